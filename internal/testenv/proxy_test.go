@@ -1,0 +1,150 @@
+package testenv
+
+import (
+	"bufio"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// echoServer answers every line with the same line, until the test ends.
+func echoServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				r := bufio.NewReader(c)
+				for {
+					line, err := r.ReadString('\n')
+					if err != nil {
+						return
+					}
+					if _, err := c.Write([]byte(line)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func newTestProxy(t *testing.T) *Proxy {
+	t.Helper()
+	p, err := NewProxy(echoServer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// roundTrip sends one line through a connection and reads the echo.
+func roundTrip(c net.Conn, msg string) (string, error) {
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := c.Write([]byte(msg + "\n")); err != nil {
+		return "", err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	return strings.TrimSuffix(line, "\n"), err
+}
+
+func TestProxyForwards(t *testing.T) {
+	p := newTestProxy(t)
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	got, err := roundTrip(c, "hello")
+	if err != nil || got != "hello" {
+		t.Fatalf("round trip: got %q, %v; want %q, nil", got, err, "hello")
+	}
+}
+
+func TestProxyStopCutsAndRefusesThenStartRestores(t *testing.T) {
+	p := newTestProxy(t)
+	addr := p.Addr()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := roundTrip(c, "before"); err != nil {
+		t.Fatalf("before stop: %v", err)
+	}
+
+	p.Stop()
+	start := time.Now()
+	if _, err := roundTrip(c, "during"); err == nil {
+		t.Fatalf("live connection after Stop: got no error, want one")
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("live connection failed after %v, want fast", took)
+	}
+	if c2, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c2.Close()
+		t.Fatalf("dial after Stop: got a connection, want refused")
+	}
+
+	if err := p.Start(); err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if got := p.Addr(); got != addr {
+		t.Errorf("address after Start: got %s, want %s", got, addr)
+	}
+	c3, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatalf("dial after Start: %v", err)
+	}
+	defer c3.Close()
+	if got, err := roundTrip(c3, "after"); err != nil || got != "after" {
+		t.Fatalf("after Start: got %q, %v; want %q, nil", got, err, "after")
+	}
+}
+
+func TestProxyDelay(t *testing.T) {
+	p := newTestProxy(t)
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const d = 100 * time.Millisecond
+	p.SetDelay(d)
+	start := time.Now()
+	if _, err := roundTrip(c, "slow"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 2*d {
+		t.Errorf("round trip with delay %v: took %v, want at least %v", d, took, 2*d)
+	}
+	p.SetDelay(0)
+	start = time.Now()
+	if _, err := roundTrip(c, "fast"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > d {
+		t.Errorf("round trip without delay: took %v, want under %v", took, d)
+	}
+}
+
+func TestProxyCloseIsFinal(t *testing.T) {
+	p := newTestProxy(t)
+	p.Close()
+	if err := p.Start(); err == nil {
+		t.Fatalf("Start after Close: got nil, want an error")
+	}
+	p.Close() // twice is fine
+}

@@ -1,0 +1,79 @@
+package migrations
+
+import (
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// migration is one embedded .sql file.
+type migration struct {
+	version    string   // file name without .sql, e.g. 0001_products
+	statements []string // in file order, without the final semicolons
+}
+
+var fileName = regexp.MustCompile(`^[0-9]{4}_[a-z0-9_]+\.sql$`)
+
+// load reads and splits the embedded files, sorted by name.
+func load() ([]migration, error) {
+	names, err := fs.Glob(files, "*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("migrations: %w", err)
+	}
+	sort.Strings(names)
+	var all []migration
+	for _, name := range names {
+		if !fileName.MatchString(name) {
+			return nil, fmt.Errorf("migrations: file %s: name must look like 0001_what.sql", name)
+		}
+		b, err := fs.ReadFile(files, name)
+		if err != nil {
+			return nil, fmt.Errorf("migrations: %w", err)
+		}
+		stmts := split(string(b))
+		if len(stmts) == 0 {
+			return nil, fmt.Errorf("migrations: file %s has no statement", name)
+		}
+		all = append(all, migration{version: strings.TrimSuffix(name, ".sql"), statements: stmts})
+	}
+	return all, nil
+}
+
+// split cuts a file into statements: a statement ends with a semicolon at
+// the end of a line. Comment lines (--) and blank lines are dropped. This
+// is not a SQL parser; keep semicolons out of string literals at line ends.
+func split(text string) []string {
+	var stmts []string
+	var cur []string
+	for _, line := range strings.Split(text, "\n") {
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
+			continue
+		}
+		line = strings.TrimRight(line, " \t\r")
+		if strings.HasSuffix(trimmed, ";") {
+			cur = append(cur, strings.TrimSuffix(line, ";"))
+			stmts = append(stmts, strings.Join(cur, "\n"))
+			cur = nil
+			continue
+		}
+		cur = append(cur, line)
+	}
+	if len(cur) > 0 {
+		stmts = append(stmts, strings.Join(cur, "\n"))
+	}
+	return stmts
+}
+
+// datetimePrecision matches DATETIME(6) and friends.
+var datetimePrecision = regexp.MustCompile(`(?i)\b(DATETIME|TIMESTAMP)\(\d\)`)
+
+// forSQLite adapts a statement for SQLite, where the dialects truly differ.
+// SQLite ignores type lengths, but the pure-Go driver turns a text column
+// into time.Time only when its declared type is exactly DATE, DATETIME or
+// TIMESTAMP: "DATETIME(6)" would scan as a string and fail.
+func forSQLite(stmt string) string {
+	return datetimePrecision.ReplaceAllString(stmt, "$1")
+}

@@ -1,0 +1,34 @@
+package migrations
+
+import (
+	"reflect"
+	"sort"
+	"testing"
+)
+
+func TestSplit(t *testing.T) {
+	in := "-- comment; not a statement\nCREATE TABLE a (\n  x INT\n);\n\nCREATE INDEX i ON a (x);  \nSELECT 1"
+	got := split(in)
+	want := []string{"CREATE TABLE a (\n  x INT\n)", "CREATE INDEX i ON a (x)", "SELECT 1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("split:\n got %q\nwant %q", got, want)
+	}
+}
+
+func TestForSQLite(t *testing.T) {
+	got := forSQLite("created_at DATETIME(6) NOT NULL, t timestamp(3)")
+	want := "created_at DATETIME NOT NULL, t timestamp"
+	if got != want {
+		t.Errorf("forSQLite: got %q, want %q", got, want)
+	}
+}
+
+func TestEmbeddedFilesLoad(t *testing.T) {
+	v := Versions()
+	if len(v) == 0 {
+		t.Fatal("no migrations embedded")
+	}
+	if !sort.StringsAreSorted(v) {
+		t.Errorf("versions not in order: %v", v)
+	}
+}

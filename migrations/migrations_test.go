@@ -1,0 +1,134 @@
+package migrations_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/migrations"
+)
+
+func countApplied(t *testing.T, db *gorm.DB) int64 {
+	t.Helper()
+	var n int64
+	if err := db.Raw("SELECT COUNT(*) FROM schema_migrations").Scan(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestApplyTwice: testenv already applied everything; again is a no-op.
+func TestApplyTwice(t *testing.T) {
+	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
+		if err := migrations.Apply(context.Background(), tdb.DB()); err != nil {
+			t.Fatalf("second Apply: %v", err)
+		}
+		if got, want := countApplied(t, tdb.DB()), int64(len(migrations.Versions())); got != want {
+			t.Errorf("recorded migrations: got %d, want %d", got, want)
+		}
+	})
+}
+
+// TestApplyConcurrentReplicas starts three "replicas", each with its own
+// pool, on an empty database at once: all must succeed, and every file must
+// run exactly once.
+func TestApplyConcurrentReplicas(t *testing.T) {
+	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		for _, table := range []string{"orders", "products", "schema_migrations"} {
+			if err := tdb.DB().Exec("DROP TABLE " + table).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		var replicas []*gorm.DB
+		for i := 0; i < 3; i++ {
+			var db *gorm.DB
+			var err error
+			if tdb.Mode() == testenv.Real {
+				db, err = database.OpenMySQL(ctx, tdb.DSN())
+			} else {
+				db, err = database.OpenSQLite(ctx, tdb.Path())
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			sqlDB, _ := db.DB()
+			t.Cleanup(func() { sqlDB.Close() })
+			replicas = append(replicas, db)
+		}
+		errs := make(chan error, len(replicas))
+		var wg sync.WaitGroup
+		for _, db := range replicas {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- migrations.Apply(ctx, db)
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Errorf("Apply: %v", err)
+			}
+		}
+		if got, want := countApplied(t, tdb.DB()), int64(len(migrations.Versions())); got != want {
+			t.Errorf("recorded migrations: got %d, want %d", got, want)
+		}
+	})
+}
+
+// TestDuplicateOrdersAreAllowed pins the lesson: the schema must not stop a
+// user from having two orders for one product; only the locks may.
+func TestDuplicateOrdersAreAllowed(t *testing.T) {
+	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
+		insert := "INSERT INTO orders (id, user_id, product_id, quantity, lock_mode, created_at) VALUES (?, 'u1', 'p1', 1, 'off', ?)"
+		for _, id := range []string{"00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"} {
+			if err := tdb.DB().Exec(insert, id, time.Now()).Error; err != nil {
+				t.Fatalf("order %s: %v", id, err)
+			}
+		}
+	})
+}
+
+func TestColumnsAreNotNull(t *testing.T) {
+	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
+		err := tdb.DB().Exec(`INSERT INTO products (id, name, stock, initial_stock, lock_mode, lock_ttl_ms, work_ms, stall_ms, stall_rate, created_at)
+VALUES ('p', NULL, 1, 1, 'off', 1, 0, 0, 0, ?)`, time.Now()).Error
+		if err == nil {
+			t.Errorf("product with a NULL name: got nil, want an error")
+		}
+	})
+}
+
+func Example() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	db, err := database.OpenSQLite(ctx, filepath.Join(dir, "shop.db"))
+	if err != nil {
+		panic(err)
+	}
+	sqlDB, _ := db.DB()
+	defer sqlDB.Close()
+	if err := migrations.Apply(ctx, db); err != nil { // applies what is pending
+		panic(err)
+	}
+	if err := migrations.Apply(ctx, db); err != nil { // nothing to do: harmless
+		panic(err)
+	}
+	fmt.Println(migrations.Versions())
+	// Output: [0001_products 0002_orders 0003_orders_product_user]
+}
