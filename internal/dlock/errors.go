@@ -1,0 +1,94 @@
+package dlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// NodeError is the failure of one Redlock node: it did not answer in time,
+// refused the connection or replied with an error. Err is the cause.
+type NodeError struct {
+	Node string // "node 2 (127.0.0.1:7103)"
+	Err  error
+}
+
+func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
+
+// Unwrap returns the cause, so errors.Is sees through to it.
+func (e *NodeError) Unwrap() error { return e.Err }
+
+// RedlockError is how a Redlock acquire, extend or release reports that it
+// did not reach a majority. Err is ErrNotObtained or ErrNotHeld when enough
+// nodes answered but too few agreed, and ErrUnavailable when fewer nodes
+// than the quorum answered at all; Nodes names the nodes that failed.
+// errors.Is matches both Err and every node's cause.
+type RedlockError struct {
+	Op     string // "acquire", "extend" or "release"
+	Key    string
+	Err    error
+	Agreed int // nodes that granted, extended or released
+	Quorum int
+	Total  int
+	Nodes  []*NodeError
+
+	slow bool // a majority was missed only because nodes did not answer in time
+}
+
+func (e *RedlockError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v: redlock %s %q: %d of %d nodes agreed, quorum %d",
+		e.Err, e.Op, e.Key, e.Agreed, e.Total, e.Quorum)
+	for _, n := range e.Nodes {
+		b.WriteString("; ")
+		b.WriteString(n.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the sentinel followed by the node errors.
+func (e *RedlockError) Unwrap() []error {
+	errs := []error{e.Err}
+	for _, n := range e.Nodes {
+		errs = append(errs, n)
+	}
+	return errs
+}
+
+// errReleased is the cause of a lock context cancelled by Release.
+var errReleased = errors.New("dlock: lock released")
+
+// redisErr translates an error from a Redis call about key, at the boundary:
+// if the caller's ctx ended, the error says so and wraps ctx's error; any
+// other failure (refused connection, timeout, closed client, error reply)
+// means Redis could not serve the call and wraps ErrUnavailable and the cause.
+func redisErr(ctx context.Context, err error, op, key string) error {
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("dlock: %s %q: %w", op, key, err)
+	}
+	return fmt.Errorf("%w: %s %q: %w", ErrUnavailable, op, key, err)
+}
+
+// timeoutErr is the error of a Lock whose wait ran out. If ctx ended first,
+// it wraps ctx.Err() as well as ErrTimeout. The last try's error, if any,
+// is only quoted: the outcome is the timeout.
+func timeoutErr(ctx context.Context, key string, wait time.Duration, last error) error {
+	var lastTry string
+	if last != nil {
+		lastTry = fmt.Sprintf(" (last try: %v)", last)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %q: %w%s", ErrTimeout, key, err, lastTry)
+	}
+	return fmt.Errorf("%w: %q after %v%s", ErrTimeout, key, wait, lastTry)
+}
+
+// notHeld is the error of a Refresh or Release on a lock that is gone.
+func notHeld(key, why string) error {
+	return fmt.Errorf("%w: %q %s", ErrNotHeld, key, why)
+}

@@ -1,0 +1,171 @@
+package dlock_test
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// safeModes are the modes that must never let two holders in at once.
+var safeModes = []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock}
+
+// newLocker returns a locker of mode on a fresh set of clients, as another
+// process would have, closed when t ends.
+func newLocker(t *testing.T, r *testenv.RedisNodes, mode dlock.Mode) dlock.Locker {
+	t.Helper()
+	l, err := dlock.New(mode, clients(t, r))
+	if err != nil {
+		t.Fatalf("New(%s): %v", mode, err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// clients returns a fresh set of clients, each with a connection already
+// open, like a process that has been running for a while: on a loaded
+// machine, dialling can take longer than a Redlock node's timeout, and the
+// tests are not about a cold start.
+func clients(t *testing.T, r *testenv.RedisNodes) []*redis.Client {
+	t.Helper()
+	cs := r.Clients()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for i, c := range cs {
+		if err := c.Ping(ctx).Err(); err != nil {
+			t.Fatalf("node %d: PING: %v", i, err)
+		}
+	}
+	return cs
+}
+
+// lockNodes returns the clients the mode's key lives on: the first node for
+// naive and lua, all five for redlock.
+func lockNodes(r *testenv.RedisNodes, mode dlock.Mode) []*redis.Client {
+	cs := r.Clients()
+	if mode == dlock.ModeRedlock {
+		return cs
+	}
+	return cs[:1]
+}
+
+// contention is a crowd of goroutines, spread over several processes (each
+// a locker on its own clients), each taking the same key once and doing
+// read-sleep-write on a shared counter inside.
+type contention struct {
+	goroutines, processes int
+	ttl, wait, work       time.Duration
+	stopOnOverlap         bool // cancel the rest once two holders were seen inside at once
+}
+
+// outcome counts what a contention run saw.
+type outcome struct {
+	acquired int64 // goroutines that got the lock
+	overlaps int64 // times a goroutine entered while another was inside
+	counter  int64 // the shared counter; lost updates show overlaps too
+	errs     []error
+}
+
+func (c contention) run(t *testing.T, r *testenv.RedisNodes, mode dlock.Mode) outcome {
+	t.Helper()
+	lockers := make([]dlock.Locker, c.processes)
+	for i := range lockers {
+		lockers[i] = newLocker(t, r, mode)
+	}
+	key := r.Key("counter")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var inside, overlaps, acquired, counter atomic.Int64
+	errs := make(chan error, c.goroutines)
+	var wg sync.WaitGroup
+	for g := range c.goroutines {
+		wg.Go(func() {
+			lk, err := lockers[g%c.processes].Lock(ctx, key, c.ttl, c.wait)
+			if err != nil {
+				errs <- err
+				return
+			}
+			acquired.Add(1)
+			if inside.Add(1) > 1 {
+				overlaps.Add(1)
+				if c.stopOnOverlap {
+					cancel()
+				}
+			}
+			// Read, work, write back: an unprotected critical section
+			// loses updates. Atomics, because the race detector cannot see
+			// the ordering a Redis lock provides.
+			v := counter.Load()
+			time.Sleep(c.work)
+			counter.Store(v + 1)
+			inside.Add(-1)
+			if err := lk.Release(context.Background()); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	out := outcome{acquired: acquired.Load(), overlaps: overlaps.Load(), counter: counter.Load()}
+	for err := range errs {
+		out.errs = append(out.errs, err)
+	}
+	return out
+}
+
+// waitGone polls until key is gone from c (its TTL ran out), or fails t.
+func waitGone(t *testing.T, c *redis.Client, key string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		n, err := c.Exists(context.Background(), key).Result()
+		if err != nil {
+			t.Fatalf("EXISTS %s: %v", key, err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("key %s still there after %v", key, within)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// dlockGoroutines counts the goroutines running code of package dlock (not
+// its tests).
+func dlockGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	count := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "flashsale/internal/dlock.") {
+			count++
+		}
+	}
+	return count
+}
+
+// within fails t unless d is at most limit: for "returned promptly".
+func within(t *testing.T, what string, d, limit time.Duration) {
+	t.Helper()
+	if d > limit {
+		t.Errorf("%s took %v, want at most %v", what, d, limit)
+	}
+}

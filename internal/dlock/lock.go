@@ -1,0 +1,155 @@
+package dlock
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// Lock is one acquisition of a lock: it carries the key, the token that
+// proves ownership and the way this mode refreshes and releases, so any
+// goroutine holding the handle can refresh or release it. It is safe for
+// concurrent use.
+//
+// The caller must call Release when the work is done, and should do the work
+// under Context, which ends when the lock is released or found lost.
+type Lock struct {
+	key   string
+	token string
+	mode  holder
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
+	mu         sync.Mutex
+	ttl        time.Duration
+	validUntil time.Time // on the monotonic clock
+	released   bool
+	dog        watchdog
+	onRelease  func() // set by the waiting room of the Lock that acquired it
+}
+
+// holder is what each mode adds to a handle: how it renews and how it lets
+// go. Both must leave a lock that is no longer this handle's alone (naive's
+// DEL being the lesson that breaks that rule).
+type holder interface {
+	// refresh extends the lock to ttl and returns its new validity, measured
+	// from before the call was sent; ErrNotHeld if the lock is gone.
+	refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error)
+	// release lets go of the lock; ErrNotHeld if it had already expired.
+	release(ctx context.Context, l *Lock) error
+}
+
+// newLock returns the handle of an acquisition for ttl that is sure to be
+// held until validUntil. With watchdog set it renews the lock every ttl/3
+// until Release or until ctx ends.
+func newLock(ctx context.Context, key, token string, ttl time.Duration, validUntil time.Time,
+	mode holder, watchdog bool) *Lock {
+	l := &Lock{key: key, token: token, mode: mode, ttl: ttl, validUntil: validUntil}
+	l.ctx, l.cancel = context.WithCancelCause(ctx)
+	if watchdog {
+		l.startWatchdog()
+	}
+	return l
+}
+
+// Key returns the locked key.
+func (l *Lock) Key() string { return l.key }
+
+// Token returns the value this acquisition stored under the key: a fresh
+// UUID for lua and redlock, the constant "1" for naive (a token that proves
+// nothing, which is the flaw), and "" for off.
+func (l *Lock) Token() string { return l.token }
+
+// Context returns the context to do the protected work under. It is derived
+// from the ctx given to TryLock or Lock and is cancelled by Release and, for
+// lua and redlock, as soon as the lock is known to be lost: then
+// context.Cause returns an error wrapping ErrNotHeld, and the work must stop
+// instead of writing unprotected.
+func (l *Lock) Context() context.Context { return l.ctx }
+
+// Validity returns how much longer the lock is sure to be held, as last
+// known: the TTL less the time spent acquiring or refreshing (and, for
+// redlock, the clock drift allowance), counted down since. It is 0 once that
+// time has passed.
+func (l *Lock) Validity() time.Duration {
+	return max(0, time.Until(l.until()))
+}
+
+// currentTTL returns the TTL the lock was last set to.
+func (l *Lock) currentTTL() time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ttl
+}
+
+// until returns the time the lock is sure to be held until.
+func (l *Lock) until() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.validUntil
+}
+
+// Refresh extends the lock to ttl from now, if this handle still holds it.
+// It returns ErrNotHeld (and cancels Context) if the lock expired or was
+// taken over, ErrNotHeld without a round trip after Release, and
+// ErrUnavailable if Redis cannot be reached. Naive locks cannot be
+// refreshed: Refresh returns an error wrapping errors.ErrUnsupported.
+// With a watchdog, later renewals use the new ttl.
+func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
+	l.mu.Lock()
+	released := l.released
+	l.mu.Unlock()
+	if released {
+		return notHeld(l.key, "was released")
+	}
+	if cause := context.Cause(l.ctx); errors.Is(cause, ErrNotHeld) {
+		return cause // once found lost, a handle stays lost
+	}
+	return l.refresh(ctx, ttl)
+}
+
+func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
+	start := time.Now()
+	validity, err := l.mode.refresh(ctx, l, ttl)
+	if err != nil {
+		if errors.Is(err, ErrNotHeld) {
+			l.cancel(err)
+		}
+		return err
+	}
+	l.mu.Lock()
+	l.ttl, l.validUntil = ttl, start.Add(validity)
+	l.mu.Unlock()
+	return nil
+}
+
+// Release lets go of the lock and cancels Context. It works once: a second
+// call returns ErrNotHeld without a round trip. It returns ErrNotHeld if the
+// lock had already expired or been taken over (lua and redlock then leave
+// the new holder's key alone; naive deletes it anyway, which is the flaw),
+// and ErrUnavailable if Redis cannot be reached, in which case the lock
+// expires after its TTL. Release uses ctx for the round trips: when the work
+// was cancelled, release with a live context such as
+// context.WithoutCancel(ctx).
+func (l *Lock) Release(ctx context.Context) error {
+	l.mu.Lock()
+	released := l.released
+	l.released = true
+	renewing := l.stopWatchdog()
+	onRelease := l.onRelease
+	l.mu.Unlock()
+	if released {
+		return notHeld(l.key, "was already released")
+	}
+	l.cancel(errReleased)
+	if renewing != nil {
+		<-renewing // no renewal may run after the release
+	}
+	err := l.mode.release(ctx, l)
+	if onRelease != nil {
+		onRelease()
+	}
+	return err
+}

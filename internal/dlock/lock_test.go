@@ -1,0 +1,257 @@
+package dlock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// A holder that stalled past its TTL cannot release (or refresh) the lock
+// the next holder took meanwhile.
+func TestOwnership(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range safeModes {
+			t.Run(string(mode), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key("owned-" + string(mode))
+				a, b, c := newLocker(t, r, mode), newLocker(t, r, mode), newLocker(t, r, mode)
+
+				// A stalls: its context ends, so its watchdog stops, and its
+				// lock runs out while A still holds the handle.
+				actx, stall := context.WithCancel(ctx)
+				la, err := a.TryLock(actx, key, 300*time.Millisecond)
+				if err != nil {
+					t.Fatalf("A: TryLock: %v", err)
+				}
+				stall()
+				lb, err := b.Lock(ctx, key, 5*time.Second, 5*time.Second)
+				if err != nil {
+					t.Fatalf("B: Lock: %v", err)
+				}
+
+				if err := la.Refresh(ctx, time.Second); !errors.Is(err, dlock.ErrNotHeld) {
+					t.Errorf("A: Refresh of a lock B holds = %v, want ErrNotHeld", err)
+				}
+				if err := la.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
+					t.Errorf("A: Release of a lock B holds = %v, want ErrNotHeld", err)
+				}
+				if _, err := c.TryLock(ctx, key, time.Second); !errors.Is(err, dlock.ErrNotObtained) {
+					t.Errorf("C: TryLock after A's stale release = %v, want ErrNotObtained (B still holds it)", err)
+				}
+				// B's token is still there: on the node (lua), on a
+				// majority of the nodes (redlock).
+				nodes, holding := lockNodes(r, mode), 0
+				for _, node := range nodes {
+					if got, _ := node.Get(ctx, key).Result(); got == lb.Token() {
+						holding++
+					}
+				}
+				if holding < len(nodes)/2+1 {
+					t.Errorf("B's token is on %d of %d nodes after A's stale release, want a majority", holding, len(nodes))
+				}
+				if err := lb.Release(ctx); err != nil {
+					t.Errorf("B: Release = %v", err)
+				}
+			})
+		}
+	})
+}
+
+// An abandoned lock (its holder crashed: no release, no renewal) frees
+// itself once its TTL runs out.
+func TestExpiry(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedlock} {
+			t.Run(string(mode), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key("abandoned-" + string(mode))
+				ttl := 300 * time.Millisecond
+				crashed, other := newLocker(t, r, mode), newLocker(t, r, mode)
+
+				cctx, crash := context.WithCancel(ctx)
+				if _, err := crashed.TryLock(cctx, key, ttl); err != nil {
+					t.Fatalf("TryLock: %v", err)
+				}
+				taken := time.Now()
+				crash() // the watchdog (lua, redlock) stops with the context
+
+				if _, err := other.TryLock(ctx, key, ttl); !errors.Is(err, dlock.ErrNotObtained) {
+					t.Fatalf("TryLock right after = %v, want ErrNotObtained", err)
+				}
+				l, err := other.Lock(ctx, key, ttl, 5*time.Second)
+				if err != nil {
+					t.Fatalf("Lock after the holder vanished = %v, want the lock once its TTL ran out", err)
+				}
+				// Less than the TTL would mean the lock did not protect anything.
+				if held := time.Since(taken); held < ttl/2 {
+					t.Errorf("abandoned lock was free after %v, want about its TTL %v", held, ttl)
+				}
+				if err := l.Release(ctx); err != nil {
+					t.Errorf("Release = %v", err)
+				}
+			})
+		}
+	})
+}
+
+// The watchdog keeps a lock through work three times its TTL, and cancels
+// the work's context as soon as a renewal finds the lock gone.
+func TestWatchdog(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range safeModes {
+			t.Run(string(mode), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key("watched-" + string(mode))
+				ttl := 300 * time.Millisecond
+				holder, other := newLocker(t, r, mode), newLocker(t, r, mode)
+
+				l, err := holder.TryLock(ctx, key, ttl)
+				if err != nil {
+					t.Fatalf("TryLock: %v", err)
+				}
+				for end := time.Now().Add(3 * ttl); time.Now().Before(end); time.Sleep(ttl / 5) {
+					if err := l.Context().Err(); err != nil {
+						t.Fatalf("work context ended while the lock was held: %v", context.Cause(l.Context()))
+					}
+					if _, err := other.TryLock(ctx, key, ttl); !errors.Is(err, dlock.ErrNotObtained) {
+						t.Fatalf("TryLock by another process during the work = %v, want ErrNotObtained", err)
+					}
+				}
+
+				// Kill renewal: the key vanishes behind the holder's back.
+				for _, node := range lockNodes(r, mode) {
+					if err := node.Del(ctx, key).Err(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				select {
+				case <-l.Context().Done():
+				case <-time.After(10 * ttl):
+					t.Fatalf("work context still live %v after the key was deleted", 10*ttl)
+				}
+				if cause := context.Cause(l.Context()); !errors.Is(cause, dlock.ErrNotHeld) {
+					t.Errorf("context.Cause = %v, want ErrNotHeld", cause)
+				}
+				if err := l.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
+					t.Errorf("Release of a lost lock = %v, want ErrNotHeld", err)
+				}
+			})
+		}
+	})
+}
+
+// When renewals fail because Redis is down or hangs, the watchdog cancels
+// the work's context no later than the lock's validity runs out.
+func TestWatchdogRedisDown(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range safeModes {
+			for _, fault := range []string{"down", "hung"} {
+				t.Run(string(mode)+"/"+fault, func(t *testing.T) {
+					ctx := context.Background()
+					ttl := 300 * time.Millisecond
+					l, err := newLocker(t, r, mode).TryLock(ctx, r.Key("watched-"+string(mode)+fault), ttl)
+					if err != nil {
+						t.Fatalf("TryLock: %v", err)
+					}
+					nodes := []int{0}
+					if mode == dlock.ModeRedlock {
+						nodes = []int{0, 1, 2}
+					}
+					for _, i := range nodes {
+						if fault == "down" {
+							r.Stop(i)
+							defer r.Start(i)
+						} else {
+							r.SetDelay(i, time.Minute)
+							defer r.SetDelay(i, 0)
+						}
+					}
+					validity := l.Validity()
+					start := time.Now()
+					select {
+					case <-l.Context().Done():
+					case <-time.After(10 * ttl):
+						t.Fatalf("work context still live %v after Redis was %s", 10*ttl, fault)
+					}
+					// The context must end about when the validity does,
+					// however long a hung call would take: a little margin
+					// for scheduling.
+					within(t, "cancelling the work context", time.Since(start), validity+ttl/2)
+					if cause := context.Cause(l.Context()); !errors.Is(cause, dlock.ErrNotHeld) {
+						t.Errorf("context.Cause = %v, want ErrNotHeld", cause)
+					}
+					if fault == "down" {
+						_ = l.Release(ctx) // fails at once; a hung node would hold it up
+					}
+				})
+			}
+		}
+	})
+}
+
+// A handle releases once, refreshes only while held, and ends its context
+// on release.
+func TestHandle(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range dlock.Modes() {
+			t.Run(string(mode), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key("handle-" + string(mode))
+				l, err := newLocker(t, r, mode).TryLock(ctx, key, time.Second)
+				if err != nil {
+					t.Fatalf("TryLock: %v", err)
+				}
+				if l.Key() != key {
+					t.Errorf("Key = %q, want %q", l.Key(), key)
+				}
+				if v := l.Validity(); v <= 0 || v > time.Second {
+					t.Errorf("Validity = %v, want in (0, 1s]", v)
+				}
+				if mode == dlock.ModeLua || mode == dlock.ModeRedlock {
+					if err := l.Refresh(ctx, 2*time.Second); err != nil {
+						t.Errorf("Refresh = %v", err)
+					}
+					if v := l.Validity(); v <= time.Second {
+						t.Errorf("Validity after Refresh(2s) = %v, want over 1s", v)
+					}
+				}
+				if err := l.Release(ctx); err != nil {
+					t.Fatalf("Release = %v", err)
+				}
+				if l.Context().Err() == nil {
+					t.Error("Context still live after Release")
+				}
+				if err := l.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
+					t.Errorf("second Release = %v, want ErrNotHeld", err)
+				}
+				if err := l.Refresh(ctx, time.Second); !errors.Is(err, dlock.ErrNotHeld) {
+					t.Errorf("Refresh after Release = %v, want ErrNotHeld", err)
+				}
+			})
+		}
+	})
+}
+
+// Off never blocks and never fails: two holders at once is its lesson.
+func TestOffNeverBlocks(t *testing.T) {
+	ctx := context.Background()
+	off := dlock.NewOff()
+	a, err := off.TryLock(ctx, "k", time.Second)
+	if err != nil {
+		t.Fatalf("TryLock = %v", err)
+	}
+	b, err := off.Lock(ctx, "k", time.Second, 0)
+	if err != nil {
+		t.Fatalf("Lock while a holds the key = %v, want nil", err)
+	}
+	if err := a.Release(ctx); err != nil {
+		t.Errorf("Release = %v", err)
+	}
+	if err := b.Release(ctx); err != nil {
+		t.Errorf("Release = %v", err)
+	}
+}

@@ -1,0 +1,118 @@
+package dlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// naiveValue is what every naive holder stores: the same constant for all,
+// so nothing tells one holder's lock from another's.
+const naiveValue = "1"
+
+// Naive is the textbook lock that looks right and is not: SETNX, then
+// EXPIRE, as two commands; a constant value instead of an owner token; a
+// fixed TTL, never renewed; release by a plain DEL. It is here to fail, the
+// two ways the textbooks warn about:
+//
+//   - the work outlasts the TTL, the key expires and a second buyer gets in;
+//     then the first buyer's DEL deletes the second buyer's lock, a third
+//     buyer gets in, and two of them are inside at once;
+//   - a process that dies between SETNX and EXPIRE leaves a key without a
+//     TTL, and nobody gets the lock again until someone deletes it by hand.
+//
+// Naive is safe for concurrent use, but BetweenSetNXAndExpire must be set
+// before first use.
+type Naive struct {
+	// BetweenSetNXAndExpire is a test hook. When set, it runs after a
+	// successful SETNX and before the EXPIRE; if it returns an error the
+	// acquisition stops there, as if the process had crashed, and TryLock
+	// returns that error wrapped. Leave it nil outside tests.
+	BetweenSetNXAndExpire func(ctx context.Context, key string) error
+
+	client *redis.Client
+	room   *room
+}
+
+// NewNaive returns a naive locker on c, which must not be nil and stays the
+// caller's to close.
+func NewNaive(c *redis.Client) *Naive {
+	return &Naive{client: c, room: newRoom([]*redis.Client{c})}
+}
+
+// TryLock makes one attempt: SETNX key "1", then PEXPIRE key ttl. It
+// returns ErrNotObtained if the key exists (whoever set it, and even if it
+// will never expire), ErrUnavailable if Redis cannot be reached, and the
+// hook's error if BetweenSetNXAndExpire fails.
+func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
+	if err := checkTTL(ttl); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	set, err := n.client.Do(ctx, "SETNX", key, naiveValue).Int64()
+	if err != nil {
+		return nil, redisErr(ctx, err, "SETNX", key)
+	}
+	if set == 0 {
+		return nil, fmt.Errorf("%w: %q", ErrNotObtained, key)
+	}
+	// The flaw: between these two commands the key exists with no TTL.
+	if hook := n.BetweenSetNXAndExpire; hook != nil {
+		if err := hook(ctx, key); err != nil {
+			return nil, fmt.Errorf("dlock: naive %q: stopped between SETNX and EXPIRE: %w", key, err)
+		}
+	}
+	// PEXPIRE is EXPIRE in milliseconds, so that demos can use short TTLs.
+	// If it fails, the key stays without a TTL: the same flaw.
+	if err := n.client.PExpire(ctx, key, ttl).Err(); err != nil {
+		return nil, redisErr(ctx, err, "EXPIRE", key)
+	}
+	return newLock(ctx, key, naiveValue, ttl, start.Add(ttl), n, false), nil
+}
+
+// Lock waits for the key as described on Locker: waiters queue per key in
+// this process, wake when a release is announced, and otherwise back off
+// with jitter (naive does not ask the holder's TTL).
+func (n *Naive) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
+	b := backoff{next: time.Millisecond, max: 32 * time.Millisecond}
+	return n.room.lock(ctx, key, wait, func(ctx context.Context) (*Lock, time.Duration, error) {
+		l, err := n.TryLock(ctx, key, ttl)
+		return l, b.step(), err
+	})
+}
+
+// Close stops listening for releases, as described on Locker. It always
+// returns nil.
+func (n *Naive) Close() error {
+	n.room.close()
+	return nil
+}
+
+// refresh refuses: a naive lock has a fixed TTL, and with no owner token an
+// EXPIRE could just as well extend someone else's lock.
+func (n *Naive) refresh(_ context.Context, l *Lock, _ time.Duration) (time.Duration, error) {
+	return 0, fmt.Errorf("dlock: naive lock %q cannot be refreshed: %w", l.key, errors.ErrUnsupported)
+}
+
+// release is the flaw: DEL deletes the key whoever holds it now. It
+// announces the release in the same round trip. ErrNotHeld only if the key
+// was already gone.
+func (n *Naive) release(ctx context.Context, l *Lock) error {
+	id := uuid.NewString()
+	forget := n.room.expectRelease(l.key, id)
+	pipe := n.client.Pipeline()
+	del := pipe.Del(ctx, l.key)
+	pipe.Publish(ctx, releaseChannel(l.key), id)
+	if _, err := pipe.Exec(ctx); err != nil {
+		forget()
+		return redisErr(ctx, err, "DEL", l.key)
+	}
+	if del.Val() == 0 {
+		return notHeld(l.key, "had already expired")
+	}
+	return nil
+}

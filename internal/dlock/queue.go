@@ -1,0 +1,199 @@
+package dlock
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// room is a locker's waiting room. Per key it keeps the goroutines of this
+// process that wait for the lock, in arrival order. Only the first of them,
+// the head, talks to Redis; the others wait for their turn without a single
+// round trip. So however many goroutines a process has waiting, Redis sees
+// one contender per process, and the head is woken by the release
+// announcements that the subscriber delivers (announce.go).
+type room struct {
+	sub *subscriber
+
+	startOnce sync.Once
+	ctx       context.Context
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+
+	mu   sync.Mutex
+	keys map[string]*keyState
+}
+
+// keyState is what a room knows about one key. It exists while someone
+// waits for the key, holds it after waiting, or while this process's own
+// release of it is in flight; and, once its announcements are listened
+// to, for keepIdle after that, so that a key contended again soon does not
+// need subscribing again.
+type keyState struct {
+	queue []chan struct{} // the waiters; each channel is closed when that waiter becomes head
+	wake  chan struct{}   // (buffered 1) a release of the key was announced
+	last  string          // id of the last announcement, to ignore its echo from other nodes
+
+	listening bool // its channel is subscribed to (since a head first failed to get it)
+	confirmed bool // and a node has confirmed the subscription since the last gap
+
+	// A release by this process that has not yet come back on the channel,
+	// and a channel closed when it does (see room.lock).
+	ownID   string
+	ownSeen chan struct{}
+
+	holder *Lock     // the lock a waiter of this process got, until it is released
+	idle   time.Time // when it last became idle, if listening; zero while in use
+}
+
+// keepIdle is how long an idle key's subscription is kept.
+const keepIdle = 2 * time.Second
+
+func newRoom(clients []*redis.Client) *room {
+	r := &room{keys: make(map[string]*keyState)}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.sub = newSubscriber(clients, r.announced, r.confirmed, r.gap)
+	return r
+}
+
+// start starts the subscriber and the sweeper of idle keys, once.
+func (r *room) start() {
+	r.sub.start()
+	r.startOnce.Do(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.ctx.Err() == nil { // not closed
+			r.wg.Add(1)
+			go r.sweep()
+		}
+	})
+}
+
+func (r *room) close() {
+	r.mu.Lock()
+	r.cancel()
+	r.mu.Unlock()
+	r.wg.Wait()
+	r.sub.close()
+}
+
+// join queues a waiter for key and returns its state and the channel that is
+// closed when the waiter is at the head of the queue.
+func (r *room) join(key string) (*keyState, chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ks := r.state(key)
+	turn := make(chan struct{})
+	ks.queue = append(ks.queue, turn)
+	if len(ks.queue) == 1 {
+		close(turn)
+	}
+	return ks, turn
+}
+
+// leave takes a waiter out of the queue, handing the head on if it had it.
+func (r *room) leave(key string, ks *keyState, turn chan struct{}) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, t := range ks.queue {
+		if t != turn {
+			continue
+		}
+		ks.queue = append(ks.queue[:i], ks.queue[i+1:]...)
+		if i == 0 && len(ks.queue) > 0 {
+			close(ks.queue[0])
+		}
+		break
+	}
+	r.tidy(key, ks)
+}
+
+// hold records, if the key is contended here (the head had to wait, or
+// others wait behind it), that the head of key's queue got the lock l:
+// until l is released, the next head need not ask Redis.
+func (r *room) hold(key string, ks *keyState, l *Lock, waited bool) {
+	r.mu.Lock()
+	contended := waited || len(ks.queue) > 1
+	if contended {
+		ks.holder = l
+	}
+	r.mu.Unlock()
+	if contended {
+		l.mu.Lock()
+		l.onRelease = func() { r.unhold(key, l) }
+		l.mu.Unlock()
+	}
+}
+
+// unhold records that l, got by a waiter, has been released, and wakes the
+// head: the announcement may have come before this.
+func (r *room) unhold(key string, l *Lock) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ks := r.keys[key]; ks != nil && ks.holder == l {
+		ks.holder = nil
+		kick(ks.wake)
+		r.tidy(key, ks)
+	}
+}
+
+// localHolder returns the lock a waiter of this process got on ks's key and
+// has not released yet, or nil.
+func (r *room) localHolder(ks *keyState) *Lock {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ks.holder
+}
+
+// state returns key's state, creating it, and marks it in use. Called with
+// r.mu held.
+func (r *room) state(key string) *keyState {
+	ks := r.keys[key]
+	if ks == nil {
+		ks = &keyState{wake: make(chan struct{}, 1)}
+		r.keys[key] = ks
+	}
+	ks.idle = time.Time{}
+	return ks
+}
+
+// tidy drops key's state once nothing refers to it, or, if its channel is
+// listened to, marks it idle for the sweeper. Called with r.mu held.
+func (r *room) tidy(key string, ks *keyState) {
+	if len(ks.queue) > 0 || ks.ownSeen != nil || ks.holder != nil || r.keys[key] != ks {
+		return
+	}
+	if ks.listening {
+		ks.idle = time.Now()
+		return
+	}
+	delete(r.keys, key)
+}
+
+// sweep drops the keys idle for keepIdle, and stops listening to them.
+func (r *room) sweep() {
+	defer r.wg.Done()
+	t := time.NewTicker(keepIdle / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-t.C:
+		}
+		var stale []string
+		r.mu.Lock()
+		for key, ks := range r.keys {
+			if !ks.idle.IsZero() && time.Since(ks.idle) > keepIdle {
+				delete(r.keys, key)
+				stale = append(stale, key)
+			}
+		}
+		r.mu.Unlock()
+		if len(stale) > 0 {
+			r.sub.stop(stale...)
+		}
+	}
+}

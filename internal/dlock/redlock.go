@@ -1,0 +1,285 @@
+package dlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redlock is the lua lock on N independent Redis masters at once, as the
+// Redlock algorithm describes it: a lock counts only if a majority of the
+// nodes granted it, inside a validity that subtracts the time spent
+// acquiring and an allowance for clock drift. It keeps working with a
+// minority of nodes down or slow, and fails cleanly (ErrUnavailable, no keys
+// left behind) without a majority. Handles run the same watchdog as lua,
+// built on Redlock's extend. Redlock is safe for concurrent use.
+type Redlock struct {
+	nodes  []*redis.Client
+	names  []string
+	quorum int
+	room   *room
+}
+
+// NewRedlock returns a Redlock locker on nodes, which must not be empty and
+// stay the caller's to close. The nodes must be independent masters, not
+// replicas of each other. Build the clients with ContextTimeoutEnabled so
+// that a node's timeout also ends its call rather than only the waiting.
+func NewRedlock(nodes []*redis.Client) *Redlock {
+	r := &Redlock{nodes: slices.Clone(nodes), quorum: len(nodes)/2 + 1, room: newRoom(nodes)}
+	for i, c := range nodes {
+		r.names = append(r.names, fmt.Sprintf("node %d (%s)", i, c.Options().Addr))
+	}
+	return r
+}
+
+// TryLock makes one Redlock attempt. It returns a *RedlockError wrapping
+// ErrNotObtained if enough nodes answered but too few granted the lock (it
+// is held elsewhere), and wrapping ErrUnavailable if fewer nodes than the
+// quorum answered. Either way the attempt has been undone on every node
+// that may hold a part of it.
+func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
+	l, _, err := r.obtain(ctx, key, ttl)
+	return l, err
+}
+
+// Lock waits for the key as described on Locker: waiters queue per key in
+// this process, wake when a release is announced by any node, and otherwise
+// sleep until a majority of the holder's keys would have expired, or a
+// short random delay after a split vote. It returns an ErrUnavailable error
+// at once, without waiting out the wait, when so many nodes refuse
+// connections or fail that no majority is left; nodes that are merely slow
+// are tried again while the wait lasts.
+func (r *Redlock) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
+	return r.room.lock(ctx, key, wait, func(ctx context.Context) (*Lock, time.Duration, error) {
+		return r.obtain(ctx, key, ttl)
+	})
+}
+
+// Close stops listening for releases, as described on Locker. It always
+// returns nil.
+func (r *Redlock) Close() error {
+	r.room.close()
+	return nil
+}
+
+// nodeTimeout bounds how long one node may take to answer. Redlock wants it
+// well below the TTL, so that a dead or slow node costs little of the
+// validity: a tenth of the TTL, but between 100ms (less would trip over a
+// new connection or a scheduling hiccup on a loaded machine, turning a
+// healthy node into a missing vote) and 200ms, and never over half the
+// TTL. It only bounds the wait: the validity subtracts whatever the acquire
+// really took, and an acquire returns as soon as a majority granted it.
+func nodeTimeout(ttl time.Duration) time.Duration {
+	return min(max(ttl/10, 100*time.Millisecond), 200*time.Millisecond, ttl/2)
+}
+
+// drift is Redlock's allowance for the nodes' clocks running at slightly
+// different rates (1% of the TTL) plus 2ms for their resolution.
+func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
+
+// settled reports whether a round has succeeded: a majority has agreed.
+// A failing round waits for every node (up to the timeout), so that its
+// error can tell nodes that said no from nodes that did not answer.
+func (r *Redlock) settled(agreed int) bool { return agreed >= r.quorum }
+
+func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
+	if err := checkTTL(ttl); err != nil {
+		return nil, 0, err
+	}
+	token, timeout := uuid.NewString(), nodeTimeout(ttl)
+	h := &redlockHold{r: r, answered: make([]chan struct{}, len(r.nodes))}
+	for i := range h.answered {
+		h.answered[i] = make(chan struct{})
+	}
+	var failed atomic.Bool // set before the clean-up; read by late replies
+	start := time.Now()    // carries a monotonic reading: wall-clock jumps do not count
+	got := r.round(ctx, timeout,
+		func(ctx context.Context, i int) (bool, time.Duration, error) {
+			defer close(h.answered[i])
+			return obtainOn(ctx, r.nodes[i], key, token, ttl)
+		},
+		r.settled,
+		func(node int, rep nodeReply) { // a node that answered after the verdict
+			if (failed.Load() || h.released.Load()) && (rep.ok || rep.err != nil) {
+				r.undo(ctx, node, key, token, timeout)
+			}
+		})
+
+	// The lock is ours only if a majority of the nodes granted it: two
+	// clients cannot both hold a majority. And only if that took less than
+	// the TTL: what is left of it is the validity, the time we may assume
+	// the lock is ours, less the clock drift allowance, because the nodes
+	// count the TTL down on their own clocks.
+	elapsed := time.Since(start)
+	validity := ttl - elapsed - drift(ttl)
+	granted, answered, failedNodes := r.tally(got)
+	if granted >= r.quorum && validity > 0 {
+		return newLock(ctx, key, token, ttl, start.Add(ttl-drift(ttl)), h, true), 0, nil
+	}
+
+	// Failed: undo on every node that granted, and also on those that
+	// seemed to fail or did not answer in time, since a SET may have landed
+	// even though its reply was lost. (A node that answered "held" has
+	// nothing of ours.) Quietly: there is nothing for waiters to hear.
+	failed.Store(true)
+	r.round(context.WithoutCancel(ctx), timeout,
+		func(ctx context.Context, i int) (bool, time.Duration, error) {
+			if got[i].err == nil && !got[i].ok {
+				return false, 0, nil
+			}
+			ok, err := releaseOn(ctx, r.nodes[i], key, token, "")
+			return ok, 0, err
+		},
+		func(int) bool { return false }, nil)
+	if ctx.Err() != nil {
+		return nil, 0, fmt.Errorf("dlock: redlock acquire %q: %w", key, ctx.Err())
+	}
+
+	rerr := &RedlockError{Op: "acquire", Key: key, Err: ErrNotObtained, Agreed: granted,
+		Quorum: r.quorum, Total: len(r.nodes), Nodes: failedNodes}
+	switch {
+	case answered < r.quorum:
+		rerr.Err = ErrUnavailable
+		// Nodes that were only slow may answer in time on the next try;
+		// nodes that refused are down. A waiting Lock gives up at once
+		// only if the nodes that are down leave no majority.
+		if rerr.slow = answered+countSlow(got) >= r.quorum; rerr.slow {
+			return nil, timeout/2 + rand.N(timeout), rerr
+		}
+	case granted >= r.quorum: // a majority, but too late to be of use
+		return nil, r.retryAfter(got, granted), fmt.Errorf("%w (took %v of a %v TTL)", rerr, elapsed, ttl)
+	}
+	return nil, r.retryAfter(got, granted), rerr
+}
+
+// retryAfter says how long a waiter sleeps after a failed attempt if no
+// release is announced first.
+func (r *Redlock) retryAfter(got []nodeReply, granted int) time.Duration {
+	if granted > 0 {
+		// A split vote: other clients took some nodes at the same moment.
+		// Redlock's remedy is to retry after a random delay, so that the
+		// contenders fall out of step.
+		return time.Millisecond + rand.N(10*time.Millisecond)
+	}
+	// Someone holds a majority. A majority of the nodes is free once the
+	// quorum-th shortest of their remaining TTLs has run out.
+	var pttls []time.Duration
+	for _, rep := range got {
+		if p := rep.pttl; rep.err == nil && !rep.ok {
+			if p < 0 {
+				p = maxSleep // never expires
+			}
+			pttls = append(pttls, p)
+		}
+	}
+	slices.Sort(pttls)
+	if len(pttls) < r.quorum {
+		return untilExpiry(maxSleep)
+	}
+	return untilExpiry(pttls[r.quorum-1])
+}
+
+// redlockHold is what a Redlock handle knows beyond the generic Lock: its
+// locker and, per node, a channel closed once that node has answered the
+// acquire. The acquire returns as soon as a majority granted it, and a
+// release must not overtake a SET still on its way to a slower node, or
+// that SET would land after it and leave a key behind.
+type redlockHold struct {
+	r        *Redlock
+	answered []chan struct{}
+	released atomic.Bool // set before releasing: a grant answered later is undone
+}
+
+// refresh is Redlock's extend: compare-and-PEXPIRE on every node. It counts
+// only if a majority extended the lock, and did so while the lock was still
+// valid: after its validity another client may have taken a majority, and
+// extending our leftovers would hand us a lock we no longer hold.
+func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
+	r := h.r
+	start := time.Now()
+	left := time.Until(l.until()) // a node answering later than this is of no use
+	if left <= 0 {
+		return 0, notHeld(l.key, "ran out of validity before the extend")
+	}
+	got := r.round(ctx, left,
+		func(ctx context.Context, i int) (bool, time.Duration, error) {
+			ok, err := refreshOn(ctx, r.nodes[i], l.key, l.token, ttl)
+			return ok, 0, err
+		},
+		r.settled, nil)
+	elapsed := time.Since(start)
+	extended, answered, failedNodes := r.tally(got)
+	if extended >= r.quorum && time.Now().Before(l.until()) && ttl-elapsed-drift(ttl) > 0 {
+		return ttl - drift(ttl), nil // counted from start, like l's validity
+	}
+	rerr := &RedlockError{Op: "extend", Key: l.key, Err: ErrNotHeld, Agreed: extended,
+		Quorum: r.quorum, Total: len(r.nodes), Nodes: failedNodes}
+	if answered < r.quorum && ctx.Err() == nil {
+		rerr.Err = ErrUnavailable
+	}
+	return 0, rerr
+}
+
+// release deletes the lock on every node where it is still this handle's,
+// and each of them announces it. It is a success if a majority released it.
+// It waits for slow nodes longer than an acquire does, up to the rest of
+// the validity: a release cut short leaves the lock blocked until it
+// expires.
+func (h *redlockHold) release(ctx context.Context, l *Lock) error {
+	r := h.r
+	h.released.Store(true)
+	forget := r.room.expectRelease(l.key, l.token)
+	timeout := max(nodeTimeout(l.currentTTL()), time.Until(l.until()))
+	got := r.round(ctx, timeout,
+		func(ctx context.Context, i int) (bool, time.Duration, error) {
+			select {
+			case <-h.answered[i]: // the node's SET is not on its way any more
+			case <-ctx.Done(): // still on its way: undone when it answers
+				return false, 0, ctx.Err()
+			}
+			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, releaseChannel(l.key))
+			return ok, 0, err
+		},
+		func(int) bool { return false }, nil)
+	released, answered, failedNodes := r.tally(got)
+	if released == 0 {
+		forget() // nothing was announced
+	}
+	if released >= r.quorum {
+		return nil
+	}
+	rerr := &RedlockError{Op: "release", Key: l.key, Err: ErrNotHeld, Agreed: released,
+		Quorum: r.quorum, Total: len(r.nodes), Nodes: failedNodes}
+	if answered < r.quorum {
+		rerr.Err = ErrUnavailable
+	}
+	return rerr
+}
+
+// undo releases a late grant on one node, quietly.
+func (r *Redlock) undo(ctx context.Context, node int, key, token string, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	_, _ = releaseOn(ctx, r.nodes[node], key, token, "")
+}
+
+// countSlow counts the nodes that did not answer in time, as opposed to
+// those that refused or failed outright.
+func countSlow(got []nodeReply) int {
+	n := 0
+	for _, rep := range got {
+		var netErr net.Error
+		if errors.Is(rep.err, context.DeadlineExceeded) || errors.As(rep.err, &netErr) && netErr.Timeout() {
+			n++
+		}
+	}
+	return n
+}

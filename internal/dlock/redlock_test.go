@@ -1,0 +1,151 @@
+package dlock_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// With two of five nodes down, a majority still grants, extends and
+// releases the lock.
+func TestRedlockMinorityDown(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("k")
+		a, b := dlock.NewRedlock(clients(t, r)), dlock.NewRedlock(clients(t, r))
+		t.Cleanup(func() { _, _ = a.Close(), b.Close() })
+		r.Stop(0)
+		r.Stop(1)
+
+		l, err := a.TryLock(ctx, key, time.Second)
+		if err != nil {
+			t.Fatalf("TryLock with 2 of 5 down = %v, want the lock", err)
+		}
+		_, err = b.TryLock(ctx, key, time.Second)
+		var rerr *dlock.RedlockError
+		if !errors.Is(err, dlock.ErrNotObtained) || !errors.As(err, &rerr) {
+			t.Fatalf("second TryLock = %v, want a RedlockError wrapping ErrNotObtained", err)
+		}
+		if got := failedNodes(rerr); got != "node 0,node 1" {
+			t.Errorf("failed nodes = %s, want node 0,node 1", got)
+		}
+		if err := l.Refresh(ctx, time.Second); err != nil {
+			t.Errorf("Refresh with 2 of 5 down = %v", err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Errorf("Release with 2 of 5 down = %v", err)
+		}
+		for i := 2; i < 5; i++ {
+			if keys := r.Keys(i, key); len(keys) != 0 {
+				t.Errorf("node %d keeps %v after Release", i, keys)
+			}
+		}
+	})
+}
+
+// With three of five down there is no majority: TryLock and Lock fail at
+// once with ErrUnavailable, naming the nodes, and leave no keys behind on
+// the two live nodes.
+func TestRedlockMajorityDown(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("k")
+		rl := dlock.NewRedlock(clients(t, r))
+		t.Cleanup(func() { _ = rl.Close() })
+		for i := range 3 {
+			r.Stop(i)
+		}
+
+		start := time.Now()
+		_, err := rl.TryLock(ctx, key, time.Second)
+		within(t, "TryLock with 3 of 5 down", time.Since(start), time.Second)
+		var rerr *dlock.RedlockError
+		if !errors.Is(err, dlock.ErrUnavailable) || !errors.As(err, &rerr) {
+			t.Fatalf("TryLock with 3 of 5 down = %v, want a RedlockError wrapping ErrUnavailable", err)
+		}
+		if got := failedNodes(rerr); got != "node 0,node 1,node 2" {
+			t.Errorf("failed nodes = %s, want node 0,node 1,node 2", got)
+		}
+
+		start = time.Now()
+		_, err = rl.Lock(ctx, key, time.Second, 10*time.Second)
+		within(t, "Lock with 3 of 5 down", time.Since(start), time.Second)
+		if !errors.Is(err, dlock.ErrUnavailable) {
+			t.Errorf("Lock with 3 of 5 down = %v, want ErrUnavailable at once", err)
+		}
+		for i := 3; i < 5; i++ {
+			if keys := r.Keys(i, key); len(keys) != 0 {
+				t.Errorf("node %d keeps %v after the failed attempts", i, keys)
+			}
+		}
+	})
+}
+
+// The validity is the TTL less the time spent acquiring and the drift
+// allowance: slow nodes shrink it.
+func TestRedlockValidityShrinks(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		ttl := 2 * time.Second // per-node timeout 200ms
+		delay := 20 * time.Millisecond
+		rl := dlock.NewRedlock(clients(t, r))
+		t.Cleanup(func() { _ = rl.Close() })
+		for i := range r.Len() {
+			r.SetDelay(i, delay)
+		}
+
+		l, err := rl.TryLock(ctx, r.Key("k"), ttl)
+		if err != nil {
+			t.Fatalf("TryLock with %v delay = %v", delay, err)
+		}
+		// A round trip through a slow node takes at least 2·delay; the
+		// drift allowance is 1% of the TTL plus 2ms.
+		drift := ttl/100 + 2*time.Millisecond
+		if v, most := l.Validity(), ttl-2*delay-drift; v <= 0 || v > most {
+			t.Errorf("Validity = %v, want in (0, %v]", v, most)
+		}
+		_ = l.Release(ctx)
+	})
+}
+
+// A node slower than the per-node timeout does not stall the acquire.
+func TestRedlockSlowNode(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		ttl := 500 * time.Millisecond // per-node timeout 100ms
+		rl := dlock.NewRedlock(clients(t, r))
+		t.Cleanup(func() { _ = rl.Close() })
+		r.SetDelay(0, 2*time.Second)
+		r.SetDelay(1, 2*time.Second)
+
+		start := time.Now()
+		l, err := rl.TryLock(ctx, r.Key("k"), ttl)
+		within(t, "TryLock with 2 nodes 2s slow", time.Since(start), ttl)
+		if err != nil {
+			t.Fatalf("TryLock with 2 slow nodes = %v, want the lock", err)
+		}
+		_ = l.Release(ctx)
+
+		r.SetDelay(2, 2*time.Second)
+		start = time.Now()
+		_, err = rl.TryLock(ctx, r.Key("k2"), ttl)
+		within(t, "TryLock with 3 nodes 2s slow", time.Since(start), ttl)
+		if !errors.Is(err, dlock.ErrUnavailable) {
+			t.Errorf("TryLock with 3 slow nodes = %v, want ErrUnavailable", err)
+		}
+	})
+}
+
+// failedNodes lists the nodes a RedlockError names, as "node 0,node 1".
+func failedNodes(err *dlock.RedlockError) string {
+	var names []string
+	for _, n := range err.Nodes {
+		names = append(names, strings.SplitN(n.Node, " (", 2)[0])
+	}
+	return strings.Join(names, ",")
+}

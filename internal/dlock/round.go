@@ -1,0 +1,92 @@
+package dlock
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// nodeReply is one node's answer in a Redlock round.
+type nodeReply struct {
+	ok   bool          // granted, extended or released
+	pttl time.Duration // acquire, not granted: the holder's remaining TTL
+	err  error         // no usable answer
+}
+
+// nodeCall is what a round asks of node number node.
+type nodeCall func(ctx context.Context, node int) (ok bool, pttl time.Duration, err error)
+
+// round asks every node at once, each with its own timeout, and gathers the
+// replies until settled says the outcome is decided (given how many nodes
+// agreed so far), or until the timeout passes: a slow node costs a round at
+// most timeout, however long it takes to answer. Nodes that had not
+// answered by then are reported with a timeout error.
+//
+// The call on a node that had not answered goes on in its goroutine until
+// the client gives up on it (at timeout if the client was built with
+// ContextTimeoutEnabled, else at its ReadTimeout); if it answers after the
+// round was over, late (if not nil) is called with the reply from that
+// goroutine, so that the caller can undo a grant nobody is counting.
+func (r *Redlock) round(ctx context.Context, timeout time.Duration, call nodeCall,
+	settled func(agreed int) bool, late func(node int, rep nodeReply)) []nodeReply {
+	type indexed struct {
+		node int
+		nodeReply
+	}
+	replies := make(chan indexed, len(r.nodes)) // buffered: a sender never blocks
+	over := make(chan struct{})
+	for i := range r.nodes {
+		go func() {
+			nctx, cancel := context.WithTimeout(ctx, timeout)
+			ok, pttl, err := call(nctx, i)
+			cancel()
+			rep := nodeReply{ok: ok, pttl: pttl, err: err}
+			select {
+			case <-over:
+				if late != nil {
+					late(i, rep)
+				}
+			default:
+				replies <- indexed{i, rep}
+			}
+		}()
+	}
+
+	got := make([]nodeReply, len(r.nodes))
+	for i := range got {
+		got[i].err = fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for ok, pending := 0, len(r.nodes); pending > 0 && !settled(ok); {
+		select {
+		case rep := <-replies:
+			got[rep.node] = rep.nodeReply
+			pending--
+			if rep.err == nil && rep.ok {
+				ok++
+			}
+		case <-timer.C:
+			pending = 0
+		}
+	}
+	close(over)
+	return got
+}
+
+// tally counts the nodes that agreed and the nodes that answered at all, and
+// names the ones that failed.
+func (r *Redlock) tally(got []nodeReply) (agreed, answered int, failed []*NodeError) {
+	for i, rep := range got {
+		switch {
+		case rep.err != nil:
+			failed = append(failed, &NodeError{Node: r.names[i], Err: rep.err})
+		case rep.ok:
+			agreed++
+			answered++
+		default:
+			answered++
+		}
+	}
+	return agreed, answered, failed
+}

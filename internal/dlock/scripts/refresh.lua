@@ -1,0 +1,12 @@
+-- refresh: extend the lock, but only if this token still holds it, so that
+-- a late renewal never extends someone else's lock.
+--
+-- KEYS[1]  the lock key
+-- ARGV[1]  the holder's token
+-- ARGV[2]  the new TTL in milliseconds
+--
+-- Returns 1 if extended, 0 if the key is gone or holds another token.
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+  return redis.call("PEXPIRE", KEYS[1], ARGV[2])
+end
+return 0
