@@ -1,0 +1,60 @@
+package order_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// TestDedupe: one buyer clicks ten times at once. lua places one order and
+// answers the other clicks duplicate_request (still in flight) or
+// duplicate_order (already bought); redlock places at most one; off places
+// duplicates.
+func TestDedupe(t *testing.T) {
+	const clickCount = 10
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock, dlock.ModeOff} {
+			t.Run(string(mode), func(t *testing.T) {
+				shops := newShops(t, b, 3, order.Options{LockWait: 10 * time.Second})
+				// The work keeps every click's critical section open long
+				// enough for the others to arrive.
+				p := newProduct(t, b, "dedupe-"+string(mode), stock.Product{LockMode: mode, Stock: 100,
+					LockTTL: time.Second, Work: 50 * time.Millisecond})
+
+				out := rush(t, shops, clicks(p.ID, "alice", clickCount))
+				a := audit(t, shops[0], p.ID)
+
+				if mode == dlock.ModeOff {
+					if a.DuplicateOrders <= 0 {
+						t.Errorf("off: audit duplicate orders: got %d, want > 0 (audit %+v)", a.DuplicateOrders, a)
+					}
+					return
+				}
+				// lua: exactly one order. redlock: at most one. Ten
+				// simultaneous TryLocks on five nodes can split the vote so
+				// that no click gets a majority; then every click is told
+				// duplicate_request, none is sold twice, and the buyer clicks
+				// again.
+				placed := int(out.ok.Load())
+				if placed != 1 && (mode != dlock.ModeRedlock || placed != 0) {
+					t.Errorf("orders placed: got %d, want 1", placed)
+				}
+				if placed == 0 {
+					t.Logf("redlock: the vote split, no click won")
+				}
+				if got := int(out.dupRequest.Load() + out.dupOrder.Load()); got != clickCount-placed {
+					t.Errorf("duplicate answers: got %d, want %d", got, clickCount-placed)
+				}
+				want := order.Audit{ProductID: p.ID, LockMode: mode, InitialStock: 100, Stock: 100 - placed,
+					Orders: placed, Sold: placed, Consistent: true}
+				if a != want {
+					t.Errorf("audit\n got %+v\nwant %+v", a, want)
+				}
+			})
+		}
+	})
+}

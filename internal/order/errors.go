@@ -1,0 +1,52 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// fromStock translates an error from the product store: an unreachable
+// database becomes ErrUnavailable; stock.ErrNotFound and context errors pass
+// through.
+func fromStock(err error) error {
+	if errors.Is(err, stock.ErrUnavailable) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return err
+}
+
+// fromLock translates an error from taking a lock.
+func fromLock(err error, which string) error {
+	switch {
+	case errors.Is(err, dlock.ErrNotObtained):
+		return fmt.Errorf("%w: %w", ErrDuplicateRequest, err)
+	case errors.Is(err, dlock.ErrTimeout):
+		return fmt.Errorf("%w: %w", ErrLockTimeout, err)
+	case errors.Is(err, dlock.ErrUnavailable):
+		return fmt.Errorf("%w: %s: %w", ErrUnavailable, which, err)
+	}
+	return fmt.Errorf("order: %s: %w", which, err)
+}
+
+// fromCritical translates an error from the critical section, which ran on
+// lockCtx (derived from ctx, the caller's).
+func fromCritical(ctx, lockCtx context.Context, err error) error {
+	switch {
+	case errors.Is(err, ErrSoldOut), errors.Is(err, ErrDuplicateOrder), errors.Is(err, stock.ErrNotFound):
+		return err
+	case ctx.Err() != nil:
+		// The caller gave up; the transaction, if begun, was rolled back.
+		return fmt.Errorf("order: %w", err)
+	case lockCtx.Err() != nil:
+		// The watchdog found the lock gone (Redis unreachable, or the TTL
+		// ran out between renewals) and cancelled the work before it wrote.
+		return fmt.Errorf("%w: product lock lost in the critical section: %w", ErrUnavailable, context.Cause(lockCtx))
+	case stock.IsConnError(err):
+		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("order: %w", err)
+}

@@ -1,0 +1,38 @@
+package order
+
+import (
+	"context"
+
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// product returns the settings of product id, from the database the first
+// time and from the cache after that. A product's settings never change once
+// it is created (only its stock does, and buy reads that inside the lock), so
+// each process may keep them. Without the cache every buyer of a rush queues
+// for a database connection just to learn the lock mode, in the same pool
+// queue as the lock holder's statements, and the critical section stretches
+// with the crowd.
+func (s *Service) product(ctx context.Context, id string) (stock.Product, error) {
+	if p, ok := s.cache.Load(id); ok {
+		return p.(stock.Product), nil
+	}
+	p, err := s.products.Get(ctx, id)
+	if err != nil {
+		return stock.Product{}, fromStock(err)
+	}
+	s.cache.Store(id, p)
+	return p, nil
+}
+
+// soldOut reports whether this process has seen product id's stock at 0.
+// Stock never goes up (there is no restocking), so a 0 read under the lock
+// is final, and the rest of the rush can be answered without touching Redis
+// or the database: the "sold-out marker" every flash-sale system keeps.
+// Each process learns it on its own, from its own locked read.
+func (s *Service) soldOut(id string) bool {
+	_, ok := s.soldOutSeen.Load(id)
+	return ok
+}
+
+func (s *Service) markSoldOut(id string) { s.soldOutSeen.Store(id, struct{}{}) }

@@ -1,0 +1,103 @@
+package order_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// TestSafeModesSellExactly: 500 distinct buyers race for 50 units on three
+// shop instances. lua and redlock sell exactly the stock, also when some
+// critical sections stall for longer than the lock's TTL (the watchdog keeps
+// the lock).
+func TestSafeModesSellExactly(t *testing.T) {
+	const buyerCount, units = 500, 50
+	scenarios := []struct {
+		name string
+		p    stock.Product
+	}{
+		{"no stall", stock.Product{Stock: units, LockTTL: 2 * time.Second, Work: time.Millisecond}},
+		// Two of the fifty critical sections stall for 2.5 TTLs. (A shorter
+		// TTL makes Redlock's per-node timeout, a tenth of the TTL, too short
+		// for the embedded nodes under -race.)
+		{"stall longer than TTL", stock.Product{Stock: units, LockTTL: 500 * time.Millisecond,
+			Work: time.Millisecond, Stall: 1250 * time.Millisecond, StallRate: 0.04}},
+	}
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock} {
+			for _, sc := range scenarios {
+				t.Run(string(mode)+"/"+sc.name, func(t *testing.T) {
+					stalls := everyNth{n: 25}
+					shops := newShops(t, b, 3, order.Options{LockWait: 30 * time.Second, Rand: stalls.Rand})
+					p := sc.p
+					p.LockMode = mode
+					p = newProduct(t, b, string(mode), p)
+
+					out := rush(t, shops, buyers(p.ID, buyerCount))
+
+					if got := out.ok.Load(); got != units {
+						t.Errorf("orders placed: got %d, want %d", got, units)
+					}
+					if got := out.soldOut.Load(); got != buyerCount-units {
+						t.Errorf("sold out answers: got %d, want %d", got, buyerCount-units)
+					}
+					if sc.p.Stall > 0 && stalls.stalls.Load() == 0 {
+						t.Errorf("no critical section stalled; the scenario did not test the watchdog")
+					}
+					want := order.Audit{ProductID: p.ID, LockMode: mode, InitialStock: units, Stock: 0,
+						Orders: units, Sold: units, Oversold: 0, DuplicateOrders: 0, Consistent: true}
+					if got := audit(t, shops[0], p.ID); got != want {
+						t.Errorf("audit\n got %+v\nwant %+v", got, want)
+					}
+				})
+			}
+		}
+	})
+}
+
+// TestUnsafeModesOversell: with settings that make the race certain, off
+// and naive sell more than the stock, and the audit says so.
+func TestUnsafeModesOversell(t *testing.T) {
+	scenarios := []struct {
+		name   string
+		buyers int
+		p      stock.Product
+	}{
+		// Every buyer reads the stock before the first one writes it back.
+		{"off", 100, stock.Product{LockMode: dlock.ModeOff, Stock: 10, Work: 50 * time.Millisecond}},
+		// Every critical section outlasts the TTL: the lock expires under
+		// its holder, the next buyer gets in and reads the same stock.
+		{"naive", 40, stock.Product{LockMode: dlock.ModeNaive, Stock: 10, LockTTL: 50 * time.Millisecond,
+			Stall: 200 * time.Millisecond, StallRate: 1}},
+	}
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, sc := range scenarios {
+			t.Run(sc.name, func(t *testing.T) {
+				shops := newShops(t, b, 3, order.Options{LockWait: 30 * time.Second})
+				p := newProduct(t, b, sc.name, sc.p)
+
+				out := rush(t, shops, buyers(p.ID, sc.buyers))
+
+				a := audit(t, shops[0], p.ID)
+				if a.Oversold <= 0 {
+					t.Errorf("audit oversold: got %d, want > 0 (audit %+v)", a.Oversold, a)
+				}
+				if a.Consistent {
+					t.Errorf("audit consistent: got true, want false (audit %+v)", a)
+				}
+				if got, want := a.Orders, int(out.ok.Load()); got != want {
+					t.Errorf("audit orders: got %d, want %d (the Place calls that succeeded)", got, want)
+				}
+				if got, want := a.Oversold, a.Sold-a.InitialStock; got != want {
+					t.Errorf("audit oversold: got %d, want sold-initial = %d", got, want)
+				}
+				t.Logf("%s: %d buyers, %d units: %d orders, oversold %d, stock left %d",
+					sc.name, sc.buyers, p.InitialStock, a.Orders, a.Oversold, a.Stock)
+			})
+		}
+	})
+}

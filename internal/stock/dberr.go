@@ -1,0 +1,92 @@
+package stock
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	sqlite "github.com/glebarez/go-sqlite"
+	"github.com/go-sql-driver/mysql"
+	"gorm.io/gorm"
+)
+
+// translate wraps a database error from an operation described by format:
+// connection failures become ErrUnavailable; anything else (a context that
+// ended, a bug) is wrapped as it is.
+func translate(err error, format string, args ...any) error {
+	what := fmt.Sprintf(format, args...)
+	if IsConnError(err) {
+		return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, err)
+	}
+	return fmt.Errorf("stock: %s: %w", what, err)
+}
+
+// IsConnError reports whether err says the database could not be reached or
+// could not serve: a refused or reset connection, a pooled connection gone
+// bad, a server going away or shutting down, an SQLite file that is locked or
+// cannot be opened. Callers answer such errors with "try again later" (503)
+// rather than "bug" (500). Package order uses it for its own queries.
+func IsConnError(err error) bool {
+	// A caller's context that ended is the caller's business, not an outage
+	// (context.DeadlineExceeded would otherwise pass as a net.Error).
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var netErr net.Error
+	var myErr *mysql.MySQLError
+	var liteErr *sqlite.Error
+	switch {
+	case errors.Is(err, driver.ErrBadConn),
+		errors.Is(err, sql.ErrConnDone),
+		errors.Is(err, mysql.ErrInvalidConn),
+		errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE),
+		errors.As(err, &netErr):
+		return true
+	case errors.As(err, &myErr):
+		switch myErr.Number {
+		case 1040, // too many connections
+			1053, // server shutdown in progress
+			1077, // normal shutdown
+			1927, // connection was killed
+			4031: // disconnected by the server because of inactivity
+			return true
+		}
+	case errors.As(err, &liteErr):
+		switch liteErr.Code() & 0xff { // primary result code
+		case 5, // SQLITE_BUSY
+			6,  // SQLITE_LOCKED
+			10, // SQLITE_IOERR
+			14: // SQLITE_CANTOPEN
+			return true
+		}
+	}
+	// database/sql's "database is closed" has no exported sentinel.
+	return strings.Contains(err.Error(), "sql: database is closed")
+}
+
+// isDuplicateKey reports whether err is a primary-key or unique violation:
+// MySQL/MariaDB error 1062, SQLite SQLITE_CONSTRAINT_PRIMARYKEY or _UNIQUE,
+// or gorm's own ErrDuplicatedKey when the dialector translates errors.
+func isDuplicateKey(err error) bool {
+	var myErr *mysql.MySQLError
+	var liteErr *sqlite.Error
+	switch {
+	case errors.Is(err, gorm.ErrDuplicatedKey):
+		return true
+	case errors.As(err, &myErr):
+		return myErr.Number == 1062
+	case errors.As(err, &liteErr):
+		return liteErr.Code() == 1555 || liteErr.Code() == 2067
+	}
+	return false
+}

@@ -1,0 +1,116 @@
+package stock
+
+import (
+	"fmt"
+	"math"
+	"time"
+	"unicode/utf8"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+)
+
+// Limits enforced by Create. They keep a demo product within what the schema
+// stores and what a workshop run can wait for.
+const (
+	// MaxIDLen is the longest product or user id.
+	MaxIDLen = 64
+	// MaxNameLen is the longest product name, in characters.
+	MaxNameLen = 200
+	// MaxStock is the largest stock a product may start with.
+	MaxStock = 10_000_000
+	// MinLockTTL and MaxLockTTL bound a product's lock TTL.
+	MinLockTTL = 10 * time.Millisecond
+	MaxLockTTL = time.Minute
+	// MaxWork bounds the simulated work inside the critical section.
+	MaxWork = 10 * time.Second
+	// MaxStall bounds the simulated stall inside the critical section.
+	MaxStall = time.Minute
+	// DefaultLockTTL is the lock TTL of a product created without one.
+	DefaultLockTTL = 5 * time.Second
+)
+
+// ValidID reports whether id is 1..64 characters of [A-Za-z0-9._:-], the
+// rule for product and user ids. Ids are checked before they are used in a
+// Redis key or a query.
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > MaxIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '_', c == ':', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// CheckID returns nil if id is valid, or an error wrapping ErrInvalid that
+// names field, for callers that check ids before they touch anything (the
+// HTTP layer).
+func CheckID(field, id string) error {
+	if !ValidID(id) {
+		return invalid(field, "must be 1..%d characters of [A-Za-z0-9._:-], got %q", MaxIDLen, clip(id))
+	}
+	return nil
+}
+
+// validate checks p and fills in the defaults (name, TTL). It returns an
+// error wrapping ErrInvalid naming the first bad field.
+func validate(p *Product) error {
+	if err := CheckID("id", p.ID); err != nil {
+		return err
+	}
+	if p.Name == "" {
+		p.Name = p.ID
+	}
+	if !utf8.ValidString(p.Name) || utf8.RuneCountInString(p.Name) > MaxNameLen {
+		return invalid("name", "must be valid UTF-8 of at most %d characters", MaxNameLen)
+	}
+	if p.Stock < 0 || p.Stock > MaxStock {
+		return invalid("stock", "must be 0..%d, got %d", MaxStock, p.Stock)
+	}
+	if _, err := dlock.ParseMode(string(p.LockMode)); err != nil {
+		return invalid("lock_mode", "must be off, naive, lua or redlock, got %q", clip(string(p.LockMode)))
+	}
+	if p.LockTTL == 0 {
+		p.LockTTL = DefaultLockTTL
+	}
+	if err := checkMillis("lock_ttl_ms", p.LockTTL, MinLockTTL, MaxLockTTL); err != nil {
+		return err
+	}
+	if err := checkMillis("work_ms", p.Work, 0, MaxWork); err != nil {
+		return err
+	}
+	if err := checkMillis("stall_ms", p.Stall, 0, MaxStall); err != nil {
+		return err
+	}
+	if math.IsNaN(p.StallRate) || p.StallRate < 0 || p.StallRate > 1 {
+		return invalid("stall_rate", "must be 0..1, got %v", p.StallRate)
+	}
+	return nil
+}
+
+// checkMillis checks that d is a whole number of milliseconds in min..max:
+// the table stores milliseconds.
+func checkMillis(field string, d, min, max time.Duration) error {
+	if d < min || d > max || d%time.Millisecond != 0 {
+		return invalid(field, "must be whole milliseconds in %d..%d, got %v", min.Milliseconds(), max.Milliseconds(), d)
+	}
+	return nil
+}
+
+func invalid(field, format string, args ...any) error {
+	return fmt.Errorf("%w: %s %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+}
+
+// clip shortens s for an error message, so a huge bad input is not echoed.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
