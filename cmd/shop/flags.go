@@ -1,0 +1,190 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/order"
+)
+
+// options are the parsed command line.
+type options struct {
+	addr            string
+	mysqlDSN        string
+	redis           string
+	adminToken      string
+	lockWait        time.Duration
+	maxInFlight     int
+	shutdownTimeout time.Duration
+	logFormat       string
+	logLevel        string
+}
+
+// usageError is a bad flag or environment value: main prints it and exits
+// with status 2, as the flag package does.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// flagSpec ties a flag to its environment variable and its help line.
+type flagSpec struct {
+	name, env, usage string
+}
+
+var flagSpecs = []flagSpec{
+	{"addr", "SHOP_ADDR", "listen address, host:port (port 0 picks a free port)"},
+	{"mysql-dsn", "SHOP_MYSQL_DSN", "MySQL/MariaDB DSN, user:pass@tcp(host:3306)/dbname; empty: embedded SQLite file in a temp dir"},
+	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five for redlock; the first also serves lua, naive and dedupe); empty: five embedded in-process servers"},
+	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
+	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout"},
+	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait (0: no limit)"},
+	{"shutdown-timeout", "SHOP_SHUTDOWN_TIMEOUT", "on SIGINT/SIGTERM, how long in-flight orders may take to finish"},
+	{"log-format", "SHOP_LOG_FORMAT", "log format: text or json"},
+	{"log-level", "SHOP_LOG_LEVEL", "log level: debug, info, warn or error"},
+}
+
+// parseFlags reads args (without the program name) with the environment
+// (getenv) as the fallback for every flag: flag beats environment beats
+// default. It returns flag.ErrHelp for -h/--help (after printing the help
+// to out) and a *usageError for anything invalid.
+func parseFlags(args []string, getenv func(string) string, out io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("shop", flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by main, help by usage below
+	fs.StringVar(&o.addr, "addr", ":8080", "")
+	fs.StringVar(&o.mysqlDSN, "mysql-dsn", "", "")
+	fs.StringVar(&o.redis, "redis", "", "")
+	fs.StringVar(&o.adminToken, "admin-token", "", "")
+	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
+	fs.Var((*durationFlag)(&o.lockWait), "lock-wait", "")
+	fs.IntVar(&o.maxInFlight, "max-in-flight", app.DefaultMaxInFlightOrders, "")
+	fs.Var((*durationFlag)(&o.shutdownTimeout), "shutdown-timeout", "")
+	fs.StringVar(&o.logFormat, "log-format", "text", "")
+	fs.StringVar(&o.logLevel, "log-level", "info", "")
+
+	for _, spec := range flagSpecs {
+		if v := getenv(spec.env); v != "" {
+			if err := fs.Set(spec.name, v); err != nil {
+				return o, usagef("%s=%q: invalid value for --%s: %v", spec.env, v, spec.name, err)
+			}
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(out, fs)
+			return o, flag.ErrHelp
+		}
+		// The flag package says "-name"; the help says "--name".
+		return o, usagef("%s", strings.Replace(err.Error(), " -", " --", 1))
+	}
+	if fs.NArg() > 0 {
+		return o, usagef("unexpected argument %q: shop takes flags only", fs.Arg(0))
+	}
+	return o, o.validate()
+}
+
+// validate checks values the flag package cannot.
+func (o *options) validate() error {
+	if _, _, err := net.SplitHostPort(o.addr); err != nil {
+		return usagef("--addr %q: want host:port or :port", o.addr)
+	}
+	if o.mysqlDSN != "" {
+		if _, err := database.MySQLConfig(o.mysqlDSN); err != nil {
+			return usagef("--mysql-dsn: %v", err)
+		}
+	}
+	for _, a := range o.redisAddrs() {
+		if err := app.CheckRedisAddr(a); err != nil {
+			return usagef("--redis: %v", err)
+		}
+	}
+	if o.redis != "" && len(o.redisAddrs()) == 0 {
+		return usagef("--redis %q: no address in it", o.redis)
+	}
+	if o.lockWait <= 0 || o.lockWait > time.Minute {
+		return usagef("--lock-wait %v: want more than 0 and at most 1m", o.lockWait)
+	}
+	if o.maxInFlight < 0 {
+		return usagef("--max-in-flight %d: want 0 (no limit) or more", o.maxInFlight)
+	}
+	if o.shutdownTimeout <= 0 {
+		return usagef("--shutdown-timeout %v: want more than 0", o.shutdownTimeout)
+	}
+	if o.logFormat != "text" && o.logFormat != "json" {
+		return usagef("--log-format %q: want text or json", o.logFormat)
+	}
+	if _, err := parseLevel(o.logLevel); err != nil {
+		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	return nil
+}
+
+// redisAddrs splits --redis on commas, dropping blanks.
+func (o *options) redisAddrs() []string {
+	var addrs []string
+	for _, a := range strings.Split(o.redis, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs
+}
+
+// durationFlag is a time.Duration flag whose parse error says what it wants
+// (the flag package's own says only "parse error").
+type durationFlag time.Duration
+
+func (d *durationFlag) String() string { return time.Duration(*d).String() }
+
+func (d *durationFlag) Set(s string) error {
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 5s or 500ms")
+	}
+	*d = durationFlag(v)
+	return nil
+}
+
+// usage prints every flag with its environment variable and default.
+func usage(out io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(out, `shop: the flash-sale order service (Gin API, MySQL stock, Redis locks).
+
+With no flags it runs on embedded backends — an SQLite file in a temporary
+directory and five in-process Redis servers — serves on :8080 at once, and
+logs a generated admin token. --mysql-dsn and --redis select real servers.
+
+Usage: shop [flags]
+
+Every flag can also be set by its environment variable; a flag on the
+command line wins.
+
+`)
+	for _, spec := range flagSpecs {
+		f := fs.Lookup(spec.name)
+		def := f.DefValue
+		if def == "" {
+			def = "none"
+		} else {
+			def = fmt.Sprintf("%q", def)
+		}
+		fmt.Fprintf(out, "  --%s\n        %s\n        env %s, default %s\n", spec.name, spec.usage, spec.env, def)
+	}
+	fmt.Fprint(out, `
+Examples:
+  shop
+  shop --addr :9090 --admin-token s3cret
+  shop --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale' \
+       --redis 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103,127.0.0.1:7104,127.0.0.1:7105
+`)
+}

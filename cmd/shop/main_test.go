@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+func noEnv(string) string { return "" }
+
+// TestHelp checks that --help documents every flag with its environment
+// variable and default, and exits 0.
+func TestHelp(t *testing.T) {
+	for _, arg := range []string{"--help", "-h"} {
+		var out bytes.Buffer
+		err := run(t.Context(), []string{arg}, noEnv, &out)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("run(%s) = %v, want flag.ErrHelp", arg, err)
+		}
+		if got := exitCode(err, io.Discard); got != 0 {
+			t.Errorf("exit code for %s = %d, want 0", arg, got)
+		}
+		help := out.String()
+		for _, spec := range flagSpecs {
+			if !strings.Contains(help, "--"+spec.name) || !strings.Contains(help, "env "+spec.env) {
+				t.Errorf("help lacks --%s or its env %s:\n%s", spec.name, spec.env, help)
+			}
+		}
+		for _, def := range []string{`default ":8080"`, `default "5s"`, `default "text"`} {
+			if !strings.Contains(help, def) {
+				t.Errorf("help lacks %s", def)
+			}
+		}
+	}
+}
+
+// TestBadFlags checks that invalid values exit with status 2 and a message
+// naming the flag or variable.
+func TestBadFlags(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		env       map[string]string
+		wantInMsg string
+	}{
+		{"unknown flag", []string{"--colour"}, nil, "colour"},
+		{"bad duration", []string{"--lock-wait", "soon"}, nil, "lock-wait"},
+		{"zero lock wait", []string{"--lock-wait", "0s"}, nil, "lock-wait"},
+		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
+		{"negative max in flight", []string{"--max-in-flight", "-1"}, nil, "max-in-flight"},
+		{"bad log level", []string{"--log-level", "loud"}, nil, "log-level"},
+		{"addr without port", []string{"--addr", "localhost"}, nil, "--addr"},
+		{"redis without port", []string{"--redis", "127.0.0.1"}, nil, "--redis"},
+		{"redis only commas", []string{"--redis", ",,"}, nil, "--redis"},
+		{"dsn without database", []string{"--mysql-dsn", "root@tcp(127.0.0.1:3306)/"}, nil, "--mysql-dsn"},
+		{"positional argument", []string{"serve"}, nil, "serve"},
+		{"bad env duration", nil, map[string]string{"SHOP_LOCK_WAIT": "later"}, "SHOP_LOCK_WAIT"},
+		{"bad env format", nil, map[string]string{"SHOP_LOG_FORMAT": "xml"}, "log-format"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			getenv := func(k string) string { return tt.env[k] }
+			err := run(t.Context(), tt.args, getenv, io.Discard)
+			var stderr bytes.Buffer
+			if got := exitCode(err, &stderr); got != 2 {
+				t.Fatalf("run = %v, exit code %d, want 2", err, got)
+			}
+			if !strings.Contains(stderr.String(), tt.wantInMsg) {
+				t.Errorf("stderr = %q, want it to mention %q", stderr.String(), tt.wantInMsg)
+			}
+		})
+	}
+}
+
+// TestFlagsBeatEnv checks the precedence: flag, then environment, then
+// default.
+func TestFlagsBeatEnv(t *testing.T) {
+	env := map[string]string{"SHOP_ADDR": ":7000", "SHOP_LOCK_WAIT": "2s", "SHOP_ADMIN_TOKEN": "from-env"}
+	o, err := parseFlags([]string{"--addr", ":9000"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.addr != ":9000" || o.lockWait != 2*time.Second || o.adminToken != "from-env" || o.logFormat != "text" {
+		t.Errorf("options = %+v, want addr from the flag, lock wait and token from env, log format default", o)
+	}
+}
+
+// TestRunEmbedded starts the shop as a newcomer would, with no backend
+// flags, on a random port: it answers /healthz, logs a usable admin token,
+// and stops cleanly when its context ends.
+func TestRunEmbedded(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	logs, logw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--log-format", "json"}, noEnv, logw)
+		logw.Close()
+	}()
+
+	// Read the JSON log lines until the shop says where it serves; keep
+	// draining afterwards so that logging never blocks.
+	found := make(chan [2]string, 1)
+	go func() {
+		var token string
+		sc := bufio.NewScanner(logs)
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) != nil {
+				continue
+			}
+			if tok, ok := line["admin_token"].(string); ok {
+				token = tok
+			}
+			if line["msg"] == "shop: serving" {
+				found <- [2]string{line["addr"].(string), token}
+			}
+		}
+	}()
+	var addr, token string
+	select {
+	case f := <-found:
+		addr, token = f[0], f[1]
+	case err := <-done:
+		t.Fatalf("run returned before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("shop did not start within 30s")
+	}
+	if token == "" {
+		t.Error("no admin_token logged in embedded mode")
+	}
+
+	resp, err := http.Get("http://" + addr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("healthz = %d, want 200", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("POST", "http://"+addr+"/api/v1/products",
+		strings.NewReader(`{"id":"phone","stock":3,"lock_mode":"lua"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Errorf("create product with the logged token = %d, want 201", resp.StatusCode)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run after cancel = %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+}

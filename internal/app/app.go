@@ -1,0 +1,90 @@
+// Package app owns the wiring of a shop: opening the backends (the real
+// MySQL and Redis nodes, or the embedded ones when none are named), and
+// building one shop instance on them — its Redis clients, one locker per
+// lock mode, the order service and the HTTP router — and serving it with
+// timeouts and a graceful shutdown.
+//
+// cmd/shop runs one Shop; cmd/loadgen runs three on the same Backends, each
+// with its own clients and lockers exactly as three processes would have.
+package app
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/order"
+)
+
+// Config says which backends to use and how a shop behaves. The zero value
+// is a valid configuration: embedded backends, admin routes closed, default
+// lock wait, slog.Default().
+type Config struct {
+	// Addr is the listen address of cmd/shop (":8080"). Serve takes a
+	// listener, so package app itself does not read it.
+	Addr string
+	// MySQLDSN selects a real MySQL/MariaDB database
+	// (user:pass@tcp(host:3306)/flashsale). Empty means an embedded SQLite
+	// file in a fresh temporary directory.
+	MySQLDSN string
+	// RedisAddrs selects real Redis nodes (host:port each; five for
+	// Redlock). The first node also serves the lua, naive and dedupe locks.
+	// Empty means five embedded in-process Redis servers.
+	RedisAddrs []string
+	// AdminToken guards the admin routes; empty closes them.
+	AdminToken string
+	// LockWait is the longest an order waits for its product lock; zero
+	// means order.DefaultLockWait.
+	LockWait time.Duration
+	// MaxInFlightOrders caps the orders one shop works on at once; more
+	// queue at the door in arrival order for up to LockWait, then get 503
+	// unavailable (see internal/httpapi/admission.go for why). Zero means
+	// DefaultMaxInFlightOrders; negative means no limit.
+	MaxInFlightOrders int
+	// ShutdownTimeout bounds how long Serve waits for in-flight requests
+	// after its context ends; zero means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// Logger receives what the shop chose and every request; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// DefaultShutdownTimeout is how long Serve waits for in-flight requests when
+// Config.ShutdownTimeout is zero. It covers an order that waited the whole
+// default lock wait (5 s) and then ran its critical section.
+const DefaultShutdownTimeout = 15 * time.Second
+
+// DefaultMaxInFlightOrders is Config.MaxInFlightOrders when zero. Orders for
+// one hot product run their critical sections one at a time anyway; a few
+// in flight per shop keep the lock busy without flooding Redis.
+const DefaultMaxInFlightOrders = 8
+
+func (c Config) maxInFlightOrders() int {
+	switch {
+	case c.MaxInFlightOrders == 0:
+		return DefaultMaxInFlightOrders
+	case c.MaxInFlightOrders < 0:
+		return 0
+	}
+	return c.MaxInFlightOrders
+}
+
+func (c Config) lockWait() time.Duration {
+	if c.LockWait <= 0 {
+		return order.DefaultLockWait
+	}
+	return c.LockWait
+}
+
+func (c Config) logger() *slog.Logger {
+	if c.Logger == nil {
+		return slog.Default()
+	}
+	return c.Logger
+}
+
+func (c Config) shutdownTimeout() time.Duration {
+	if c.ShutdownTimeout <= 0 {
+		return DefaultShutdownTimeout
+	}
+	return c.ShutdownTimeout
+}

@@ -1,0 +1,151 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/migrations"
+)
+
+// EmbeddedRedisNodes is how many in-process Redis servers OpenBackends
+// starts when no Redis address is given: five, as Redlock wants.
+const EmbeddedRedisNodes = 5
+
+// Backends are the database and the Redis nodes that any number of shops
+// share. Fields are read-only after OpenBackends; the value is safe for
+// concurrent use. Tests may build one by hand from their own backends
+// (DB and RedisAddrs are all NewShop reads).
+type Backends struct {
+	// DB is the database, schema applied. Shops share its pool.
+	DB *gorm.DB
+	// RedisAddrs are the Redis nodes, in order; node 0 serves lua, naive
+	// and dedupe locks. Each shop dials its own clients to them.
+	RedisAddrs []string
+	// Embedded is the in-process Redis, nil when RedisAddrs are real
+	// servers. Tests and the load generator use it to stop nodes.
+	Embedded *embedded.Redis
+	// SQLite is the embedded database, nil when DB is MySQL.
+	SQLite *embedded.SQLite
+}
+
+// OpenBackends opens what cfg names, each part independently: MySQL when
+// cfg.MySQLDSN is set, else an embedded SQLite file in a temporary
+// directory; the Redis nodes of cfg.RedisAddrs, else EmbeddedRedisNodes
+// embedded servers. It applies pending migrations and logs what it chose
+// and where (never a password). The caller must Close the Backends after
+// every shop on them is closed.
+//
+// Errors: a malformed DSN or Redis address (database.ErrInvalidDSN,
+// ErrInvalidRedisAddr), an unreachable database (database.ErrUnavailable),
+// a failed migration. Nothing is left open on error. Redis nodes are not
+// contacted here: a node that is down at start only makes /readyz say so.
+func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
+	log := cfg.logger()
+	for _, a := range cfg.RedisAddrs {
+		if err := CheckRedisAddr(a); err != nil {
+			return nil, err
+		}
+	}
+	b := &Backends{}
+	defer func() {
+		if err != nil {
+			b.Close()
+		}
+	}()
+
+	if err := b.openDB(ctx, cfg.MySQLDSN, log); err != nil {
+		return nil, err
+	}
+	if err := migrations.Apply(ctx, b.DB); err != nil {
+		return nil, fmt.Errorf("app: apply migrations: %w", err)
+	}
+	if err := b.openRedis(cfg.RedisAddrs, log); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// openDB opens MySQL when dsn is set, else an embedded SQLite file.
+func (b *Backends) openDB(ctx context.Context, dsn string, log *slog.Logger) error {
+	if dsn == "" {
+		lite, err := embedded.OpenSQLite(ctx)
+		if err != nil {
+			return fmt.Errorf("app: embedded database: %w", err)
+		}
+		b.SQLite, b.DB = lite, lite.DB
+		log.Info("database: embedded SQLite (no --mysql-dsn given); data is lost on exit", "path", lite.Path)
+		return nil
+	}
+	cfg, err := database.MySQLConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("app: --mysql-dsn: %w", err)
+	}
+	db, err := database.OpenMySQL(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("app: %w", err)
+	}
+	b.DB = db
+	log.Info("database: MySQL", "addr", cfg.Addr, "database", cfg.DBName, "user", cfg.User)
+	return nil
+}
+
+// openRedis records the nodes (checked by OpenBackends) or starts embedded ones.
+func (b *Backends) openRedis(addrs []string, log *slog.Logger) error {
+	if len(addrs) == 0 {
+		r, err := embedded.StartRedis(EmbeddedRedisNodes)
+		if err != nil {
+			return fmt.Errorf("app: embedded redis: %w", err)
+		}
+		b.Embedded, b.RedisAddrs = r, r.Addrs()
+		log.Info("redis: embedded in-process servers (no --redis given)", "nodes", len(b.RedisAddrs), "addrs", strings.Join(b.RedisAddrs, ","))
+		return nil
+	}
+	b.RedisAddrs = append([]string(nil), addrs...)
+	log.Info("redis: external nodes; node 0 serves lua, naive and dedupe locks", "nodes", len(addrs), "addrs", strings.Join(addrs, ","))
+	if len(addrs) < 3 || len(addrs)%2 == 0 {
+		log.Warn("redis: redlock wants an odd number of at least 3 independent nodes (5 recommended)", "nodes", len(addrs))
+	}
+	return nil
+}
+
+// ErrInvalidRedisAddr is wrapped by errors about a malformed Redis address.
+var ErrInvalidRedisAddr = errors.New("app: invalid redis address")
+
+// CheckRedisAddr reports whether addr is a host:port with a numeric port,
+// returning an error wrapping ErrInvalidRedisAddr if not.
+func CheckRedisAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || port == "" || strings.Trim(port, "0123456789") != "" {
+		return fmt.Errorf("%w %q: want host:port", ErrInvalidRedisAddr, addr)
+	}
+	return nil
+}
+
+// Close closes the database and stops the embedded servers, if any. Call it
+// after every shop on the Backends is closed. It is safe to call more than
+// once; it is not safe to call concurrently with itself.
+func (b *Backends) Close() error {
+	var errs []error
+	switch {
+	case b.SQLite != nil:
+		errs = append(errs, b.SQLite.Close()) // closes DB and removes the file
+	case b.DB != nil:
+		if sqlDB, err := b.DB.DB(); err == nil {
+			errs = append(errs, sqlDB.Close())
+		}
+	}
+	b.SQLite, b.DB = nil, nil
+	if b.Embedded != nil {
+		b.Embedded.Close()
+		b.Embedded = nil
+	}
+	return errors.Join(errs...)
+}

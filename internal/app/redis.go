@@ -1,0 +1,64 @@
+package app
+
+import (
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/redis/go-redis/v9/maintnotifications"
+)
+
+// Redis client settings of one shop instance, per node.
+//
+//   - PoolSize: go-redis defaults to 10 connections per CPU, 20 on a 2-core
+//     box. Every in-flight order needs a connection for its dedupe lock and
+//     its product lock, and the watchdog renews on its own; with 64+ buyers
+//     in flight a pool of 20 makes them queue for connections instead of for
+//     the lock. 128 per node leaves headroom; connections are opened only
+//     when needed.
+//   - DialTimeout, ReadTimeout, WriteTimeout: a lock call on a dead or hung
+//     node must fail in well under a second, so that redlock can count that
+//     node out and lua can answer 503 while the buyer still waits.
+//   - DialerRetries 1: the default, 5 attempts 100 ms apart, turns a
+//     refused connection (fails in microseconds) into half a second.
+//   - MaxRetries -1: never resend a lock command on its own. If a SET NX
+//     reached Redis but its reply was lost, a blind retry finds our own key
+//     and reports "not obtained"; the lock code decides what to do instead.
+//   - ContextTimeoutEnabled: the caller's deadline (the lock wait, the
+//     request) also bounds each command.
+//   - MaintNotificationsConfig disabled: go-redis would otherwise send
+//     CLIENT MAINT_NOTIFICATIONS (a Redis Cloud feature) on every new
+//     connection; Redis 7 and miniredis refuse it, and under a burst of new
+//     connections that probe stalled lock calls by hundreds of milliseconds.
+const (
+	redisPoolSize     = 128
+	redisDialTimeout  = 500 * time.Millisecond
+	redisReadTimeout  = 500 * time.Millisecond
+	redisWriteTimeout = 500 * time.Millisecond
+	redisPoolTimeout  = time.Second
+	redisMinIdleConns = 8
+)
+
+// newRedisClients dials nothing yet: go-redis connects on first use. The
+// caller closes the clients.
+func newRedisClients(addrs []string) []*redis.Client {
+	clients := make([]*redis.Client, len(addrs))
+	for i, addr := range addrs {
+		clients[i] = redis.NewClient(&redis.Options{
+			Addr:                  addr,
+			PoolSize:              redisPoolSize,
+			PoolTimeout:           redisPoolTimeout,
+			MinIdleConns:          redisMinIdleConns,
+			DialTimeout:           redisDialTimeout,
+			DialerRetries:         1,
+			ReadTimeout:           redisReadTimeout,
+			WriteTimeout:          redisWriteTimeout,
+			MaxRetries:            -1,
+			ContextTimeoutEnabled: true,
+			DisableIdentity:       true, // skip CLIENT SETINFO on every new connection
+			MaintNotificationsConfig: &maintnotifications.Config{
+				Mode: maintnotifications.ModeDisabled,
+			},
+		})
+	}
+	return clients
+}

@@ -1,0 +1,140 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/httpapi"
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// Shop is one shop instance: its own Redis clients, one locker per lock
+// mode, the order service and the HTTP router, on shared Backends. Several
+// Shops on the same Backends behave like several processes: they share the
+// database and the Redis servers and nothing else.
+//
+// Handler is safe for concurrent use. Serve runs at most once; Close must be
+// called after Serve returned (or instead of it) and releases the clients.
+type Shop struct {
+	cfg      Config
+	clients  []*redis.Client
+	lockers  map[dlock.Mode]dlock.Locker
+	handler  http.Handler
+	inflight sync.WaitGroup // requests inside Serve's server
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewShop builds a shop on b. It dials nothing at once: the Redis clients
+// connect on first use, so a node that is down at start shows up in
+// /readyz and in 503s, not as a start-up failure. ctx bounds a short
+// reachability check whose result is only logged.
+//
+// Errors: a lock mode dlock.New cannot build (a bug, or no Redis address).
+// On error nothing is left open. The caller must Close the shop.
+func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
+	if b == nil || b.DB == nil {
+		return nil, errors.New("app: NewShop: backends without a database")
+	}
+	if len(b.RedisAddrs) == 0 {
+		return nil, errors.New("app: NewShop: backends without redis nodes")
+	}
+	log := cfg.logger()
+	s := &Shop{cfg: cfg, clients: newRedisClients(b.RedisAddrs), lockers: map[dlock.Mode]dlock.Locker{}}
+	for _, mode := range dlock.Modes() {
+		l, err := dlock.New(mode, s.clients)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("app: %s locker: %w", mode, err)
+		}
+		s.lockers[mode] = l
+	}
+
+	products := stock.NewStore(b.DB)
+	orders := order.NewService(b.DB, products, s.lockers, order.Options{LockWait: cfg.LockWait, Logger: log})
+	s.handler = httpapi.NewRouter(httpapi.Deps{
+		Products:   products,
+		Orders:     orders,
+		DB:         b.DB,
+		Redis:      s.clients,
+		AdminToken: cfg.AdminToken,
+		Logger:     log,
+
+		MaxInFlightOrders: cfg.maxInFlightOrders(),
+		OrderQueueWait:    cfg.lockWait(),
+	})
+	s.logReachability(ctx)
+	return s, nil
+}
+
+// logReachability pings every node once, briefly, and logs how many answer.
+func (s *Shop) logReachability(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, redisDialTimeout)
+	defer cancel()
+	up := 0
+	for _, c := range s.clients {
+		if c.Ping(ctx).Err() == nil {
+			up++
+		}
+	}
+	log := s.cfg.logger()
+	if up < len(s.clients) {
+		log.Warn("redis: not every node answers; see /readyz", "up", up, "nodes", len(s.clients))
+		return
+	}
+	log.Debug("redis: every node answers", "nodes", len(s.clients))
+}
+
+// Handler returns the shop's HTTP handler (the router), for Serve or for an
+// httptest.Server. It is safe for concurrent use until Close.
+func (s *Shop) Handler() http.Handler { return s.handler }
+
+// Close closes the lockers (their background goroutines and subscriptions)
+// and then the Redis clients. Call it after Serve returned: by then every
+// order has finished and released its locks. It does not close the
+// Backends. It is safe to call more than once; later calls return the first
+// call's result.
+func (s *Shop) Close() error {
+	s.closeOnce.Do(func() {
+		var errs []error
+		for mode, l := range s.lockers {
+			if err := l.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("app: close %s locker: %w", mode, err))
+			}
+		}
+		for _, c := range s.clients {
+			if err := c.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+				errs = append(errs, fmt.Errorf("app: close redis client: %w", err))
+			}
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+	return s.closeErr
+}
+
+// Server timeouts. WriteTimeout must outlast the slowest legitimate order:
+// the wait for an order slot and for the lock, plus the longest simulated
+// work and stall a product may ask for (package stock's limits).
+const (
+	readHeaderTimeout = 5 * time.Second
+	readTimeout       = 10 * time.Second
+	idleTimeout       = 60 * time.Second
+	writeSlack        = 10 * time.Second
+	// drainTimeout bounds the wait for handlers still running after a
+	// forced close (their contexts are cancelled, so they end quickly).
+	drainTimeout = 5 * time.Second
+)
+
+func (s *Shop) writeTimeout() time.Duration {
+	// Queue at the door, then wait for the lock, then work and stall.
+	return 2*s.cfg.lockWait() + stock.MaxWork + stock.MaxStall + writeSlack
+}

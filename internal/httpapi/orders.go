@@ -1,0 +1,136 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// placeOrderRequest is the body of POST /api/v1/orders; every field is
+// required.
+type placeOrderRequest struct {
+	UserID    *string `json:"user_id"`
+	ProductID *string `json:"product_id"`
+	Quantity  *int    `json:"quantity"`
+}
+
+// request checks the body completely, so that a bad order never costs a
+// lock or a query: both ids against the id rule, quantity in
+// 1..order.MaxQuantity.
+func (r *placeOrderRequest) request() (order.Request, error) {
+	if err := required("user_id", r.UserID); err != nil {
+		return order.Request{}, err
+	}
+	if err := required("product_id", r.ProductID); err != nil {
+		return order.Request{}, err
+	}
+	if err := required("quantity", r.Quantity); err != nil {
+		return order.Request{}, err
+	}
+	if err := stock.CheckID("user_id", *r.UserID); err != nil {
+		return order.Request{}, err
+	}
+	if err := stock.CheckID("product_id", *r.ProductID); err != nil {
+		return order.Request{}, err
+	}
+	if err := checkRange("quantity", *r.Quantity, 1, order.MaxQuantity); err != nil {
+		return order.Request{}, err
+	}
+	return order.Request{UserID: *r.UserID, ProductID: *r.ProductID, Quantity: *r.Quantity}, nil
+}
+
+// orderJSON is an order on the wire.
+type orderJSON struct {
+	ID        string    `json:"id"`
+	UserID    string    `json:"user_id"`
+	ProductID string    `json:"product_id"`
+	Quantity  int       `json:"quantity"`
+	LockMode  string    `json:"lock_mode"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func toOrderJSON(o order.Order) orderJSON {
+	return orderJSON{
+		ID:        o.ID,
+		UserID:    o.UserID,
+		ProductID: o.ProductID,
+		Quantity:  o.Quantity,
+		LockMode:  string(o.LockMode),
+		CreatedAt: o.CreatedAt.UTC(),
+	}
+}
+
+// auditJSON is the audit of one product's sale on the wire. Every figure is
+// computed by SQL from the orders table (package order).
+type auditJSON struct {
+	ProductID       string `json:"product_id"`
+	LockMode        string `json:"lock_mode"`
+	InitialStock    int    `json:"initial_stock"`
+	Stock           int    `json:"stock"`
+	Orders          int    `json:"orders"`
+	Sold            int    `json:"sold"`
+	Oversold        int    `json:"oversold"`
+	DuplicateOrders int    `json:"duplicate_orders"`
+	Consistent      bool   `json:"consistent"`
+}
+
+func toAuditJSON(a order.Audit) auditJSON {
+	return auditJSON{
+		ProductID:       a.ProductID,
+		LockMode:        string(a.LockMode),
+		InitialStock:    a.InitialStock,
+		Stock:           a.Stock,
+		Orders:          a.Orders,
+		Sold:            a.Sold,
+		Oversold:        a.Oversold,
+		DuplicateOrders: a.DuplicateOrders,
+		Consistent:      a.Consistent,
+	}
+}
+
+// placeOrder handles POST /api/v1/orders: 201 with the order.
+func (a *api) placeOrder(c *gin.Context) {
+	var body placeOrderRequest
+	if err := decodeJSON(c, &body); err != nil {
+		writeError(c, err)
+		return
+	}
+	req, err := body.request()
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	// Only valid orders queue for a slot.
+	leave, err := a.door.enter(c.Request.Context())
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	defer leave()
+	o, err := a.orders.Place(c.Request.Context(), req)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.PureJSON(http.StatusCreated, toOrderJSON(o))
+}
+
+// auditProduct handles GET /api/v1/products/:id/audit (admin): 200 with the
+// audit.
+func (a *api) auditProduct(c *gin.Context) {
+	id := c.Param("id")
+	if err := stock.CheckID("id", id); err != nil {
+		writeError(c, err)
+		return
+	}
+	audit, err := a.orders.Audit(c.Request.Context(), id)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.PureJSON(http.StatusOK, toAuditJSON(audit))
+}

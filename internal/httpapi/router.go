@@ -1,0 +1,123 @@
+// Package httpapi owns the shop's HTTP API: the routes of the design's API
+// table, strict JSON decoding, the admin bearer-token check, the one table
+// that maps errors to status codes, request ids and access logs, and the
+// health and readiness probes.
+//
+// It holds no state of its own: the product store and the order service do
+// the work, and every handler passes the request's context down to them.
+//
+//	POST /api/v1/products           admin   201 product
+//	GET  /api/v1/products/:id       anyone  200 product
+//	GET  /api/v1/products/:id/audit admin   200 audit
+//	POST /api/v1/orders             anyone  201 order
+//	GET  /healthz                   anyone  200 while the process serves
+//	GET  /readyz                    anyone  200 when the database and the Redis quorum answer, else 503
+//
+// Errors are {"error":{"code":"...","message":"..."}}; see errors.go for the
+// complete list of codes. Bodies are strict (decode.go): JSON only, at most
+// 16 KiB, no unknown fields, every required field present. Orders queue for
+// one of a limited number of slots before they touch Redis (admission.go).
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// Products is what the API needs from the product store; *stock.Store
+// implements it.
+type Products interface {
+	Create(ctx context.Context, p stock.Product) (stock.Product, error)
+	Get(ctx context.Context, id string) (stock.Product, error)
+}
+
+// Orders is what the API needs from the order flow; *order.Service
+// implements it.
+type Orders interface {
+	Place(ctx context.Context, req order.Request) (order.Order, error)
+	Audit(ctx context.Context, productID string) (order.Audit, error)
+}
+
+// Deps are the router's collaborators. Products and Orders are required;
+// DB and Redis are only pinged by /readyz (Redis[0] is the node that serves
+// lua, naive and dedupe locks). They must be safe for concurrent use, since
+// every request runs on its own goroutine.
+type Deps struct {
+	Products Products
+	Orders   Orders
+	DB       *gorm.DB
+	Redis    []*redis.Client
+	// AdminToken guards the admin routes. Empty closes them: they answer
+	// 403 and say how to set a token.
+	AdminToken string
+	// MaxInFlightOrders caps the orders this router works on at once;
+	// more wait at the door in arrival order, at most OrderQueueWait, then
+	// get 503 unavailable. Zero or less means no limit. See admission.go
+	// for why a flash-sale shop wants one.
+	MaxInFlightOrders int
+	// OrderQueueWait bounds the wait for an order slot; zero means only
+	// the request's context bounds it.
+	OrderQueueWait time.Duration
+	// Logger receives one line per request and panics; nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// api binds the handlers to their dependencies.
+type api struct {
+	products Products
+	orders   Orders
+	db       *gorm.DB
+	redis    []*redis.Client
+	door     *admission // nil: no limit on orders in flight
+}
+
+var releaseMode sync.Once
+
+// NewRouter returns the shop's HTTP handler with every route, the request
+// id and access log middleware, and panic recovery. It does not start a
+// server (package app does) and is what tests call directly, with
+// httptest. The returned engine is safe for concurrent use; NewRouter
+// itself may be called any number of times, e.g. once per shop instance.
+func NewRouter(deps Deps) *gin.Engine {
+	// Release mode silences gin's debug printing; it is a process-wide
+	// setting, so it is set once, before the first engine is built.
+	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+	logger := deps.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	a := &api{products: deps.Products, orders: deps.Orders, db: deps.DB, redis: deps.Redis,
+		door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait)}
+
+	r := gin.New() // no default logger or recovery: ours are below
+	r.HandleMethodNotAllowed = true
+	_ = r.SetTrustedProxies(nil) // ClientIP is the peer address; no forwarded headers are trusted
+	r.Use(requestLog(logger), recovery(logger))
+	r.NoRoute(func(c *gin.Context) {
+		writeError(c, &requestError{kind: errRouteNotFound, msg: "no route " + c.Request.Method + " " + c.Request.URL.Path})
+	})
+	r.NoMethod(func(c *gin.Context) {
+		writeError(c, &requestError{kind: errMethod, msg: "method " + c.Request.Method + " not allowed on " + c.Request.URL.Path})
+	})
+
+	admin := adminOnly(deps.AdminToken)
+	v1 := r.Group("/api/v1")
+	v1.POST("/products", admin, a.createProduct)
+	v1.GET("/products/:id", a.getProduct)
+	v1.GET("/products/:id/audit", admin, a.auditProduct)
+	v1.POST("/orders", a.placeOrder)
+
+	r.GET("/healthz", a.healthz)
+	r.GET("/readyz", a.readyz)
+	return r
+}
