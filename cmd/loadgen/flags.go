@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/scenario"
+)
+
+// config is everything the command line says.
+type config struct {
+	settings     scenario.Settings
+	targets      []string // empty: start the embedded fleet
+	adminToken   string
+	redis        []string // external nodes, for --redlock-kill
+	out          string
+	failOnUnsafe bool
+	calibrate    bool
+}
+
+// errUsage marks a command line that makes no sense: exit code 2.
+var errUsage = errors.New("bad flags")
+
+const usageHeader = `loadgen runs the 双11 flash sale once per lock mode and prints, side by side,
+what each mode did: orders, oversold units, duplicate orders, throughput and
+latency. With no flags it starts everything it needs in process (five
+embedded Redis nodes, a SQLite file, three shops on loopback ports).
+
+Usage:
+  loadgen [flags]                                          embedded, no set-up
+  loadgen --targets http://a:8080,http://b:8080 --admin-token T   a running fleet
+
+Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and
+lua or redlock oversold or duplicated.
+
+Flags:
+`
+
+// parseFlags parses args. It returns flag.ErrHelp after printing the help
+// to stdout, and an error wrapping errUsage for a command line that makes
+// no sense, before anything has started.
+func parseFlags(args []string, stdout io.Writer) (config, error) {
+	d := scenario.DefaultSettings()
+	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var c config
+	var modes, targets, redis string
+	fs.StringVar(&modes, "modes", joinModes(d.Modes), "lock modes to run, in order, comma-separated (off, naive, lua, redlock)")
+	fs.IntVar(&c.settings.Users, "users", d.Users, "distinct buyers in the crowd")
+	fs.IntVar(&c.settings.Stock, "stock", d.Stock, "units of the product on sale")
+	fs.IntVar(&c.settings.Clicks, "clicks", d.Clicks, "each buyer clicks 1..N times within a few ms (the repeated clicks the dedupe lock must absorb)")
+	fs.IntVar(&c.settings.Rate, "rate", d.Rate, "requests per second, spread over the shops")
+	fs.DurationVar(&c.settings.Duration, "duration", d.Duration, "longest an attack may last; it ends sooner once every buyer has clicked")
+	fs.DurationVar(&c.settings.LockTTL, "lock-ttl", d.LockTTL, "product lock TTL")
+	fs.DurationVar(&c.settings.Work, "work", d.Work, "simulated business latency inside the critical section")
+	fs.DurationVar(&c.settings.Stall, "stall", d.Stall, "a rare pause inside the critical section (GC, slow payment); above --lock-ttl it breaks the naive lock")
+	fs.Float64Var(&c.settings.StallRate, "stall-rate", d.StallRate, "probability that one critical section stalls")
+	fs.Uint64Var(&c.settings.Seed, "seed", d.Seed, "seed of the crowd: who clicks how often, in which order, on which shop")
+	fs.IntVar(&c.settings.RedlockKill, "redlock-kill", d.RedlockKill, "stop N of the 5 Redis nodes halfway through the redlock attack, and bring them back after it (default 0: none)")
+	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
+	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if lua or redlock oversold or duplicated an order (default off: report only)")
+	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")
+	fs.StringVar(&targets, "targets", "", "shop base URLs, comma-separated (default none: start the embedded fleet)")
+	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")
+	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves); without, the embedded shops use them instead of in-process nodes (default none)")
+	c.settings.ClickWindow = d.ClickWindow
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageHeader)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return c, err
+		}
+		return c, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	var bad []string
+	for _, m := range split(modes) {
+		mode, err := dlock.ParseMode(m)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("modes: unknown mode %q (want off, naive, lua or redlock)", m))
+			continue
+		}
+		c.settings.Modes = append(c.settings.Modes, mode)
+	}
+	unknownMode := len(bad) > 0
+	c.targets, c.redis = split(targets), split(redis)
+	bad = append(bad, c.check()...)
+	for _, p := range c.settings.Problems() {
+		if unknownMode && strings.HasPrefix(p, "modes:") {
+			continue // already said which mode is unknown
+		}
+		bad = append(bad, p)
+	}
+	if fs.NArg() > 0 {
+		bad = append(bad, fmt.Sprintf("unexpected arguments %q: every setting is a flag", fs.Args()))
+	}
+	if len(bad) > 0 {
+		return c, fmt.Errorf("%w:\n  %s", errUsage, strings.Join(dedupe(bad), "\n  "))
+	}
+	return c, nil
+}
+
+// check validates what Settings.Validate does not know about: targets,
+// token and Redis addresses.
+func (c *config) check() []string {
+	var bad []string
+	for _, t := range c.targets {
+		u, err := url.Parse(t)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad = append(bad, fmt.Sprintf("targets: %q is not a base URL like http://127.0.0.1:8080", t))
+		}
+	}
+	if len(c.targets) > 0 && c.adminToken == "" {
+		bad = append(bad, "admin-token: required with --targets (the run creates a product per mode and reads its audit)")
+	}
+	if len(c.targets) == 0 && c.adminToken != "" {
+		bad = append(bad, "admin-token: only with --targets; the embedded shops make their own")
+	}
+	for _, a := range c.redis {
+		if err := app.CheckRedisAddr(a); err != nil {
+			bad = append(bad, fmt.Sprintf("redis: %q: want host:port", a))
+		}
+	}
+	kill := c.settings.RedlockKill
+	if kill > 0 && !slices.Contains(c.settings.Modes, dlock.ModeRedlock) && len(c.settings.Modes) > 0 {
+		bad = append(bad, "redlock-kill: needs redlock in --modes")
+	}
+	if kill > 0 && (len(c.targets) > 0 || len(c.redis) > 0) && len(c.redis) < kill {
+		bad = append(bad, fmt.Sprintf("redlock-kill: %d nodes to stop, but --redis names %d; with --targets, give the fleet's five Redis nodes in --redis", kill, len(c.redis)))
+	}
+	return bad
+}
+
+// split splits a comma-separated list, dropping blanks.
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func joinModes(ms []dlock.Mode) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ",")
+}
+
+// dedupe drops repeated messages, keeping the first of each.
+func dedupe(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

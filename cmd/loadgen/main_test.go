@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flashsale/flashsale/internal/report"
+)
+
+func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 1..1000000 buyers"}},
+		{"zero rate", []string{"--rate", "0"}, []string{"rate: 0, want 1..1000000 requests per second"}},
+		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown mode "paxos" (want off, naive, lua or redlock)`}},
+		{"every problem at once", []string{"--users=-1", "--rate=0", "--stall-rate=2"}, []string{"users: -1", "rate: 0", "stall-rate: 2"}},
+		{"not a number", []string{"--users", "many"}, []string{`invalid value "many" for flag -users`}},
+		{"unknown flag", []string{"--speed", "9"}, []string{"flag provided but not defined: -speed"}},
+		{"positional argument", []string{"lua"}, []string{`unexpected arguments ["lua"]`}},
+		{"targets without token", []string{"--targets", "http://127.0.0.1:8080"}, []string{"admin-token: required with --targets"}},
+		{"bad target", []string{"--targets", "127.0.0.1:8080", "--admin-token", "x"}, []string{`targets: "127.0.0.1:8080" is not a base URL`}},
+		{"kill without redlock", []string{"--modes", "lua", "--redlock-kill", "2"}, []string{"redlock-kill: needs redlock in --modes"}},
+		{"kill external without nodes", []string{"--targets", "http://a:1", "--admin-token", "x", "--redlock-kill", "2"}, []string{"give the fleet's five Redis nodes in --redis"}},
+		{"token without targets", []string{"--admin-token", "x"}, []string{"admin-token: only with --targets"}},
+		{"bad redis address", []string{"--redis", "127.0.0.1"}, []string{`redis: "127.0.0.1": want host:port`}},
+		{"ttl below the shop's minimum", []string{"--lock-ttl", "5ms"}, []string{"lock-ttl: 5ms, want 10ms..1m0s"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), append([]string{"--out", out}, tc.args...), &stdout, &stderr)
+			if code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitUsage, stderr.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr.String(), w) {
+					t.Errorf("stderr %q, want it to contain %q", stderr.String(), w)
+				}
+			}
+			if !strings.Contains(stderr.String(), "loadgen --help") {
+				t.Errorf("stderr %q does not point at --help", stderr.String())
+			}
+			if entries, _ := os.ReadDir(out); len(entries) > 0 || stdout.Len() > 0 {
+				t.Errorf("something started: %d entries in --out, stdout %q", len(entries), stdout.String())
+			}
+		})
+	}
+}
+
+func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--help"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d, want 0; stderr %s", code, stderr.String())
+	}
+	help := stdout.String()
+	for _, flag := range []string{"modes", "users", "stock", "clicks", "rate", "duration", "lock-ttl", "work", "stall",
+		"stall-rate", "seed", "out", "fail-on-unsafe", "redlock-kill", "targets", "admin-token", "redis", "calibrate"} {
+		if !strings.Contains(help, "  -"+flag+" ") && !strings.Contains(help, "  -"+flag+"\n") {
+			t.Errorf("--help does not list -%s:\n%s", flag, help)
+		}
+	}
+	for _, def := range []string{`(default "off,naive,lua,redlock")`, `(default "loadgen-report")`} {
+		if !strings.Contains(help, def) {
+			t.Errorf("--help does not show %s", def)
+		}
+	}
+}
+
+// A small run through the whole command on the embedded backends: the
+// table is printed and the report folder written.
+func TestSmallEmbeddedRun(t *testing.T) {
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--modes", "lua", "--users", "60", "--stock", "10", "--rate", "200",
+		"--stall-rate", "0", "--fail-on-unsafe", "--out", out}, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", code, stderr.String(), stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "mode ") || !strings.Contains(stdout.String(), "\nlua ") {
+		t.Errorf("no table on stdout:\n%s", stdout.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*", report.JSONFile))
+	if len(dirs) != 1 {
+		t.Fatalf("report.json files under --out: %v, want one", dirs)
+	}
+	b, err := os.ReadFile(dirs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc report.Document
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Modes) != 1 || doc.Modes[0].Audit.Oversold != 0 {
+		t.Fatalf("report.json: %v, %+v", err, doc.Modes)
+	}
+}
+
+// --fail-on-unsafe turns a lua or redlock row that oversold into exit 3.
+// The shop here is a stub that claims an oversell in its audit: the point
+// is the exit code, not the shop.
+func TestFailOnUnsafeExits3(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case strings.HasSuffix(r.URL.Path, "/audit"):
+			io.WriteString(w, `{"product_id":"p","lock_mode":"lua","initial_stock":1,"stock":0,"orders":2,"sold":2,"oversold":1,"duplicate_orders":0,"consistent":false}`)
+		default:
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{}`)
+		}
+	}))
+	defer srv.Close()
+	args := []string{"--targets", srv.URL, "--admin-token", "t", "--modes", "lua", "--users", "5", "--stock", "1",
+		"--rate", "100", "--out", t.TempDir()}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
+		t.Fatalf("without --fail-on-unsafe: exit %d, want 0; stderr %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "UNSAFE") {
+		t.Errorf("stdout does not flag the unsafe row:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), append(args, "--fail-on-unsafe"), &stdout, &stderr); code != exitUnsafe {
+		t.Fatalf("with --fail-on-unsafe: exit %d, want %d; stderr %s", code, exitUnsafe, stderr.String())
+	}
+}

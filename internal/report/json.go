@@ -1,0 +1,143 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/scenario"
+)
+
+// Document is the content of report.json: every figure of every row, the
+// settings, and the machine. Units are in the field names. Read it back
+// with encoding/json.
+type Document struct {
+	GeneratedAt time.Time    `json:"generated_at"`
+	WallSeconds float64      `json:"wall_seconds"`
+	Env         scenario.Env `json:"env"`
+	Backend     string       `json:"backend"`
+	Targets     []string     `json:"targets"`
+	KillMethod  string       `json:"kill_method,omitempty"`
+	Settings    SettingsDoc  `json:"settings"`
+	Modes       []ModeDoc    `json:"modes"`
+	Unsafe      []string     `json:"unsafe"`
+	Columns     []string     `json:"columns"`
+	Table       [][]string   `json:"table"`
+}
+
+// SettingsDoc is scenario.Settings with units.
+type SettingsDoc struct {
+	Modes           []string `json:"modes"`
+	Users           int      `json:"users"`
+	Stock           int      `json:"stock"`
+	Clicks          int      `json:"clicks"`
+	ClickWindowMs   float64  `json:"click_window_ms"`
+	RatePerSecond   int      `json:"rate_per_second"`
+	DurationSeconds float64  `json:"duration_seconds"`
+	LockTTLMs       float64  `json:"lock_ttl_ms"`
+	WorkMs          float64  `json:"work_ms"`
+	StallMs         float64  `json:"stall_ms"`
+	StallRate       float64  `json:"stall_rate"`
+	Seed            uint64   `json:"seed"`
+	RedlockKill     int      `json:"redlock_kill"`
+	PlannedRequests int      `json:"planned_requests"`
+}
+
+// ModeDoc is one row with every figure behind it.
+type ModeDoc struct {
+	Mode         string         `json:"mode"`
+	ProductID    string         `json:"product_id"`
+	Planned      int            `json:"planned_requests"`
+	Sent         int            `json:"sent_requests"`
+	Answers      scenario.Tally `json:"answers"`
+	DupRejected  int            `json:"dup_rejected"`
+	ErrorsTotal  int            `json:"errors_total"`
+	Audit        scenario.Audit `json:"audit"`
+	ElapsedSecs  float64        `json:"elapsed_seconds"`
+	ReqPerSec    float64        `json:"req_per_second"`
+	OrdersPerSec float64        `json:"orders_per_second"`
+	// Throughput is Vegeta's: 2xx/3xx answers per second.
+	Throughput float64    `json:"throughput_2xx_per_second"`
+	Latency    LatencyDoc `json:"latency_ms"`
+	Kill       *KillDoc   `json:"kill,omitempty"`
+	Why        string     `json:"why"`
+	RawResults string     `json:"raw_results"`
+}
+
+// LatencyDoc holds Vegeta's latency figures in milliseconds.
+type LatencyDoc struct {
+	Mean float64 `json:"mean"`
+	Min  float64 `json:"min"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+}
+
+// KillDoc records a --redlock-kill; nodes are numbered 1..5.
+type KillDoc struct {
+	Nodes     []int   `json:"nodes"`
+	AtSeconds float64 `json:"at_seconds"`
+	Error     string  `json:"error,omitempty"`
+}
+
+// NewDocument builds the report.json content of o.
+func NewDocument(o *scenario.Outcome) Document {
+	s := o.Settings
+	d := Document{
+		GeneratedAt: o.Started.Add(o.Wall).UTC(),
+		WallSeconds: o.Wall.Seconds(),
+		Env:         o.Env,
+		Backend:     o.Backend,
+		Targets:     o.Targets,
+		KillMethod:  o.KillMethod,
+		Settings: SettingsDoc{
+			Users: s.Users, Stock: s.Stock, Clicks: s.Clicks, ClickWindowMs: ms(s.ClickWindow),
+			RatePerSecond: s.Rate, DurationSeconds: s.Duration.Seconds(), LockTTLMs: ms(s.LockTTL),
+			WorkMs: ms(s.Work), StallMs: ms(s.Stall), StallRate: s.StallRate, Seed: s.Seed,
+			RedlockKill: s.RedlockKill, PlannedRequests: s.PlannedRequests(),
+		},
+		Unsafe:  o.Unsafe(),
+		Columns: Columns,
+		Table:   Rows(o),
+	}
+	if d.Unsafe == nil {
+		d.Unsafe = []string{}
+	}
+	for _, m := range s.Modes {
+		d.Settings.Modes = append(d.Settings.Modes, string(m))
+	}
+	for _, m := range o.Modes {
+		l := m.Metrics.Latencies
+		md := ModeDoc{
+			Mode: string(m.Mode), ProductID: m.ProductID, Planned: m.Planned, Sent: m.Sent,
+			Answers: m.Tally, DupRejected: m.Tally.DupRejected(), ErrorsTotal: m.Tally.ErrorCount(),
+			Audit: m.Audit, ElapsedSecs: m.Elapsed().Seconds(), ReqPerSec: m.ReqPerSec(),
+			OrdersPerSec: m.OrdersPerSec(), Throughput: m.Metrics.Throughput,
+			Latency: LatencyDoc{
+				Mean: ms(l.Mean), Min: ms(l.Min), P50: ms(l.P50), P90: ms(l.P90),
+				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
+			},
+			Why: m.Why, RawResults: RawFile(string(m.Mode)),
+		}
+		if k := m.Kill; k != nil {
+			kd := &KillDoc{AtSeconds: k.At.Seconds(), Error: k.Err}
+			for _, n := range k.Nodes {
+				kd.Nodes = append(kd.Nodes, n+1)
+			}
+			md.Kill = kd
+		}
+		d.Modes = append(d.Modes, md)
+	}
+	return d
+}
+
+// ms converts d to fractional milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func writeJSON(w io.Writer, o *scenario.Outcome) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(NewDocument(o))
+}

@@ -1,0 +1,65 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/flashsale/flashsale/internal/scenario"
+)
+
+// writeMarkdown writes the table as GitHub Markdown, ready to paste into a
+// README, with the why-lines, the settings and the machine under it.
+func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
+	var b strings.Builder
+	s := o.Settings
+	fmt.Fprintf(&b, "# 双11 flash sale: %d buyers, %d units, %d req/s\n\n", s.Users, s.Stock, s.Rate)
+	b.WriteString("| " + strings.Join(Columns, " | ") + " |\n|")
+	for i := range Columns {
+		if i == 0 {
+			b.WriteString("---|")
+		} else {
+			b.WriteString("---:|")
+		}
+	}
+	b.WriteString("\n")
+	for _, r := range Rows(o) {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	b.WriteString("\n")
+	for _, m := range o.Modes {
+		fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
+	}
+	if bad := o.Unsafe(); len(bad) > 0 {
+		fmt.Fprintf(&b, "\n**UNSAFE**: %s\n", strings.Join(bad, "; "))
+	}
+	fmt.Fprintf(&b, "\nSettings: `%s` (%d clicks planned).\n\n%s\n", settingsLine(o), o.Settings.PlannedRequests(), machineLine(o))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// settingsLine is the scenario as the flags that repeat it.
+func settingsLine(o *scenario.Outcome) string {
+	s := o.Settings
+	modes := make([]string, len(s.Modes))
+	for i, m := range s.Modes {
+		modes[i] = string(m)
+	}
+	line := fmt.Sprintf("--modes %s --users %d --stock %d --clicks %d --rate %d --duration %v --lock-ttl %v --work %v --stall %v --stall-rate %g --seed %d",
+		strings.Join(modes, ","), s.Users, s.Stock, s.Clicks, s.Rate, s.Duration, s.LockTTL, s.Work, s.Stall, s.StallRate, s.Seed)
+	if s.RedlockKill > 0 {
+		line += fmt.Sprintf(" --redlock-kill %d", s.RedlockKill)
+	}
+	return line
+}
+
+// machineLine says where the run happened.
+func machineLine(o *scenario.Outcome) string {
+	e := o.Env
+	cpu := e.CPUModel
+	if cpu == "" {
+		cpu = "unknown CPU"
+	}
+	return fmt.Sprintf("Machine: %d CPUs (%s), %s/%s, %s. Backend: %s. Shops: %s. Run took %.1fs.",
+		e.NumCPU, cpu, e.GOOS, e.GOARCH, e.GoVersion, o.Backend, strings.Join(o.Targets, ", "), o.Wall.Seconds())
+}

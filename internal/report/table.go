@@ -1,0 +1,100 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/scenario"
+)
+
+// Columns are the table's headers, in order. The first column is the mode;
+// every other is right-aligned.
+var Columns = []string{
+	"mode", "reqs", "201", "sold_out", "dup_rejected", "errors", "orders",
+	"oversold", "dup_orders", "consistent", "req/s", "orders/s", "p50", "p95", "p99",
+}
+
+// Rows returns the table's cells, one row per mode, in Columns order:
+// answers counted by the load generator (reqs..errors), the shop's audit
+// (orders..consistent), and Vegeta's rate and latency figures.
+func Rows(o *scenario.Outcome) [][]string {
+	rows := make([][]string, 0, len(o.Modes))
+	for _, m := range o.Modes {
+		t, a := m.Tally, m.Audit
+		rows = append(rows, []string{
+			string(m.Mode),
+			strconv.Itoa(t.Requests),
+			strconv.Itoa(t.Created),
+			strconv.Itoa(t.SoldOut),
+			strconv.Itoa(t.DupRejected()),
+			t.ErrorsByStatus(),
+			strconv.Itoa(a.Orders),
+			strconv.Itoa(a.Oversold),
+			strconv.Itoa(a.DuplicateOrders),
+			yesNo(a.Consistent),
+			fmt.Sprintf("%.0f", m.ReqPerSec()),
+			fmt.Sprintf("%.0f", m.OrdersPerSec()),
+			Millis(m.Metrics.Latencies.P50),
+			Millis(m.Metrics.Latencies.P95),
+			Millis(m.Metrics.Latencies.P99),
+		})
+	}
+	return rows
+}
+
+// Millis renders a latency for the table: "3.2ms", "41ms", "1.25s".
+func Millis(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch {
+	case ms >= 1000:
+		return fmt.Sprintf("%.2fs", ms/1000)
+	case ms >= 100:
+		return fmt.Sprintf("%.0fms", ms)
+	default:
+		return fmt.Sprintf("%.1fms", ms)
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// WriteText writes the table for a terminal, aligned with spaces, then one
+// line per mode saying why it came out that way, and the unsafe modes if any.
+func WriteText(w io.Writer, o *scenario.Outcome) error {
+	rows := append([][]string{Columns}, Rows(o)...)
+	widths := make([]int, len(Columns))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
+			switch {
+			case i == 0:
+				b.WriteString(c + pad)
+			default:
+				b.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	for _, m := range o.Modes {
+		fmt.Fprintf(&b, "%-8s %s\n", string(m.Mode)+":", m.Why)
+	}
+	if bad := o.Unsafe(); len(bad) > 0 {
+		fmt.Fprintf(&b, "\nUNSAFE: a safe mode oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}

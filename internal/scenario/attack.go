@@ -1,0 +1,150 @@
+package scenario
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+)
+
+// ModeResult is one row of the table: what one mode's attack did to its
+// product. It is filled by Run and read-only afterwards.
+type ModeResult struct {
+	Mode      dlock.Mode
+	ProductID string
+	// Planned is how many clicks the crowd makes; Sent how many were sent
+	// (fewer if Settings.Duration ended the attack first).
+	Planned, Sent int
+	// Tally counts the answers; Audit is the shop's own count of orders.
+	Tally Tally
+	Audit Audit
+	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.
+	Metrics vegeta.Metrics
+	// Kill records the nodes --redlock-kill took down, if any.
+	Kill *Kill
+	// Why says in one line why the row came out as it did.
+	Why string
+	// Results are Vegeta's raw results, in the order they were answered.
+	Results vegeta.Results
+}
+
+// Kill records one --redlock-kill: which nodes (0-based) went down when,
+// and whether they came back.
+type Kill struct {
+	Nodes []int
+	// At is when the nodes went down, since the attack began.
+	At time.Duration
+	// Err is why the nodes could not be taken down or brought back ("" if
+	// all went well).
+	Err string
+}
+
+// Elapsed is the attack's length, first request to last answer.
+func (m *ModeResult) Elapsed() time.Duration { return m.Metrics.Duration + m.Metrics.Wait }
+
+// ReqPerSec is the rate at which requests were sent (Vegeta's Rate).
+func (m *ModeResult) ReqPerSec() float64 { return m.Metrics.Rate }
+
+// OrdersPerSec is 201s per second of attack.
+func (m *ModeResult) OrdersPerSec() float64 {
+	if s := m.Elapsed().Seconds(); s > 0 {
+		return float64(m.Tally.Created) / s
+	}
+	return 0
+}
+
+// attack is one mode's turn: a product, the crowd, and the fleet.
+type attack struct {
+	settings  Settings
+	mode      dlock.Mode
+	crowd     *crowd
+	fleet     *Fleet
+	api       *shopAPI
+	opts      Options
+	productID string
+}
+
+// run creates the product, attacks it, and audits it. It returns what it
+// measured even when it also returns an error.
+func (a *attack) run(ctx context.Context) (*ModeResult, error) {
+	s := a.settings
+	if err := a.api.createProduct(ctx, a.productID, a.mode, s); err != nil {
+		return nil, err
+	}
+	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.productID)}
+	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
+
+	atk, tr := newAttacker(8192)
+	defer tr.CloseIdleConnections()
+	results := atk.Attack(tg.Targeter(), newPacer(s.Rate, res.Planned), s.Duration, string(a.mode))
+
+	stopped := make(chan struct{})
+	killed := a.startKiller(ctx, res.Planned, stopped)
+
+	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	done := ctx.Done()
+	var ctxErr error
+	for results != nil {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				break
+			}
+			res.Tally.Add(r)
+			res.Metrics.Add(r)
+			res.Results = append(res.Results, *r)
+			prog.update(tg.Sent(), &res.Tally)
+		case <-tick.C:
+			prog.update(tg.Sent(), &res.Tally)
+		case <-done:
+			ctxErr, done = ctx.Err(), nil
+			atk.Stop()
+		}
+	}
+	prog.done(tg.Sent(), &res.Tally)
+	close(stopped)
+	res.Kill = a.restore(killed)
+	res.Metrics.Close()
+	res.Sent = tg.Sent()
+	if ctxErr != nil {
+		return res, ctxErr
+	}
+
+	audit, err := a.api.audit(ctx, a.productID)
+	if err != nil {
+		return res, err
+	}
+	res.Audit = audit
+	res.Why = explain(s, res)
+	return res, nil
+}
+
+// newAttacker is the Vegeta attacker of every attack, and of Ceiling, and
+// the transport under it, whose idle connections the caller closes when the
+// attack is over. A new attacker is needed per attack: an Attacker stops for
+// good when its attack ends.
+func newAttacker(maxWorkers uint64) (*vegeta.Attacker, *http.Transport) {
+	tr := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 10000, // keep-alive: every worker keeps its connection to its shop
+		IdleConnTimeout:     90 * time.Second,
+	}
+	atk := vegeta.NewAttacker(
+		vegeta.Client(&http.Client{Transport: tr}), // first: the options below adjust tr
+		vegeta.KeepAlive(true),                     // reuse connections: the generator must not be the bottleneck
+		vegeta.Workers(min(64, maxWorkers)),        // initial senders; Vegeta adds more when they are all busy
+		vegeta.MaxWorkers(maxWorkers),              // at most this many requests in flight
+		vegeta.MaxBody(4096),                       // enough for the error code in the answer
+		vegeta.Timeout(30*time.Second),             // a shop that hangs shows as failed requests
+		vegeta.Redirects(vegeta.NoFollow),          // the API never redirects
+	)
+	return atk, tr
+}

@@ -1,0 +1,50 @@
+package scenario_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/scenario"
+)
+
+// Run the scenario on the embedded backends, as `go run ./cmd/loadgen`
+// does, and print the table.
+func ExampleRun() {
+	ctx := context.Background()
+	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{}) // embedded Redis and SQLite, three shops
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer fleet.Close()
+
+	s := scenario.DefaultSettings()
+	s.Modes = []dlock.Mode{dlock.ModeNaive, dlock.ModeLua}
+	out, err := scenario.Run(ctx, s, fleet, scenario.Options{Progress: os.Stdout})
+	if err != nil {
+		log.Fatal(err)
+	}
+	report.WriteText(os.Stdout, out)
+	for _, m := range out.Modes {
+		fmt.Printf("%s oversold %d\n", m.Mode, m.Audit.Oversold)
+	}
+}
+
+// Attack a fleet someone else started, and take two Redlock nodes down
+// halfway through the redlock attack.
+func ExampleExternalFleet() {
+	fleet := scenario.ExternalFleet(
+		[]string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"}, "admin-token",
+		[]string{"127.0.0.1:7101", "127.0.0.1:7102", "127.0.0.1:7103", "127.0.0.1:7104", "127.0.0.1:7105"})
+	s := scenario.DefaultSettings()
+	s.Modes, s.RedlockKill = []dlock.Mode{dlock.ModeRedlock}, 2
+	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	report.Write(report.Dir("loadgen-report", time.Now()), out)
+}

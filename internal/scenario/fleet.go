@@ -1,0 +1,65 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrNoNodeControl is returned by Run when the settings ask to kill Redlock
+// nodes but the fleet has no way to reach them.
+var ErrNoNodeControl = errors.New("scenario: --redlock-kill needs the embedded backends or --redis with the five node addresses")
+
+// Fleet is what the scenario attacks: the shop replicas' base URLs, the
+// admin token they accept, and, optionally, control over the five Redis
+// nodes behind them. A Fleet is read-only once built and safe for
+// concurrent use.
+type Fleet struct {
+	// Targets are the shops' base URLs (http://host:port); requests are
+	// spread over them.
+	Targets []string
+	// AdminToken is sent as "Authorization: Bearer" on the admin routes.
+	AdminToken string
+	// Backend says in a few words what the shops run on, for the report.
+	Backend string
+	// Nodes takes Redis nodes down for --redlock-kill; nil if unknown.
+	Nodes NodeKiller
+	// close stops what StartEmbedded started; nil for external fleets.
+	close func() error
+}
+
+// NodeKiller takes Redis nodes down and brings them back: the fault the
+// redlock attack must survive. Implementations must be safe for concurrent
+// use.
+type NodeKiller interface {
+	// Kill makes the nodes with the given indexes (0..4) unavailable for
+	// about d, and returns a function that brings them back and returns
+	// only once they are back (or ctx ends). Kill returns an error if a
+	// node could not be taken down; the nodes it did take down are then
+	// brought back before it returns.
+	Kill(ctx context.Context, nodes []int, d time.Duration) (restore func(context.Context) error, err error)
+	// Describe says how Kill takes a node down, for the report.
+	Describe() string
+}
+
+// ExternalFleet is a fleet that someone else started: shops at targets
+// that accept token. redisAddrs, if given, are the five Redis nodes behind
+// them, which --redlock-kill pauses with CLIENT PAUSE.
+func ExternalFleet(targets []string, token string, redisAddrs []string) *Fleet {
+	f := &Fleet{Targets: targets, AdminToken: token, Backend: "external shops"}
+	if len(redisAddrs) > 0 {
+		f.Nodes = &pausedNodes{addrs: redisAddrs}
+	}
+	return f
+}
+
+// Close stops the shops and backends the fleet started, if any. It is safe
+// to call on an external fleet and more than once.
+func (f *Fleet) Close() error {
+	if f == nil || f.close == nil {
+		return nil
+	}
+	c := f.close
+	f.close = nil
+	return c()
+}

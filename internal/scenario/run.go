@@ -1,0 +1,100 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+)
+
+// Options say where a run reports its progress.
+type Options struct {
+	// Progress receives the live line of each attack; nil prints nothing.
+	Progress io.Writer
+	// Terminal redraws the line in place with \r (see IsTerminal);
+	// otherwise a plain line is printed each second.
+	Terminal bool
+	// RunID names this run's products ("d11-<RunID>-<mode>"); it must be
+	// unique among runs on the same database. Empty means the start time
+	// to the millisecond.
+	RunID string
+}
+
+// Outcome is everything one run measured: the settings, the machine, and
+// one result per mode, in the order the modes ran.
+type Outcome struct {
+	Settings Settings
+	Env      Env
+	Targets  []string
+	Backend  string
+	// KillMethod says how --redlock-kill took nodes down, if it did.
+	KillMethod string
+	Started    time.Time
+	Wall       time.Duration
+	Modes      []*ModeResult
+}
+
+// Unsafe lists the safe modes (lua, redlock) that oversold or duplicated
+// an order in this run: what --fail-on-unsafe fails on. Empty is good.
+func (o *Outcome) Unsafe() []string {
+	var out []string
+	for _, m := range o.Modes {
+		if (m.Mode == dlock.ModeLua || m.Mode == dlock.ModeRedlock) &&
+			(m.Audit.Oversold > 0 || m.Audit.DuplicateOrders > 0 || !m.Audit.Consistent) {
+			out = append(out, fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
+				m.Mode, m.Audit.Oversold, m.Audit.DuplicateOrders, m.Audit.Consistent))
+		}
+	}
+	return out
+}
+
+// Run runs the scenario against fleet: for each mode in s.Modes it creates
+// a fresh product, attacks it with the crowd at s.Rate, and reads the
+// shop's audit. It returns the outcome so far with the first error: invalid
+// settings (ErrInvalidSettings), a shop that refuses the product or the
+// audit (ErrShop), --redlock-kill without node control (ErrNoNodeControl),
+// or ctx's error if ctx ends. Run is not meant to be called concurrently on
+// the same fleet: the attacks would share the shops' CPU and locks.
+func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(fleet.Targets) == 0 {
+		return nil, fmt.Errorf("%w: no targets", ErrInvalidSettings)
+	}
+	if s.RedlockKill > 0 && slices.Contains(s.Modes, dlock.ModeRedlock) && fleet.Nodes == nil {
+		return nil, ErrNoNodeControl
+	}
+	o := &Outcome{
+		Settings: s, Env: CurrentEnv(), Targets: fleet.Targets, Backend: fleet.Backend,
+		Started: time.Now(),
+	}
+	if s.RedlockKill > 0 && fleet.Nodes != nil {
+		o.KillMethod = fleet.Nodes.Describe()
+	}
+	defer func() { o.Wall = time.Since(o.Started) }()
+
+	c := newCrowd(s)
+	runID := opts.RunID
+	if runID == "" {
+		runID = o.Started.Format("20060102-150405.000")
+	}
+	api := newShopAPI(fleet.Targets[0], fleet.AdminToken)
+	for _, mode := range s.Modes {
+		a := &attack{
+			settings: s, mode: mode, crowd: c, fleet: fleet, api: api, opts: opts,
+			productID: "d11-" + runID + "-" + string(mode),
+		}
+		res, err := a.run(ctx)
+		if res != nil {
+			o.Modes = append(o.Modes, res)
+		}
+		if err != nil {
+			return o, fmt.Errorf("mode %s: %w", mode, err)
+		}
+	}
+	return o, nil
+}

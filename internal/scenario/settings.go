@@ -1,0 +1,163 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+)
+
+// ErrInvalidSettings is wrapped by every error Settings.Validate returns.
+var ErrInvalidSettings = errors.New("scenario: invalid settings")
+
+// Settings describe one run of the 双11 scenario: the crowd, the pace, and
+// the product every mode sells. A Settings value is plain data; copy it
+// freely. The report package writes it to report.json with explicit units.
+type Settings struct {
+	// Modes are the lock modes to run, in order; each gets a fresh product.
+	Modes []dlock.Mode
+	// Users is the number of distinct buyers in the crowd.
+	Users int
+	// Stock is the number of units each mode's product starts with.
+	Stock int
+	// Clicks is the most times one buyer clicks "buy"; each buyer clicks
+	// 1..Clicks times (drawn from Seed), all within ClickWindow.
+	Clicks int
+	// ClickWindow is how close together one buyer's repeated clicks land.
+	ClickWindow time.Duration
+	// Rate is the request rate of every attack, per second (Vegeta's
+	// constant pacer).
+	Rate int
+	// Duration caps each attack; an attack ends sooner once every buyer
+	// has clicked.
+	Duration time.Duration
+	// LockTTL is the product's lock TTL (lock_ttl_ms).
+	LockTTL time.Duration
+	// Work is the simulated business latency inside the critical section
+	// (work_ms).
+	Work time.Duration
+	// Stall is the rare, long pause inside the critical section
+	// (stall_ms): a GC pause or a slow payment call.
+	Stall time.Duration
+	// StallRate is the probability that one critical section stalls.
+	StallRate float64
+	// Seed makes the crowd (who clicks how often, in which order, on which
+	// shop) reproducible.
+	Seed uint64
+	// RedlockKill is how many of the five Redis nodes to stop halfway
+	// through the redlock attack (0 to leave them alone).
+	RedlockKill int
+}
+
+// Limits of Settings that Validate enforces: beyond them a run would not
+// fit in memory or in the shop's own limits (package stock).
+const (
+	MaxUsers  = 1_000_000
+	MaxStock  = 10_000_000
+	MaxClicks = 100
+	MaxRate   = 1_000_000
+)
+
+// DefaultSettings returns the 双11 defaults, tuned on a 2-core machine
+// with the embedded backends so that every run shows the lesson and the
+// whole run takes about half a minute:
+//
+//   - 750 buyers clicking 1..3 times (about 1,500 requests) at 250 req/s
+//     for 100 units: the crowd outnumbers the stock, and the rate stays
+//     below what three in-process shops on embedded Redis and SQLite serve
+//     (every request, sold out or not, takes the product lock).
+//   - 2 ms of work inside the critical section: off oversells because
+//     buyers overlap inside it.
+//   - 8% of sales stall for 300 ms, three times the 100 ms TTL: a naive
+//     lock expires under its holder about eight times per 100 sales (the
+//     chance of a run without a single stall is 0.92^100, 0.02%), while
+//     lua and redlock renew through it. The stalls are also the cost the
+//     safe modes pay: buyers queued behind a stalled holder may time out
+//     (503 lock_timeout) or be turned away at the shop's door.
+func DefaultSettings() Settings {
+	return Settings{
+		Modes:       dlock.Modes(),
+		Users:       750,
+		Stock:       100,
+		Clicks:      3,
+		ClickWindow: 5 * time.Millisecond,
+		Rate:        250,
+		Duration:    10 * time.Second,
+		LockTTL:     100 * time.Millisecond,
+		Work:        2 * time.Millisecond,
+		Stall:       300 * time.Millisecond,
+		StallRate:   0.08,
+		Seed:        2011,
+		RedlockKill: 0,
+	}
+}
+
+// Validate reports every nonsense value at once, in an error wrapping
+// ErrInvalidSettings, so that a run never starts with settings it cannot
+// honour.
+func (s Settings) Validate() error {
+	if bad := s.Problems(); len(bad) > 0 {
+		return fmt.Errorf("%w:\n  %s", ErrInvalidSettings, strings.Join(bad, "\n  "))
+	}
+	return nil
+}
+
+// Problems lists what is wrong with s, one line per problem, each starting
+// with the flag's name ("users: -5, want at least 1 buyer"); nil if s is
+// good.
+func (s Settings) Problems() []string {
+	var bad []string
+	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	if len(s.Modes) == 0 {
+		add("modes: need at least one of off, naive, lua, redlock")
+	}
+	seen := map[dlock.Mode]bool{}
+	for _, m := range s.Modes {
+		if _, err := dlock.ParseMode(string(m)); err != nil {
+			add("modes: unknown mode %q (want off, naive, lua or redlock)", m)
+		} else if seen[m] {
+			add("modes: %q listed twice", m)
+		}
+		seen[m] = true
+	}
+	between := func(name string, v, lo, hi int, unit string) {
+		if v < lo || v > hi {
+			add("%s: %d, want %d..%d %s", name, v, lo, hi, unit)
+		}
+	}
+	between("users", s.Users, 1, MaxUsers, "buyers")
+	between("stock", s.Stock, 1, MaxStock, "units")
+	between("clicks", s.Clicks, 1, MaxClicks, "clicks per buyer")
+	between("rate", s.Rate, 1, MaxRate, "requests per second")
+	if s.ClickWindow < 0 {
+		add("click window: %v, want 0 or more", s.ClickWindow)
+	}
+	if s.Duration <= 0 {
+		add("duration: %v, want more than 0", s.Duration)
+	}
+	// The shop takes these in whole milliseconds, within its own limits.
+	millis := func(name string, d, lo, hi time.Duration) {
+		switch {
+		case d < lo || d > hi:
+			add("%s: %v, want %v..%v", name, d, lo, hi)
+		case d%time.Millisecond != 0:
+			add("%s: %v, want whole milliseconds (the shop takes %s_ms)", name, d, strings.ReplaceAll(name, "-", "_"))
+		}
+	}
+	millis("lock-ttl", s.LockTTL, 10*time.Millisecond, time.Minute)
+	millis("work", s.Work, 0, 10*time.Second)
+	millis("stall", s.Stall, 0, time.Minute)
+	if !(s.StallRate >= 0 && s.StallRate <= 1) {
+		add("stall-rate: %v, want a probability in 0..1", s.StallRate)
+	}
+	if s.RedlockKill < 0 || s.RedlockKill > 5 {
+		add("redlock-kill: %d, want 0..5 of the five Redis nodes", s.RedlockKill)
+	}
+	return bad
+}
+
+// PlannedRequests is the number of clicks the crowd makes, the most an
+// attack sends.
+func (s Settings) PlannedRequests() int { return len(newCrowd(s).clicks) }

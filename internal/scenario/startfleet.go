@@ -1,0 +1,189 @@
+package scenario
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/embedded"
+)
+
+// DefaultShops is how many shop instances StartFleet runs when
+// FleetConfig.Shops is zero: three, as the compose fleet has.
+const DefaultShops = 3
+
+// DefaultLockWait is the lock wait of the shops StartFleet runs when
+// FleetConfig.LockWait is zero. It is shorter than the shop's own default
+// (5 s) so that an overloaded lock shows as 503 lock_timeout within a
+// second, instead of as latency that hides the other figures.
+const DefaultLockWait = time.Second
+
+// FleetConfig says what StartFleet starts. The zero value starts the
+// embedded backends and three shops.
+type FleetConfig struct {
+	// Shops is the number of shop instances (zero: DefaultShops).
+	Shops int
+	// MySQLDSN and RedisAddrs select real backends, as app.Config's
+	// fields do; empty means embedded. Ignored when Backends is set.
+	MySQLDSN   string
+	RedisAddrs []string
+	// Backends, if set, are used instead of opening new ones, and are not
+	// closed by the fleet. Tests pass their own (see internal/testenv).
+	Backends *app.Backends
+	// Nodes, if set, is how --redlock-kill takes nodes down. Otherwise the
+	// embedded nodes are stopped and restarted, and real nodes paused.
+	Nodes NodeKiller
+	// LockWait is the shops' product-lock wait (zero: DefaultLockWait).
+	LockWait time.Duration
+	// Logger receives the shops' logs (nil: discarded).
+	Logger *slog.Logger
+}
+
+// StartFleet starts the backends (embedded by default) and cfg.Shops shop
+// instances on 127.0.0.1 ports. Each shop is its own app.NewShop, with its
+// own Redis clients and lockers, exactly as separate processes would be;
+// they share the database and the Redis servers and nothing else.
+//
+// The caller must Close the fleet, which stops the shops (letting in-flight
+// orders finish) and then the backends it opened. Errors come from
+// app.OpenBackends and app.NewShop, or from listening on loopback; nothing is
+// left running on error.
+func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	token, err := randomToken()
+	if err != nil {
+		return nil, err
+	}
+	acfg := app.Config{
+		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, AdminToken: token,
+		LockWait: orDefault(cfg.LockWait, DefaultLockWait), Logger: log,
+	}
+	f := &Fleet{AdminToken: token}
+	var closers []func() error
+	f.close = func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+
+	b := cfg.Backends
+	if b == nil {
+		if b, err = app.OpenBackends(ctx, acfg); err != nil {
+			return nil, err
+		}
+		closers = append(closers, b.Close)
+	}
+	f.Backend = describeBackends(b)
+	switch {
+	case cfg.Nodes != nil:
+		f.Nodes = cfg.Nodes
+	case b.Embedded != nil:
+		f.Nodes = &stoppedNodes{r: b.Embedded}
+	default:
+		f.Nodes = &pausedNodes{addrs: b.RedisAddrs}
+	}
+
+	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var served sync.WaitGroup
+	closers = append(closers, func() error { stop(); served.Wait(); return nil })
+	shops := cfg.Shops
+	if shops <= 0 {
+		shops = DefaultShops
+	}
+	for i := range shops {
+		shop, err := app.NewShop(ctx, acfg, b)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, shop.Close)
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("scenario: shop %d: %w", i+1, err)
+		}
+		f.Targets = append(f.Targets, "http://"+ln.Addr().String())
+		served.Add(1)
+		go func() {
+			defer served.Done()
+			if err := shop.Serve(serveCtx, ln); err != nil {
+				log.Error("shop stopped", "shop", i+1, "err", err)
+			}
+		}()
+	}
+	return f, nil
+}
+
+// describeBackends says in a few words what the shops run on.
+func describeBackends(b *app.Backends) string {
+	db := "MySQL"
+	if b.SQLite != nil {
+		db = "embedded SQLite"
+	}
+	redis := fmt.Sprintf("%d Redis nodes", len(b.RedisAddrs))
+	if b.Embedded != nil {
+		redis = fmt.Sprintf("%d embedded miniredis nodes", len(b.RedisAddrs))
+	}
+	return db + " + " + redis + " (" + strings.Join(b.RedisAddrs, ",") + ")"
+}
+
+// stoppedNodes takes embedded nodes down by closing them (clients get
+// connection refused at once) and brings them back on the same port.
+type stoppedNodes struct{ r *embedded.Redis }
+
+// Describe implements NodeKiller.
+func (s *stoppedNodes) Describe() string {
+	return "embedded nodes closed (connection refused), restarted on the same port after the attack"
+}
+
+// Kill implements NodeKiller.
+func (s *stoppedNodes) Kill(_ context.Context, nodes []int, _ time.Duration) (func(context.Context) error, error) {
+	for _, i := range nodes {
+		if i < 0 || i >= s.r.Len() {
+			return nil, fmt.Errorf("scenario: redis node %d: only %d nodes", i+1, s.r.Len())
+		}
+	}
+	for _, i := range nodes {
+		s.r.Stop(i)
+	}
+	return func(context.Context) error {
+		var errs []error
+		for _, i := range nodes {
+			errs = append(errs, s.r.Restart(i))
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// randomToken makes the embedded shops' admin token.
+func randomToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("scenario: admin token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// orDefault returns d, or def when d is zero.
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
+}
