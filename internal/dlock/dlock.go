@@ -68,7 +68,10 @@ var (
 // Locker acquires locks on keys. Implementations are safe for concurrent use.
 // Every mode but off rejects a ttl under a millisecond with an error.
 type Locker interface {
-	// TryLock makes one attempt to take key for ttl and never waits. It
+	// TryLock makes one attempt to take key for ttl and never waits for a
+	// holder (redlock alone retries an inconclusive split vote after a few
+	// random milliseconds, as the algorithm prescribes: a split vote means
+	// nobody holds the lock). It
 	// returns ErrNotObtained if someone else holds key, ErrUnavailable if
 	// Redis cannot be reached, and an error wrapping ctx.Err() if ctx ended.
 	TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error)

@@ -73,7 +73,7 @@ func (m *Lua) obtain(ctx context.Context, key string, ttl time.Duration) (*Lock,
 	}
 	token := uuid.NewString()
 	start := time.Now()
-	granted, pttl, err := obtainOn(ctx, m.client, key, token, ttl)
+	granted, pttl, _, err := obtainOn(ctx, m.client, key, token, ttl)
 	if err != nil {
 		return nil, 0, redisErr(ctx, err, "acquire", key)
 	}
@@ -111,33 +111,40 @@ func (m *Lua) release(ctx context.Context, l *Lock) error {
 }
 
 // obtainOn makes one acquire on c: SET key token NX PX ttl, and in the same
-// round trip PTTL key, so that if someone else holds the key a waiter also
-// learns how long it may have to wait. (A pipeline of two plain commands
-// rather than a script: as fast on Redis, and far cheaper on miniredis, whose
-// Lua is slow.) The two are not atomic: if the holder's key vanished in
-// between, pttl is 0, which tells the waiter to try again soon.
-func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (granted bool, pttl time.Duration, err error) {
+// round trip GET key and PTTL key, so that if someone else holds the key the
+// caller also learns whose token holds it (Redlock tells a held lock from a
+// split vote by it) and how long a waiter may have to wait. (A pipeline of
+// plain commands rather than a script: as fast on Redis, and far cheaper on
+// miniredis, whose Lua is slow.) They are not atomic: if the holder's key
+// vanished in between, holder is "" and pttl is 0, which tells the waiter to
+// try again soon.
+func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (granted bool, pttl time.Duration, holder string, err error) {
 	pipe := c.Pipeline()
 	set := pipe.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds())
+	get := pipe.Get(ctx, key)
 	left := pipe.PTTL(ctx, key)
 	_, _ = pipe.Exec(ctx) // the errors are the commands' own
 	switch err := set.Err(); {
 	case err == nil:
-		return true, 0, nil
+		return true, 0, "", nil
 	case !errors.Is(err, redis.Nil): // redis.Nil is SET NX's "key exists"
-		return false, 0, err
+		return false, 0, "", err
+	}
+	holder, err = get.Result()
+	if err != nil && !errors.Is(err, redis.Nil) { // redis.Nil: gone meanwhile
+		return false, 0, "", err
 	}
 	if err := left.Err(); err != nil {
-		return false, 0, err
+		return false, 0, "", err
 	}
 	// go-redis reports PTTL's -1 (no expiry) as -1ns and -2 (no key) as -2ns.
 	switch d := left.Val(); {
 	case d == -1:
-		return false, -1, nil
+		return false, -1, holder, nil
 	case d < 0:
-		return false, 0, nil
+		return false, 0, holder, nil
 	default:
-		return false, d, nil
+		return false, d, holder, nil
 	}
 }
 

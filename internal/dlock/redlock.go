@@ -40,25 +40,33 @@ func NewRedlock(nodes []*redis.Client) *Redlock {
 	return r
 }
 
-// TryLock makes one Redlock attempt. It returns a *RedlockError wrapping
-// ErrNotObtained if enough nodes answered but too few granted the lock (it
-// is held elsewhere), and wrapping ErrUnavailable if fewer nodes than the
-// quorum answered. Either way the attempt has been undone on every node
-// that may hold a part of it.
+// TryLock makes one Redlock attempt, except that an inconclusive split
+// vote is retried after a random delay, as the Redlock algorithm
+// prescribes: a split vote says nobody holds the lock (see tryLock). It
+// returns a *RedlockError wrapping ErrNotObtained if enough nodes answered
+// but too few granted the lock (another token holds a majority of them,
+// or the votes kept splitting), and wrapping ErrUnavailable if fewer nodes
+// than the quorum answered; if ctx ends during a retry's delay, an error
+// wrapping both ErrNotObtained and ctx.Err(). Either way every attempt has
+// been undone on every node that may hold a part of it.
 func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	l, _, err := r.obtain(ctx, key, ttl)
-	return l, err
+	return r.tryLock(ctx, key, ttl)
 }
 
 // Lock waits for the key as described on Locker: waiters queue per key in
 // this process, wake when a release is announced by any node, and otherwise
 // sleep until a majority of the holder's keys would have expired, or a
-// short random delay after a split vote. It returns an ErrUnavailable error
-// at once, without waiting out the wait, when so many nodes refuse
-// connections or fail that no majority is left; nodes that are merely slow
-// are tried again while the wait lasts.
+// short random delay after a split vote. With wait <= 0 it tries as TryLock
+// does, split votes retried. It returns an ErrUnavailable error at once,
+// without waiting out the wait, when so many nodes refuse connections or
+// fail that no majority is left; nodes that are merely slow are tried again
+// while the wait lasts.
 func (r *Redlock) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
 	return r.room.lock(ctx, key, wait, func(ctx context.Context) (*Lock, time.Duration, error) {
+		if wait <= 0 {
+			l, err := r.tryLock(ctx, key, ttl)
+			return l, 0, err
+		}
 		return r.obtain(ctx, key, ttl)
 	})
 }
@@ -102,9 +110,10 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	var failed atomic.Bool // set before the clean-up; read by late replies
 	start := time.Now()    // carries a monotonic reading: wall-clock jumps do not count
 	got := r.round(ctx, timeout,
-		func(ctx context.Context, i int) (bool, time.Duration, error) {
+		func(ctx context.Context, i int) nodeReply {
 			defer close(h.answered[i])
-			return obtainOn(ctx, r.nodes[i], key, token, ttl)
+			ok, pttl, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl)
+			return nodeReply{ok: ok, pttl: pttl, holder: holder, err: err}
 		},
 		r.settled,
 		func(node int, rep nodeReply) { // a node that answered after the verdict
@@ -131,12 +140,12 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	// nothing of ours.) Quietly: there is nothing for waiters to hear.
 	failed.Store(true)
 	r.round(context.WithoutCancel(ctx), timeout,
-		func(ctx context.Context, i int) (bool, time.Duration, error) {
+		func(ctx context.Context, i int) nodeReply {
 			if got[i].err == nil && !got[i].ok {
-				return false, 0, nil
+				return nodeReply{}
 			}
 			ok, err := releaseOn(ctx, r.nodes[i], key, token, "")
-			return ok, 0, err
+			return nodeReply{ok: ok, err: err}
 		},
 		func(int) bool { return false }, nil)
 	if ctx.Err() != nil {
@@ -155,19 +164,20 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 			return nil, timeout/2 + rand.N(timeout), rerr
 		}
 	case granted >= r.quorum: // a majority, but too late to be of use
-		return nil, r.retryAfter(got, granted), fmt.Errorf("%w (took %v of a %v TTL)", rerr, elapsed, ttl)
+		return nil, r.retryAfter(got, true), fmt.Errorf("%w (took %v of a %v TTL)", rerr, elapsed, ttl)
 	}
-	return nil, r.retryAfter(got, granted), rerr
+	rerr.split = !r.heldElsewhere(got)
+	return nil, r.retryAfter(got, rerr.split), rerr
 }
 
 // retryAfter says how long a waiter sleeps after a failed attempt if no
 // release is announced first.
-func (r *Redlock) retryAfter(got []nodeReply, granted int) time.Duration {
-	if granted > 0 {
-		// A split vote: other clients took some nodes at the same moment.
-		// Redlock's remedy is to retry after a random delay, so that the
-		// contenders fall out of step.
-		return time.Millisecond + rand.N(10*time.Millisecond)
+func (r *Redlock) retryAfter(got []nodeReply, split bool) time.Duration {
+	if split {
+		// Nobody holds a majority: the contenders split the vote. Redlock's
+		// remedy is to retry after a random delay, so that they fall out of
+		// step.
+		return splitDelay()
 	}
 	// Someone holds a majority. A majority of the nodes is free once the
 	// quorum-th shortest of their remaining TTLs has run out.
@@ -210,9 +220,9 @@ func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (
 		return 0, notHeld(l.key, "ran out of validity before the extend")
 	}
 	got := r.round(ctx, left,
-		func(ctx context.Context, i int) (bool, time.Duration, error) {
+		func(ctx context.Context, i int) nodeReply {
 			ok, err := refreshOn(ctx, r.nodes[i], l.key, l.token, ttl)
-			return ok, 0, err
+			return nodeReply{ok: ok, err: err}
 		},
 		r.settled, nil)
 	elapsed := time.Since(start)
@@ -239,14 +249,14 @@ func (h *redlockHold) release(ctx context.Context, l *Lock) error {
 	forget := r.room.expectRelease(l.key, l.token)
 	timeout := max(nodeTimeout(l.currentTTL()), time.Until(l.until()))
 	got := r.round(ctx, timeout,
-		func(ctx context.Context, i int) (bool, time.Duration, error) {
+		func(ctx context.Context, i int) nodeReply {
 			select {
 			case <-h.answered[i]: // the node's SET is not on its way any more
 			case <-ctx.Done(): // still on its way: undone when it answers
-				return false, 0, ctx.Err()
+				return nodeReply{err: ctx.Err()}
 			}
 			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, releaseChannel(l.key))
-			return ok, 0, err
+			return nodeReply{ok: ok, err: err}
 		},
 		func(int) bool { return false }, nil)
 	released, answered, failedNodes := r.tally(got)

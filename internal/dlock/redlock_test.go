@@ -3,7 +3,10 @@ package dlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,6 +140,74 @@ func TestRedlockSlowNode(t *testing.T) {
 		within(t, "TryLock with 3 nodes 2s slow", time.Since(start), ttl)
 		if !errors.Is(err, dlock.ErrUnavailable) {
 			t.Errorf("TryLock with 3 slow nodes = %v, want ErrUnavailable", err)
+		}
+	})
+}
+
+// Ten processes TryLock the same free key at the same instant, as one user
+// clicking ten times does with the shop's dedupe lock. Their votes may split
+// so that nobody has a majority at first, but a split vote is retried:
+// exactly one gets the lock, and the others are told it is held. (On a
+// machine so loaded that nodes miss the per-node timeout, an attempt can
+// fail with ErrUnavailable; that key then only shows that at most one won.)
+func TestRedlockTryLockSplitVote(t *testing.T) {
+	const contenders, keys = 10, 20
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		lockers := make([]*dlock.Redlock, contenders)
+		for i := range lockers {
+			lockers[i] = dlock.NewRedlock(clients(t, r))
+			t.Cleanup(func() { _ = lockers[i].Close() })
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conclusive := 0
+		for k := range keys {
+			key := r.Key(fmt.Sprintf("split-%d", k))
+			var won, held, slow atomic.Int64
+			locks := make(chan *dlock.Lock, contenders)
+			errs := make(chan error, contenders)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for _, rl := range lockers {
+				wg.Go(func() {
+					<-start
+					l, err := rl.TryLock(ctx, key, 5*time.Second)
+					switch {
+					case err == nil:
+						won.Add(1)
+						locks <- l // held until every contender has answered
+					case errors.Is(err, dlock.ErrNotObtained):
+						held.Add(1)
+					case errors.Is(err, dlock.ErrUnavailable) && errors.Is(err, context.DeadlineExceeded):
+						slow.Add(1)
+						t.Logf("key %d: nodes too slow: %v", k, err)
+					default:
+						errs <- err
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			close(locks)
+			close(errs)
+			for l := range locks {
+				_ = l.Release(ctx)
+			}
+			for err := range errs {
+				t.Errorf("key %d: TryLock = %v, want the lock or ErrNotObtained", k, err)
+			}
+			switch got := won.Load(); {
+			case slow.Load() == 0 && got != 1:
+				t.Errorf("key %d: TryLocks that got the lock: got %d, want 1 (%d told it is held)",
+					k, got, held.Load())
+			case got > 1:
+				t.Errorf("key %d: TryLocks that got the lock: got %d, want at most 1", k, got)
+			case slow.Load() == 0:
+				conclusive++
+			}
+		}
+		if conclusive == 0 {
+			t.Errorf("every key had nodes too slow to answer: nothing shown")
 		}
 	})
 }

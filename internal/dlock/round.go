@@ -8,13 +8,14 @@ import (
 
 // nodeReply is one node's answer in a Redlock round.
 type nodeReply struct {
-	ok   bool          // granted, extended or released
-	pttl time.Duration // acquire, not granted: the holder's remaining TTL
-	err  error         // no usable answer
+	ok     bool          // granted, extended or released
+	pttl   time.Duration // acquire, not granted: the holder's remaining TTL
+	holder string        // acquire, not granted: the holder's token, "" if unknown
+	err    error         // no usable answer
 }
 
 // nodeCall is what a round asks of node number node.
-type nodeCall func(ctx context.Context, node int) (ok bool, pttl time.Duration, err error)
+type nodeCall func(ctx context.Context, node int) nodeReply
 
 // round asks every node at once, each with its own timeout, and gathers the
 // replies until settled says the outcome is decided (given how many nodes
@@ -38,9 +39,8 @@ func (r *Redlock) round(ctx context.Context, timeout time.Duration, call nodeCal
 	for i := range r.nodes {
 		go func() {
 			nctx, cancel := context.WithTimeout(ctx, timeout)
-			ok, pttl, err := call(nctx, i)
+			rep := call(nctx, i)
 			cancel()
-			rep := nodeReply{ok: ok, pttl: pttl, err: err}
 			select {
 			case <-over:
 				if late != nil {
