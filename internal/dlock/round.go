@@ -53,15 +53,13 @@ func (r *Redlock) round(ctx context.Context, timeout time.Duration, call nodeCal
 	}
 
 	got := make([]nodeReply, len(r.nodes))
-	for i := range got {
-		got[i].err = fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
-	}
+	answered := make([]bool, len(r.nodes))
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for ok, pending := 0, len(r.nodes); pending > 0 && !settled(ok); {
 		select {
 		case rep := <-replies:
-			got[rep.node] = rep.nodeReply
+			got[rep.node], answered[rep.node] = rep.nodeReply, true
 			pending--
 			if rep.err == nil && rep.ok {
 				ok++
@@ -71,6 +69,13 @@ func (r *Redlock) round(ctx context.Context, timeout time.Duration, call nodeCal
 		}
 	}
 	close(over)
+	// Only the nodes still silent get an error, and only now: formatting
+	// one per node up front cost every successful round five allocations.
+	for i := range got {
+		if !answered[i] {
+			got[i].err = fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
+		}
+	}
 	return got
 }
 
