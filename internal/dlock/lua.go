@@ -73,7 +73,7 @@ func (m *Lua) obtain(ctx context.Context, key string, ttl time.Duration) (*Lock,
 	}
 	token := uuid.NewString()
 	start := time.Now()
-	granted, pttl, _, err := obtainOn(ctx, m.client, key, token, ttl)
+	granted, pttl, _, err := obtainOn(ctx, m.client, key, token, ttl, false)
 	if err != nil {
 		return nil, 0, redisErr(ctx, err, "acquire", key)
 	}
@@ -117,11 +117,15 @@ func (m *Lua) release(ctx context.Context, l *Lock) error {
 // plain commands rather than a script: as fast on Redis, and far cheaper on
 // miniredis, whose Lua is slow.) They are not atomic: if the holder's key
 // vanished in between, holder is "" and pttl is 0, which tells the waiter to
-// try again soon.
-func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (granted bool, pttl time.Duration, holder string, err error) {
+// try again soon. Only Redlock needs the holder: withHolder false leaves the
+// GET out.
+func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration, withHolder bool) (granted bool, pttl time.Duration, holder string, err error) {
 	pipe := c.Pipeline()
 	set := pipe.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds())
-	get := pipe.Get(ctx, key)
+	var get *redis.StringCmd
+	if withHolder {
+		get = pipe.Get(ctx, key)
+	}
 	left := pipe.PTTL(ctx, key)
 	_, _ = pipe.Exec(ctx) // the errors are the commands' own
 	switch err := set.Err(); {
@@ -130,9 +134,11 @@ func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.
 	case !errors.Is(err, redis.Nil): // redis.Nil is SET NX's "key exists"
 		return false, 0, "", err
 	}
-	holder, err = get.Result()
-	if err != nil && !errors.Is(err, redis.Nil) { // redis.Nil: gone meanwhile
-		return false, 0, "", err
+	if get != nil {
+		holder, err = get.Result()
+		if err != nil && !errors.Is(err, redis.Nil) { // redis.Nil: gone meanwhile
+			return false, 0, "", err
+		}
 	}
 	if err := left.Err(); err != nil {
 		return false, 0, "", err

@@ -112,7 +112,7 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	got := r.round(ctx, timeout,
 		func(ctx context.Context, i int) nodeReply {
 			defer close(h.answered[i])
-			ok, pttl, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl)
+			ok, pttl, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl, true)
 			return nodeReply{ok: ok, pttl: pttl, holder: holder, err: err}
 		},
 		r.settled,
