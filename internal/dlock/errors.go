@@ -33,9 +33,6 @@ type RedlockError struct {
 	Quorum int
 	Total  int
 	Nodes  []*NodeError
-
-	slow  bool // a majority was missed only because nodes did not answer in time
-	split bool // acquire: no other holder had a majority either (a split vote)
 }
 
 func (e *RedlockError) Error() string {

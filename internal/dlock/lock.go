@@ -27,7 +27,7 @@ type Lock struct {
 	validUntil time.Time // on the monotonic clock
 	released   bool
 	dog        watchdog
-	onRelease  func() // set by the waiting room of the Lock that acquired it
+	room       *room // the waiting room of the Lock that acquired it, if any
 }
 
 // holder is what each mode adds to a handle: how it renews and how it lets
@@ -138,7 +138,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	released := l.released
 	l.released = true
 	renewing := l.stopWatchdog()
-	onRelease := l.onRelease
+	room := l.room
 	l.mu.Unlock()
 	if released {
 		return notHeld(l.key, "was already released")
@@ -147,9 +147,13 @@ func (l *Lock) Release(ctx context.Context) error {
 	if renewing != nil {
 		<-renewing // no renewal may run after the release
 	}
+	var done func(announced bool)
+	if room != nil {
+		done = room.releasing(l)
+	}
 	err := l.mode.release(ctx, l)
-	if onRelease != nil {
-		onRelease()
+	if done != nil {
+		done(err == nil) // a release that failed may not have been announced
 	}
 	return err
 }

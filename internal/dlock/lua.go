@@ -29,59 +29,47 @@ var (
 // compare-and-delete) or extend it (a Lua compare-and-PEXPIRE). Each handle
 // runs a watchdog that renews the lock every ttl/3, so work slower than the
 // TTL stays protected, and cancels the handle's context if the lock is lost.
-// Lua is safe for concurrent use.
+// Its Lock and Close are the waiting every mode shares (wait.go). Lua is
+// safe for concurrent use.
 type Lua struct {
+	*waiting
 	client *redis.Client
-	room   *room
 }
 
 // NewLua returns a lua locker on c, which must not be nil and stays the
 // caller's to close. Build c with ContextTimeoutEnabled so that context
 // deadlines also cut a hung Redis call short.
 func NewLua(c *redis.Client) *Lua {
-	return &Lua{client: c, room: newRoom([]*redis.Client{c})}
+	m := &Lua{client: c}
+	m.waiting = newWaiting([]*redis.Client{c}, 1, m.TryLock, m.attempt)
+	return m
 }
 
 // TryLock makes one attempt. It returns ErrNotObtained if someone else holds
 // key and ErrUnavailable if Redis cannot be reached. The handle's watchdog
 // runs until Release or until ctx ends.
 func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	l, _, err := m.obtain(ctx, key, ttl)
+	l, _, err := m.attempt(ctx, key, ttl)
 	return l, err
 }
 
-// Lock waits for the key as described on Locker: waiters queue per key in
-// this process, wake when a release is announced, and otherwise sleep until
-// the holder's TTL would run out.
-func (m *Lua) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
-	return m.room.lock(ctx, key, wait, func(ctx context.Context) (*Lock, time.Duration, error) {
-		return m.obtain(ctx, key, ttl)
-	})
-}
-
-// Close stops listening for releases, as described on Locker. It always
-// returns nil.
-func (m *Lua) Close() error {
-	m.room.close()
-	return nil
-}
-
-// obtain tries once; if the key is held it also says how long to sleep.
-func (m *Lua) obtain(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
+// attempt tries once; if the key is held, a waiter may sleep until the
+// holder's key would expire.
+func (m *Lua) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
 	if err := checkTTL(ttl); err != nil {
-		return nil, 0, err
+		return nil, retry{}, err
 	}
 	token := uuid.NewString()
 	start := time.Now()
 	granted, pttl, _, err := obtainOn(ctx, m.client, key, token, ttl, false)
 	if err != nil {
-		return nil, 0, redisErr(ctx, err, "acquire", key)
+		return nil, retry{}, redisErr(ctx, err, "acquire", key)
 	}
 	if !granted {
-		return nil, untilExpiry(pttl), fmt.Errorf("%w: %q", ErrNotObtained, key)
+		return nil, retry{held: true, after: untilExpiry(pttl)}, fmt.Errorf("%w: %q", ErrNotObtained, key)
 	}
 	// Valid for the TTL counted from before the SET was sent.
-	return newLock(ctx, key, token, ttl, start.Add(ttl), m, true), 0, nil
+	return newLock(ctx, key, token, ttl, start.Add(ttl), m, true), retry{}, nil
 }
 
 func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
@@ -95,12 +83,10 @@ func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Dur
 	return ttl, nil
 }
 
+// release deletes the key if it still holds this handle's token, and
+// announces the release to the waiters, in one script.
 func (m *Lua) release(ctx context.Context, l *Lock) error {
-	forget := m.room.expectRelease(l.key, l.token)
 	ok, err := releaseOn(ctx, m.client, l.key, l.token, releaseChannel(l.key))
-	if err != nil || !ok {
-		forget()
-	}
 	if err != nil {
 		return redisErr(ctx, err, "release", l.key)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -25,29 +24,25 @@ const naiveValue = "1"
 //   - a process that dies between SETNX and EXPIRE leaves a key without a
 //     TTL, and nobody gets the lock again until someone deletes it by hand.
 //
-// Naive is safe for concurrent use, but BetweenSetNXAndExpire must be set
-// before first use.
+// Its Lock and Close are the waiting every mode shares (wait.go). Naive is
+// safe for concurrent use.
 type Naive struct {
-	// BetweenSetNXAndExpire is a test hook. When set, it runs after a
-	// successful SETNX and before the EXPIRE; if it returns an error the
-	// acquisition stops there, as if the process had crashed, and TryLock
-	// returns that error wrapped. Leave it nil outside tests.
-	BetweenSetNXAndExpire func(ctx context.Context, key string) error
-
+	*waiting
 	client *redis.Client
-	room   *room
+	crash  func(ctx context.Context, key string) error // tests only: export_test.go
 }
 
 // NewNaive returns a naive locker on c, which must not be nil and stays the
 // caller's to close.
 func NewNaive(c *redis.Client) *Naive {
-	return &Naive{client: c, room: newRoom([]*redis.Client{c})}
+	n := &Naive{client: c}
+	n.waiting = newWaiting([]*redis.Client{c}, 1, n.TryLock, n.attempt)
+	return n
 }
 
 // TryLock makes one attempt: SETNX key "1", then PEXPIRE key ttl. It
 // returns ErrNotObtained if the key exists (whoever set it, and even if it
-// will never expire), ErrUnavailable if Redis cannot be reached, and the
-// hook's error if BetweenSetNXAndExpire fails.
+// will never expire) and ErrUnavailable if Redis cannot be reached.
 func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	if err := checkTTL(ttl); err != nil {
 		return nil, err
@@ -60,9 +55,10 @@ func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lo
 	if set == 0 {
 		return nil, fmt.Errorf("%w: %q", ErrNotObtained, key)
 	}
-	// The flaw: between these two commands the key exists with no TTL.
-	if hook := n.BetweenSetNXAndExpire; hook != nil {
-		if err := hook(ctx, key); err != nil {
+	// The flaw: between these two commands the key exists with no TTL. If
+	// the process dies here, nobody ever gets the lock again.
+	if n.crash != nil {
+		if err := n.crash(ctx, key); err != nil {
 			return nil, fmt.Errorf("dlock: naive %q: stopped between SETNX and EXPIRE: %w", key, err)
 		}
 	}
@@ -74,22 +70,11 @@ func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lo
 	return newLock(ctx, key, naiveValue, ttl, start.Add(ttl), n, false), nil
 }
 
-// Lock waits for the key as described on Locker: waiters queue per key in
-// this process, wake when a release is announced, and otherwise back off
-// with jitter (naive does not ask the holder's TTL).
-func (n *Naive) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
-	b := backoff{next: time.Millisecond, max: 32 * time.Millisecond}
-	return n.room.lock(ctx, key, wait, func(ctx context.Context) (*Lock, time.Duration, error) {
-		l, err := n.TryLock(ctx, key, ttl)
-		return l, b.step(), err
-	})
-}
-
-// Close stops listening for releases, as described on Locker. It always
-// returns nil.
-func (n *Naive) Close() error {
-	n.room.close()
-	return nil
+// attempt is TryLock for a waiting Lock. Naive does not ask how long the
+// holder has left, so the waiter backs off.
+func (n *Naive) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
+	l, err := n.TryLock(ctx, key, ttl)
+	return l, retry{held: errors.Is(err, ErrNotObtained)}, err
 }
 
 // refresh refuses: a naive lock has a fixed TTL, and with no owner token an
@@ -98,17 +83,14 @@ func (n *Naive) refresh(_ context.Context, l *Lock, _ time.Duration) (time.Durat
 	return 0, fmt.Errorf("dlock: naive lock %q cannot be refreshed: %w", l.key, errors.ErrUnsupported)
 }
 
-// release is the flaw: DEL deletes the key whoever holds it now. It
-// announces the release in the same round trip. ErrNotHeld only if the key
-// was already gone.
+// release is the flaw: DEL deletes the key whoever holds it now. The
+// release is announced in the same round trip, for the waiters. ErrNotHeld
+// only if the key was already gone.
 func (n *Naive) release(ctx context.Context, l *Lock) error {
-	id := uuid.NewString()
-	forget := n.room.expectRelease(l.key, id)
 	pipe := n.client.Pipeline()
 	del := pipe.Del(ctx, l.key)
-	pipe.Publish(ctx, releaseChannel(l.key), id)
+	pipe.Publish(ctx, releaseChannel(l.key), naiveValue)
 	if _, err := pipe.Exec(ctx); err != nil {
-		forget()
 		return redisErr(ctx, err, "DEL", l.key)
 	}
 	if del.Val() == 0 {

@@ -63,7 +63,7 @@ func TestNaiveCrashBetweenSetNXAndExpire(t *testing.T) {
 		crashed := dlock.NewNaive(r.Clients()[0])
 		t.Cleanup(func() { _ = crashed.Close() })
 		errCrash := errors.New("process killed")
-		crashed.BetweenSetNXAndExpire = func(context.Context, string) error { return errCrash }
+		crashed.CrashBetweenSetNXAndExpire(func(context.Context, string) error { return errCrash })
 		if _, err := crashed.TryLock(ctx, key, ttl); !errors.Is(err, errCrash) {
 			t.Fatalf("TryLock with crash hook = %v, want it to wrap %v", err, errCrash)
 		}

@@ -2,10 +2,8 @@ package dlock
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -20,12 +18,14 @@ import (
 // acquiring and an allowance for clock drift. It keeps working with a
 // minority of nodes down or slow, and fails cleanly (ErrUnavailable, no keys
 // left behind) without a majority. Handles run the same watchdog as lua,
-// built on Redlock's extend. Redlock is safe for concurrent use.
+// built on Redlock's extend. Its Lock and Close are the waiting every mode
+// shares (wait.go); a waiter is woken once a majority of the nodes have
+// announced a release. Redlock is safe for concurrent use.
 type Redlock struct {
+	*waiting
 	nodes  []*redis.Client
 	names  []string
 	quorum int
-	room   *room
 }
 
 // NewRedlock returns a Redlock locker on nodes, which must not be empty and
@@ -33,49 +33,61 @@ type Redlock struct {
 // replicas of each other. Build the clients with ContextTimeoutEnabled so
 // that a node's timeout also ends its call rather than only the waiting.
 func NewRedlock(nodes []*redis.Client) *Redlock {
-	r := &Redlock{nodes: slices.Clone(nodes), quorum: len(nodes)/2 + 1, room: newRoom(nodes)}
+	r := &Redlock{nodes: slices.Clone(nodes), quorum: len(nodes)/2 + 1}
 	for i, c := range nodes {
 		r.names = append(r.names, fmt.Sprintf("node %d (%s)", i, c.Options().Addr))
 	}
+	r.waiting = newWaiting(r.nodes, r.quorum, r.TryLock, r.attempt)
 	return r
 }
 
-// TryLock makes one Redlock attempt, except that an inconclusive split
-// vote is retried after a random delay, as the Redlock algorithm
-// prescribes: a split vote says nobody holds the lock (see tryLock). It
-// returns a *RedlockError wrapping ErrNotObtained if enough nodes answered
-// but too few granted the lock (another token holds a majority of them,
-// or the votes kept splitting), and wrapping ErrUnavailable if fewer nodes
-// than the quorum answered; if ctx ends during a retry's delay, an error
-// wrapping both ErrNotObtained and ctx.Err(). Either way every attempt has
-// been undone on every node that may hold a part of it.
+// TryLock makes one Redlock attempt, except that a split vote is retried
+// after a random delay, as the Redlock algorithm prescribes. Several
+// clients asking for a free key at the same instant can split the vote:
+// with five nodes, ten simultaneous attempts may end 2/2/1, so that nobody
+// has a majority and every attempt fails. Answering "held" then would be
+// wrong (nobody holds it, and one user's ten clicks would all be refused).
+// So each attempt is undone in full, and the next comes after a delay that
+// grows with each attempt, so that the contenders fall out of step and one
+// of them wins; the retries stop after splitTries attempts, after a quarter
+// of the TTL, or when ctx ends.
+//
+// It returns a *RedlockError wrapping ErrNotObtained if enough nodes
+// answered but too few granted the lock (another token holds a majority of
+// them, or the votes kept splitting), and wrapping ErrUnavailable if fewer
+// nodes than the quorum answered; if ctx ends during a retry's delay, an
+// error wrapping both ErrNotObtained and ctx.Err(). Either way every
+// attempt has been undone on every node that may hold a part of it.
 func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	return r.tryLock(ctx, key, ttl)
-}
-
-// Lock waits for the key as described on Locker: waiters queue per key in
-// this process, wake when a release is announced by any node, and otherwise
-// sleep until a majority of the holder's keys would have expired, or a
-// short random delay after a split vote. With wait <= 0 it tries as TryLock
-// does, split votes retried. It returns an ErrUnavailable error at once,
-// without waiting out the wait, when so many nodes refuse connections or
-// fail that no majority is left; nodes that are merely slow are tried again
-// while the wait lasts.
-func (r *Redlock) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
-	return r.room.lock(ctx, key, wait, func(ctx context.Context) (*Lock, time.Duration, error) {
-		if wait <= 0 {
-			l, err := r.tryLock(ctx, key, ttl)
-			return l, 0, err
+	start := time.Now()
+	for try := 1; ; try++ {
+		l, v, _, err := r.obtain(ctx, key, ttl)
+		if v != voteSplit || try == splitTries || time.Since(start) >= ttl/4 {
+			return l, err
 		}
-		return r.obtain(ctx, key, ttl)
-	})
+		sleep(ctx, time.Duration(try)*splitDelay(), nil)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: %w", err, ctx.Err())
+		}
+	}
 }
 
-// Close stops listening for releases, as described on Locker. It always
-// returns nil.
-func (r *Redlock) Close() error {
-	r.room.close()
-	return nil
+// attempt is one vote for a waiting Lock, which waits out a held lock and
+// a split vote (woken by a release's announcements), and tries again when
+// nodes were only slow; nodes that are down, leaving no majority, end the
+// wait at once.
+func (r *Redlock) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
+	l, v, got, err := r.obtain(ctx, key, ttl)
+	switch v {
+	case voteHeld:
+		return nil, retry{held: true, after: r.untilMajorityFree(got)}, err
+	case voteSplit:
+		return nil, retry{held: true, after: splitDelay()}, err
+	case voteSilent:
+		t := nodeTimeout(ttl)
+		return nil, retry{slow: true, after: t/2 + rand.N(t)}, err
+	}
+	return l, retry{}, err
 }
 
 // nodeTimeout bounds how long one node may take to answer. Redlock wants it
@@ -98,9 +110,11 @@ func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecon
 // error can tell nodes that said no from nodes that did not answer.
 func (r *Redlock) settled(agreed int) bool { return agreed >= r.quorum }
 
-func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*Lock, time.Duration, error) {
+// obtain makes one Redlock attempt and says how the vote came out, with
+// every node's reply.
+func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*Lock, vote, []nodeReply, error) {
 	if err := checkTTL(ttl); err != nil {
-		return nil, 0, err
+		return nil, voteDown, nil, err
 	}
 	token, timeout := uuid.NewString(), nodeTimeout(ttl)
 	h := &redlockHold{r: r, answered: make([]chan struct{}, len(r.nodes))}
@@ -129,9 +143,9 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	// count the TTL down on their own clocks.
 	elapsed := time.Since(start)
 	validity := ttl - elapsed - drift(ttl)
-	granted, answered, failedNodes := r.tally(got)
-	if granted >= r.quorum && validity > 0 {
-		return newLock(ctx, key, token, ttl, start.Add(ttl-drift(ttl)), h, true), 0, nil
+	v := r.count(got, validity)
+	if v == voteGranted {
+		return newLock(ctx, key, token, ttl, start.Add(ttl-drift(ttl)), h, true), v, got, nil
 	}
 
 	// Failed: undo on every node that granted, and also on those that
@@ -149,52 +163,19 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		},
 		func(int) bool { return false }, nil)
 	if ctx.Err() != nil {
-		return nil, 0, fmt.Errorf("dlock: redlock acquire %q: %w", key, ctx.Err())
+		return nil, voteDown, got, fmt.Errorf("dlock: redlock acquire %q: %w", key, ctx.Err())
 	}
 
+	granted, _, failedNodes := r.tally(got)
 	rerr := &RedlockError{Op: "acquire", Key: key, Err: ErrNotObtained, Agreed: granted,
 		Quorum: r.quorum, Total: len(r.nodes), Nodes: failedNodes}
-	switch {
-	case answered < r.quorum:
+	if v == voteSilent || v == voteDown {
 		rerr.Err = ErrUnavailable
-		// Nodes that were only slow may answer in time on the next try;
-		// nodes that refused are down. A waiting Lock gives up at once
-		// only if the nodes that are down leave no majority.
-		if rerr.slow = answered+countSlow(got) >= r.quorum; rerr.slow {
-			return nil, timeout/2 + rand.N(timeout), rerr
-		}
-	case granted >= r.quorum: // a majority, but too late to be of use
-		return nil, r.retryAfter(got, true), fmt.Errorf("%w (took %v of a %v TTL)", rerr, elapsed, ttl)
 	}
-	rerr.split = !r.heldElsewhere(got)
-	return nil, r.retryAfter(got, rerr.split), rerr
-}
-
-// retryAfter says how long a waiter sleeps after a failed attempt if no
-// release is announced first.
-func (r *Redlock) retryAfter(got []nodeReply, split bool) time.Duration {
-	if split {
-		// Nobody holds a majority: the contenders split the vote. Redlock's
-		// remedy is to retry after a random delay, so that they fall out of
-		// step.
-		return splitDelay()
+	if granted >= r.quorum { // a majority, but too late to be of use
+		return nil, v, got, fmt.Errorf("%w (took %v of a %v TTL)", rerr, elapsed, ttl)
 	}
-	// Someone holds a majority. A majority of the nodes is free once the
-	// quorum-th shortest of their remaining TTLs has run out.
-	var pttls []time.Duration
-	for _, rep := range got {
-		if p := rep.pttl; rep.err == nil && !rep.ok {
-			if p < 0 {
-				p = maxSleep // never expires
-			}
-			pttls = append(pttls, p)
-		}
-	}
-	slices.Sort(pttls)
-	if len(pttls) < r.quorum {
-		return untilExpiry(maxSleep)
-	}
-	return untilExpiry(pttls[r.quorum-1])
+	return nil, v, got, rerr
 }
 
 // redlockHold is what a Redlock handle knows beyond the generic Lock: its
@@ -246,7 +227,6 @@ func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (
 func (h *redlockHold) release(ctx context.Context, l *Lock) error {
 	r := h.r
 	h.released.Store(true)
-	forget := r.room.expectRelease(l.key, l.token)
 	timeout := max(nodeTimeout(l.currentTTL()), time.Until(l.until()))
 	got := r.round(ctx, timeout,
 		func(ctx context.Context, i int) nodeReply {
@@ -260,9 +240,6 @@ func (h *redlockHold) release(ctx context.Context, l *Lock) error {
 		},
 		func(int) bool { return false }, nil)
 	released, answered, failedNodes := r.tally(got)
-	if released == 0 {
-		forget() // nothing was announced
-	}
 	if released >= r.quorum {
 		return nil
 	}
@@ -279,17 +256,4 @@ func (r *Redlock) undo(ctx context.Context, node int, key, token string, timeout
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	_, _ = releaseOn(ctx, r.nodes[node], key, token, "")
-}
-
-// countSlow counts the nodes that did not answer in time, as opposed to
-// those that refused or failed outright.
-func countSlow(got []nodeReply) int {
-	n := 0
-	for _, rep := range got {
-		var netErr net.Error
-		if errors.Is(rep.err, context.DeadlineExceeded) || errors.As(rep.err, &netErr) && netErr.Timeout() {
-			n++
-		}
-	}
-	return n
 }

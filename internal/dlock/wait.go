@@ -6,56 +6,80 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
-// attempt makes one try for a lock. If trying again later may succeed
-// (someone else holds the lock, or for redlock some nodes were merely slow),
-// it returns an error for which retryable is true and how long to wait
-// before the next try if no release is announced first.
-type attempt func(ctx context.Context) (*Lock, time.Duration, error)
-
-// retryable reports whether waiting may still get the lock after err:
-// someone else holds it, or a Redlock majority was missed only because
-// nodes were slow to answer, not because they are down.
-func retryable(err error) bool {
-	var rerr *RedlockError
-	return errors.Is(err, ErrNotObtained) || errors.As(err, &rerr) && rerr.slow
+// waiting adds waiting to a mode: embedded in Naive, Lua and Redlock, it
+// gives them Lock and Close. A mode only says how to make one attempt
+// (attempt) and what a failed attempt means for whoever waits (retry); the
+// queue, the wake-ups and the fairness policy are all here and in the
+// wait_*.go files beside this one.
+type waiting struct {
+	tryLock func(ctx context.Context, key string, ttl time.Duration) (*Lock, error)
+	attempt attempt
+	room    *room
 }
 
-// How long a waiter sleeps at most without an announcement, and how long it
-// waits at most for its own process's release to come back on the channel.
+// attempt makes one try for key. When it fails, its retry says whether
+// waiting can still help and when to try again.
+type attempt func(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error)
+
+// retry is what a failed attempt tells a waiting Lock, as a plain value.
+type retry struct {
+	held  bool          // someone else holds the lock (or a Redlock vote split): a release will come
+	slow  bool          // too few Redlock nodes answered in time, though enough are up
+	after time.Duration // when to try again if no release is announced first; 0: back off
+}
+
+func newWaiting(nodes []*redis.Client, quorum int,
+	tryLock func(context.Context, string, time.Duration) (*Lock, error), a attempt) *waiting {
+	return &waiting{tryLock: tryLock, attempt: a, room: newRoom(nodes, quorum)}
+}
+
+// How long a waiter sleeps at most without an announcement, and how long a
+// head waits at most for its own process's release to come back on the
+// channel (see fairTurns).
 const (
 	maxSleep = time.Second
 	ownMax   = 50 * time.Millisecond
 )
 
-// lock is the waiting acquire every mode but off shares.
+// fairTurns is the whole fairness policy between processes, which each
+// queue their own waiters and send only their first one (the head) to
+// Redis:
 //
-// Spinning on a contended key does not just waste round trips: every
-// waiter's SET competes with the holder's release, and throughput collapses
-// as waiters are added. So waiting is three things:
-//
-//  1. a local queue per key: only the head of this process's queue asks
-//     Redis; the others wait for their turn, honouring ctx and the wait;
-//  2. a wake-up: every release is announced on the key's pub/sub channel,
-//     which the head listens to once it has failed to get the key, and it
-//     tries again the moment it hears of one;
-//  3. a fallback for when no announcement comes (the holder crashed and its
-//     key expired, or the subscription is down): sleep until the holder's
-//     key would expire, with jitter, never blindly in a loop.
-//
-// It stays fair between processes: a release by this process wakes this
-// process's head through the same announcement that wakes the others, and
-// the woken heads are shuffled, so every process's head gets the same
-// chance at the lock.
-func (r *room) lock(ctx context.Context, key string, wait time.Duration, try attempt) (*Lock, error) {
+// A process that has just released a key may take it again at once,
+// without waiting to hear its own release announced: it barges, the way a
+// running goroutine may take a sync.Mutex ahead of one that must first be
+// woken. That keeps the lock busy while the other processes are still
+// hearing of the release. But only fairTurns times in a row: once this
+// process has been granted the key fairTurns times with no other process
+// holding it in between, its head waits until its own release has come
+// back on the key's channel before trying again. By then every other
+// process's head has heard it too, and they race on equal terms; heads
+// woken by an announcement also yield to the scheduler a random number of
+// times first, so that the fixed order in which Redis and the Go scheduler
+// serve them does not pick the same winner every time. Whoever wins starts
+// a new run.
+const fairTurns = 4
+
+// Lock takes key for ttl, waiting at most wait for a holder to let go and
+// never past ctx's deadline, as described on Locker. The goroutines of one
+// process that wait for the same key queue up and only the first of them
+// asks Redis; it is woken by the release announcements on the key's
+// channel, and otherwise sleeps until the holder's key would expire. With
+// wait <= 0 it makes one attempt, as TryLock does, and reports a held lock
+// as ErrTimeout.
+func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
 	if wait <= 0 {
-		l, _, err := try(ctx)
-		if retryable(err) {
+		l, err := w.tryLock(ctx, key, ttl)
+		if errors.Is(err, ErrNotObtained) {
 			return nil, timeoutErr(ctx, key, wait, err)
 		}
 		return l, err
 	}
+	r := w.room
 	r.start()
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
@@ -68,21 +92,21 @@ func (r *room) lock(ctx context.Context, key string, wait time.Duration, try att
 		return nil, timeoutErr(ctx, key, wait, nil)
 	}
 
+	b := backoff{next: time.Millisecond, max: 32 * time.Millisecond}
 	var last error // the last try's error, for the timeout's message
 	woken := false // this try follows an announcement: a race with other heads
 	for {
-		// If this process just released the key, let the announcement come
-		// back before trying: the other processes' heads try only once it
-		// reaches them, and this one must not get a head start.
-		if id, seen := r.ownRelease(ks); seen != nil {
+		// This process's last release ended a run of fairTurns: let it come
+		// back before trying, as it reaches the other processes' heads.
+		if seen := r.ownRelease(ks); seen != nil {
 			if !sleep(wctx, ownMax, seen) {
-				r.forgetRelease(key, id)
+				r.forgetRelease(key, ks)
 			}
 			woken = true
 		}
 		// If a goroutine of this process holds the key, asking Redis is a
-		// wasted round trip: wait for its release to be announced (or, if
-		// that never comes, for its validity to run out).
+		// wasted round trip: wait for its release (or, if that never comes,
+		// for its validity to run out).
 		if h := r.localHolder(ks); h != nil && h.Validity() > 0 {
 			woken = sleep(wctx, untilExpiry(h.Validity()), ks.wake)
 			if wctx.Err() != nil {
@@ -93,15 +117,7 @@ func (r *room) lock(ctx context.Context, key string, wait time.Duration, try att
 		if wctx.Err() != nil {
 			return nil, timeoutErr(ctx, key, wait, last)
 		}
-
-		// Heads woken by the same announcement race for the key. Their
-		// connections are served in the same order every time, so without
-		// a shuffle the same locker would tend to win; several lockers in
-		// one Go process (the demo's three in-process shops, the tests)
-		// also come off the scheduler in that order. Yielding a random
-		// number of times makes the race a fair draw, at the cost of
-		// nothing when no other goroutine is waiting to run.
-		if woken {
+		if woken { // see fairTurns
 			for range rand.N(4) {
 				runtime.Gosched()
 			}
@@ -110,24 +126,40 @@ func (r *room) lock(ctx context.Context, key string, wait time.Duration, try att
 		case <-ks.wake: // an announcement from before this try tells nothing
 		default:
 		}
-		l, retry, err := try(ctx)
+		l, rt, err := w.attempt(ctx, key, ttl)
 		switch {
 		case err == nil:
 			r.hold(key, ks, l, last != nil)
 			return l, nil
 		case ctx.Err() != nil:
 			return nil, timeoutErr(ctx, key, wait, nil)
-		case !retryable(err):
+		case !rt.held && !rt.slow:
 			return nil, err // Redis is unavailable: say so now, not after the wait
 		}
 		last = err
-
+		if rt.held {
+			r.heldElsewhere(ks)
+		}
 		r.listen(key, ks) // from now on, hear of its releases
-		woken = sleep(wctx, retry, ks.wake)
+		after := rt.after
+		if after == 0 {
+			after = b.step()
+		}
+		woken = sleep(wctx, after, ks.wake)
 		if wctx.Err() != nil {
 			return nil, timeoutErr(ctx, key, wait, last)
 		}
 	}
+}
+
+// Close stops listening for releases and waits for that to end. Handles
+// already returned keep working, and so does Lock, though its waiters then
+// only wake when the holder's TTL would run out. It does not close the
+// Redis clients, which stay the caller's, and always returns nil. Calling
+// it again does nothing.
+func (w *waiting) Close() error {
+	w.room.close()
+	return nil
 }
 
 // sleep waits for d, for wake, or for ctx to end, and reports whether wake
@@ -156,8 +188,8 @@ func untilExpiry(pttl time.Duration) time.Duration {
 	return min(pttl+rand.N(pttl/10+time.Millisecond), maxSleep)
 }
 
-// backoff is a jittered exponential backoff, for naive, which does not ask
-// the holder's TTL.
+// backoff is a jittered exponential backoff, for a mode that does not say
+// how long the holder has left (naive).
 type backoff struct{ next, max time.Duration }
 
 // step returns a delay between half and all of the current step, and

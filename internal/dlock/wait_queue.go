@@ -8,14 +8,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// room is a locker's waiting room. Per key it keeps the goroutines of this
-// process that wait for the lock, in arrival order. Only the first of them,
-// the head, talks to Redis; the others wait for their turn without a single
-// round trip. So however many goroutines a process has waiting, Redis sees
-// one contender per process, and the head is woken by the release
-// announcements that the subscriber delivers (announce.go).
+// room is a waiting locker's waiting room. Per key it keeps the goroutines
+// of this process that wait for the lock, in arrival order. Only the first
+// of them, the head, talks to Redis; the others wait for their turn without
+// a single round trip. So however many goroutines a process has waiting,
+// Redis sees one contender per process, and the head is woken by the
+// release announcements that the subscriber delivers (wait_announce.go).
 type room struct {
-	sub *subscriber
+	sub    *subscriber
+	quorum int // the announcements of one release it takes to free the lock
 
 	startOnce sync.Once
 	ctx       context.Context
@@ -28,21 +29,19 @@ type room struct {
 
 // keyState is what a room knows about one key. It exists while someone
 // waits for the key, holds it after waiting, or while this process's own
-// release of it is in flight; and, once its announcements are listened
-// to, for keepIdle after that, so that a key contended again soon does not
-// need subscribing again.
+// release of it is awaited on the channel; and, once its announcements are
+// listened to, for keepIdle after that, so that a key contended again soon
+// does not need subscribing again.
 type keyState struct {
 	queue []chan struct{} // the waiters; each channel is closed when that waiter becomes head
 	wake  chan struct{}   // (buffered 1) a release of the key was announced
-	last  string          // id of the last announcement, to ignore its echo from other nodes
+	heard map[string]int  // Redlock: how many nodes announced each recent release
 
 	listening bool // its channel is subscribed to (since a head first failed to get it)
 	confirmed bool // and a node has confirmed the subscription since the last gap
 
-	// A release by this process that has not yet come back on the channel,
-	// and a channel closed when it does (see room.lock).
-	ownID   string
-	ownSeen chan struct{}
+	run     int           // grants to this process in a row, with nobody else holding it between (see fairTurns)
+	ownSeen chan struct{} // closed when this process's release, ending a run, has come back
 
 	holder *Lock     // the lock a waiter of this process got, until it is released
 	idle   time.Time // when it last became idle, if listening; zero while in use
@@ -51,8 +50,8 @@ type keyState struct {
 // keepIdle is how long an idle key's subscription is kept.
 const keepIdle = 2 * time.Second
 
-func newRoom(clients []*redis.Client) *room {
-	r := &room{keys: make(map[string]*keyState)}
+func newRoom(clients []*redis.Client, quorum int) *room {
+	r := &room{keys: make(map[string]*keyState), quorum: quorum}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.sub = newSubscriber(clients, r.announced, r.confirmed, r.gap)
 	return r
@@ -110,32 +109,52 @@ func (r *room) leave(key string, ks *keyState, turn chan struct{}) {
 	r.tidy(key, ks)
 }
 
-// hold records, if the key is contended here (the head had to wait, or
-// others wait behind it), that the head of key's queue got the lock l:
-// until l is released, the next head need not ask Redis.
+// hold records that the head of key's queue got the lock l: one more turn
+// in this process's run and, if the key is contended here (the head had to
+// wait, or others wait behind it), the holder that the next head waits for
+// instead of asking Redis. l tells the room of its release (releasing).
 func (r *room) hold(key string, ks *keyState, l *Lock, waited bool) {
 	r.mu.Lock()
-	contended := waited || len(ks.queue) > 1
-	if contended {
+	ks.run++
+	if waited || len(ks.queue) > 1 {
 		ks.holder = l
 	}
 	r.mu.Unlock()
-	if contended {
-		l.mu.Lock()
-		l.onRelease = func() { r.unhold(key, l) }
-		l.mu.Unlock()
-	}
+	l.mu.Lock()
+	l.room = r
+	l.mu.Unlock()
 }
 
-// unhold records that l, got by a waiter, has been released, and wakes the
-// head: the announcement may have come before this.
-func (r *room) unhold(key string, l *Lock) {
+// heldElsewhere records that a head found the key held by someone else: the
+// run of grants to this process is over.
+func (r *room) heldElsewhere(ks *keyState) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ks := r.keys[key]; ks != nil && ks.holder == l {
-		ks.holder = nil
-		kick(ks.wake)
-		r.tidy(key, ks)
+	ks.run = 0
+	r.mu.Unlock()
+}
+
+// releasing is told by l, got by a waiter, that it is about to be released,
+// and returns what to call once the release has been sent: whether it was
+// announced. If l ends a run of fairTurns, the next head waits for the
+// announcement to come back (see fairTurns); the next head is woken either
+// way, since the announcement may have come before this.
+func (r *room) releasing(l *Lock) (done func(announced bool)) {
+	r.expectRelease(l.key)
+	return func(announced bool) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		ks := r.keys[l.key]
+		if ks == nil {
+			return
+		}
+		if !announced && ks.ownSeen != nil {
+			r.seen(l.key, ks)
+		}
+		if ks.holder == l {
+			ks.holder = nil
+			kick(ks.wake)
+			r.tidy(l.key, ks)
+		}
 	}
 }
 
@@ -172,7 +191,10 @@ func (r *room) tidy(key string, ks *keyState) {
 	delete(r.keys, key)
 }
 
-// sweep drops the keys idle for keepIdle, and stops listening to them.
+// sweep drops the keys idle for keepIdle, and stops listening to them. It
+// unsubscribes under r.mu, as listen subscribes: a waiter that comes back
+// for a swept key then creates fresh state and subscribes after the
+// unsubscription, never before it.
 func (r *room) sweep() {
 	defer r.wg.Done()
 	t := time.NewTicker(keepIdle / 2)
@@ -191,9 +213,9 @@ func (r *room) sweep() {
 				stale = append(stale, key)
 			}
 		}
-		r.mu.Unlock()
 		if len(stale) > 0 {
 			r.sub.stop(stale...)
 		}
+		r.mu.Unlock()
 	}
 }

@@ -1,0 +1,124 @@
+package dlock
+
+import "time"
+
+// The room's side of the release announcements: which keys it listens to,
+// what it does when a release is announced, and how this process's own
+// release that ends a run is held back until its announcement has come
+// back (see fairTurns).
+
+// listen makes sure key's announcements are heard: called when a head
+// first fails to get the key. Announcements sent before the subscription
+// is confirmed are missed; the confirmation wakes the head to try again.
+// It subscribes under r.mu, as the sweeper unsubscribes, so that the two
+// reach the subscriber in the order the key's state saw them.
+func (r *room) listen(key string, ks *keyState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ks.listening && r.keys[key] == ks {
+		ks.listening = true
+		r.sub.listen(key)
+	}
+}
+
+// announced handles one node's announcement of a release of key, id being
+// the release's token. A single-node lock is free at once; a Redlock lock
+// only once a majority of its nodes have run the release, so the head is
+// woken by the quorum-th announcement of a release, the first that can find
+// the lock free (earlier ones would send it to find the old token still on
+// a majority, and then to sleep until the holder's TTL).
+func (r *room) announced(key, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ks := r.keys[key]
+	if ks == nil {
+		return // nobody here waits for it
+	}
+	if r.quorum > 1 {
+		if len(ks.heard) >= 16 { // old releases: all heard or never will be
+			clear(ks.heard)
+		}
+		if ks.heard == nil {
+			ks.heard = make(map[string]int)
+		}
+		if ks.heard[id]++; ks.heard[id] != r.quorum {
+			return
+		}
+	}
+	kick(ks.wake)
+	if ks.ownSeen != nil {
+		r.seen(key, ks)
+	}
+}
+
+// confirmed handles a node's confirmation that key's channel is subscribed
+// to: from now on its announcements are heard, and the head tries again in
+// case one was missed before.
+func (r *room) confirmed(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ks := r.keys[key]; ks != nil {
+		ks.confirmed = true
+		kick(ks.wake)
+	}
+}
+
+// gap is called when a connection dropped: announcements may have been
+// lost with it. Until a confirmation comes again, no own release is waited
+// for; every head is woken to ask Redis again, and if the node is down, it
+// reports that at once instead of after its sleep.
+func (r *room) gap() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, ks := range r.keys {
+		ks.confirmed = false
+		clear(ks.heard)
+		kick(ks.wake)
+		if ks.ownSeen != nil {
+			r.seen(key, ks)
+		}
+	}
+}
+
+// expectRelease records that this process is about to release key. If the
+// release ends a run of fairTurns grants, the next head tries again only
+// once the announcement has come back. Nothing is recorded for a key whose
+// announcements are not heard here: none would come back.
+func (r *room) expectRelease(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ks := r.keys[key]
+	if ks == nil || !ks.confirmed || ks.run < fairTurns {
+		return
+	}
+	if ks.ownSeen != nil {
+		close(ks.ownSeen)
+	}
+	ks.ownSeen = make(chan struct{})
+	ks.idle = time.Time{}
+}
+
+// ownRelease returns a channel closed when this process's release of ks,
+// ending a run, has been announced back; nil if there is none to wait for.
+func (r *room) ownRelease(ks *keyState) <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return ks.ownSeen
+}
+
+// forgetRelease stops waiting for this process's release of key to come
+// back.
+func (r *room) forgetRelease(key string, ks *keyState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ks.ownSeen != nil {
+		r.seen(key, ks)
+	}
+}
+
+// seen clears ks's own pending release. Called with r.mu held.
+func (r *room) seen(key string, ks *keyState) {
+	close(ks.ownSeen)
+	ks.ownSeen = nil
+	r.tidy(key, ks)
+}
