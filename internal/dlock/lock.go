@@ -28,6 +28,7 @@ type Lock struct {
 	released   bool
 	dog        watchdog
 	room       *room // the waiting room of the Lock that acquired it, if any
+	quiet      bool  // its room holds the release's announcement back (see fairTurns)
 }
 
 // holder is what each mode adds to a handle: how it renews and how it lets
@@ -75,6 +76,18 @@ func (l *Lock) Context() context.Context { return l.ctx }
 // time has passed.
 func (l *Lock) Validity() time.Duration {
 	return max(0, time.Until(l.until()))
+}
+
+// announceOn returns the pub/sub channel on which the release of l is
+// announced to the waiters, or "" if its waiting room holds the
+// announcement back (see fairTurns).
+func (l *Lock) announceOn() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.quiet {
+		return ""
+	}
+	return releaseChannel(l.key)
 }
 
 // currentTTL returns the TTL the lock was last set to.

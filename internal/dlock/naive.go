@@ -89,7 +89,9 @@ func (n *Naive) refresh(_ context.Context, l *Lock, _ time.Duration) (time.Durat
 func (n *Naive) release(ctx context.Context, l *Lock) error {
 	pipe := n.client.Pipeline()
 	del := pipe.Del(ctx, l.key)
-	pipe.Publish(ctx, releaseChannel(l.key), naiveValue)
+	if channel := l.announceOn(); channel != "" {
+		pipe.Publish(ctx, channel, naiveValue)
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return redisErr(ctx, err, "DEL", l.key)
 	}

@@ -235,7 +235,7 @@ func (h *redlockHold) release(ctx context.Context, l *Lock) error {
 			case <-ctx.Done(): // still on its way: undone when it answers
 				return nodeReply{err: ctx.Err()}
 			}
-			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, releaseChannel(l.key))
+			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, l.announceOn())
 			return nodeReply{ok: ok, err: err}
 		},
 		func(int) bool { return false }, nil)

@@ -45,24 +45,28 @@ const (
 	ownMax   = 50 * time.Millisecond
 )
 
-// fairTurns is the whole fairness policy between processes, which each
-// queue their own waiters and send only their first one (the head) to
-// Redis:
+// fairTurns and graceFor are the whole fairness policy between processes,
+// which each queue their own waiters and send only their first one (the
+// head) to Redis:
 //
-// A process that has just released a key may take it again at once,
-// without waiting to hear its own release announced: it barges, the way a
-// running goroutine may take a sync.Mutex ahead of one that must first be
-// woken. That keeps the lock busy while the other processes are still
-// hearing of the release. But only fairTurns times in a row: once this
-// process has been granted the key fairTurns times with no other process
-// holding it in between, its head waits until its own release has come
-// back on the key's channel before trying again. By then every other
-// process's head has heard it too, and they race on equal terms; heads
-// woken by an announcement also yield to the scheduler a random number of
-// times first, so that the fixed order in which Redis and the Go scheduler
-// serve them does not pick the same winner every time. Whoever wins starts
-// a new run.
-const fairTurns = 4
+// A process that has the key may keep it for fairTurns turns in a row.
+// When one of its waiters releases the key in the middle of such a run, and
+// other processes may be waiting (this one has seen the key contended), the
+// release is not announced: the other processes' heads sleep on, rather
+// than wake only to lose a race against a process already on a core, and
+// this process's next head takes the key at once, as a running goroutine
+// may barge in on a sync.Mutex. If no waiter here takes it back within
+// graceFor, the release is announced after all. The run's last release is
+// announced, and this process's next head waits until that announcement
+// has come back before trying: by then every other process's head has
+// heard it too, and they race on equal terms. Heads woken by an
+// announcement also yield to the scheduler a random number of times first,
+// so that the fixed order in which Redis and the Go scheduler serve them
+// does not pick the same winner every time. Whoever wins starts a new run.
+const (
+	fairTurns = 8
+	graceFor  = time.Millisecond
+)
 
 // Lock takes key for ttl, waiting at most wait for a holder to let go and
 // never past ctx's deadline, as described on Locker. The goroutines of one
@@ -95,6 +99,7 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 	b := backoff{next: time.Millisecond, max: 32 * time.Millisecond}
 	var last error // the last try's error, for the timeout's message
 	woken := false // this try follows an announcement: a race with other heads
+	level := false // this try follows this process's own announcement: a new run
 	for {
 		// This process's last release ended a run of fairTurns: let it come
 		// back before trying, as it reaches the other processes' heads.
@@ -102,7 +107,7 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 			if !sleep(wctx, ownMax, seen) {
 				r.forgetRelease(key, ks)
 			}
-			woken = true
+			woken, level = true, true
 		}
 		// If a goroutine of this process holds the key, asking Redis is a
 		// wasted round trip: wait for its release (or, if that never comes,
@@ -129,14 +134,14 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 		l, rt, err := w.attempt(ctx, key, ttl)
 		switch {
 		case err == nil:
-			r.hold(key, ks, l, last != nil)
+			r.hold(key, ks, l, last != nil, level)
 			return l, nil
 		case ctx.Err() != nil:
 			return nil, timeoutErr(ctx, key, wait, nil)
 		case !rt.held && !rt.slow:
 			return nil, err // Redis is unavailable: say so now, not after the wait
 		}
-		last = err
+		last, level = err, false
 		if rt.held {
 			r.heldElsewhere(ks)
 		}

@@ -3,9 +3,9 @@ package dlock
 import "time"
 
 // The room's side of the release announcements: which keys it listens to,
-// what it does when a release is announced, and how this process's own
-// release that ends a run is held back until its announcement has come
-// back (see fairTurns).
+// what it does when a release is announced, and how this process's next
+// head, after the release that ends a run, waits for its announcement to
+// come back (see fairTurns).
 
 // listen makes sure key's announcements are heard: called when a head
 // first fails to get the key. Announcements sent before the subscription
@@ -80,15 +80,13 @@ func (r *room) gap() {
 	}
 }
 
-// expectRelease records that this process is about to release key. If the
-// release ends a run of fairTurns grants, the next head tries again only
-// once the announcement has come back. Nothing is recorded for a key whose
-// announcements are not heard here: none would come back.
-func (r *room) expectRelease(key string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ks := r.keys[key]
-	if ks == nil || !ks.confirmed || ks.run < fairTurns {
+// expectRelease records that this process is about to release ks's key
+// at the end of a run, so that its next head tries again only once the
+// announcement has come back. Nothing is recorded for a key whose
+// announcements are not heard here: none would come back. Called with
+// r.mu held.
+func (r *room) expectRelease(ks *keyState) {
+	if !ks.confirmed || ks.run < fairTurns {
 		return
 	}
 	if ks.ownSeen != nil {

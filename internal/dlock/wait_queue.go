@@ -41,6 +41,7 @@ type keyState struct {
 	confirmed bool // and a node has confirmed the subscription since the last gap
 
 	run     int           // grants to this process in a row, with nobody else holding it between (see fairTurns)
+	grace   *grace        // announces a release held back, unless a waiter here takes the key back first
 	ownSeen chan struct{} // closed when this process's release, ending a run, has come back
 
 	holder *Lock     // the lock a waiter of this process got, until it is released
@@ -73,6 +74,9 @@ func (r *room) start() {
 func (r *room) close() {
 	r.mu.Lock()
 	r.cancel()
+	for _, ks := range r.keys {
+		stopGrace(ks)
+	}
 	r.mu.Unlock()
 	r.wg.Wait()
 	r.sub.close()
@@ -110,12 +114,18 @@ func (r *room) leave(key string, ks *keyState, turn chan struct{}) {
 }
 
 // hold records that the head of key's queue got the lock l: one more turn
-// in this process's run and, if the key is contended here (the head had to
+// in this process's run, or the first of a new one if the head won a level
+// race (see fairTurns); and, if the key is contended here (the head had to
 // wait, or others wait behind it), the holder that the next head waits for
 // instead of asking Redis. l tells the room of its release (releasing).
-func (r *room) hold(key string, ks *keyState, l *Lock, waited bool) {
+func (r *room) hold(key string, ks *keyState, l *Lock, waited, level bool) {
 	r.mu.Lock()
-	ks.run++
+	if level {
+		ks.run = 1
+	} else {
+		ks.run++
+	}
+	stopGrace(ks)
 	if waited || len(ks.queue) > 1 {
 		ks.holder = l
 	}
@@ -130,31 +140,90 @@ func (r *room) hold(key string, ks *keyState, l *Lock, waited bool) {
 func (r *room) heldElsewhere(ks *keyState) {
 	r.mu.Lock()
 	ks.run = 0
+	stopGrace(ks)
 	r.mu.Unlock()
 }
 
 // releasing is told by l, got by a waiter, that it is about to be released,
-// and returns what to call once the release has been sent: whether it was
-// announced. If l ends a run of fairTurns, the next head waits for the
-// announcement to come back (see fairTurns); the next head is woken either
-// way, since the announcement may have come before this.
-func (r *room) releasing(l *Lock) (done func(announced bool)) {
-	r.expectRelease(l.key)
-	return func(announced bool) {
+// and returns what to call once the release has been sent, with whether it
+// went through. It applies fairTurns: a release in the middle of a run is
+// quiet, and announced only if no waiter here takes the key back within
+// graceFor; the run's last release is announced, and the next head waits
+// for it to come back. Either way the next head here is woken.
+func (r *room) releasing(l *Lock) (done func(released bool)) {
+	r.mu.Lock()
+	ks := r.keys[l.key]
+	quiet := ks != nil && ks.listening && ks.run < fairTurns
+	if ks != nil && !quiet {
+		r.expectRelease(ks)
+	}
+	r.mu.Unlock()
+	if quiet {
+		l.mu.Lock()
+		l.quiet = true
+		l.mu.Unlock()
+	}
+	return func(released bool) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		ks := r.keys[l.key]
-		if ks == nil {
+		switch {
+		case ks == nil:
+			if quiet && released { // swept meanwhile: nobody here takes it back
+				go r.announce(l.key, l.token)
+			}
 			return
-		}
-		if !announced && ks.ownSeen != nil {
-			r.seen(l.key, ks)
+		case quiet && released:
+			stopGrace(ks)
+			g := new(grace)
+			g.timer = time.AfterFunc(graceFor, func() { r.graceOver(l.key, g, l.token) })
+			ks.grace = g
+		case !released && ks.ownSeen != nil:
+			r.seen(l.key, ks) // it may not have been announced: do not wait for it
 		}
 		if ks.holder == l {
 			ks.holder = nil
 			kick(ks.wake)
 			r.tidy(l.key, ks)
 		}
+	}
+}
+
+// grace is a release held back, to be announced when its timer fires.
+type grace struct{ timer *time.Timer }
+
+// graceOver announces the release held back as g, unless a waiter here has
+// taken the key back (or found it taken) since.
+func (r *room) graceOver(key string, g *grace, id string) {
+	r.mu.Lock()
+	ks := r.keys[key]
+	mine := ks != nil && ks.grace == g && r.ctx.Err() == nil
+	if mine {
+		ks.grace = nil
+		r.tidy(key, ks)
+	}
+	r.mu.Unlock()
+	if mine {
+		r.announce(key, id)
+	}
+}
+
+// announce publishes the release id of key on every node, as the release
+// itself would have.
+func (r *room) announce(key, id string) {
+	ctx, cancel := context.WithTimeout(r.ctx, time.Second)
+	defer cancel()
+	for _, c := range r.sub.clients {
+		_ = c.Publish(ctx, releaseChannel(key), id).Err() // lost: the waiters' fallback wakes them
+	}
+}
+
+// stopGrace cancels ks's held-back announcement, if any. Called with r.mu
+// held.
+func stopGrace(ks *keyState) {
+	if ks.grace != nil {
+		ks.grace.timer.Stop()
+		ks.grace = nil
 	}
 }
 
@@ -181,7 +250,7 @@ func (r *room) state(key string) *keyState {
 // tidy drops key's state once nothing refers to it, or, if its channel is
 // listened to, marks it idle for the sweeper. Called with r.mu held.
 func (r *room) tidy(key string, ks *keyState) {
-	if len(ks.queue) > 0 || ks.ownSeen != nil || ks.holder != nil || r.keys[key] != ks {
+	if len(ks.queue) > 0 || ks.ownSeen != nil || ks.holder != nil || ks.grace != nil || r.keys[key] != ks {
 		return
 	}
 	if ks.listening {
