@@ -49,27 +49,40 @@ func NewLua(c *redis.Client) *Lua {
 // key and ErrUnavailable if Redis cannot be reached. The handle's watchdog
 // runs until Release or until ctx ends.
 func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	l, _, err := m.attempt(ctx, key, ttl)
-	return l, err
-}
-
-// attempt tries once; if the key is held, a waiter may sleep until the
-// holder's key would expire.
-func (m *Lua) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
 	if err := checkTTL(ttl); err != nil {
-		return nil, retry{}, err
+		return nil, err
 	}
 	token := uuid.NewString()
 	start := time.Now()
-	granted, pttl, _, err := obtainOn(ctx, m.client, key, token, ttl, false)
+	granted, _, err := obtainOn(ctx, m.client, key, token, ttl, false)
 	if err != nil {
-		return nil, retry{}, redisErr(ctx, err, "acquire", key)
+		return nil, redisErr(ctx, err, "acquire", key)
 	}
 	if !granted {
-		return nil, retry{held: true, after: untilExpiry(pttl)}, fmt.Errorf("%w: %q", ErrNotObtained, key)
+		return nil, fmt.Errorf("%w: %q", ErrNotObtained, key)
 	}
 	// Valid for the TTL counted from before the SET was sent.
-	return newLock(ctx, key, token, ttl, start.Add(ttl), m, true), retry{}, nil
+	return newLock(ctx, key, token, ttl, start.Add(ttl), m, true), nil
+}
+
+// attempt is TryLock for a waiting Lock: if the key is held, it also asks
+// how long the holder's key has left, for the waiter to sleep until then
+// if no release is announced first.
+func (m *Lua) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
+	l, err := m.TryLock(ctx, key, ttl)
+	if !errors.Is(err, ErrNotObtained) {
+		return l, retry{}, err
+	}
+	pttl, perr := m.client.PTTL(ctx, key).Result()
+	if perr != nil {
+		return nil, retry{}, redisErr(ctx, perr, "PTTL", key)
+	}
+	// go-redis reports PTTL's -1 (no expiry) as -1ns and -2 (no key: gone
+	// meanwhile, try again soon) as -2ns.
+	if pttl == -2 {
+		pttl = 0
+	}
+	return nil, retry{held: true, after: untilExpiry(pttl)}, err
 }
 
 func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
@@ -96,48 +109,27 @@ func (m *Lua) release(ctx context.Context, l *Lock) error {
 	return nil
 }
 
-// obtainOn makes one acquire on c: SET key token NX PX ttl, and in the same
-// round trip GET key and PTTL key, so that if someone else holds the key the
-// caller also learns whose token holds it (Redlock tells a held lock from a
-// split vote by it) and how long a waiter may have to wait. (A pipeline of
-// plain commands rather than a script: as fast on Redis, and far cheaper on
-// miniredis, whose Lua is slow.) They are not atomic: if the holder's key
-// vanished in between, holder is "" and pttl is 0, which tells the waiter to
-// try again soon. Only Redlock needs the holder: withHolder false leaves the
-// GET out.
-func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration, withHolder bool) (granted bool, pttl time.Duration, holder string, err error) {
-	pipe := c.Pipeline()
-	set := pipe.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds())
-	var get *redis.StringCmd
-	if withHolder {
-		get = pipe.Get(ctx, key)
-	}
-	left := pipe.PTTL(ctx, key)
-	_, _ = pipe.Exec(ctx) // the errors are the commands' own
-	switch err := set.Err(); {
+// obtainOn makes one acquire on c: SET key token NX PX ttl. If the key is
+// held and withHolder is set, a GET then says whose token holds it
+// (Redlock tells a held lock from a split vote by it); holder is "" if the
+// key vanished meanwhile. (Not SET ... NX GET, which would do both at once
+// on Redis 7: its nil reply on success costs go-redis more than the GET
+// costs on a refusal.)
+func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration, withHolder bool) (granted bool, holder string, err error) {
+	err = c.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds()).Err()
+	switch {
 	case err == nil:
-		return true, 0, "", nil
+		return true, "", nil
 	case !errors.Is(err, redis.Nil): // redis.Nil is SET NX's "key exists"
-		return false, 0, "", err
+		return false, "", err
+	case !withHolder:
+		return false, "", nil
 	}
-	if get != nil {
-		holder, err = get.Result()
-		if err != nil && !errors.Is(err, redis.Nil) { // redis.Nil: gone meanwhile
-			return false, 0, "", err
-		}
+	holder, err = c.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, "", nil
 	}
-	if err := left.Err(); err != nil {
-		return false, 0, "", err
-	}
-	// go-redis reports PTTL's -1 (no expiry) as -1ns and -2 (no key) as -2ns.
-	switch d := left.Val(); {
-	case d == -1:
-		return false, -1, holder, nil
-	case d < 0:
-		return false, 0, holder, nil
-	default:
-		return false, d, holder, nil
-	}
+	return false, holder, err
 }
 
 // refreshOn runs refresh.lua on c: whether token still held key.

@@ -77,10 +77,12 @@ func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*
 // nodes were only slow; nodes that are down, leaving no majority, end the
 // wait at once.
 func (r *Redlock) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
-	l, v, got, err := r.obtain(ctx, key, ttl)
+	l, v, _, err := r.obtain(ctx, key, ttl)
 	switch v {
 	case voteHeld:
-		return nil, retry{held: true, after: r.untilMajorityFree(got)}, err
+		// Without an announcement, try again when a lock taken with this
+		// TTL would have expired: Redlock does not ask the holder's.
+		return nil, retry{held: true, after: untilExpiry(ttl)}, err
 	case voteSplit:
 		return nil, retry{held: true, after: splitDelay()}, err
 	case voteSilent:
@@ -126,8 +128,8 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	got := r.round(ctx, timeout,
 		func(ctx context.Context, i int) nodeReply {
 			defer close(h.answered[i])
-			ok, pttl, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl, true)
-			return nodeReply{ok: ok, pttl: pttl, holder: holder, err: err}
+			ok, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl, true)
+			return nodeReply{ok: ok, holder: holder, err: err}
 		},
 		r.settled,
 		func(node int, rep nodeReply) { // a node that answered after the verdict

@@ -3,15 +3,16 @@ package dlock
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // nodeReply is one node's answer in a Redlock round.
 type nodeReply struct {
-	ok     bool          // granted, extended or released
-	pttl   time.Duration // acquire, not granted: the holder's remaining TTL
-	holder string        // acquire, not granted: the holder's token, "" if unknown
-	err    error         // no usable answer
+	ok     bool   // granted, extended or released
+	holder string // acquire, not granted: the holder's token, "" if unknown
+	err    error  // no usable answer
 }
 
 // nodeCall is what a round asks of node number node.
@@ -36,11 +37,17 @@ func (r *Redlock) round(ctx context.Context, timeout time.Duration, call nodeCal
 	}
 	replies := make(chan indexed, len(r.nodes)) // buffered: a sender never blocks
 	over := make(chan struct{})
+	// One deadline for every node's call, freed by the last call to end.
+	nctx, cancel := context.WithTimeout(ctx, timeout)
+	free := sync.OnceFunc(cancel)
+	var calling atomic.Int32
+	calling.Store(int32(len(r.nodes)))
 	for i := range r.nodes {
 		go func() {
-			nctx, cancel := context.WithTimeout(ctx, timeout)
 			rep := call(nctx, i)
-			cancel()
+			if calling.Add(-1) == 0 {
+				free()
+			}
 			select {
 			case <-over:
 				if late != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
-	"slices"
 	"time"
 )
 
@@ -63,27 +62,6 @@ func (r *Redlock) heldElsewhere(got []nodeReply) bool {
 		}
 	}
 	return false
-}
-
-// untilMajorityFree says how long a waiter sleeps, if no release is
-// announced first, after finding the lock held: until a majority of the
-// nodes are free, that is until the quorum-th shortest of the holder's
-// remaining TTLs has run out.
-func (r *Redlock) untilMajorityFree(got []nodeReply) time.Duration {
-	var pttls []time.Duration
-	for _, rep := range got {
-		if p := rep.pttl; rep.err == nil && !rep.ok {
-			if p < 0 {
-				p = maxSleep // never expires
-			}
-			pttls = append(pttls, p)
-		}
-	}
-	slices.Sort(pttls)
-	if len(pttls) < r.quorum {
-		return untilExpiry(maxSleep)
-	}
-	return untilExpiry(pttls[r.quorum-1])
 }
 
 // splitDelay is the random delay before trying again after a split vote: a
