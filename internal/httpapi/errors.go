@@ -16,8 +16,9 @@ import (
 // Errors the HTTP layer raises itself. The domain's own sentinels (stock.*,
 // order.*) are mapped by the same table below.
 var (
-	// errInvalidArgument marks a request the API refuses before it reaches
-	// the domain: bad JSON, unknown or missing fields, out-of-range values.
+	// errInvalidArgument marks a body the API cannot decode: not JSON,
+	// unknown or missing fields, wrong types. Values that decode are the
+	// domain's to judge (order.ErrInvalid, stock.ErrInvalid).
 	errInvalidArgument = errors.New("httpapi: invalid argument")
 	errUnauthorized    = errors.New("httpapi: unauthorized")
 	errForbidden       = errors.New("httpapi: forbidden")
@@ -38,7 +39,8 @@ func (e *requestError) Error() string { return e.msg }
 func (e *requestError) Unwrap() error { return e.kind }
 
 // invalid returns a 400 invalid_argument error whose message names field
-// and says why, e.g. invalid("quantity", "must be between 1 and 5, got 6").
+// and says why, e.g. invalid("quantity", "required") says "quantity:
+// required", in the "field: reason" wording of order.FieldError.
 func invalid(field, format string, args ...any) error {
 	return &requestError{kind: errInvalidArgument, msg: field + ": " + fmt.Sprintf(format, args...)}
 }

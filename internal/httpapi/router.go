@@ -34,14 +34,17 @@ import (
 )
 
 // Products is what the API needs from the product store; *stock.Store
-// implements it.
+// implements it. Create and Get validate their input (the API only
+// decodes it) and refuse bad values with an error wrapping
+// stock.ErrInvalid that names the field.
 type Products interface {
 	Create(ctx context.Context, p stock.Product) (stock.Product, error)
 	Get(ctx context.Context, id string) (stock.Product, error)
 }
 
 // Orders is what the API needs from the order flow; *order.Service
-// implements it.
+// implements it. Place and Audit validate their input (see
+// order.Request.Validate) and refuse bad values with an *order.FieldError.
 type Orders interface {
 	Place(ctx context.Context, req order.Request) (order.Order, error)
 	Audit(ctx context.Context, productID string) (order.Audit, error)
