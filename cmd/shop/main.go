@@ -62,7 +62,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	redis.SetLogger(redisLogger{log: log})
 
 	cfg := app.Config{
-		Addr:       opts.addr,
 		MySQLDSN:   opts.mysqlDSN,
 		RedisAddrs: opts.redisAddrs(),
 		AdminToken: opts.adminToken,
@@ -82,9 +81,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 	}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return fmt.Errorf("listen on %s: %w", opts.addr, err)
 	}
 	defer ln.Close() // Serve closes it too; this covers the early returns
 

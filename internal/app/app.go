@@ -17,11 +17,10 @@ import (
 
 // Config says which backends to use and how a shop behaves. The zero value
 // is a valid configuration: embedded backends, admin routes closed, default
-// lock wait, slog.Default().
+// lock wait, slog.Default(). Where a shop listens is not here: Serve takes
+// a listener, which its caller opens (cmd/shop on --addr, tests on a free
+// port).
 type Config struct {
-	// Addr is the listen address of cmd/shop (":8080"). Serve takes a
-	// listener, so package app itself does not read it.
-	Addr string
 	// MySQLDSN selects a real MySQL/MariaDB database
 	// (user:pass@tcp(host:3306)/flashsale). Empty means an embedded SQLite
 	// file in a fresh temporary directory.
