@@ -17,7 +17,7 @@ import (
 
 // Config says which backends to use and how a shop behaves. The zero value
 // is a valid configuration: embedded backends, admin routes closed, default
-// lock wait, slog.Default(). Where a shop listens is not here: Serve takes
+// lock wait and in-flight limit, slog.Default(). Where a shop listens is not here: Serve takes
 // a listener, which its caller opens (cmd/shop on --addr, tests on a free
 // port).
 type Config struct {
@@ -57,12 +57,11 @@ const DefaultShutdownTimeout = 15 * time.Second
 // in flight per shop keep the lock busy without flooding Redis.
 const DefaultMaxInFlightOrders = 8
 
+// maxInFlightOrders is MaxInFlightOrders with zero replaced by the default.
+// A negative value passes through: httpapi.Deps reads it as no limit too.
 func (c Config) maxInFlightOrders() int {
-	switch {
-	case c.MaxInFlightOrders == 0:
+	if c.MaxInFlightOrders == 0 {
 		return DefaultMaxInFlightOrders
-	case c.MaxInFlightOrders < 0:
-		return 0
 	}
 	return c.MaxInFlightOrders
 }
