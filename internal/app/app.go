@@ -36,7 +36,7 @@ type Config struct {
 	LockWait time.Duration
 	// MaxInFlightOrders caps the orders one shop works on at once; more
 	// queue at the door in arrival order for up to LockWait, then get 503
-	// unavailable (see internal/httpapi/admission.go for why). Zero means
+	// busy (see internal/httpapi/admission.go for why). Zero means
 	// DefaultMaxInFlightOrders; negative means no limit.
 	MaxInFlightOrders int
 	// ShutdownTimeout bounds how long Serve waits for in-flight requests

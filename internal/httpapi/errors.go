@@ -25,6 +25,10 @@ var (
 	errRouteNotFound   = errors.New("httpapi: no such route")
 	errMethod          = errors.New("httpapi: method not allowed")
 	errNotReady        = errors.New("httpapi: not ready")
+	// errBusy marks an order turned away at the shop's door: no order slot
+	// came free within the wait (admission.go). Nothing reached Redis or
+	// the database; the buyer may retry.
+	errBusy = errors.New("httpapi: shop busy")
 )
 
 // requestError is an error the HTTP layer raises itself: a kind from the
@@ -84,6 +88,7 @@ var errorTable = []errorKind{
 	{err: stock.ErrUnavailable, status: http.StatusServiceUnavailable, code: "unavailable",
 		hide: true, message: "the database is unavailable; retry"},
 	{err: errNotReady, status: http.StatusServiceUnavailable, code: "unavailable"},
+	{err: errBusy, status: http.StatusServiceUnavailable, code: "busy"},
 	// The client hung up (or the server is being forced down) before the
 	// work finished; nothing was written. Nobody may be listening any
 	// more, but the access log should not call it an internal error.
@@ -98,7 +103,8 @@ var internalError = errorKind{
 }
 
 // retryAfterSeconds is sent with every 503: the conditions behind it (a
-// contended lock, a node restarting) usually clear within a second.
+// contended lock, a full door, a node restarting) usually clear within a
+// second.
 const retryAfterSeconds = "1"
 
 // errorBody is the JSON shape of every error: {"error":{"code","message"}}.

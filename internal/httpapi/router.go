@@ -64,7 +64,7 @@ type Deps struct {
 	AdminToken string
 	// MaxInFlightOrders caps the orders this router works on at once;
 	// more wait at the door in arrival order, at most OrderQueueWait, then
-	// get 503 unavailable. Zero or less means no limit. See admission.go
+	// get 503 busy. Zero or less means no limit. See admission.go
 	// for why a flash-sale shop wants one.
 	MaxInFlightOrders int
 	// OrderQueueWait bounds the wait for an order slot; zero means only
