@@ -1,7 +1,7 @@
-// Package httpapi owns the shop's HTTP API: the routes of the design's API
-// table, strict JSON decoding, the admin bearer-token check, the one table
-// that maps errors to status codes, request ids and access logs, and the
-// health and readiness probes.
+// Package httpapi owns the shop's HTTP API: the routes listed below (and,
+// for users, in README.md, "The HTTP API"), strict JSON decoding, the
+// admin bearer-token check, the one table that maps errors to status
+// codes, request ids and access logs, and the health and readiness probes.
 //
 // It holds no state of its own: the product store and the order service do
 // the work, and every handler passes the request's context down to them.

@@ -10,9 +10,10 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// TestBadInput sends every kind of bad request the design lists and checks
-// the status, the error code, that the message names the field, and that
-// nothing reached the database.
+// TestBadInput sends every kind of bad request: bad encoding (httpapi's to
+// refuse) and bad values (order's and stock's), and checks the status, the
+// error code, that the message names the field, and that nothing reached
+// the database.
 func TestBadInput(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		h := newRouter(t, env, testToken)

@@ -13,10 +13,10 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Place places one order for req, step by step as the design's order flow
-// says. It is safe for concurrent use: concurrent calls for one product, in
-// this process or any other sharing the backends, queue on the product lock
-// (unless the product's mode is off).
+// Place places one order for req in the steps the package doc lists,
+// numbered in the body below. It is safe for concurrent use: concurrent
+// calls for one product, in this process or any other sharing the
+// backends, queue on the product lock (unless the product's mode is off).
 //
 // Errors, and nothing is written in any of these cases: a *FieldError
 // wrapping ErrInvalid (see Request.Validate; nothing was sent anywhere);

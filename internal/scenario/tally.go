@@ -11,7 +11,8 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// The shop's error codes that the scenario expects (DESIGN.md, HTTP API).
+// The shop's error codes that the scenario expects: README.md, "The HTTP
+// API", lists them per route; internal/httpapi/errors.go maps them.
 const (
 	codeSoldOut          = "sold_out"
 	codeDuplicateOrder   = "duplicate_order"
