@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"strings"
 	"time"
@@ -48,7 +49,7 @@ var flagSpecs = []flagSpec{
 	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five for redlock; the first also serves lua, naive and dedupe); empty: five embedded in-process servers"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout"},
-	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait (0: no limit)"},
+	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait (0: the default; negative: no limit)"},
 	{"shutdown-timeout", "SHOP_SHUTDOWN_TIMEOUT", "on SIGINT/SIGTERM, how long in-flight orders may take to finish"},
 	{"log-format", "SHOP_LOG_FORMAT", "log format: text or json"},
 	{"log-level", "SHOP_LOG_LEVEL", "log level: debug, info, warn or error"},
@@ -115,9 +116,6 @@ func (o *options) validate() error {
 	if o.lockWait <= 0 || o.lockWait > time.Minute {
 		return usagef("--lock-wait %v: want more than 0 and at most 1m", o.lockWait)
 	}
-	if o.maxInFlight < 0 {
-		return usagef("--max-in-flight %d: want 0 (no limit) or more", o.maxInFlight)
-	}
 	if o.shutdownTimeout <= 0 {
 		return usagef("--shutdown-timeout %v: want more than 0", o.shutdownTimeout)
 	}
@@ -128,6 +126,21 @@ func (o *options) validate() error {
 		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)
 	}
 	return nil
+}
+
+// config is the app.Config the options ask for, logging to log. Every
+// value passes through as is: the flags mean what app.Config's fields
+// mean (--max-in-flight 0 is the default, negative no limit).
+func (o *options) config(log *slog.Logger) app.Config {
+	return app.Config{
+		MySQLDSN:          o.mysqlDSN,
+		RedisAddrs:        o.redisAddrs(),
+		AdminToken:        o.adminToken,
+		LockWait:          o.lockWait,
+		MaxInFlightOrders: o.maxInFlight,
+		ShutdownTimeout:   o.shutdownTimeout,
+		Logger:            log,
+	}
 }
 
 // redisAddrs splits --redis on commas, dropping blanks.

@@ -8,7 +8,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -61,17 +60,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	log := newLogger(stderr, opts.logFormat, opts.logLevel)
 	redis.SetLogger(redisLogger{log: log})
 
-	cfg := app.Config{
-		Addr:       opts.addr,
-		MySQLDSN:   opts.mysqlDSN,
-		RedisAddrs: opts.redisAddrs(),
-		AdminToken: opts.adminToken,
-		LockWait:   opts.lockWait,
-		// The flag's 0 means no limit; app's 0 means its default.
-		MaxInFlightOrders: cmp.Or(opts.maxInFlight, -1),
-		ShutdownTimeout:   opts.shutdownTimeout,
-		Logger:            log,
-	}
+	cfg := opts.config(log)
 	if cfg.AdminToken == "" {
 		if cfg.MySQLDSN != "" {
 			log.Warn("admin routes closed: no --admin-token / SHOP_ADMIN_TOKEN given")
@@ -82,9 +71,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 	}
 
-	ln, err := net.Listen("tcp", cfg.Addr)
+	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Addr, err)
+		return fmt.Errorf("listen on %s: %w", opts.addr, err)
 	}
 	defer ln.Close() // Serve closes it too; this covers the early returns
 

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/app"
 )
 
 func noEnv(string) string { return "" }
@@ -55,7 +57,7 @@ func TestBadFlags(t *testing.T) {
 		{"bad duration", []string{"--lock-wait", "soon"}, nil, "lock-wait"},
 		{"zero lock wait", []string{"--lock-wait", "0s"}, nil, "lock-wait"},
 		{"bad log format", []string{"--log-format", "xml"}, nil, "log-format"},
-		{"negative max in flight", []string{"--max-in-flight", "-1"}, nil, "max-in-flight"},
+		{"max in flight not a number", []string{"--max-in-flight", "many"}, nil, "max-in-flight"},
 		{"bad log level", []string{"--log-level", "loud"}, nil, "log-level"},
 		{"addr without port", []string{"--addr", "localhost"}, nil, "--addr"},
 		{"redis without port", []string{"--redis", "127.0.0.1"}, nil, "--redis"},
@@ -90,6 +92,34 @@ func TestFlagsBeatEnv(t *testing.T) {
 	}
 	if o.addr != ":9000" || o.lockWait != 2*time.Second || o.adminToken != "from-env" || o.logFormat != "text" {
 		t.Errorf("options = %+v, want addr from the flag, lock wait and token from env, log format default", o)
+	}
+}
+
+// TestMaxInFlight checks that --max-in-flight reaches app.Config as given,
+// so that the flag's 0 (the default) and negative (no limit) are app's.
+func TestMaxInFlight(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want int
+	}{
+		{"no flag", nil, nil, app.DefaultMaxInFlightOrders},
+		{"a limit", []string{"--max-in-flight", "3"}, nil, 3},
+		{"zero: the default", []string{"--max-in-flight", "0"}, nil, 0},
+		{"negative: no limit", []string{"--max-in-flight", "-1"}, nil, -1},
+		{"from the environment", nil, map[string]string{"SHOP_MAX_IN_FLIGHT": "-1"}, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatalf("parseFlags(%q) = %v, want no error", tt.args, err)
+			}
+			if got := o.config(nil).MaxInFlightOrders; got != tt.want {
+				t.Errorf("app.Config.MaxInFlightOrders = %d, want %d", got, tt.want)
+			}
+		})
 	}
 }
 

@@ -17,11 +17,10 @@ import (
 
 // Config says which backends to use and how a shop behaves. The zero value
 // is a valid configuration: embedded backends, admin routes closed, default
-// lock wait, slog.Default().
+// lock wait and in-flight limit, slog.Default(). Where a shop listens is not here: Serve takes
+// a listener, which its caller opens (cmd/shop on --addr, tests on a free
+// port).
 type Config struct {
-	// Addr is the listen address of cmd/shop (":8080"). Serve takes a
-	// listener, so package app itself does not read it.
-	Addr string
 	// MySQLDSN selects a real MySQL/MariaDB database
 	// (user:pass@tcp(host:3306)/flashsale). Empty means an embedded SQLite
 	// file in a fresh temporary directory.
@@ -37,7 +36,7 @@ type Config struct {
 	LockWait time.Duration
 	// MaxInFlightOrders caps the orders one shop works on at once; more
 	// queue at the door in arrival order for up to LockWait, then get 503
-	// unavailable (see internal/httpapi/admission.go for why). Zero means
+	// busy (see internal/httpapi/admission.go for why). Zero means
 	// DefaultMaxInFlightOrders; negative means no limit.
 	MaxInFlightOrders int
 	// ShutdownTimeout bounds how long Serve waits for in-flight requests
@@ -58,12 +57,11 @@ const DefaultShutdownTimeout = 15 * time.Second
 // in flight per shop keep the lock busy without flooding Redis.
 const DefaultMaxInFlightOrders = 8
 
+// maxInFlightOrders is MaxInFlightOrders with zero replaced by the default.
+// A negative value passes through: httpapi.Deps reads it as no limit too.
 func (c Config) maxInFlightOrders() int {
-	switch {
-	case c.MaxInFlightOrders == 0:
+	if c.MaxInFlightOrders == 0 {
 		return DefaultMaxInFlightOrders
-	case c.MaxInFlightOrders < 0:
-		return 0
 	}
 	return c.MaxInFlightOrders
 }

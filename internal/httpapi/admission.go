@@ -5,10 +5,6 @@ import (
 	"time"
 )
 
-// errBusy is raised when an order could not get one of the shop's order
-// slots within the wait.
-var errBusy = &requestError{kind: errNotReady, msg: "shop busy: too many orders in flight; retry"}
-
 // admission limits how many orders one shop works on at once, and queues the
 // rest at the door in arrival order (a flash sale's "waiting room").
 //
@@ -35,8 +31,9 @@ func newAdmission(max int, wait time.Duration) *admission {
 }
 
 // enter takes a slot, waiting at most a.wait and never past ctx, and
-// returns the function that gives it back. It returns errBusy (503
-// unavailable) if no slot came in time. A nil admission admits at once.
+// returns the function that gives it back. It returns an error wrapping
+// errBusy (503 busy) if no slot came in time. A nil admission admits at
+// once.
 func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 	if a == nil {
 		return func() {}, nil
@@ -50,6 +47,6 @@ func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 	case a.slots <- struct{}{}: // blocked senders are served first come, first served
 		return func() { <-a.slots }, nil
 	case <-ctx.Done():
-		return nil, errBusy
+		return nil, &requestError{kind: errBusy, msg: "shop busy: too many orders in flight; retry"}
 	}
 }

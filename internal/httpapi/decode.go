@@ -105,3 +105,13 @@ func jsonTypeName(goType string) string {
 		return "a " + goType
 	}
 }
+
+// required reports a missing field when p is nil. Request structs use
+// pointers for required fields so that "quantity": 0 and a missing
+// quantity are told apart.
+func required[T any](field string, p *T) error {
+	if p == nil {
+		return invalid(field, "required")
+	}
+	return nil
+}

@@ -16,14 +16,19 @@ import (
 // Errors the HTTP layer raises itself. The domain's own sentinels (stock.*,
 // order.*) are mapped by the same table below.
 var (
-	// errInvalidArgument marks a request the API refuses before it reaches
-	// the domain: bad JSON, unknown or missing fields, out-of-range values.
+	// errInvalidArgument marks a body the API cannot decode: not JSON,
+	// unknown or missing fields, wrong types. Values that decode are the
+	// domain's to judge (order.ErrInvalid, stock.ErrInvalid).
 	errInvalidArgument = errors.New("httpapi: invalid argument")
 	errUnauthorized    = errors.New("httpapi: unauthorized")
 	errForbidden       = errors.New("httpapi: forbidden")
 	errRouteNotFound   = errors.New("httpapi: no such route")
 	errMethod          = errors.New("httpapi: method not allowed")
 	errNotReady        = errors.New("httpapi: not ready")
+	// errBusy marks an order turned away at the shop's door: no order slot
+	// came free within the wait (admission.go). Nothing reached Redis or
+	// the database; the buyer may retry.
+	errBusy = errors.New("httpapi: shop busy")
 )
 
 // requestError is an error the HTTP layer raises itself: a kind from the
@@ -38,7 +43,8 @@ func (e *requestError) Error() string { return e.msg }
 func (e *requestError) Unwrap() error { return e.kind }
 
 // invalid returns a 400 invalid_argument error whose message names field
-// and says why, e.g. invalid("quantity", "must be between 1 and 5, got 6").
+// and says why, e.g. invalid("quantity", "required") says "quantity:
+// required", in the "field: reason" wording of order.FieldError.
 func invalid(field, format string, args ...any) error {
 	return &requestError{kind: errInvalidArgument, msg: field + ": " + fmt.Sprintf(format, args...)}
 }
@@ -82,6 +88,7 @@ var errorTable = []errorKind{
 	{err: stock.ErrUnavailable, status: http.StatusServiceUnavailable, code: "unavailable",
 		hide: true, message: "the database is unavailable; retry"},
 	{err: errNotReady, status: http.StatusServiceUnavailable, code: "unavailable"},
+	{err: errBusy, status: http.StatusServiceUnavailable, code: "busy"},
 	// The client hung up (or the server is being forced down) before the
 	// work finished; nothing was written. Nobody may be listening any
 	// more, but the access log should not call it an internal error.
@@ -96,7 +103,8 @@ var internalError = errorKind{
 }
 
 // retryAfterSeconds is sent with every 503: the conditions behind it (a
-// contended lock, a node restarting) usually clear within a second.
+// contended lock, a full door, a node restarting) usually clear within a
+// second.
 const retryAfterSeconds = "1"
 
 // errorBody is the JSON shape of every error: {"error":{"code","message"}}.

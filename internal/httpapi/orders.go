@@ -7,7 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // placeOrderRequest is the body of POST /api/v1/orders; every field is
@@ -18,9 +17,9 @@ type placeOrderRequest struct {
 	Quantity  *int    `json:"quantity"`
 }
 
-// request checks the body completely, so that a bad order never costs a
-// lock or a query: both ids against the id rule, quantity in
-// 1..order.MaxQuantity.
+// request checks that every field is present and converts the body to an
+// order.Request. The values are the order package's to judge
+// (order.Request.Validate).
 func (r *placeOrderRequest) request() (order.Request, error) {
 	if err := required("user_id", r.UserID); err != nil {
 		return order.Request{}, err
@@ -29,15 +28,6 @@ func (r *placeOrderRequest) request() (order.Request, error) {
 		return order.Request{}, err
 	}
 	if err := required("quantity", r.Quantity); err != nil {
-		return order.Request{}, err
-	}
-	if err := stock.CheckID("user_id", *r.UserID); err != nil {
-		return order.Request{}, err
-	}
-	if err := stock.CheckID("product_id", *r.ProductID); err != nil {
-		return order.Request{}, err
-	}
-	if err := checkRange("quantity", *r.Quantity, 1, order.MaxQuantity); err != nil {
 		return order.Request{}, err
 	}
 	return order.Request{UserID: *r.UserID, ProductID: *r.ProductID, Quantity: *r.Quantity}, nil
@@ -104,7 +94,12 @@ func (a *api) placeOrder(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	// Only valid orders queue for a slot.
+	// Only valid orders queue for a slot, so the order package judges the
+	// fields here already; Place would refuse the same ones.
+	if err := req.Validate(); err != nil {
+		writeError(c, err)
+		return
+	}
 	leave, err := a.door.enter(c.Request.Context())
 	if err != nil {
 		writeError(c, err)
@@ -120,14 +115,9 @@ func (a *api) placeOrder(c *gin.Context) {
 }
 
 // auditProduct handles GET /api/v1/products/:id/audit (admin): 200 with the
-// audit.
+// audit. Audit checks the id.
 func (a *api) auditProduct(c *gin.Context) {
-	id := c.Param("id")
-	if err := stock.CheckID("id", id); err != nil {
-		writeError(c, err)
-		return
-	}
-	audit, err := a.orders.Audit(c.Request.Context(), id)
+	audit, err := a.orders.Audit(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		writeError(c, err)
 		return

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
 	"time"
 
@@ -25,14 +26,9 @@ type createProductRequest struct {
 	StallRate *float64 `json:"stall_rate"`
 }
 
-// maxMillis bounds the *_ms fields before they become time.Durations, so a
-// huge number cannot overflow into a plausible value. Package stock applies
-// the real, per-field limits.
-const maxMillis = 1 << 31
-
-// product checks presence and converts the request to a stock.Product. The
-// values themselves (id charset, stock range, TTL limits, mode names) are
-// validated by stock.Store.Create before anything reaches the database.
+// product checks that every required field is present and converts the
+// request to a stock.Product. The values themselves (id charset, stock
+// range, TTL limits, mode names) are stock.Store.Create's to judge.
 func (r *createProductRequest) product() (stock.Product, error) {
 	if err := required("id", r.ID); err != nil {
 		return stock.Product{}, err
@@ -64,12 +60,28 @@ func (r *createProductRequest) product() (stock.Product, error) {
 		if f.ms == nil {
 			continue
 		}
-		if err := checkRange(f.name, *f.ms, 0, maxMillis); err != nil {
+		d, err := millis(f.name, *f.ms)
+		if err != nil {
 			return stock.Product{}, err
 		}
-		*f.dst = time.Duration(*f.ms) * time.Millisecond
+		*f.dst = d
 	}
 	return p, nil
+}
+
+// maxMillis is the most milliseconds a time.Duration holds (about 292
+// years).
+const maxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// millis converts a *_ms field to a time.Duration. A number beyond what a
+// Duration holds is refused here, as encoding/json refuses a number beyond
+// what an int holds: it would overflow into some other, plausible value.
+// Every number that converts is package stock's to judge.
+func millis(field string, ms int) (time.Duration, error) {
+	if int64(ms) > maxMillis || int64(ms) < -maxMillis {
+		return 0, invalid(field, "%d milliseconds do not fit in a duration", ms)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }
 
 // productJSON is a product on the wire.
@@ -122,14 +134,10 @@ func (a *api) createProduct(c *gin.Context) {
 	c.PureJSON(http.StatusCreated, toProductJSON(created))
 }
 
-// getProduct handles GET /api/v1/products/:id: 200 with the product.
+// getProduct handles GET /api/v1/products/:id: 200 with the product. Get
+// checks the id.
 func (a *api) getProduct(c *gin.Context) {
-	id := c.Param("id")
-	if err := stock.CheckID("id", id); err != nil {
-		writeError(c, err)
-		return
-	}
-	p, err := a.products.Get(c.Request.Context(), id)
+	p, err := a.products.Get(c.Request.Context(), c.Param("id"))
 	if err != nil {
 		writeError(c, err)
 		return

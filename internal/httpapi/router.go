@@ -1,7 +1,7 @@
-// Package httpapi owns the shop's HTTP API: the routes of the design's API
-// table, strict JSON decoding, the admin bearer-token check, the one table
-// that maps errors to status codes, request ids and access logs, and the
-// health and readiness probes.
+// Package httpapi owns the shop's HTTP API: the routes listed below (and,
+// for users, in README.md, "The HTTP API"), strict JSON decoding, the
+// admin bearer-token check, the one table that maps errors to status
+// codes, request ids and access logs, and the health and readiness probes.
 //
 // It holds no state of its own: the product store and the order service do
 // the work, and every handler passes the request's context down to them.
@@ -34,14 +34,17 @@ import (
 )
 
 // Products is what the API needs from the product store; *stock.Store
-// implements it.
+// implements it. Create and Get validate their input (the API only
+// decodes it) and refuse bad values with an error wrapping
+// stock.ErrInvalid that names the field.
 type Products interface {
 	Create(ctx context.Context, p stock.Product) (stock.Product, error)
 	Get(ctx context.Context, id string) (stock.Product, error)
 }
 
 // Orders is what the API needs from the order flow; *order.Service
-// implements it.
+// implements it. Place and Audit validate their input (see
+// order.Request.Validate) and refuse bad values with an *order.FieldError.
 type Orders interface {
 	Place(ctx context.Context, req order.Request) (order.Order, error)
 	Audit(ctx context.Context, productID string) (order.Audit, error)
@@ -61,7 +64,7 @@ type Deps struct {
 	AdminToken string
 	// MaxInFlightOrders caps the orders this router works on at once;
 	// more wait at the door in arrival order, at most OrderQueueWait, then
-	// get 503 unavailable. Zero or less means no limit. See admission.go
+	// get 503 busy. Zero or less means no limit. See admission.go
 	// for why a flash-sale shop wants one.
 	MaxInFlightOrders int
 	// OrderQueueWait bounds the wait for an order slot; zero means only

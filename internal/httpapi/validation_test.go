@@ -6,22 +6,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// TestBadInput sends every kind of bad request the design lists and checks
-// the status, the error code, that the message names the field, and that
-// nothing reached the database.
+// TestBadInput sends every kind of bad request: bad encoding (httpapi's to
+// refuse) and bad values (order's and stock's), and checks the status, the
+// error code, that the message names the field, and that nothing reached
+// the database.
 func TestBadInput(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		h := newRouter(t, env, testToken)
 		pid := env.Redis.Key("p")
 		createProduct(t, h, fmt.Sprintf(`{"id":%q,"stock":10,"lock_mode":"lua"}`, pid))
 
-		order := func(fields string) string {
+		orderBody := func(fields string) string {
 			return fmt.Sprintf(`{"user_id":"u1","product_id":%q,%s}`, pid, fields)
 		}
-		big := order(`"quantity":1,"pad":"` + strings.Repeat("x", 17<<10) + `"`)
+		big := orderBody(`"quantity":1,"pad":"` + strings.Repeat("x", 17<<10) + `"`)
 		tests := []struct {
 			name        string
 			path        string
@@ -35,27 +37,27 @@ func TestBadInput(t *testing.T) {
 			{"not JSON", "/api/v1/orders", `user_id=u1`, nil, 400, "invalid_argument", "malformed JSON"},
 			{"empty body", "/api/v1/orders", ``, ptr("application/json"), 400, "invalid_argument", "empty"},
 			{"array body", "/api/v1/orders", `[1,2]`, nil, 400, "invalid_argument", "JSON object"},
-			{"two objects", "/api/v1/orders", order(`"quantity":1`) + `{}`, nil, 400, "invalid_argument", "one JSON object"},
-			{"unknown field", "/api/v1/orders", order(`"quantity":1,"coupon":"x"`), nil, 400, "invalid_argument", "coupon"},
-			{"quantity as string", "/api/v1/orders", order(`"quantity":"1"`), nil, 400, "invalid_argument", "quantity"},
-			{"quantity fractional", "/api/v1/orders", order(`"quantity":1.5`), nil, 400, "invalid_argument", "quantity"},
+			{"two objects", "/api/v1/orders", orderBody(`"quantity":1`) + `{}`, nil, 400, "invalid_argument", "one JSON object"},
+			{"unknown field", "/api/v1/orders", orderBody(`"quantity":1,"coupon":"x"`), nil, 400, "invalid_argument", "coupon"},
+			{"quantity as string", "/api/v1/orders", orderBody(`"quantity":"1"`), nil, 400, "invalid_argument", "quantity"},
+			{"quantity fractional", "/api/v1/orders", orderBody(`"quantity":1.5`), nil, 400, "invalid_argument", "quantity"},
 			{"user_id as number", "/api/v1/orders", fmt.Sprintf(`{"user_id":7,"product_id":%q,"quantity":1}`, pid), nil, 400, "invalid_argument", "user_id"},
 			{"missing quantity", "/api/v1/orders", fmt.Sprintf(`{"user_id":"u1","product_id":%q}`, pid), nil, 400, "invalid_argument", "quantity"},
-			{"null quantity", "/api/v1/orders", order(`"quantity":null`), nil, 400, "invalid_argument", "quantity"},
+			{"null quantity", "/api/v1/orders", orderBody(`"quantity":null`), nil, 400, "invalid_argument", "quantity"},
 			{"missing user_id", "/api/v1/orders", fmt.Sprintf(`{"product_id":%q,"quantity":1}`, pid), nil, 400, "invalid_argument", "user_id"},
 			{"missing product_id", "/api/v1/orders", `{"user_id":"u1","quantity":1}`, nil, 400, "invalid_argument", "product_id"},
-			{"quantity 0", "/api/v1/orders", order(`"quantity":0`), nil, 400, "invalid_argument", "quantity"},
-			{"quantity 6", "/api/v1/orders", order(`"quantity":6`), nil, 400, "invalid_argument", "quantity"},
-			{"quantity negative", "/api/v1/orders", order(`"quantity":-1`), nil, 400, "invalid_argument", "quantity"},
+			{"quantity 0", "/api/v1/orders", orderBody(`"quantity":0`), nil, 400, "invalid_argument", "quantity"},
+			{"quantity 6", "/api/v1/orders", orderBody(`"quantity":6`), nil, 400, "invalid_argument", "quantity"},
+			{"quantity negative", "/api/v1/orders", orderBody(`"quantity":-1`), nil, 400, "invalid_argument", "quantity"},
 			{"empty user_id", "/api/v1/orders", fmt.Sprintf(`{"user_id":"","product_id":%q,"quantity":1}`, pid), nil, 400, "invalid_argument", "user_id"},
 			{"user_id 65 chars", "/api/v1/orders", fmt.Sprintf(`{"user_id":%q,"product_id":%q,"quantity":1}`, strings.Repeat("u", 65), pid), nil, 400, "invalid_argument", "user_id"},
 			{"user_id with space", "/api/v1/orders", fmt.Sprintf(`{"user_id":"a b","product_id":%q,"quantity":1}`, pid), nil, 400, "invalid_argument", "user_id"},
 			{"user_id with brace", "/api/v1/orders", fmt.Sprintf(`{"user_id":"a}b","product_id":%q,"quantity":1}`, pid), nil, 400, "invalid_argument", "user_id"},
 			{"product_id non-ASCII", "/api/v1/orders", `{"user_id":"u1","product_id":"café","quantity":1}`, nil, 400, "invalid_argument", "product_id"},
 			{"body over 16 KiB", "/api/v1/orders", big, nil, 400, "invalid_argument", "larger than"},
-			{"text/plain", "/api/v1/orders", order(`"quantity":1`), ptr("text/plain"), 400, "invalid_argument", "Content-Type"},
-			{"form content type", "/api/v1/orders", order(`"quantity":1`), ptr("application/x-www-form-urlencoded"), 400, "invalid_argument", "Content-Type"},
-			{"no content type", "/api/v1/orders", order(`"quantity":1`), ptr(""), 400, "invalid_argument", "Content-Type"},
+			{"text/plain", "/api/v1/orders", orderBody(`"quantity":1`), ptr("text/plain"), 400, "invalid_argument", "Content-Type"},
+			{"form content type", "/api/v1/orders", orderBody(`"quantity":1`), ptr("application/x-www-form-urlencoded"), 400, "invalid_argument", "Content-Type"},
+			{"no content type", "/api/v1/orders", orderBody(`"quantity":1`), ptr(""), 400, "invalid_argument", "Content-Type"},
 			{"product: missing id", "/api/v1/products", `{"stock":1,"lock_mode":"lua"}`, nil, 400, "invalid_argument", "id"},
 			{"product: missing stock", "/api/v1/products", `{"id":"p2","lock_mode":"lua"}`, nil, 400, "invalid_argument", "stock"},
 			{"product: missing lock_mode", "/api/v1/products", `{"id":"p2","stock":1}`, nil, 400, "invalid_argument", "lock_mode"},
@@ -84,6 +86,24 @@ func TestBadInput(t *testing.T) {
 				}
 			})
 		}
+
+		t.Run("order fields in the order package's words", func(t *testing.T) {
+			for _, req := range []order.Request{
+				{UserID: "a b", ProductID: pid, Quantity: 1},
+				{UserID: "u1", ProductID: "", Quantity: 1},
+				{UserID: "u1", ProductID: pid, Quantity: order.MaxQuantity + 1},
+			} {
+				body := fmt.Sprintf(`{"user_id":%q,"product_id":%q,"quantity":%d}`, req.UserID, req.ProductID, req.Quantity)
+				rec := do(t, h, request{method: "POST", path: "/api/v1/orders", body: body})
+				want := req.Validate()
+				if want == nil {
+					t.Fatalf("Validate(%+v) = nil, want an error", req)
+				}
+				if got := decodeError(t, rec).Error.Message; got != want.Error() {
+					t.Errorf("POST %s: message = %q, want %q", body, got, want.Error())
+				}
+			}
+		})
 
 		t.Run("bad ids in the path", func(t *testing.T) {
 			for _, path := range []string{

@@ -37,11 +37,12 @@ type Audit struct {
 // keeps no counters of its own, so any process sharing the database gives the
 // same answer. Safe for concurrent use, also while orders are placed.
 //
-// Errors: ErrInvalid for a malformed id; stock.ErrNotFound for an unknown
-// product; ErrUnavailable when the database cannot be reached.
+// Errors: a *FieldError wrapping ErrInvalid for a malformed id;
+// stock.ErrNotFound for an unknown product; ErrUnavailable when the database
+// cannot be reached.
 func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
-	if !stock.ValidID(productID) {
-		return Audit{}, fmt.Errorf("%w: product_id must be 1..%d characters of [A-Za-z0-9._:-]", ErrInvalid, stock.MaxIDLen)
+	if err := checkID("product_id", productID); err != nil {
+		return Audit{}, err
 	}
 	a := Audit{ProductID: productID}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

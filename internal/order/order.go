@@ -27,8 +27,9 @@ const MaxQuantity = 5
 // errors wrap them with details and, where there is one, the cause (a
 // dlock, stock or context error).
 var (
-	// ErrInvalid means the request failed validation; the message names the
-	// field. Nothing was sent to Redis or the database.
+	// ErrInvalid means the request failed validation; the error is a
+	// *FieldError that names the field. Nothing was sent to Redis or the
+	// database.
 	ErrInvalid = errors.New("order: invalid request")
 	// ErrSoldOut means the stock left is less than the quantity asked for.
 	ErrSoldOut = errors.New("order: sold out")

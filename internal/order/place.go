@@ -13,23 +13,24 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Place places one order for req, step by step as the design's order flow
-// says. It is safe for concurrent use: concurrent calls for one product, in
-// this process or any other sharing the backends, queue on the product lock
-// (unless the product's mode is off).
+// Place places one order for req in the steps the package doc lists,
+// numbered in the body below. It is safe for concurrent use: concurrent
+// calls for one product, in this process or any other sharing the
+// backends, queue on the product lock (unless the product's mode is off).
 //
-// Errors, and nothing is written in any of these cases: ErrInvalid naming
-// the field (nothing was sent anywhere); stock.ErrNotFound for an unknown
-// product; ErrDuplicateRequest when the same buyer's order for the product
-// is in flight; ErrLockTimeout when the product lock did not come within the
-// lock wait; ErrDuplicateOrder when the buyer already has an order for the
-// product; ErrSoldOut, at once and without locking once this process has
-// seen the stock at 0; ErrUnavailable when Redis or the database could not
-// be reached, or the product lock was lost before the write. When ctx ends
-// first, the error wraps ctx.Err().
+// Errors, and nothing is written in any of these cases: a *FieldError
+// wrapping ErrInvalid (see Request.Validate; nothing was sent anywhere);
+// stock.ErrNotFound for an unknown product; ErrDuplicateRequest when the
+// same buyer's order for the product is in flight; ErrLockTimeout when the
+// product lock did not come within the lock wait; ErrDuplicateOrder when
+// the buyer already has an order for the product; ErrSoldOut, at once and
+// without locking once this process has seen the stock at 0;
+// ErrUnavailable when Redis or the database could not be reached, or the
+// product lock was lost before the write. When ctx ends first, the error
+// wraps ctx.Err().
 func (s *Service) Place(ctx context.Context, req Request) (Order, error) {
 	// 1. Validate: bad input never reaches Redis or the database.
-	if err := req.validate(); err != nil {
+	if err := req.Validate(); err != nil {
 		return Order{}, err
 	}
 	// 2. Load the product: its lock mode, lock TTL and simulated latency.

@@ -6,17 +6,47 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// validate checks r before anything touches Redis or the database. The
-// error wraps ErrInvalid and names the field.
-func (r Request) validate() error {
-	if !stock.ValidID(r.UserID) {
-		return fmt.Errorf("%w: user_id must be 1..%d characters of [A-Za-z0-9._:-]", ErrInvalid, stock.MaxIDLen)
+// FieldError is the error for a request that fails validation: which field
+// (named as the HTTP API spells it: user_id, product_id, quantity) and why.
+// It wraps ErrInvalid, so errors.Is(err, ErrInvalid) holds; errors.As gives
+// the field.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+// Error returns "field: reason", e.g. "quantity: must be between 1 and 5,
+// got 9": written for the buyer, it can be shown as is.
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
+
+// Unwrap returns ErrInvalid.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+// Validate is the one check of an order's fields: both ids 1..64 characters
+// of [A-Za-z0-9._:-] (stock.ValidID), quantity 1..MaxQuantity. It returns
+// nil or a *FieldError naming the first bad field.
+//
+// Place calls it before anything touches Redis or the database. Anyone may
+// call it earlier to refuse bad input before spending anything on it: the
+// HTTP API does, so that only valid orders queue for an order slot.
+func (r Request) Validate() error {
+	if err := checkID("user_id", r.UserID); err != nil {
+		return err
 	}
-	if !stock.ValidID(r.ProductID) {
-		return fmt.Errorf("%w: product_id must be 1..%d characters of [A-Za-z0-9._:-]", ErrInvalid, stock.MaxIDLen)
+	if err := checkID("product_id", r.ProductID); err != nil {
+		return err
 	}
 	if r.Quantity < 1 || r.Quantity > MaxQuantity {
-		return fmt.Errorf("%w: quantity must be 1..%d, got %d", ErrInvalid, MaxQuantity, r.Quantity)
+		return &FieldError{Field: "quantity", Reason: fmt.Sprintf("must be between 1 and %d, got %d", MaxQuantity, r.Quantity)}
+	}
+	return nil
+}
+
+// checkID returns a *FieldError for field unless id is a valid user or
+// product id.
+func checkID(field, id string) error {
+	if !stock.ValidID(id) {
+		return &FieldError{Field: field, Reason: fmt.Sprintf("must be 1..%d characters of [A-Za-z0-9._:-]", stock.MaxIDLen)}
 	}
 	return nil
 }

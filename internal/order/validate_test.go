@@ -13,9 +13,10 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// TestPlaceRejectsInvalid: bad input fails with ErrInvalid naming the field
-// and never reaches Redis or the database. The Service here has neither:
-// any use of them would panic.
+// TestPlaceRejectsInvalid: bad input fails with a *FieldError wrapping
+// ErrInvalid, naming the field in it and in the message, and never reaches
+// Redis or the database. The Service here has neither: any use of them
+// would panic.
 func TestPlaceRejectsInvalid(t *testing.T) {
 	shop := order.NewService(nil, nil, nil, order.Options{})
 	cases := []struct {
@@ -41,13 +42,30 @@ func TestPlaceRejectsInvalid(t *testing.T) {
 			if !errors.Is(err, order.ErrInvalid) {
 				t.Fatalf("got err %v, want %v", err, order.ErrInvalid)
 			}
-			if !strings.Contains(err.Error(), c.field) {
-				t.Errorf("error %q does not name the field %q", err, c.field)
+			var fe *order.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("got err %T, want a *order.FieldError", err)
+			}
+			if fe.Field != c.field {
+				t.Errorf("Field: got %q, want %q", fe.Field, c.field)
+			}
+			if !strings.HasPrefix(err.Error(), c.field+": ") {
+				t.Errorf("message: got %q, want it to start with %q", err, c.field+": ")
+			}
+			if err2 := c.req.Validate(); err2 == nil || err2.Error() != err.Error() {
+				t.Errorf("Validate: got %v, want the error Place returned, %v", err2, err)
 			}
 		})
 	}
-	if _, err := shop.Audit(context.Background(), "bad id"); !errors.Is(err, order.ErrInvalid) {
+	if err := (order.Request{UserID: "u", ProductID: "p", Quantity: order.MaxQuantity}).Validate(); err != nil {
+		t.Errorf("Validate of a valid request: got %v, want nil", err)
+	}
+	_, err := shop.Audit(context.Background(), "bad id")
+	if !errors.Is(err, order.ErrInvalid) {
 		t.Errorf("Audit with a malformed id: got err %v, want %v", err, order.ErrInvalid)
+	}
+	if want := "product_id: "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Audit with a malformed id: got message %q, want it to start with %q", err, want)
 	}
 }
 

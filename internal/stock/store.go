@@ -54,7 +54,7 @@ func (s *Store) Create(ctx context.Context, p Product) (Product, error) {
 // ErrNotFound when there is no such product; ErrUnavailable when the
 // database cannot be reached.
 func (s *Store) Get(ctx context.Context, id string) (Product, error) {
-	if err := CheckID("id", id); err != nil {
+	if err := checkID("id", id); err != nil {
 		return Product{}, err
 	}
 	var row productRow

@@ -48,10 +48,9 @@ func ValidID(id string) bool {
 	return true
 }
 
-// CheckID returns nil if id is valid, or an error wrapping ErrInvalid that
-// names field, for callers that check ids before they touch anything (the
-// HTTP layer).
-func CheckID(field, id string) error {
+// checkID returns nil if id is valid, or an error wrapping ErrInvalid that
+// names field.
+func checkID(field, id string) error {
 	if !ValidID(id) {
 		return invalid(field, "must be 1..%d characters of [A-Za-z0-9._:-], got %q", MaxIDLen, clip(id))
 	}
@@ -61,7 +60,7 @@ func CheckID(field, id string) error {
 // validate checks p and fills in the defaults (name, TTL). It returns an
 // error wrapping ErrInvalid naming the first bad field.
 func validate(p *Product) error {
-	if err := CheckID("id", p.ID); err != nil {
+	if err := checkID("id", p.ID); err != nil {
 		return err
 	}
 	if p.Name == "" {

@@ -1,0 +1,113 @@
+package httpapi_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/httpapi"
+	"github.com/flashsale/flashsale/internal/order"
+)
+
+// heldOrders is an order service whose Place reports each call on entered
+// and then waits for release to close.
+type heldOrders struct {
+	entered chan string
+	release chan struct{}
+}
+
+func newHeldOrders() *heldOrders {
+	return &heldOrders{entered: make(chan string, 8), release: make(chan struct{})}
+}
+
+func (h *heldOrders) Place(ctx context.Context, req order.Request) (order.Order, error) {
+	h.entered <- req.UserID
+	select {
+	case <-h.release:
+		return order.Order{ID: "o-" + req.UserID, UserID: req.UserID, ProductID: req.ProductID, Quantity: req.Quantity}, nil
+	case <-ctx.Done():
+		return order.Order{}, ctx.Err()
+	}
+}
+
+func (h *heldOrders) Audit(context.Context, string) (order.Audit, error) {
+	return order.Audit{}, errors.New("heldOrders: no audit")
+}
+
+func orderBy(user string) request {
+	return request{method: "POST", path: "/api/v1/orders", body: `{"user_id":"` + user + `","product_id":"p","quantity":1}`}
+}
+
+// waitEntered returns the next buyer whose order reached Place, or fails t
+// after a few seconds.
+func waitEntered(t *testing.T, orders *heldOrders) string {
+	t.Helper()
+	select {
+	case user := <-orders.entered:
+		return user
+	case <-time.After(5 * time.Second):
+		t.Fatal("no order reached Place within 5s")
+		return ""
+	}
+}
+
+// TestBusy: with every order slot taken, an order waits at most the queue
+// wait and then gets 503 busy with Retry-After; an invalid order is
+// refused at once with 400, without queueing.
+func TestBusy(t *testing.T) {
+	orders := newHeldOrders()
+	h := httpapi.NewRouter(httpapi.Deps{Orders: orders, MaxInFlightOrders: 1,
+		OrderQueueWait: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+
+	first := make(chan int, 1)
+	go func() { first <- do(t, h, orderBy("alice")).Code }()
+	if got := waitEntered(t, orders); got != "alice" {
+		t.Fatalf("first order in: got %q, want alice", got)
+	}
+
+	rec := do(t, h, orderBy("bob"))
+	if rec.Code != http.StatusServiceUnavailable {
+		t.Fatalf("second order: status = %d, want 503; body %s", rec.Code, rec.Body)
+	}
+	if got, want := decodeError(t, rec).Error.Code, "busy"; got != want {
+		t.Errorf("second order: code = %q, want %q", got, want)
+	}
+	if got, want := rec.Header().Get("Retry-After"), "1"; got != want {
+		t.Errorf("second order: Retry-After = %q, want %q", got, want)
+	}
+
+	bad := orderBy("carol")
+	bad.body = `{"user_id":"carol","product_id":"p","quantity":0}`
+	rec = do(t, h, bad)
+	if rec.Code != http.StatusBadRequest {
+		t.Errorf("invalid order at a full door: status = %d, want 400; body %s", rec.Code, rec.Body)
+	}
+
+	close(orders.release)
+	if got := <-first; got != http.StatusCreated {
+		t.Errorf("first order: status = %d, want 201", got)
+	}
+}
+
+// TestNoOrderLimit: a negative MaxInFlightOrders admits every order at once.
+func TestNoOrderLimit(t *testing.T) {
+	orders := newHeldOrders()
+	h := httpapi.NewRouter(httpapi.Deps{Orders: orders, MaxInFlightOrders: -1,
+		OrderQueueWait: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+
+	codes := make(chan int, 2)
+	for _, user := range []string{"alice", "bob"} {
+		go func() { codes <- do(t, h, orderBy(user)).Code }()
+	}
+	waitEntered(t, orders)
+	waitEntered(t, orders) // both are inside Place together
+	close(orders.release)
+	for range 2 {
+		if got := <-codes; got != http.StatusCreated {
+			t.Errorf("status = %d, want 201", got)
+		}
+	}
+}
