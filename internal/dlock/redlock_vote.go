@@ -46,7 +46,7 @@ func (r *Redlock) count(got []nodeReply, validity time.Duration) vote {
 
 // heldElsewhere tells, after an attempt that got no majority, a lock held by
 // someone from a split vote. SET NX failing on a node only says that some
-// token is there; the GET beside it says which. The lock is held only if a
+// token is there; the GET after it says which. The lock is held only if a
 // single other token is on a majority of the nodes: only then can its owner
 // have been granted the lock. Anything less (several tokens sharing the
 // nodes, or a key that expired between the SET and the GET) means nobody has
