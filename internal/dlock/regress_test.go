@@ -300,50 +300,64 @@ func TestRefreshShorterTTLThenRenewalsHangEndsContextAtValidity(t *testing.T) {
 
 // A Refresh to a short TTL that Redis runs after a watchdog renewal to the
 // old, longer TTL, while the renewal's reply is still on its way: Redis keeps
-// the short TTL, so the late reply must not extend the validity, and another
-// locker gets the key only once the first handle's context has ended.
+// the short TTL, so the late reply must not extend the validity (nor bring
+// back the old TTL), whether it comes after the short validity has run out
+// or before. Another locker gets the key only once the first handle's
+// context has ended.
 func TestRefreshRacingRenewalKeepsValidityRedisApplied(t *testing.T) {
+	const ttl = 1500 * time.Millisecond // first renewal at 500ms
+	cases := []struct {
+		name         string
+		short        time.Duration // the Refresh's TTL
+		renewalReply time.Duration // how late the renewal's reply comes
+	}{
+		{"renewal answers after the refresh's validity", 150 * time.Millisecond, 500 * time.Millisecond},
+		{"renewal answers within the refresh's validity", 400 * time.Millisecond, 200 * time.Millisecond},
+	}
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, mode := range safeModes {
-			t.Run(string(mode), func(t *testing.T) {
-				ctx := context.Background()
-				ttl, short := 1500*time.Millisecond, 150*time.Millisecond
-				// The renewals' replies (to ttl) come 500ms late; the
-				// Refresh's (to short) at once.
-				slowRenewal := newDelayHook(isRefreshTo(t, ttl), false, 500*time.Millisecond)
-				a := hookedLocker(t, r, mode, slowRenewal, allNodes(mode)...)
-				b := newLocker(t, r, mode)
-				key := r.Key("race-" + string(mode))
-				l, err := a.TryLock(ctx, key, ttl)
-				if err != nil {
-					t.Fatalf("TryLock: %v", err)
-				}
-				defer func() { _ = l.Release(ctx) }()
-
-				select {
-				case <-slowRenewal.first: // the first renewal ran; its reply is delayed
-				case <-time.After(5 * time.Second):
-					t.Fatal("no watchdog renewal within 5s")
-				}
-				time.Sleep(20 * time.Millisecond) // on every node
-				if err := l.Refresh(ctx, short); err != nil {
-					t.Fatalf("Refresh(%v) = %v", short, err)
-				}
-
-				lb, taken := pollTake(t, b, key, 2*time.Second)
-				if lb == nil {
-					if err := l.Context().Err(); err != nil {
-						t.Errorf("first context ended (%v) though nobody else got the key", context.Cause(l.Context()))
+		for _, c := range cases {
+			for _, mode := range safeModes {
+				t.Run(c.name+"/"+string(mode), func(t *testing.T) {
+					ctx := context.Background()
+					// The renewals' replies (to ttl) come late; the
+					// Refresh's (to c.short) at once.
+					slowRenewal := newDelayHook(isRefreshTo(t, ttl), false, c.renewalReply)
+					a := hookedLocker(t, r, mode, slowRenewal, allNodes(mode)...)
+					b := newLocker(t, r, mode)
+					key := r.Key("race-" + string(mode))
+					l, err := a.TryLock(ctx, key, ttl)
+					if err != nil {
+						t.Fatalf("TryLock: %v", err)
 					}
-					return
-				}
-				defer func() { _ = lb.Release(ctx) }()
-				ended := endedBy(l.Context(), 3*time.Second)
-				if ended.IsZero() || ended.Sub(taken) > 100*time.Millisecond {
-					t.Errorf("second locker took the key, yet the first handle's context was still live %v later (want it ended by then, 100ms of slack)",
-						lateBy(ended, taken, 3*time.Second))
-				}
-			})
+					defer func() { _ = l.Release(ctx) }()
+
+					select {
+					case <-slowRenewal.first: // the first renewal ran; its reply is delayed
+					case <-time.After(5 * time.Second):
+						t.Fatal("no watchdog renewal within 5s")
+					}
+					time.Sleep(20 * time.Millisecond) // on every node
+					if err := l.Refresh(ctx, c.short); err != nil {
+						t.Fatalf("Refresh(%v) = %v", c.short, err)
+					}
+
+					lb, taken := pollTake(t, b, key, time.Second)
+					if lb == nil {
+						if err := l.Context().Err(); err != nil {
+							t.Errorf("first context ended (%v) though nobody else got the key", context.Cause(l.Context()))
+						}
+						return
+					}
+					defer func() { _ = lb.Release(ctx) }()
+					ended := endedBy(l.Context(), 3*time.Second)
+					t.Logf("second locker got the key; first context ended %v after that: %v",
+						lateBy(ended, taken, 3*time.Second), context.Cause(l.Context()))
+					if ended.IsZero() || ended.Sub(taken) > 100*time.Millisecond {
+						t.Errorf("second locker took the key, yet the first handle's context was still live %v later (want it ended by then, 100ms of slack)",
+							lateBy(ended, taken, 3*time.Second))
+					}
+				})
+			}
 		}
 	})
 }
