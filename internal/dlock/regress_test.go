@@ -492,7 +492,8 @@ func TestRedlockHandOffWakesWaiterPromptly(t *testing.T) {
 					err error
 					at  time.Time
 				}
-				slow := 0
+				slow, done := 0, 0
+				var slowest time.Duration
 				for i := range c.handOffs {
 					got := make(chan result, 1)
 					go func() {
@@ -508,7 +509,10 @@ func TestRedlockHandOffWakesWaiterPromptly(t *testing.T) {
 					if res.err != nil {
 						t.Fatalf("hand-off %d: waiter's Lock = %v", i, res.err)
 					}
-					if d := res.at.Sub(released); d > limit {
+					done++
+					d := res.at.Sub(released)
+					slowest = max(slowest, d)
+					if d > limit {
 						slow++
 						t.Errorf("hand-off %d: the waiter got the lock %v after the release ended, want within %v",
 							i, d.Round(time.Millisecond), limit)
@@ -519,6 +523,7 @@ func TestRedlockHandOffWakesWaiterPromptly(t *testing.T) {
 						break // enough said
 					}
 				}
+				t.Logf("%d hand-offs, the slowest %v after the release ended", done, slowest.Round(time.Millisecond))
 				if err := l.Release(ctx); err != nil {
 					t.Errorf("last Release = %v", err)
 				}
@@ -581,6 +586,20 @@ func TestRefreshWithEndedContextKeepsLock(t *testing.T) {
 		}
 	})
 }
+
+// --- Defect 5: the idle-key sweep can race a new listener (queue.go). ---
+//
+// No test: none fails reliably through the public API. The sweep deletes an
+// idle key's state under the room's lock and unsubscribes after unlocking;
+// a waiter must create fresh state, fail a round trip to Redis and
+// subscribe, all in that gap of a few instructions. Tried: 5 batches of 300
+// keys, each batch made idle 3s apart, the sweep's tick learnt from when
+// PUBSUB NUMSUB of a first batch dropped to 0, waiters fired at each later
+// predicted tick (spread over 4ms), with and without 64 CPU-burning
+// goroutines; then a waiter per key and a release of every key, counting
+// waiters not woken within 300ms. Real Redis: 0 of 1500 keys. Embedded:
+// nearly every waiter late, but just as many with the waiters fired 500ms
+// away from the tick: miniredis being slow under that load, not the race.
 
 // --- Defect 6: Lock with wait <= 0 reported slow nodes as ErrTimeout. ---
 
