@@ -25,6 +25,8 @@ type Lock struct {
 	mu         sync.Mutex
 	ttl        time.Duration
 	validUntil time.Time // on the monotonic clock
+	sent       uint64    // refreshes sent so far; each one's number is its order
+	applied    uint64    // the number of the latest-sent refresh whose reply set ttl
 	released   bool
 	dog        watchdog
 	room       *room // the waiting room of the Lock that acquired it, if any
@@ -109,7 +111,8 @@ func (l *Lock) until() time.Time {
 // taken over, ErrNotHeld without a round trip after Release, and
 // ErrUnavailable if Redis cannot be reached. Naive locks cannot be
 // refreshed: Refresh returns an error wrapping errors.ErrUnsupported.
-// With a watchdog, later renewals use the new ttl.
+// With a watchdog, later renewals use the new ttl, from ttl/3 after this
+// one on.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	l.mu.Lock()
 	released := l.released
@@ -124,7 +127,10 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 }
 
 func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
-	start := time.Now()
+	l.mu.Lock()
+	l.sent++
+	seq, start := l.sent, time.Now()
+	l.mu.Unlock()
 	validity, err := l.mode.refresh(ctx, l, ttl)
 	if err != nil {
 		if errors.Is(err, ErrNotHeld) {
@@ -133,8 +139,24 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 		return err
 	}
 	l.mu.Lock()
-	l.ttl, l.validUntil = ttl, start.Add(validity)
-	l.mu.Unlock()
+	defer l.mu.Unlock()
+	// A Refresh and a watchdog renewal can be in flight at once, with
+	// different TTLs, and answer in either order. Redis keeps the TTL of
+	// the call it ran last, which is the one sent last: so the call sent
+	// last that answered sets the TTL and the validity, counted from its
+	// own start. The reply of a call sent before it comes too late to say
+	// anything new, and must not extend the validity: at most shorten it,
+	// in case Redis ran the calls in another order than they were sent.
+	// (A call that failed is not counted, though it may have reached
+	// Redis: a failed Refresh to a shorter TTL can leave the lock shorter
+	// than the validity says.)
+	if until := start.Add(validity); seq > l.applied {
+		l.applied, l.ttl = seq, ttl
+		l.setValidUntil(until)
+	} else if until.Before(l.validUntil) {
+		l.setValidUntil(until)
+	}
+	l.rescheduleWatchdog()
 	return nil
 }
 

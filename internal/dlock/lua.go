@@ -61,7 +61,15 @@ func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock
 	if !granted {
 		return nil, fmt.Errorf("%w: %q", ErrNotObtained, key)
 	}
-	// Valid for the TTL counted from before the SET was sent.
+	// Valid for the TTL counted from before the SET was sent: not at all if
+	// the SET took that long. Then the key, if it is still there, is no use
+	// to anyone: undo it, quietly (nobody can be waiting for a release).
+	if took := time.Since(start); took >= ttl {
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
+		_, _ = releaseOn(uctx, m.client, key, token, "")
+		cancel()
+		return nil, fmt.Errorf("%w: %q: the acquire took %v, as long as the %v TTL", ErrNotObtained, key, took, ttl)
+	}
 	return newLock(ctx, key, token, ttl, start.Add(ttl), m, true), nil
 }
 

@@ -213,6 +213,12 @@ func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (
 	if extended >= r.quorum && time.Now().Before(l.until()) && ttl-elapsed-drift(ttl) > 0 {
 		return ttl - drift(ttl), nil // counted from start, like l's validity
 	}
+	if ctx.Err() != nil && answered-extended <= len(r.nodes)-r.quorum {
+		// The caller gave up, not the nodes: unless a majority said the
+		// lock is not ours, it may well still be held, as with lua.
+		return 0, fmt.Errorf("dlock: redlock extend %q (%d of %d nodes extended it): %w",
+			l.key, extended, len(r.nodes), ctx.Err())
+	}
 	rerr := &RedlockError{Op: "extend", Key: l.key, Err: ErrNotHeld, Agreed: extended,
 		Quorum: r.quorum, Total: len(r.nodes), Nodes: failedNodes}
 	if answered < r.quorum && ctx.Err() == nil {
