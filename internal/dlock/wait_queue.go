@@ -260,10 +260,8 @@ func (r *room) tidy(key string, ks *keyState) {
 	delete(r.keys, key)
 }
 
-// sweep drops the keys idle for keepIdle, and stops listening to them. It
-// unsubscribes under r.mu, as listen subscribes: a waiter that comes back
-// for a swept key then creates fresh state and subscribes after the
-// unsubscription, never before it.
+// sweep drops the keys idle for keepIdle, and stops listening to them,
+// every keepIdle/2 until the room closes.
 func (r *room) sweep() {
 	defer r.wg.Done()
 	t := time.NewTicker(keepIdle / 2)
@@ -272,19 +270,27 @@ func (r *room) sweep() {
 		select {
 		case <-r.ctx.Done():
 			return
-		case <-t.C:
+		case now := <-t.C:
+			r.sweepIdle(now)
 		}
-		var stale []string
-		r.mu.Lock()
-		for key, ks := range r.keys {
-			if !ks.idle.IsZero() && time.Since(ks.idle) > keepIdle {
-				delete(r.keys, key)
-				stale = append(stale, key)
-			}
+	}
+}
+
+// sweepIdle drops the keys idle for more than keepIdle at now, and stops
+// listening to them. It unsubscribes under r.mu, as listen subscribes: a
+// waiter that comes back for a swept key then creates fresh state and
+// subscribes after the unsubscription, never before it.
+func (r *room) sweepIdle(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var stale []string
+	for key, ks := range r.keys {
+		if !ks.idle.IsZero() && now.Sub(ks.idle) > keepIdle {
+			delete(r.keys, key)
+			stale = append(stale, key)
 		}
-		if len(stale) > 0 {
-			r.sub.stop(stale...)
-		}
-		r.mu.Unlock()
+	}
+	if len(stale) > 0 {
+		r.sub.stop(stale...)
 	}
 }
