@@ -132,9 +132,21 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	seq, start := l.sent, time.Now()
 	l.mu.Unlock()
 	validity, err := l.mode.refresh(ctx, l, ttl)
-	if err != nil {
-		if errors.Is(err, ErrNotHeld) {
-			l.cancel(err)
+	switch {
+	case errors.Is(err, ErrNotHeld):
+		l.cancel(err)
+		return err
+	case errors.Is(err, errors.ErrUnsupported): // naive: nothing was sent
+		return err
+	case err != nil:
+		// It may have reached Redis all the same: if it asked for a shorter
+		// TTL, the lock may now end sooner than the validity says. Count
+		// it as if it had, allowing for Redlock's clock drift.
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if until := start.Add(ttl - drift(ttl)); until.Before(l.validUntil) {
+			l.setValidUntil(until)
+			l.rescheduleWatchdog()
 		}
 		return err
 	}
@@ -147,9 +159,6 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	// own start. The reply of a call sent before it comes too late to say
 	// anything new, and must not extend the validity: at most shorten it,
 	// in case Redis ran the calls in another order than they were sent.
-	// (A call that failed is not counted, though it may have reached
-	// Redis: a failed Refresh to a shorter TTL can leave the lock shorter
-	// than the validity says.)
 	if until := start.Add(validity); seq > l.applied {
 		l.applied, l.ttl = seq, ttl
 		l.setValidUntil(until)

@@ -35,8 +35,8 @@ func (r *room) announced(key, id string) {
 		return // nobody here waits for it
 	}
 	if r.quorum > 1 {
-		if len(ks.heard) >= 16 { // old releases: all heard or never will be
-			clear(ks.heard)
+		if _, counting := ks.heard[id]; !counting && len(ks.heard) >= 16 {
+			clear(ks.heard) // old releases: all heard, or never will be
 		}
 		if ks.heard == nil {
 			ks.heard = make(map[string]int)

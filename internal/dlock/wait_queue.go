@@ -74,10 +74,17 @@ func (r *room) start() {
 func (r *room) close() {
 	r.mu.Lock()
 	r.cancel()
-	for _, ks := range r.keys {
-		stopGrace(ks)
+	var held []string // releases held back: announce them now
+	for key, ks := range r.keys {
+		if ks.grace != nil {
+			stopGrace(ks)
+			held = append(held, key)
+		}
 	}
 	r.mu.Unlock()
+	for _, key := range held {
+		r.announce(key, "closed")
+	}
 	r.wg.Wait()
 	r.sub.close()
 }
@@ -135,12 +142,13 @@ func (r *room) hold(key string, ks *keyState, l *Lock, waited, level bool) {
 	l.mu.Unlock()
 }
 
-// heldElsewhere records that a head found the key held by someone else: the
-// run of grants to this process is over.
+// heldElsewhere records that a head found the key held by someone else (or,
+// for Redlock, the vote split): the run of grants to this process is over.
+// A release still held back is announced all the same, when its grace is
+// over: after a split vote nobody holds the key.
 func (r *room) heldElsewhere(ks *keyState) {
 	r.mu.Lock()
 	ks.run = 0
-	stopGrace(ks)
 	r.mu.Unlock()
 }
 
@@ -153,7 +161,7 @@ func (r *room) heldElsewhere(ks *keyState) {
 func (r *room) releasing(l *Lock) (done func(released bool)) {
 	r.mu.Lock()
 	ks := r.keys[l.key]
-	quiet := ks != nil && ks.listening && ks.run < fairTurns
+	quiet := ks != nil && ks.listening && ks.run < fairTurns && r.ctx.Err() == nil
 	if ks != nil && !quiet {
 		r.expectRelease(ks)
 	}
@@ -177,7 +185,11 @@ func (r *room) releasing(l *Lock) (done func(released bool)) {
 			stopGrace(ks)
 			g := new(grace)
 			g.timer = time.AfterFunc(graceFor, func() { r.graceOver(l.key, g, l.token) })
-			ks.grace = g
+			ks.grace, ks.idle = g, time.Time{} // in use until the grace is over
+		case quiet:
+			// It failed, but may have deleted the key all the same: say so
+			// rather than leave the other processes asleep.
+			go r.announce(l.key, l.token)
 		case !released && ks.ownSeen != nil:
 			r.seen(l.key, ks) // it may not have been announced: do not wait for it
 		}
@@ -193,11 +205,11 @@ func (r *room) releasing(l *Lock) (done func(released bool)) {
 type grace struct{ timer *time.Timer }
 
 // graceOver announces the release held back as g, unless a waiter here has
-// taken the key back (or found it taken) since.
+// taken the key back since.
 func (r *room) graceOver(key string, g *grace, id string) {
 	r.mu.Lock()
 	ks := r.keys[key]
-	mine := ks != nil && ks.grace == g && r.ctx.Err() == nil
+	mine := ks != nil && ks.grace == g
 	if mine {
 		ks.grace = nil
 		r.tidy(key, ks)
@@ -209,9 +221,9 @@ func (r *room) graceOver(key string, g *grace, id string) {
 }
 
 // announce publishes the release id of key on every node, as the release
-// itself would have.
+// itself would have. It works after close too.
 func (r *room) announce(key, id string) {
-	ctx, cancel := context.WithTimeout(r.ctx, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	for _, c := range r.sub.clients {
 		_ = c.Publish(ctx, releaseChannel(key), id).Err() // lost: the waiters' fallback wakes them
