@@ -73,24 +73,12 @@ func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock
 	return newLock(ctx, key, token, ttl, start.Add(ttl), m, true), nil
 }
 
-// attempt is TryLock for a waiting Lock: if the key is held, it also asks
-// how long the holder's key has left, for the waiter to sleep until then
-// if no release is announced first.
+// attempt is TryLock for a waiting Lock. Without an announcement, a
+// waiter tries again when a lock taken with this TTL would have expired:
+// asking the holder's would cost a round trip on every refusal.
 func (m *Lua) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
 	l, err := m.TryLock(ctx, key, ttl)
-	if !errors.Is(err, ErrNotObtained) {
-		return l, retry{}, err
-	}
-	pttl, perr := m.client.PTTL(ctx, key).Result()
-	if perr != nil {
-		return nil, retry{}, redisErr(ctx, perr, "PTTL", key)
-	}
-	// go-redis reports PTTL's -1 (no expiry) as -1ns and -2 (no key: gone
-	// meanwhile, try again soon) as -2ns.
-	if pttl == -2 {
-		pttl = 0
-	}
-	return nil, retry{held: true, after: untilExpiry(pttl)}, err
+	return l, retry{held: errors.Is(err, ErrNotObtained), after: untilExpiry(ttl)}, err
 }
 
 func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
