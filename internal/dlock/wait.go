@@ -56,7 +56,8 @@ const (
 // than wake only to lose a race against a process already on a core, and
 // this process's next head takes the key at once, as a running goroutine
 // may barge in on a sync.Mutex. If no waiter here takes it back within
-// graceFor, the release is announced after all. The run's last release is
+// graceFor, the release is announced after all (a Redlock attempt may take
+// longer than that: what counts is that it has started). The run's last release is
 // announced, and this process's next head waits until that announcement
 // has come back before trying: by then every other process's head has
 // heard it too, and they race on equal terms. Heads woken by an
@@ -131,6 +132,7 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 		case <-ks.wake: // an announcement from before this try tells nothing
 		default:
 		}
+		r.retaking(ks)
 		l, rt, err := w.attempt(ctx, key, ttl)
 		switch {
 		case err == nil:

@@ -132,7 +132,6 @@ func (r *room) hold(key string, ks *keyState, l *Lock, waited, level bool) {
 	} else {
 		ks.run++
 	}
-	stopGrace(ks)
 	if waited || len(ks.queue) > 1 {
 		ks.holder = l
 	}
@@ -140,6 +139,16 @@ func (r *room) hold(key string, ks *keyState, l *Lock, waited, level bool) {
 	l.mu.Lock()
 	l.room = r
 	l.mu.Unlock()
+}
+
+// retaking records that the head of ks's key is about to try for it: a
+// release of this process held back need not be announced any more, since
+// the key is taken back or, if someone else got it meanwhile, that one will
+// announce its own release.
+func (r *room) retaking(ks *keyState) {
+	r.mu.Lock()
+	stopGrace(ks)
+	r.mu.Unlock()
 }
 
 // heldElsewhere records that a head found the key held by someone else (or,
