@@ -7,8 +7,11 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -230,6 +233,107 @@ func TestNoGoroutineLeftAfterClose(t *testing.T) {
 		}
 		if n := dlockGoroutines(); n > before {
 			t.Errorf("%d dlock goroutines left (%d before)", n, before)
+		}
+	})
+}
+
+// failSET makes SET fail while it is on: a Redis that refuses this process's
+// acquires (the other commands go through).
+type failSET struct{ on atomic.Bool }
+
+func (h *failSET) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *failSET) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.on.Load() && cmd.Name() == "set" {
+			err := errors.New("injected: SET refused")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *failSET) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A release held back in the middle of a run is the next local head's to
+// announce once it starts to take the key back; if that attempt fails for
+// good (here, Redis refuses it), the head must still announce the release
+// as it leaves, or the other processes' waiters sleep until their fallback.
+func TestHeldBackReleaseAnnouncedWhenRetakeFails(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("retake")
+		ttl := 5 * time.Second // fallback sleeps of up to a second
+		fail := &failSET{}
+		cs := clients(t, r)
+		cs[0].AddHook(fail)
+		a, err := dlock.New(dlock.ModeLua, cs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = a.Close() })
+		b, c := newLocker(t, r, dlock.ModeLua), newLocker(t, r, dlock.ModeLua)
+
+		// A waits once for B, so it listens to the key: its releases in a
+		// run are held back from now on.
+		lb, err := b.TryLock(ctx, key, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan *dlock.Lock, 1)
+		go func() {
+			l, err := a.Lock(ctx, key, ttl, 5*time.Second)
+			if err != nil {
+				t.Errorf("A: first Lock: %v", err)
+			}
+			got <- l
+		}()
+		time.Sleep(100 * time.Millisecond)
+		_ = lb.Release(ctx)
+		la := <-got
+		if la == nil {
+			return
+		}
+
+		// A second goroutine of A and a waiter in C queue for the key.
+		aErr := make(chan error, 1)
+		go func() {
+			l, err := a.Lock(ctx, key, ttl, 5*time.Second)
+			if err == nil {
+				_ = l.Release(ctx)
+			}
+			aErr <- err
+		}()
+		type took struct {
+			l  *dlock.Lock
+			at time.Time
+		}
+		cGot := make(chan took, 1)
+		go func() {
+			l, err := c.Lock(ctx, key, ttl, 5*time.Second)
+			if err != nil {
+				t.Errorf("C: Lock: %v", err)
+			}
+			cGot <- took{l, time.Now()}
+		}()
+		time.Sleep(100 * time.Millisecond)
+
+		fail.on.Store(true)
+		released := time.Now()
+		if err := la.Release(ctx); err != nil {
+			t.Fatalf("A: Release: %v", err)
+		}
+		if err := <-aErr; !errors.Is(err, dlock.ErrUnavailable) {
+			t.Errorf("A: second Lock with SET refused = %v, want ErrUnavailable", err)
+		}
+		tc := <-cGot
+		if tc.l == nil {
+			return
+		}
+		defer tc.l.Release(ctx)
+		if d := tc.at.Sub(released); d > 300*time.Millisecond {
+			t.Errorf("C got the key %v after A's release, want well under its fallback sleep", d.Round(time.Millisecond))
 		}
 	})
 }

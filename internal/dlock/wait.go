@@ -98,6 +98,12 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 	}
 
 	b := backoff{next: time.Millisecond, max: 32 * time.Millisecond}
+	owed := "" // a release held back here, which this head took on to take back
+	defer func() {
+		if owed != "" { // leaving without the key: announce it after all
+			go r.announce(key, owed)
+		}
+	}()
 	var last error // the last try's error, for the timeout's message
 	woken := false // this try follows an announcement: a race with other heads
 	level := false // this try follows this process's own announcement: a new run
@@ -132,10 +138,13 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 		case <-ks.wake: // an announcement from before this try tells nothing
 		default:
 		}
-		r.retaking(ks)
+		if id := r.retaking(ks); id != "" {
+			owed = id
+		}
 		l, rt, err := w.attempt(ctx, key, ttl)
 		switch {
 		case err == nil:
+			owed = "" // taken back
 			r.hold(key, ks, l, last != nil, level)
 			return l, nil
 		case ctx.Err() != nil:

@@ -142,13 +142,18 @@ func (r *room) hold(key string, ks *keyState, l *Lock, waited, level bool) {
 }
 
 // retaking records that the head of ks's key is about to try for it: a
-// release of this process held back need not be announced any more, since
-// the key is taken back or, if someone else got it meanwhile, that one will
-// announce its own release.
-func (r *room) retaking(ks *keyState) {
+// release of this process held back is then the head's to announce, if it
+// leaves without the key (someone else who got it meanwhile announces its
+// own release). It returns that release's id, or "" if none was held back.
+func (r *room) retaking(ks *keyState) string {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ks.grace == nil {
+		return ""
+	}
+	id := ks.grace.id
 	stopGrace(ks)
-	r.mu.Unlock()
+	return id
 }
 
 // heldElsewhere records that a head found the key held by someone else (or,
@@ -192,8 +197,8 @@ func (r *room) releasing(l *Lock) (done func(released bool)) {
 			return
 		case quiet && released:
 			stopGrace(ks)
-			g := new(grace)
-			g.timer = time.AfterFunc(graceFor, func() { r.graceOver(l.key, g, l.token) })
+			g := &grace{id: l.token}
+			g.timer = time.AfterFunc(graceFor, func() { r.graceOver(l.key, g) })
 			ks.grace, ks.idle = g, time.Time{} // in use until the grace is over
 		case quiet:
 			// It failed, but may have deleted the key all the same: say so
@@ -211,11 +216,14 @@ func (r *room) releasing(l *Lock) (done func(released bool)) {
 }
 
 // grace is a release held back, to be announced when its timer fires.
-type grace struct{ timer *time.Timer }
+type grace struct {
+	id    string // the release's token
+	timer *time.Timer
+}
 
 // graceOver announces the release held back as g, unless a waiter here has
 // taken the key back since.
-func (r *room) graceOver(key string, g *grace, id string) {
+func (r *room) graceOver(key string, g *grace) {
 	r.mu.Lock()
 	ks := r.keys[key]
 	mine := ks != nil && ks.grace == g
@@ -225,7 +233,7 @@ func (r *room) graceOver(key string, g *grace, id string) {
 	}
 	r.mu.Unlock()
 	if mine {
-		r.announce(key, id)
+		r.announce(key, g.id)
 	}
 }
 
