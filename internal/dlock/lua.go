@@ -56,6 +56,9 @@ func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock
 	start := time.Now()
 	granted, _, err := obtainOn(ctx, m.client, key, token, ttl, false)
 	if err != nil {
+		if ctx.Err() != nil { // the SET may have landed all the same
+			m.undo(ctx, key, token, ttl)
+		}
 		return nil, redisErr(ctx, err, "acquire", key)
 	}
 	if !granted {
@@ -63,14 +66,20 @@ func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock
 	}
 	// Valid for the TTL counted from before the SET was sent: not at all if
 	// the SET took that long. Then the key, if it is still there, is no use
-	// to anyone: undo it, quietly (nobody can be waiting for a release).
+	// to anyone: undo it.
 	if took := time.Since(start); took >= ttl {
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
-		_, _ = releaseOn(uctx, m.client, key, token, "")
-		cancel()
+		m.undo(ctx, key, token, ttl)
 		return nil, fmt.Errorf("%w: %q: the acquire took %v, as long as the %v TTL", ErrNotObtained, key, took, ttl)
 	}
 	return newLock(ctx, key, token, ttl, start.Add(ttl), m, true), nil
+}
+
+// undo deletes key if it holds token, an acquire that is of no use, and
+// announces that: other processes' waiters may have found it held.
+func (m *Lua) undo(ctx context.Context, key, token string, ttl time.Duration) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
+	defer cancel()
+	_, _ = releaseOn(ctx, m.client, key, token, releaseChannel(key))
 }
 
 // attempt is TryLock for a waiting Lock. Without an announcement, a

@@ -153,14 +153,16 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	// Failed: undo on every node that granted, and also on those that
 	// seemed to fail or did not answer in time, since a SET may have landed
 	// even though its reply was lost. (A node that answered "held" has
-	// nothing of ours.) Quietly: there is nothing for waiters to hear.
+	// nothing of ours.) Each node announces what it undid: waiters, who
+	// wake at a quorum of announcements, hear of a majority that came too
+	// late, and not of a split vote's few grants.
 	failed.Store(true)
 	r.round(context.WithoutCancel(ctx), timeout,
 		func(ctx context.Context, i int) nodeReply {
 			if got[i].err == nil && !got[i].ok {
 				return nodeReply{}
 			}
-			ok, err := releaseOn(ctx, r.nodes[i], key, token, "")
+			ok, err := releaseOn(ctx, r.nodes[i], key, token, releaseChannel(key))
 			return nodeReply{ok: ok, err: err}
 		},
 		func(int) bool { return false }, nil)
@@ -259,9 +261,9 @@ func (h *redlockHold) release(ctx context.Context, l *Lock) error {
 	return rerr
 }
 
-// undo releases a late grant on one node, quietly.
+// undo releases a late grant on one node, and announces it.
 func (r *Redlock) undo(ctx context.Context, node int, key, token string, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	_, _ = releaseOn(ctx, r.nodes[node], key, token, "")
+	_, _ = releaseOn(ctx, r.nodes[node], key, token, releaseChannel(key))
 }

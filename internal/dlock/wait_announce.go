@@ -72,7 +72,6 @@ func (r *room) gap() {
 	defer r.mu.Unlock()
 	for key, ks := range r.keys {
 		ks.confirmed = false
-		clear(ks.heard)
 		kick(ks.wake)
 		if ks.ownSeen != nil {
 			r.seen(key, ks)

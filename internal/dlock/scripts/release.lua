@@ -6,7 +6,7 @@
 -- ARGV[1]  the holder's token
 -- ARGV[2]  the key's pub/sub channel, "dlock:released:<key>", to announce
 --          the release on (the message is the token), or "" to stay quiet
---          (Redlock's clean-up after a failed attempt)
+--          (a release the waiting room holds back in the middle of a run)
 --
 -- Returns 1 if deleted, 0 if the key is gone or holds another token.
 if redis.call("GET", KEYS[1]) == ARGV[1] then
