@@ -153,16 +153,22 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	// Failed: undo on every node that granted, and also on those that
 	// seemed to fail or did not answer in time, since a SET may have landed
 	// even though its reply was lost. (A node that answered "held" has
-	// nothing of ours.) Each node announces what it undid: waiters, who
-	// wake at a quorum of announcements, hear of a majority that came too
-	// late, and not of a split vote's few grants.
+	// nothing of ours.) A majority that came too late is announced as it
+	// is undone: other waiters may have found the lock held by it. A split
+	// vote's few grants are undone quietly: nobody took them for a holder,
+	// and announcing every split would wake every waiter to no purpose.
 	failed.Store(true)
+	granted, _, failedNodes := r.tally(got)
+	channel := ""
+	if granted >= r.quorum {
+		channel = releaseChannel(key)
+	}
 	r.round(context.WithoutCancel(ctx), timeout,
 		func(ctx context.Context, i int) nodeReply {
 			if got[i].err == nil && !got[i].ok {
 				return nodeReply{}
 			}
-			ok, err := releaseOn(ctx, r.nodes[i], key, token, releaseChannel(key))
+			ok, err := releaseOn(ctx, r.nodes[i], key, token, channel)
 			return nodeReply{ok: ok, err: err}
 		},
 		func(int) bool { return false }, nil)
@@ -170,7 +176,6 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		return nil, voteDown, got, fmt.Errorf("dlock: redlock acquire %q: %w", key, ctx.Err())
 	}
 
-	granted, _, failedNodes := r.tally(got)
 	rerr := &RedlockError{Op: "acquire", Key: key, Err: ErrNotObtained, Agreed: granted,
 		Quorum: r.quorum, Total: len(r.nodes), Nodes: failedNodes}
 	if v == voteSilent || v == voteDown {

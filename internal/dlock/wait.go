@@ -153,10 +153,6 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 			return nil, err // Redis is unavailable: say so now, not after the wait
 		}
 		last, level = err, false
-		if owed != "" { // not taken back: announce it now, not only on leaving
-			go r.announce(key, owed)
-			owed = ""
-		}
 		if rt.held {
 			r.heldElsewhere(ks)
 		}
