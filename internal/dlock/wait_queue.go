@@ -141,21 +141,6 @@ func (r *room) hold(key string, ks *keyState, l *Lock, waited, level bool) {
 	l.mu.Unlock()
 }
 
-// retaking records that the head of ks's key is about to try for it: a
-// release of this process held back is then the head's to announce, if it
-// leaves without the key (someone else who got it meanwhile announces its
-// own release). It returns that release's id, or "" if none was held back.
-func (r *room) retaking(ks *keyState) string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ks.grace == nil {
-		return ""
-	}
-	id := ks.grace.id
-	stopGrace(ks)
-	return id
-}
-
 // heldElsewhere records that a head found the key held by someone else (or,
 // for Redlock, the vote split): the run of grants to this process is over.
 // A release still held back is announced all the same, when its grace is
@@ -164,96 +149,6 @@ func (r *room) heldElsewhere(ks *keyState) {
 	r.mu.Lock()
 	ks.run = 0
 	r.mu.Unlock()
-}
-
-// releasing is told by l, got by a waiter, that it is about to be released,
-// and returns what to call once the release has been sent, with whether it
-// went through. It applies fairTurns: a release in the middle of a run is
-// quiet, and announced only if no waiter here takes the key back within
-// graceFor; the run's last release is announced, and the next head waits
-// for it to come back. Either way the next head here is woken.
-func (r *room) releasing(l *Lock) (done func(released bool)) {
-	r.mu.Lock()
-	ks := r.keys[l.key]
-	quiet := ks != nil && ks.listening && ks.run < fairTurns && r.ctx.Err() == nil
-	if ks != nil && !quiet {
-		r.expectRelease(ks)
-	}
-	r.mu.Unlock()
-	if quiet {
-		l.mu.Lock()
-		l.quiet = true
-		l.mu.Unlock()
-	}
-	return func(released bool) {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		ks := r.keys[l.key]
-		switch {
-		case ks == nil:
-			if quiet && released { // swept meanwhile: nobody here takes it back
-				go r.announce(l.key, l.token)
-			}
-			return
-		case quiet && released:
-			stopGrace(ks)
-			g := &grace{id: l.token}
-			g.timer = time.AfterFunc(graceFor, func() { r.graceOver(l.key, g) })
-			ks.grace, ks.idle = g, time.Time{} // in use until the grace is over
-		case quiet:
-			// It failed, but may have deleted the key all the same: say so
-			// rather than leave the other processes asleep.
-			go r.announce(l.key, l.token)
-		case !released && ks.ownSeen != nil:
-			r.seen(l.key, ks) // it may not have been announced: do not wait for it
-		}
-		if ks.holder == l {
-			ks.holder = nil
-			kick(ks.wake)
-			r.tidy(l.key, ks)
-		}
-	}
-}
-
-// grace is a release held back, to be announced when its timer fires.
-type grace struct {
-	id    string // the release's token
-	timer *time.Timer
-}
-
-// graceOver announces the release held back as g, unless a waiter here has
-// taken the key back since.
-func (r *room) graceOver(key string, g *grace) {
-	r.mu.Lock()
-	ks := r.keys[key]
-	mine := ks != nil && ks.grace == g
-	if mine {
-		ks.grace = nil
-		r.tidy(key, ks)
-	}
-	r.mu.Unlock()
-	if mine {
-		r.announce(key, g.id)
-	}
-}
-
-// announce publishes the release id of key on every node, as the release
-// itself would have. It works after close too.
-func (r *room) announce(key, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	for _, c := range r.sub.clients {
-		_ = c.Publish(ctx, releaseChannel(key), id).Err() // lost: the waiters' fallback wakes them
-	}
-}
-
-// stopGrace cancels ks's held-back announcement, if any. Called with r.mu
-// held.
-func stopGrace(ks *keyState) {
-	if ks.grace != nil {
-		ks.grace.timer.Stop()
-		ks.grace = nil
-	}
 }
 
 // localHolder returns the lock a waiter of this process got on ks's key and
