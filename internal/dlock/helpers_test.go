@@ -169,3 +169,22 @@ func within(t *testing.T, what string, d, limit time.Duration) {
 		t.Errorf("%s took %v, want at most %v", what, d, limit)
 	}
 }
+
+// acquired is what a Lock started by lockLater came back with, and when.
+type acquired struct {
+	l   *dlock.Lock
+	err error
+	at  time.Time
+}
+
+// lockLater starts locker.Lock(ctx, key, ttl, wait) in a goroutine and
+// returns the channel its outcome arrives on, stamped with the time it
+// returned.
+func lockLater(ctx context.Context, locker dlock.Locker, key string, ttl, wait time.Duration) <-chan acquired {
+	got := make(chan acquired, 1)
+	go func() {
+		l, err := locker.Lock(ctx, key, ttl, wait)
+		got <- acquired{l, err, time.Now()}
+	}()
+	return got
+}

@@ -22,16 +22,7 @@ import (
 func handOff(t *testing.T, waiter dlock.Locker, key string, ttl time.Duration, held *dlock.Lock) (*dlock.Lock, time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	type res struct {
-		l   *dlock.Lock
-		err error
-		at  time.Time
-	}
-	got := make(chan res, 1)
-	go func() {
-		l, err := waiter.Lock(ctx, key, ttl, 5*time.Second)
-		got <- res{l, err, time.Now()}
-	}()
+	got := lockLater(ctx, waiter, key, ttl, 5*time.Second)
 	time.Sleep(30 * time.Millisecond) // the waiter found it held, subscribed, sleeps
 	if err := held.Release(ctx); err != nil {
 		t.Fatalf("Release: %v", err)
@@ -305,18 +296,7 @@ func TestHeldBackReleaseAnnouncedWhenRetakeFails(t *testing.T) {
 			}
 			aErr <- err
 		}()
-		type took struct {
-			l  *dlock.Lock
-			at time.Time
-		}
-		cGot := make(chan took, 1)
-		go func() {
-			l, err := c.Lock(ctx, key, ttl, 5*time.Second)
-			if err != nil {
-				t.Errorf("C: Lock: %v", err)
-			}
-			cGot <- took{l, time.Now()}
-		}()
+		cGot := lockLater(ctx, c, key, ttl, 5*time.Second)
 		time.Sleep(100 * time.Millisecond)
 
 		fail.on.Store(true)
@@ -328,8 +308,8 @@ func TestHeldBackReleaseAnnouncedWhenRetakeFails(t *testing.T) {
 			t.Errorf("A: second Lock with SET refused = %v, want ErrUnavailable", err)
 		}
 		tc := <-cGot
-		if tc.l == nil {
-			return
+		if tc.err != nil {
+			t.Fatalf("C: Lock: %v", tc.err)
 		}
 		defer tc.l.Release(ctx)
 		if d := tc.at.Sub(released); d > 300*time.Millisecond {

@@ -46,16 +46,7 @@ func TestLuaUndoOfLateAcquireWakesWaiters(t *testing.T) {
 		}()
 		<-lateSend.first
 		time.Sleep(350 * time.Millisecond) // A's SET has landed; its undo comes at ~+500ms
-		type took struct {
-			l   *dlock.Lock
-			err error
-			at  time.Time
-		}
-		got := make(chan took, 1)
-		go func() {
-			l, err := b.Lock(ctx, key, 5*time.Second, 5*time.Second)
-			got <- took{l, err, time.Now()}
-		}()
+		got := lockLater(ctx, b, key, 5*time.Second, 5*time.Second)
 		undone := <-aDone
 		res := <-got
 		if res.err != nil {
