@@ -1,6 +1,6 @@
 // Package dlock owns the distributed locks that guard a flash sale's stock.
 //
-// Four modes implement one interface, Locker, and each is a lesson:
+// Five modes implement one interface, Locker, and each is a lesson:
 //
 //   - off: no lock at all. Concurrent buyers read the same stock and both
 //     write it back: oversell and duplicate orders.
@@ -19,6 +19,11 @@
 //     with a majority, inside a validity that subtracts the time spent
 //     acquiring and an allowance for clock drift. It survives a minority of
 //     nodes being down; with a majority down it fails cleanly.
+//   - fenced: the lua lock, whose every grant also mints a fencing token, a
+//     number that grows with each grant of the key (Lock.Fence). A store
+//     that refuses writes carrying an older fence than it has seen keeps out
+//     the one writer no lock can stop: a holder that lost the lock and has
+//     not noticed yet.
 //
 // Beside the modes, Reentrant is the lua lock made reentrant, as the lock
 // texts describe it (an owner's holds counted in a hash); the shop does not
@@ -99,16 +104,18 @@ type Locker interface {
 // Mode names a locking strategy. The zero value is not a valid mode.
 type Mode string
 
-// The lock modes, from no protection to Redlock.
+// The lock modes, from no protection to Redlock, then the lua lock with
+// fencing tokens.
 const (
 	ModeOff     Mode = "off"
 	ModeNaive   Mode = "naive"
 	ModeLua     Mode = "lua"
 	ModeRedlock Mode = "redlock"
+	ModeFenced  Mode = "fenced"
 )
 
 // Modes lists every mode in the order the demo runs them.
-func Modes() []Mode { return []Mode{ModeOff, ModeNaive, ModeLua, ModeRedlock} }
+func Modes() []Mode { return []Mode{ModeOff, ModeNaive, ModeLua, ModeRedlock, ModeFenced} }
 
 // ParseMode returns the Mode named s, or an error wrapping ErrUnknownMode.
 func ParseMode(s string) (Mode, error) {
@@ -117,11 +124,11 @@ func ParseMode(s string) (Mode, error) {
 			return m, nil
 		}
 	}
-	return "", fmt.Errorf("%w %q (want off, naive, lua or redlock)", ErrUnknownMode, s)
+	return "", fmt.Errorf("%w %q (want off, naive, lua, redlock or fenced)", ErrUnknownMode, s)
 }
 
-// New returns the Locker for mode: off needs no nodes, naive and lua use
-// nodes[0], redlock uses all of them. It returns an error wrapping
+// New returns the Locker for mode: off needs no nodes, naive, lua and fenced
+// use nodes[0], redlock uses all of them. It returns an error wrapping
 // ErrUnknownMode for a mode it does not know, and an error if the mode needs
 // nodes and has none. The clients stay the caller's to close, after the
 // locker's Close.
@@ -140,6 +147,8 @@ func New(mode Mode, nodes []*redis.Client) (Locker, error) {
 		return NewNaive(nodes[0]), nil
 	case ModeLua:
 		return NewLua(nodes[0]), nil
+	case ModeFenced:
+		return NewFenced(nodes[0]), nil
 	default:
 		return NewRedlock(nodes), nil
 	}

@@ -36,6 +36,7 @@ func TestNew(t *testing.T) {
 		{dlock.ModeNaive, nodes, &dlock.Naive{}},
 		{dlock.ModeLua, nodes, &dlock.Lua{}},
 		{dlock.ModeRedlock, nodes, &dlock.Redlock{}},
+		{dlock.ModeFenced, nodes, &dlock.Lua{}},
 	} {
 		l, err := dlock.New(tc.mode, tc.nodes)
 		if err != nil {
@@ -50,7 +51,7 @@ func TestNew(t *testing.T) {
 	if _, err := dlock.New("spin", nodes); !errors.Is(err, dlock.ErrUnknownMode) {
 		t.Errorf("New(spin) = %v, want ErrUnknownMode", err)
 	}
-	for _, m := range []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedlock} {
+	for _, m := range []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedlock, dlock.ModeFenced} {
 		if _, err := dlock.New(m, nil); err == nil {
 			t.Errorf("New(%s, no nodes) = nil error, want one", m)
 		}

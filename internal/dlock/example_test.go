@@ -128,6 +128,50 @@ func ExampleNewRedlock() {
 	// release: <nil>
 }
 
+// A fenced lock hands each grant of a key a larger fence. The store the
+// work writes to keeps the highest fence it has seen and refuses an older
+// one, so a holder whose lock ran out unnoticed (here its renewals are held
+// back, as by a stalled network) cannot commit over the holder after it.
+func ExampleNewFenced() {
+	nodes, stop := exampleRedis(1)
+	defer stop()
+	ctx := context.Background()
+	locker := dlock.NewFenced(nodes[0])
+	defer locker.Close()
+
+	var highest int64 // the store's side of fencing
+	write := func(fence int64) error {
+		if fence < highest {
+			return fmt.Errorf("refused: fence %d is older than %d", fence, highest)
+		}
+		highest = fence
+		return nil
+	}
+
+	first, err := locker.TryLock(ctx, "flashsale:lock:product:p1", 100*time.Millisecond)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	first.HoldRenewals(time.Second) // its network stalls: the lock runs out
+	second, err := locker.Lock(ctx, "flashsale:lock:product:p1", time.Second, 2*time.Second)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer second.Release(ctx)
+	<-first.Context().Done()
+	fmt.Println("fences:", first.Fence(), second.Fence())
+	fmt.Println("second writes:", write(second.Fence()))
+	fmt.Println("first writes late:", write(first.Fence()))
+	fmt.Println("first lost its lock:", errors.Is(context.Cause(first.Context()), dlock.ErrNotHeld))
+	// Output:
+	// fences: 1 2
+	// second writes: <nil>
+	// first writes late: refused: fence 1 is older than 2
+	// first lost its lock: true
+}
+
 // New picks the locker from a mode name parsed once, at start-up.
 func ExampleNew() {
 	nodes, stop := exampleRedis(5)
@@ -158,5 +202,5 @@ func ExampleNew() {
 	fmt.Println(err)
 	// Output:
 	// locked flashsale:lock:product:p1
-	// dlock: unknown lock mode "spin" (want off, naive, lua or redlock)
+	// dlock: unknown lock mode "spin" (want off, naive, lua, redlock or fenced)
 }

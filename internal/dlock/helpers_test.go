@@ -16,7 +16,7 @@ import (
 )
 
 // safeModes are the modes that must never let two holders in at once.
-var safeModes = []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock}
+var safeModes = []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock, dlock.ModeFenced}
 
 // newLocker returns a locker of mode on a fresh set of clients, as another
 // process would have, closed when t ends.
@@ -48,13 +48,26 @@ func clients(t *testing.T, r *testenv.RedisNodes) []*redis.Client {
 }
 
 // lockNodes returns the clients the mode's key lives on: the first node for
-// naive and lua, all five for redlock.
+// naive, lua and fenced, all five for redlock.
 func lockNodes(r *testenv.RedisNodes, mode dlock.Mode) []*redis.Client {
 	cs := r.Clients()
 	if mode == dlock.ModeRedlock {
 		return cs
 	}
 	return cs[:1]
+}
+
+// tokenOn counts the nodes of mode's key on which key holds token, out of
+// all of them: a majority of them means the token's holder has the lock.
+func tokenOn(t *testing.T, r *testenv.RedisNodes, mode dlock.Mode, key, token string) (holding, of int) {
+	t.Helper()
+	nodes := lockNodes(r, mode)
+	for _, node := range nodes {
+		if got, _ := node.Get(context.Background(), key).Result(); got == token {
+			holding++
+		}
+	}
+	return holding, len(nodes)
 }
 
 // contention is a crowd of goroutines, spread over several processes (each

@@ -17,6 +17,7 @@ import (
 type Lock struct {
 	key   string
 	token string
+	fence int64 // the fencing token of this grant (fenced), 0 otherwise
 	mode  holder
 
 	ctx    context.Context
@@ -61,13 +62,13 @@ func newLock(ctx context.Context, key, token string, ttl time.Duration, validUnt
 func (l *Lock) Key() string { return l.key }
 
 // Token returns the value this acquisition stored under the key: a fresh
-// UUID for lua and redlock, the constant "1" for naive (a token that proves
+// UUID for lua, fenced and redlock, the constant "1" for naive (a token that proves
 // nothing, which is the flaw), and "" for off.
 func (l *Lock) Token() string { return l.token }
 
 // Context returns the context to do the protected work under. It is derived
 // from the ctx given to TryLock or Lock and is cancelled by Release and, for
-// lua and redlock, as soon as the lock is known to be lost: then
+// lua, fenced and redlock, as soon as the lock is known to be lost: then
 // context.Cause returns an error wrapping ErrNotHeld, and the work must stop
 // instead of writing unprotected.
 func (l *Lock) Context() context.Context { return l.ctx }
@@ -171,7 +172,7 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 
 // Release lets go of the lock and cancels Context. It works once: a second
 // call returns ErrNotHeld without a round trip. It returns ErrNotHeld if the
-// lock had already expired or been taken over (lua and redlock then leave
+// lock had already expired or been taken over (lua, fenced and redlock leave
 // the new holder's key alone; naive deletes it anyway, which is the flaw),
 // and ErrUnavailable if Redis cannot be reached, in which case the lock
 // expires after its TTL. Release uses ctx for the round trips: when the work

@@ -44,14 +44,8 @@ func TestOwnership(t *testing.T) {
 				}
 				// B's token is still there: on the node (lua), on a
 				// majority of the nodes (redlock).
-				nodes, holding := lockNodes(r, mode), 0
-				for _, node := range nodes {
-					if got, _ := node.Get(ctx, key).Result(); got == lb.Token() {
-						holding++
-					}
-				}
-				if holding < len(nodes)/2+1 {
-					t.Errorf("B's token is on %d of %d nodes after A's stale release, want a majority", holding, len(nodes))
+				if holding, of := tokenOn(t, r, mode, key, lb.Token()); holding < of/2+1 {
+					t.Errorf("B's token is on %d of %d nodes after A's stale release, want a majority", holding, of)
 				}
 				if err := lb.Release(ctx); err != nil {
 					t.Errorf("B: Release = %v", err)
@@ -65,7 +59,7 @@ func TestOwnership(t *testing.T) {
 // itself once its TTL runs out.
 func TestExpiry(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, mode := range []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedlock} {
+		for _, mode := range []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedlock, dlock.ModeFenced} {
 			t.Run(string(mode), func(t *testing.T) {
 				ctx := context.Background()
 				key := r.Key("abandoned-" + string(mode))
@@ -77,7 +71,7 @@ func TestExpiry(t *testing.T) {
 					t.Fatalf("TryLock: %v", err)
 				}
 				taken := time.Now()
-				crash() // the watchdog (lua, redlock) stops with the context
+				crash() // the watchdog (lua, redlock, fenced) stops with the context
 
 				if _, err := other.TryLock(ctx, key, ttl); !errors.Is(err, dlock.ErrNotObtained) {
 					t.Fatalf("TryLock right after = %v, want ErrNotObtained", err)
@@ -211,7 +205,7 @@ func TestHandle(t *testing.T) {
 				if v := l.Validity(); v <= 0 || v > time.Second {
 					t.Errorf("Validity = %v, want in (0, 1s]", v)
 				}
-				if mode == dlock.ModeLua || mode == dlock.ModeRedlock {
+				if mode != dlock.ModeOff && mode != dlock.ModeNaive {
 					if err := l.Refresh(ctx, 2*time.Second); err != nil {
 						t.Errorf("Refresh = %v", err)
 					}

@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The scripts lua and redlock run to refresh and release, by SHA (EVALSHA,
+// The scripts lua, fenced and redlock run to refresh and release, by SHA (EVALSHA,
 // falling back to EVAL the first time a server sees them). Each file says
 // what its KEYS and ARGV are.
 var (
@@ -29,18 +29,26 @@ var (
 // compare-and-delete) or extend it (a Lua compare-and-PEXPIRE). Each handle
 // runs a watchdog that renews the lock every ttl/3, so work slower than the
 // TTL stays protected, and cancels the handle's context if the lock is lost.
-// Its Lock and Close are the waiting every mode shares (wait.go). Lua is
-// safe for concurrent use.
+// Its Lock and Close are the waiting every mode shares (wait.go). NewFenced
+// returns a Lua whose grants also mint fencing tokens. Lua is safe for
+// concurrent use.
 type Lua struct {
 	*waiting
 	client *redis.Client
+	obtain obtainer // the acquire: plain SET NX (lua) or one that also mints a fence (fenced)
 }
+
+// obtainer makes one acquire of key for token on c and reports whether it
+// was granted, with the fencing token it minted (0 if it mints none).
+type obtainer func(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (granted bool, fence int64, err error)
 
 // NewLua returns a lua locker on c, which must not be nil and stays the
 // caller's to close. Build c with ContextTimeoutEnabled so that context
 // deadlines also cut a hung Redis call short.
-func NewLua(c *redis.Client) *Lua {
-	m := &Lua{client: c}
+func NewLua(c *redis.Client) *Lua { return newLua(c, obtainPlain) }
+
+func newLua(c *redis.Client, obtain obtainer) *Lua {
+	m := &Lua{client: c, obtain: obtain}
 	m.waiting = newWaiting([]*redis.Client{c}, 1, m.TryLock, m.attempt)
 	return m
 }
@@ -54,7 +62,7 @@ func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock
 	}
 	token := uuid.NewString()
 	start := time.Now()
-	granted, _, err := obtainOn(ctx, m.client, key, token, ttl, false)
+	granted, fence, err := m.obtain(ctx, m.client, key, token, ttl)
 	if err != nil {
 		if ctx.Err() != nil { // the SET may have landed all the same
 			m.undo(ctx, key, token, ttl)
@@ -71,7 +79,9 @@ func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock
 		m.undo(ctx, key, token, ttl)
 		return nil, fmt.Errorf("%w: %q: the acquire took %v, as long as the %v TTL", ErrNotObtained, key, took, ttl)
 	}
-	return newLock(ctx, key, token, ttl, start.Add(ttl), m, true), nil
+	l := newLock(ctx, key, token, ttl, start.Add(ttl), m, true)
+	l.fence = fence // set before anyone but this goroutine has l
+	return l, nil
 }
 
 // undo deletes key if it holds token, an acquire that is of no use, and
@@ -135,6 +145,12 @@ func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.
 		return false, "", nil
 	}
 	return false, holder, err
+}
+
+// obtainPlain is lua's acquire: obtainOn, minting no fence.
+func obtainPlain(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (bool, int64, error) {
+	granted, _, err := obtainOn(ctx, c, key, token, ttl, false)
+	return granted, 0, err
 }
 
 // refreshOn runs refresh.lua on c: whether token still held key.

@@ -14,7 +14,7 @@ import (
 
 // channelPrefix names the pub/sub channel on which the releases of a key
 // are announced: "dlock:released:<key>", with the release's id as the
-// message (the lock's token for lua and redlock, a fresh UUID for naive).
+// message (the lock's token for lua, fenced and redlock, a fresh UUID for naive).
 // A channel per key means a process hears only of the keys it waits for,
 // and a release nobody waits for costs Redis one PUBLISH to no one.
 const channelPrefix = "dlock:released:"

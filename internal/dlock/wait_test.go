@@ -14,7 +14,7 @@ import (
 )
 
 // waitingModes are the modes whose Lock can actually wait.
-var waitingModes = []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedlock}
+var waitingModes = []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedlock, dlock.ModeFenced}
 
 // Lock gives up promptly when its wait runs out or its context ends, for
 // the head waiter and for those queued behind it, and says which.

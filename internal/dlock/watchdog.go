@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// watchdog is a handle's renewal schedule (lua and redlock): a timer that
+// watchdog is a handle's renewal schedule (lua, fenced and redlock): a timer that
 // fires every ttl/3, never later than the validity runs out, and renews the
 // lock for another ttl. It costs no goroutine between renewals, so a short
 // critical section, released before the first renewal, pays for nothing
@@ -17,11 +17,35 @@ type watchdog struct {
 	renewing chan struct{} // while a renewal runs: closed when it ends
 	lastErr  error         // the last renewal's error, nil if it worked
 	moved    chan struct{} // while a renewal waits: closed when validUntil changes
+	heldTill time.Time     // no renewal is sent before then (HoldRenewals)
 }
 
 // errNoAnswer is a renewal's error when Redis did not answer it before the
 // validity ran out.
 var errNoAnswer = errors.New("dlock: no answer before the validity ran out")
+
+// errHeldBack is a renewal's error while HoldRenewals holds renewals back.
+var errHeldBack = errors.New("dlock: renewal held back")
+
+// HoldRenewals is fault injection, for the lesson of the late commit: for d
+// from now, the watchdog sends no renewal, as if the holder's network had
+// stalled and dropped them (a Refresh still goes out). If the validity runs
+// out meanwhile, Context is cancelled as for any lost lock, with a cause
+// that wraps ErrNotHeld and says renewals were held back; once d has
+// passed, the watchdog renews on its schedule again, and finds the lock
+// gone if it expired. A later call may extend the hold, never shorten it.
+// With d <= 0, and on a handle without a watchdog (naive, off), it does
+// nothing. It is safe for concurrent use.
+func (l *Lock) HoldRenewals(d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if till := time.Now().Add(d); till.After(l.dog.heldTill) {
+		l.dog.heldTill = till
+	}
+}
 
 // startWatchdog schedules the first renewal: in ttl/3, or sooner if the
 // acquire took most of the TTL (see nextRenewal), since once the validity
@@ -94,14 +118,21 @@ func (l *Lock) renewal() {
 	done := make(chan struct{})
 	l.dog.renewing = done
 	ttl, until, lastErr := l.ttl, l.validUntil, l.dog.lastErr
+	held := time.Now().Before(l.dog.heldTill)
 	l.mu.Unlock()
+	if held {
+		lastErr = errHeldBack // this tick's renewal is dropped too
+	}
 
 	var err error
-	if time.Now().Before(until) {
-		err = l.renew(ttl, until)
-	} else {
+	switch {
+	case !time.Now().Before(until):
 		err = validityRanOut(l.key, lastErr)
 		l.cancel(err)
+	case held:
+		err = errHeldBack // a failed renewal that sent nothing: retried soon
+	default:
+		err = l.renew(ttl, until)
 	}
 
 	l.mu.Lock()
@@ -122,6 +153,8 @@ func validityRanOut(key string, lastErr error) error {
 		return fmt.Errorf("%w: %q: validity ran out before the watchdog could renew it", ErrNotHeld, key)
 	case errors.Is(lastErr, errNoAnswer):
 		return fmt.Errorf("%w: %q: validity ran out before a renewal answered", ErrNotHeld, key)
+	case errors.Is(lastErr, errHeldBack):
+		return fmt.Errorf("%w: %q: validity ran out while renewals were held back", ErrNotHeld, key)
 	default:
 		return fmt.Errorf("%w: %q: validity ran out while renewals failed: %v", ErrNotHeld, key, lastErr)
 	}
