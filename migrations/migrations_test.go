@@ -88,21 +88,29 @@ func TestApplyConcurrentReplicas(t *testing.T) {
 }
 
 // TestDuplicateOrdersAreAllowed pins the lesson: the schema must not stop a
-// user from having two orders for one product; only the locks may.
+// user from having two orders for one product where the locks are meant to
+// (unique_buyer NULL); only where the database is (unique_buyer 1, the
+// lock-free strategies) does the second INSERT fail.
 func TestDuplicateOrdersAreAllowed(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
-		insert := "INSERT INTO orders (id, user_id, product_id, quantity, lock_mode, created_at) VALUES (?, 'u1', 'p1', 1, 'off', ?)"
+		insert := "INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at, unique_buyer) VALUES (?, 'u1', 'p1', 1, 'off', ?, ?)"
 		for _, id := range []string{"00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002"} {
-			if err := tdb.DB().Exec(insert, id, time.Now()).Error; err != nil {
+			if err := tdb.DB().Exec(insert, id, time.Now(), nil).Error; err != nil {
 				t.Fatalf("order %s: %v", id, err)
 			}
+		}
+		if err := tdb.DB().Exec(insert, "00000000-0000-0000-0000-000000000003", time.Now(), 1).Error; err != nil {
+			t.Fatalf("first order with unique_buyer: %v", err)
+		}
+		if err := tdb.DB().Exec(insert, "00000000-0000-0000-0000-000000000004", time.Now(), 1).Error; err == nil {
+			t.Errorf("second order with unique_buyer: got nil, want a unique-key error")
 		}
 	})
 }
 
 func TestColumnsAreNotNull(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
-		err := tdb.DB().Exec(`INSERT INTO products (id, name, stock, initial_stock, lock_mode, lock_ttl_ms, work_ms, stall_ms, stall_rate, created_at)
+		err := tdb.DB().Exec(`INSERT INTO products (id, name, stock, initial_stock, strategy, lock_ttl_ms, work_ms, stall_ms, stall_rate, created_at)
 VALUES ('p', NULL, 1, 1, 'off', 1, 0, 0, 0, ?)`, time.Now()).Error
 		if err == nil {
 			t.Errorf("product with a NULL name: got nil, want an error")
@@ -130,5 +138,5 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(migrations.Versions())
-	// Output: [0001_products 0002_orders 0003_orders_product_user]
+	// Output: [0001_products 0002_orders 0003_orders_product_user 0004_products_strategy 0005_orders_strategy 0006_products_fence 0007_products_late_commit_ms 0008_products_late_commit_every 0009_orders_unique_buyer 0010_orders_unique_buyer_index]
 }

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // config is everything the command line says.
@@ -20,6 +20,7 @@ type config struct {
 	targets      []string // empty: start the embedded fleet
 	adminToken   string
 	redis        []string // external nodes, for --redlock-kill
+	mysqlDSN     string   // a real database for the embedded shops
 	out          string
 	failOnUnsafe bool
 	calibrate    bool
@@ -28,17 +29,23 @@ type config struct {
 // errUsage marks a command line that makes no sense: exit code 2.
 var errUsage = errors.New("bad flags")
 
-const usageHeader = `loadgen runs the 双11 flash sale once per lock mode and prints, side by side,
-what each mode did: orders, oversold units, duplicate orders, throughput and
-latency. With no flags it starts everything it needs in process (five
+const usageHeader = `loadgen runs the 双11 flash sale once per strategy and prints, side by side,
+what each did: orders, oversold units, duplicate orders, throughput and
+latency. The strategies: off, naive, lua and redlock lock the stock with Redis
+(the first two to show how locks fail); fenced adds a fencing token the
+database checks; sql-atomic and redis-decr take no lock, as production flash
+sales do. With no flags it starts everything it needs in process (five
 embedded Redis nodes, a SQLite file, three shops on loopback ports).
 
 Usage:
   loadgen [flags]                                          embedded, no set-up
   loadgen --targets http://a:8080,http://b:8080 --admin-token T   a running fleet
 
-Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and
-lua or redlock oversold or duplicated.
+Add --late-commit 300ms to break every lease without a fencing token: lua
+and redlock oversell, fenced, sql-atomic and redis-decr stay exact.
+
+Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
+strategy that claims to be safe oversold or duplicated.
 
 Flags:
 `
@@ -52,7 +59,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.SetOutput(io.Discard)
 	var c config
 	var modes, targets, redis string
-	fs.StringVar(&modes, "modes", joinModes(d.Modes), "lock modes to run, in order, comma-separated (off, naive, lua, redlock)")
+	fs.StringVar(&modes, "modes", joinModes(d.Modes), "strategies to run, in order, comma-separated ("+strategy.List()+")")
 	fs.IntVar(&c.settings.Users, "users", d.Users, "distinct buyers in the crowd")
 	fs.IntVar(&c.settings.Stock, "stock", d.Stock, "units of the product on sale")
 	fs.IntVar(&c.settings.Clicks, "clicks", d.Clicks, "each buyer clicks 1..N times within a few ms (the repeated clicks the dedupe lock must absorb)")
@@ -63,13 +70,16 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.DurationVar(&c.settings.Stall, "stall", d.Stall, "a rare pause inside the critical section (GC, slow payment); above --lock-ttl it breaks the naive lock")
 	fs.Float64Var(&c.settings.StallRate, "stall-rate", d.StallRate, "probability that one critical section stalls")
 	fs.Uint64Var(&c.settings.Seed, "seed", d.Seed, "seed of the crowd: who clicks how often, in which order, on which shop")
+	fs.DurationVar(&c.settings.LateCommit, "late-commit", d.LateCommit, "hold back the commit and the lock renewals of some orders this long after their statements ran, then commit regardless of the lock (a commit on the wire when the network stalls); above --lock-ttl it breaks lua and redlock (default 0: off)")
+	fs.IntVar(&c.settings.LateCommitEvery, "late-commit-every", d.LateCommitEvery, "with --late-commit, which orders commit late: in each shop, the first to reach its commit, then every Nth")
 	fs.IntVar(&c.settings.RedlockKill, "redlock-kill", d.RedlockKill, "stop N of the 5 Redis nodes halfway through the redlock attack, and bring them back after it (default 0: none)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
-	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if lua or redlock oversold or duplicated an order (default off: report only)")
+	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced, sql-atomic and redis-decr (default off: report only)")
 	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")
 	fs.StringVar(&targets, "targets", "", "shop base URLs, comma-separated (default none: start the embedded fleet)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")
 	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves); without, the embedded shops use them instead of in-process nodes (default none)")
+	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "without --targets: a MySQL/MariaDB database for the embedded shops, user:pass@tcp(host:3306)/dbname (default none: a SQLite file in a temp dir)")
 	c.settings.ClickWindow = d.ClickWindow
 
 	if err := fs.Parse(args); err != nil {
@@ -83,9 +93,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	var bad []string
 	for _, m := range split(modes) {
-		mode, err := dlock.ParseMode(m)
+		mode, err := strategy.Parse(m)
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("modes: unknown mode %q (want off, naive, lua or redlock)", m))
+			bad = append(bad, fmt.Sprintf("modes: unknown strategy %q (want %s)", m, strategy.List()))
 			continue
 		}
 		c.settings.Modes = append(c.settings.Modes, mode)
@@ -124,13 +134,16 @@ func (c *config) check() []string {
 	if len(c.targets) == 0 && c.adminToken != "" {
 		bad = append(bad, "admin-token: only with --targets; the embedded shops make their own")
 	}
+	if len(c.targets) > 0 && c.mysqlDSN != "" {
+		bad = append(bad, "mysql-dsn: only without --targets; a running fleet has its own database")
+	}
 	for _, a := range c.redis {
 		if err := app.CheckRedisAddr(a); err != nil {
 			bad = append(bad, fmt.Sprintf("redis: %q: want host:port", a))
 		}
 	}
 	kill := c.settings.RedlockKill
-	if kill > 0 && !slices.Contains(c.settings.Modes, dlock.ModeRedlock) && len(c.settings.Modes) > 0 {
+	if kill > 0 && !slices.Contains(c.settings.Modes, strategy.Redlock) && len(c.settings.Modes) > 0 {
 		bad = append(bad, "redlock-kill: needs redlock in --modes")
 	}
 	if kill > 0 && (len(c.targets) > 0 || len(c.redis) > 0) && len(c.redis) < kill {
@@ -150,7 +163,7 @@ func split(s string) []string {
 	return out
 }
 
-func joinModes(ms []dlock.Mode) string {
+func joinModes(ms []strategy.Name) string {
 	s := make([]string, len(ms))
 	for i, m := range ms {
 		s[i] = string(m)

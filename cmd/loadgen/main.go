@@ -1,8 +1,8 @@
 // Command loadgen is the 双11 load generator: it runs the flash sale once
-// per lock mode (off, naive, lua, redlock) with a Vegeta attack and prints,
-// side by side, what each mode did to the stock: orders, oversold units,
-// duplicate orders, throughput and latency, with one line per mode saying
-// why. It also writes a report folder (JSON, Markdown, HTML with charts,
+// per strategy (off, naive, lua, redlock, fenced, sql-atomic, redis-decr)
+// with a Vegeta attack and prints, side by side, what each did to the
+// stock: orders, oversold units, duplicate orders, throughput and latency,
+// with one line per strategy saying why. It also writes a report folder (JSON, Markdown, HTML with charts,
 // Vegeta's raw results).
 //
 // With no flags it needs nothing installed: it starts five embedded Redis
@@ -11,6 +11,7 @@
 //
 //	go run ./cmd/loadgen
 //	go run ./cmd/loadgen --modes lua,redlock --redlock-kill 2
+//	go run ./cmd/loadgen --late-commit 300ms
 //	go run ./cmd/loadgen --targets http://127.0.0.1:8080 --admin-token secret
 package main
 
@@ -79,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // errUnsafe is returned by attack when --fail-on-unsafe is set and a safe
 // mode oversold or duplicated.
-var errUnsafe = errors.New("unsafe: lua or redlock oversold or duplicated an order (--fail-on-unsafe)")
+var errUnsafe = errors.New("unsafe: a strategy that claims to be safe oversold, duplicated an order or drifted (--fail-on-unsafe)")
 
 // attack starts or finds the fleet, runs the scenario, prints the table and
 // writes the report.
@@ -137,7 +138,7 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 	// --redlock-kill holds nodes down that is hundreds of lines over the
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
-	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{RedisAddrs: cfg.redis, Logger: log})
+	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, Logger: log})
 	if err != nil {
 		logFile.Close()
 		return nil, nil, err

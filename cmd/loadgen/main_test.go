@@ -23,7 +23,7 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 	}{
 		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 1..1000000 buyers"}},
 		{"zero rate", []string{"--rate", "0"}, []string{"rate: 0, want 1..1000000 requests per second"}},
-		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown mode "paxos" (want off, naive, lua or redlock)`}},
+		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, sql-atomic, redis-decr)`}},
 		{"every problem at once", []string{"--users=-1", "--rate=0", "--stall-rate=2"}, []string{"users: -1", "rate: 0", "stall-rate: 2"}},
 		{"not a number", []string{"--users", "many"}, []string{`invalid value "many" for flag -users`}},
 		{"unknown flag", []string{"--speed", "9"}, []string{"flag provided but not defined: -speed"}},
@@ -32,7 +32,10 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"bad target", []string{"--targets", "127.0.0.1:8080", "--admin-token", "x"}, []string{`targets: "127.0.0.1:8080" is not a base URL`}},
 		{"kill without redlock", []string{"--modes", "lua", "--redlock-kill", "2"}, []string{"redlock-kill: needs redlock in --modes"}},
 		{"kill external without nodes", []string{"--targets", "http://a:1", "--admin-token", "x", "--redlock-kill", "2"}, []string{"give the fleet's five Redis nodes in --redis"}},
+		{"late commit not whole ms", []string{"--late-commit", "1500us"}, []string{"late-commit: 1.5ms, want whole milliseconds"}},
+		{"late commit every 0", []string{"--late-commit-every", "0"}, []string{"late-commit-every: 0, want 1..1000000 orders"}},
 		{"token without targets", []string{"--admin-token", "x"}, []string{"admin-token: only with --targets"}},
+		{"database with targets", []string{"--targets", "http://a:1", "--admin-token", "x", "--mysql-dsn", "root@tcp(127.0.0.1:3306)/x"}, []string{"mysql-dsn: only without --targets"}},
 		{"bad redis address", []string{"--redis", "127.0.0.1"}, []string{`redis: "127.0.0.1": want host:port`}},
 		{"ttl below the shop's minimum", []string{"--lock-ttl", "5ms"}, []string{"lock-ttl: 5ms, want 10ms..1m0s"}},
 	} {
@@ -65,12 +68,12 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 	}
 	help := stdout.String()
 	for _, flag := range []string{"modes", "users", "stock", "clicks", "rate", "duration", "lock-ttl", "work", "stall",
-		"stall-rate", "seed", "out", "fail-on-unsafe", "redlock-kill", "targets", "admin-token", "redis", "calibrate"} {
+		"stall-rate", "late-commit", "late-commit-every", "seed", "out", "fail-on-unsafe", "redlock-kill", "targets", "admin-token", "redis", "mysql-dsn", "calibrate"} {
 		if !strings.Contains(help, "  -"+flag+" ") && !strings.Contains(help, "  -"+flag+"\n") {
 			t.Errorf("--help does not list -%s:\n%s", flag, help)
 		}
 	}
-	for _, def := range []string{`(default "off,naive,lua,redlock")`, `(default "loadgen-report")`} {
+	for _, def := range []string{`(default "off,naive,lua,redlock,fenced,sql-atomic,redis-decr")`, `(default "loadgen-report")`} {
 		if !strings.Contains(help, def) {
 			t.Errorf("--help does not show %s", def)
 		}
@@ -104,14 +107,17 @@ func TestSmallEmbeddedRun(t *testing.T) {
 	}
 }
 
-// --fail-on-unsafe turns a lua or redlock row that oversold into exit 3.
+// --fail-on-unsafe turns a row that claims to be safe and oversold into
+// exit 3.
 // The shop here is a stub that claims an oversell in its audit: the point
 // is the exit code, not the shop.
 func TestFailOnUnsafeExits3(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/audit"):
-			io.WriteString(w, `{"product_id":"p","lock_mode":"lua","initial_stock":1,"stock":0,"orders":2,"sold":2,"oversold":1,"duplicate_orders":0,"consistent":false}`)
+			io.WriteString(w, `{"product_id":"p","strategy":"lua","initial_stock":1,"stock":0,"orders":2,"sold":2,"oversold":1,"duplicate_orders":0,"consistent":false}`)
+		case strings.HasSuffix(r.URL.Path, "/events"):
+			io.WriteString(w, `{"late_commits":0,"fenced_out":0,"locks_lost":0,"given_back":0}`)
 		default:
 			w.WriteHeader(http.StatusCreated)
 			io.WriteString(w, `{}`)

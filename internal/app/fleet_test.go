@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -28,7 +28,7 @@ func TestThreeShopsSellExactlyTheStock(t *testing.T) {
 		units  = 50
 	)
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
-		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock} {
+		for _, mode := range []strategy.Name{strategy.Lua, strategy.Redlock} {
 			t.Run(string(mode), func(t *testing.T) {
 				var urls []string
 				for range 3 {
@@ -46,7 +46,7 @@ func TestThreeShopsSellExactlyTheStock(t *testing.T) {
 
 				pid := env.Redis.Key("p-" + string(mode))
 				status, body, err := call(ctx, client, "POST", urls[0]+"/api/v1/products",
-					fmt.Sprintf(`{"id":%q,"stock":%d,"lock_mode":%q}`, pid, units, mode), testToken)
+					fmt.Sprintf(`{"id":%q,"stock":%d,"strategy":%q}`, pid, units, mode), testToken)
 				if err != nil || status != http.StatusCreated {
 					t.Fatalf("create product: %d %v %v", status, body, err)
 				}

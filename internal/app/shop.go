@@ -13,11 +13,12 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // Shop is one shop instance: its own Redis clients, one locker per lock
-// mode, the order service and the HTTP router, on shared Backends. Several
+// mode, redis-decr's reservations, the order service and the HTTP router, on shared Backends. Several
 // Shops on the same Backends behave like several processes: they share the
 // database and the Redis servers and nothing else.
 //
@@ -27,6 +28,7 @@ type Shop struct {
 	cfg      Config
 	clients  []*redis.Client
 	lockers  map[dlock.Mode]dlock.Locker
+	orders   *order.Service
 	handler  http.Handler
 	inflight sync.WaitGroup // requests inside Serve's server
 
@@ -60,10 +62,13 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	}
 
 	products := stock.NewStore(b.DB)
-	orders := order.NewService(b.DB, products, s.lockers, order.Options{LockWait: cfg.LockWait, Logger: log})
+	s.orders = order.NewService(b.DB, products, s.lockers, order.Options{
+		LockWait: cfg.LockWait, Logger: log,
+		Reservations: reserve.New(s.clients[0]), // redis-decr's stock, on the node lua uses
+	})
 	s.handler = httpapi.NewRouter(httpapi.Deps{
 		Products:   products,
-		Orders:     orders,
+		Orders:     s.orders,
 		DB:         b.DB,
 		Redis:      s.clients,
 		AdminToken: cfg.AdminToken,
@@ -98,14 +103,18 @@ func (s *Shop) logReachability(ctx context.Context) {
 // httptest.Server. It is safe for concurrent use until Close.
 func (s *Shop) Handler() http.Handler { return s.handler }
 
-// Close closes the lockers (their background goroutines and subscriptions)
-// and then the Redis clients. Call it after Serve returned: by then every
+// Close stops the order service's background settlements, closes the
+// lockers (their background goroutines and subscriptions) and then the
+// Redis clients. Call it after Serve returned: by then every
 // order has finished and released its locks. It does not close the
 // Backends. It is safe to call more than once; later calls return the first
 // call's result.
 func (s *Shop) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
+		if s.orders != nil {
+			errs = append(errs, s.orders.Close()) // its settlements use the clients
+		}
 		for mode, l := range s.lockers {
 			if err := l.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("app: close %s locker: %w", mode, err))

@@ -15,10 +15,10 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-const insertProduct = `INSERT INTO products (id, name, stock, initial_stock, lock_mode, lock_ttl_ms, work_ms, stall_ms, stall_rate, created_at)
+const insertProduct = `INSERT INTO products (id, name, stock, initial_stock, strategy, lock_ttl_ms, work_ms, stall_ms, stall_rate, created_at)
 VALUES (?, ?, ?, ?, 'off', 1000, 0, 0, 0, ?)`
 
-const insertOrder = `INSERT INTO orders (id, user_id, product_id, quantity, lock_mode, created_at) VALUES (?, ?, ?, 1, 'off', ?)`
+const insertOrder = `INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at) VALUES (?, ?, ?, 1, 'off', ?)`
 
 // buy is the shape of the shop's write path: a plain read, then the
 // UPDATE and the INSERT in one transaction. Half the buyers read inside

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // heldOrders is an order service whose Place reports each call on entered
@@ -36,6 +37,12 @@ func (h *heldOrders) Place(ctx context.Context, req order.Request) (order.Order,
 func (h *heldOrders) Audit(context.Context, string) (order.Audit, error) {
 	return order.Audit{}, errors.New("heldOrders: no audit")
 }
+
+func (h *heldOrders) AddProduct(context.Context, stock.Product) (stock.Product, error) {
+	return stock.Product{}, errors.New("heldOrders: no products")
+}
+
+func (h *heldOrders) Events(string) order.Events { return order.Events{} }
 
 func orderBy(user string) request {
 	return request{method: "POST", path: "/api/v1/orders", body: `{"user_id":"` + user + `","product_id":"p","quantity":1}`}

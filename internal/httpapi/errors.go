@@ -83,6 +83,8 @@ var errorTable = []errorKind{
 	{err: order.ErrDuplicateRequest, status: http.StatusConflict, code: "duplicate_request"},
 	{err: order.ErrLockTimeout, status: http.StatusServiceUnavailable, code: "lock_timeout",
 		hide: true, message: "timed out waiting for the product lock; retry"},
+	{err: order.ErrLockLost, status: http.StatusServiceUnavailable, code: "lock_lost",
+		hide: true, message: "the product lock was lost before the order was written; nothing was written; retry"},
 	{err: order.ErrUnavailable, status: http.StatusServiceUnavailable, code: "unavailable",
 		hide: true, message: "a backend (database or Redis) is unavailable; retry"},
 	{err: stock.ErrUnavailable, status: http.StatusServiceUnavailable, code: "unavailable",
@@ -94,6 +96,8 @@ var errorTable = []errorKind{
 	// more, but the access log should not call it an internal error.
 	{err: context.Canceled, status: http.StatusServiceUnavailable, code: "unavailable",
 		hide: true, message: "the request was cancelled before it finished; retry"},
+	{err: context.DeadlineExceeded, status: http.StatusServiceUnavailable, code: "unavailable",
+		hide: true, message: "the request ran out of time before it finished; retry"},
 }
 
 // internalError is what the client sees for an error the table does not know.

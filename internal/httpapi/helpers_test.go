@@ -13,6 +13,7 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -37,7 +38,9 @@ func newRouter(t *testing.T, env *testenv.Env, token string) http.Handler {
 	}
 	db := env.DB.DB()
 	products := stock.NewStore(db)
-	orders := order.NewService(db, products, lockers, order.Options{LockWait: 5 * time.Second})
+	orders := order.NewService(db, products, lockers, order.Options{
+		LockWait: 5 * time.Second, Reservations: reserve.New(clients[0]),
+	})
 	return httpapi.NewRouter(httpapi.Deps{
 		Products:   products,
 		Orders:     orders,

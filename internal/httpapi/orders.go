@@ -39,7 +39,8 @@ type orderJSON struct {
 	UserID    string    `json:"user_id"`
 	ProductID string    `json:"product_id"`
 	Quantity  int       `json:"quantity"`
-	LockMode  string    `json:"lock_mode"`
+	Strategy  string    `json:"strategy"`
+	LockMode  string    `json:"lock_mode"` // strategy's older name, for older clients
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -49,16 +50,19 @@ func toOrderJSON(o order.Order) orderJSON {
 		UserID:    o.UserID,
 		ProductID: o.ProductID,
 		Quantity:  o.Quantity,
-		LockMode:  string(o.LockMode),
+		Strategy:  string(o.Strategy),
+		LockMode:  string(o.Strategy),
 		CreatedAt: o.CreatedAt.UTC(),
 	}
 }
 
 // auditJSON is the audit of one product's sale on the wire. Every figure is
-// computed by SQL from the orders table (package order).
+// computed by SQL from the orders table (package order), but the Redis ones,
+// which only redis-decr products have.
 type auditJSON struct {
 	ProductID       string `json:"product_id"`
-	LockMode        string `json:"lock_mode"`
+	Strategy        string `json:"strategy"`
+	LockMode        string `json:"lock_mode"` // strategy's older name, for older clients
 	InitialStock    int    `json:"initial_stock"`
 	Stock           int    `json:"stock"`
 	Orders          int    `json:"orders"`
@@ -66,12 +70,16 @@ type auditJSON struct {
 	Oversold        int    `json:"oversold"`
 	DuplicateOrders int    `json:"duplicate_orders"`
 	Consistent      bool   `json:"consistent"`
+	RedisStock      *int   `json:"redis_stock,omitempty"`
+	Drift           *int   `json:"drift,omitempty"`
+	RedisError      string `json:"redis_error,omitempty"`
 }
 
 func toAuditJSON(a order.Audit) auditJSON {
-	return auditJSON{
+	j := auditJSON{
 		ProductID:       a.ProductID,
-		LockMode:        string(a.LockMode),
+		Strategy:        string(a.Strategy),
+		LockMode:        string(a.Strategy),
 		InitialStock:    a.InitialStock,
 		Stock:           a.Stock,
 		Orders:          a.Orders,
@@ -79,7 +87,13 @@ func toAuditJSON(a order.Audit) auditJSON {
 		Oversold:        a.Oversold,
 		DuplicateOrders: a.DuplicateOrders,
 		Consistent:      a.Consistent,
+		RedisStock:      a.RedisStock,
+		RedisError:      a.RedisErr,
 	}
+	if a.RedisStock != nil {
+		j.Drift = &a.Drift
+	}
+	return j
 }
 
 // placeOrder handles POST /api/v1/orders: 201 with the order.

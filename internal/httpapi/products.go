@@ -7,28 +7,48 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // createProductRequest is the body of POST /api/v1/products. Required fields
 // are pointers so a missing one is told apart from a zero; the optional
 // settings default in package stock (name: the id, lock_ttl_ms: 5000,
-// work, stall and stall_rate: 0).
+// work, stall, stall_rate and late_commit_ms: 0, late_commit_every: 10
+// when late_commit_ms is set). The strategy is "strategy", or under its
+// older name "lock_mode", which clients written before the lock-free
+// strategies send: either one, or both if they agree.
 type createProductRequest struct {
-	ID        *string  `json:"id"`
-	Name      *string  `json:"name"`
-	Stock     *int     `json:"stock"`
-	LockMode  *string  `json:"lock_mode"`
-	LockTTLMs *int     `json:"lock_ttl_ms"`
-	WorkMs    *int     `json:"work_ms"`
-	StallMs   *int     `json:"stall_ms"`
-	StallRate *float64 `json:"stall_rate"`
+	ID              *string  `json:"id"`
+	Name            *string  `json:"name"`
+	Stock           *int     `json:"stock"`
+	Strategy        *string  `json:"strategy"`
+	LockMode        *string  `json:"lock_mode"`
+	LockTTLMs       *int     `json:"lock_ttl_ms"`
+	WorkMs          *int     `json:"work_ms"`
+	StallMs         *int     `json:"stall_ms"`
+	StallRate       *float64 `json:"stall_rate"`
+	LateCommitMs    *int     `json:"late_commit_ms"`
+	LateCommitEvery *int     `json:"late_commit_every"`
+}
+
+// strategy returns the strategy the body names, under either name.
+func (r *createProductRequest) strategy() (string, error) {
+	switch {
+	case r.Strategy == nil && r.LockMode == nil:
+		return "", invalid("strategy", "required")
+	case r.Strategy == nil:
+		return *r.LockMode, nil
+	case r.LockMode != nil && *r.LockMode != *r.Strategy:
+		return "", invalid("lock_mode", "is the older name of strategy and must agree with it, got %q and %q",
+			*r.LockMode, *r.Strategy)
+	}
+	return *r.Strategy, nil
 }
 
 // product checks that every required field is present and converts the
 // request to a stock.Product. The values themselves (id charset, stock
-// range, TTL limits, mode names) are stock.Store.Create's to judge.
+// range, TTL limits, strategy names) are stock.Store.Create's to judge.
 func (r *createProductRequest) product() (stock.Product, error) {
 	if err := required("id", r.ID); err != nil {
 		return stock.Product{}, err
@@ -36,17 +56,17 @@ func (r *createProductRequest) product() (stock.Product, error) {
 	if err := required("stock", r.Stock); err != nil {
 		return stock.Product{}, err
 	}
-	if err := required("lock_mode", r.LockMode); err != nil {
+	name, err := r.strategy()
+	if err != nil {
 		return stock.Product{}, err
 	}
 	p := stock.Product{
-		ID:       *r.ID,
-		Name:     deref(r.Name),
-		Stock:    *r.Stock,
-		LockMode: dlock.Mode(*r.LockMode),
-	}
-	if r.StallRate != nil {
-		p.StallRate = *r.StallRate
+		ID:              *r.ID,
+		Name:            deref(r.Name),
+		Stock:           *r.Stock,
+		Strategy:        strategy.Name(name),
+		StallRate:       deref(r.StallRate),
+		LateCommitEvery: deref(r.LateCommitEvery),
 	}
 	for _, f := range []struct {
 		name string
@@ -56,6 +76,7 @@ func (r *createProductRequest) product() (stock.Product, error) {
 		{"lock_ttl_ms", r.LockTTLMs, &p.LockTTL},
 		{"work_ms", r.WorkMs, &p.Work},
 		{"stall_ms", r.StallMs, &p.Stall},
+		{"late_commit_ms", r.LateCommitMs, &p.LateCommit},
 	} {
 		if f.ms == nil {
 			continue
@@ -84,32 +105,39 @@ func millis(field string, ms int) (time.Duration, error) {
 	return time.Duration(ms) * time.Millisecond, nil
 }
 
-// productJSON is a product on the wire.
+// productJSON is a product on the wire. lock_mode repeats strategy for
+// clients written before the lock-free strategies.
 type productJSON struct {
-	ID           string    `json:"id"`
-	Name         string    `json:"name"`
-	Stock        int       `json:"stock"`
-	InitialStock int       `json:"initial_stock"`
-	LockMode     string    `json:"lock_mode"`
-	LockTTLMs    int64     `json:"lock_ttl_ms"`
-	WorkMs       int64     `json:"work_ms"`
-	StallMs      int64     `json:"stall_ms"`
-	StallRate    float64   `json:"stall_rate"`
-	CreatedAt    time.Time `json:"created_at"`
+	ID              string    `json:"id"`
+	Name            string    `json:"name"`
+	Stock           int       `json:"stock"`
+	InitialStock    int       `json:"initial_stock"`
+	Strategy        string    `json:"strategy"`
+	LockMode        string    `json:"lock_mode"`
+	LockTTLMs       int64     `json:"lock_ttl_ms"`
+	WorkMs          int64     `json:"work_ms"`
+	StallMs         int64     `json:"stall_ms"`
+	StallRate       float64   `json:"stall_rate"`
+	LateCommitMs    int64     `json:"late_commit_ms"`
+	LateCommitEvery int       `json:"late_commit_every"`
+	CreatedAt       time.Time `json:"created_at"`
 }
 
 func toProductJSON(p stock.Product) productJSON {
 	return productJSON{
-		ID:           p.ID,
-		Name:         p.Name,
-		Stock:        p.Stock,
-		InitialStock: p.InitialStock,
-		LockMode:     string(p.LockMode),
-		LockTTLMs:    p.LockTTL.Milliseconds(),
-		WorkMs:       p.Work.Milliseconds(),
-		StallMs:      p.Stall.Milliseconds(),
-		StallRate:    p.StallRate,
-		CreatedAt:    p.CreatedAt.UTC(),
+		ID:              p.ID,
+		Name:            p.Name,
+		Stock:           p.Stock,
+		InitialStock:    p.InitialStock,
+		Strategy:        string(p.Strategy),
+		LockMode:        string(p.Strategy),
+		LockTTLMs:       p.LockTTL.Milliseconds(),
+		WorkMs:          p.Work.Milliseconds(),
+		StallMs:         p.Stall.Milliseconds(),
+		StallRate:       p.StallRate,
+		LateCommitMs:    p.LateCommit.Milliseconds(),
+		LateCommitEvery: p.LateCommitEvery,
+		CreatedAt:       p.CreatedAt.UTC(),
 	}
 }
 
@@ -125,7 +153,7 @@ func (a *api) createProduct(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	created, err := a.products.Create(c.Request.Context(), p)
+	created, err := a.orders.AddProduct(c.Request.Context(), p)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -143,6 +171,32 @@ func (a *api) getProduct(c *gin.Context) {
 		return
 	}
 	c.PureJSON(http.StatusOK, toProductJSON(p))
+}
+
+// eventsJSON is what one shop process counted for a product.
+type eventsJSON struct {
+	ProductID   string `json:"product_id"`
+	LateCommits int64  `json:"late_commits"`
+	FencedOut   int64  `json:"fenced_out"`
+	LocksLost   int64  `json:"locks_lost"`
+	GivenBack   int64  `json:"given_back"`
+}
+
+// productEvents handles GET /api/v1/products/:id/events (admin): 200 with
+// what this shop process counted for the product (order.Events). Unlike
+// the audit it is per process: a fleet's figures are the sum over its
+// shops.
+func (a *api) productEvents(c *gin.Context) {
+	p, err := a.products.Get(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	e := a.orders.Events(p.ID)
+	c.PureJSON(http.StatusOK, eventsJSON{
+		ProductID: p.ID, LateCommits: e.LateCommits, FencedOut: e.FencedOut,
+		LocksLost: e.LocksLost, GivenBack: e.GivenBack,
+	})
 }
 
 func deref[T any](p *T) T {

@@ -9,6 +9,7 @@
 //	POST /api/v1/products           admin   201 product
 //	GET  /api/v1/products/:id       anyone  200 product
 //	GET  /api/v1/products/:id/audit admin   200 audit
+//	GET  /api/v1/products/:id/events admin  200 this process's events
 //	POST /api/v1/orders             anyone  201 order
 //	GET  /healthz                   anyone  200 while the process serves
 //	GET  /readyz                    anyone  200 when the database and the Redis quorum answer, else 503
@@ -34,20 +35,21 @@ import (
 )
 
 // Products is what the API needs from the product store; *stock.Store
-// implements it. Create and Get validate their input (the API only
-// decodes it) and refuse bad values with an error wrapping
-// stock.ErrInvalid that names the field.
+// implements it. Get validates the id (the API only decodes it) and
+// refuses a bad one with an error wrapping stock.ErrInvalid.
 type Products interface {
-	Create(ctx context.Context, p stock.Product) (stock.Product, error)
 	Get(ctx context.Context, id string) (stock.Product, error)
 }
 
 // Orders is what the API needs from the order flow; *order.Service
-// implements it. Place and Audit validate their input (see
-// order.Request.Validate) and refuse bad values with an *order.FieldError.
+// implements it. AddProduct, Place and Audit validate their input (see
+// stock.Store.Create and order.Request.Validate) and refuse bad values
+// with an error wrapping stock.ErrInvalid or an *order.FieldError.
 type Orders interface {
+	AddProduct(ctx context.Context, p stock.Product) (stock.Product, error)
 	Place(ctx context.Context, req order.Request) (order.Order, error)
 	Audit(ctx context.Context, productID string) (order.Audit, error)
+	Events(productID string) order.Events
 }
 
 // Deps are the router's collaborators. Products and Orders are required;
@@ -118,6 +120,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.POST("/products", admin, a.createProduct)
 	v1.GET("/products/:id", a.getProduct)
 	v1.GET("/products/:id/audit", admin, a.auditProduct)
+	v1.GET("/products/:id/events", admin, a.productEvents)
 	v1.POST("/orders", a.placeOrder)
 
 	r.GET("/healthz", a.healthz)

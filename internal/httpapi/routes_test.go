@@ -48,8 +48,8 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("status = %d, want 201; body %s", rec.Code, rec.Body)
 			}
 			m, keys := keysOf(t, rec.Body.Bytes())
-			wantKeys(t, "product", keys, "id", "name", "stock", "initial_stock", "lock_mode", "lock_ttl_ms",
-				"work_ms", "stall_ms", "stall_rate", "created_at")
+			wantKeys(t, "product", keys, "id", "name", "stock", "initial_stock", "strategy", "lock_mode", "lock_ttl_ms",
+				"work_ms", "stall_ms", "stall_rate", "late_commit_ms", "late_commit_every", "created_at")
 			if m["id"] != pid || m["stock"] != 2.0 || m["initial_stock"] != 2.0 || m["lock_mode"] != "redlock" || m["lock_ttl_ms"] != 3000.0 {
 				t.Errorf("product = %v", m)
 			}
@@ -88,8 +88,8 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("status = %d, want 200; body %s", rec.Code, rec.Body)
 			}
 			m, keys := keysOf(t, rec.Body.Bytes())
-			wantKeys(t, "product", keys, "id", "name", "stock", "initial_stock", "lock_mode", "lock_ttl_ms",
-				"work_ms", "stall_ms", "stall_rate", "created_at")
+			wantKeys(t, "product", keys, "id", "name", "stock", "initial_stock", "strategy", "lock_mode", "lock_ttl_ms",
+				"work_ms", "stall_ms", "stall_rate", "late_commit_ms", "late_commit_every", "created_at")
 			if m["name"] != "Phone" {
 				t.Errorf("name = %v, want Phone", m["name"])
 			}
@@ -109,7 +109,7 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("status = %d, want 201; body %s", rec.Code, rec.Body)
 			}
 			m, keys := keysOf(t, rec.Body.Bytes())
-			wantKeys(t, "order", keys, "id", "user_id", "product_id", "quantity", "lock_mode", "created_at")
+			wantKeys(t, "order", keys, "id", "user_id", "product_id", "quantity", "strategy", "lock_mode", "created_at")
 			if m["user_id"] != "alice" || m["product_id"] != pid || m["quantity"] != 2.0 || m["lock_mode"] != "redlock" || m["id"] == "" {
 				t.Errorf("order = %v", m)
 			}
@@ -142,9 +142,9 @@ func TestRoutes(t *testing.T) {
 				t.Fatalf("status = %d, want 200; body %s", rec.Code, rec.Body)
 			}
 			m, keys := keysOf(t, rec.Body.Bytes())
-			wantKeys(t, "audit", keys, "product_id", "lock_mode", "initial_stock", "stock", "orders", "sold",
+			wantKeys(t, "audit", keys, "product_id", "strategy", "lock_mode", "initial_stock", "stock", "orders", "sold",
 				"oversold", "duplicate_orders", "consistent")
-			want := map[string]any{"product_id": pid, "lock_mode": "redlock", "initial_stock": 2.0, "stock": 0.0,
+			want := map[string]any{"product_id": pid, "strategy": "redlock", "lock_mode": "redlock", "initial_stock": 2.0, "stock": 0.0,
 				"orders": 1.0, "sold": 2.0, "oversold": 0.0, "duplicate_orders": 0.0, "consistent": true}
 			for k, v := range want {
 				if m[k] != v {

@@ -8,14 +8,14 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// Audit is what the database says about one product's sale.
+// Audit is what the backends say about one product's sale.
 type Audit struct {
 	ProductID    string
-	LockMode     dlock.Mode
+	Strategy     strategy.Name
 	InitialStock int
 	// Stock is the stock left as the products table says.
 	Stock int
@@ -30,12 +30,25 @@ type Audit struct {
 	// Consistent is Stock + Sold == InitialStock. A lost update (two buyers
 	// writing back the same stock) breaks it even before the sale oversells.
 	Consistent bool
+	// RedisStock is the stock as Redis has it (redis-decr only, else nil;
+	// nil too when Redis has none or could not be asked, see RedisErr).
+	RedisStock *int
+	// Drift is RedisStock - Stock: units Redis still offers that the
+	// database does not have (or, below 0, the other way round). While no
+	// order is in flight it must be 0; a unit reserved in Redis whose
+	// order was never written would show here.
+	Drift int
+	// RedisErr says why RedisStock is nil for a redis-decr product ("" if
+	// it is not).
+	RedisErr string
 }
 
 // Audit computes the figures of productID's sale with SQL over the products
-// and orders tables, in one transaction so that they describe one moment. It
-// keeps no counters of its own, so any process sharing the database gives the
-// same answer. Safe for concurrent use, also while orders are placed.
+// and orders tables, in one transaction so that they describe one moment,
+// and for a redis-decr product compares the stock with Redis's right after.
+// It keeps no counters of its own, so any process sharing the backends
+// gives the same answer. Safe for concurrent use, also while orders are
+// placed (then Drift counts the reservations in flight).
 //
 // Errors: a *FieldError wrapping ErrInvalid for a malformed id;
 // stock.ErrNotFound for an unknown product; ErrUnavailable when the database
@@ -46,16 +59,16 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	}
 	a := Audit{ProductID: productID}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var mode string
-		err := tx.Raw("SELECT lock_mode, initial_stock, stock FROM products WHERE id = ?", productID).
-			Row().Scan(&mode, &a.InitialStock, &a.Stock)
+		var name string
+		err := tx.Raw("SELECT strategy, initial_stock, stock FROM products WHERE id = ?", productID).
+			Row().Scan(&name, &a.InitialStock, &a.Stock)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: product %q", stock.ErrNotFound, productID)
 		}
 		if err != nil {
 			return err
 		}
-		a.LockMode = dlock.Mode(mode)
+		a.Strategy = strategy.Name(name)
 		// Orders per buyer first, then summed: buyers with more than one
 		// order are the duplicates.
 		var buyers int
@@ -76,5 +89,24 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	}
 	a.Oversold = max(0, a.Sold-a.InitialStock)
 	a.Consistent = a.Stock+a.Sold == a.InitialStock
+	if a.Strategy == strategy.RedisDecr {
+		s.auditRedis(ctx, &a)
+	}
 	return a, nil
+}
+
+// auditRedis fills in a's Redis figures. Redis trouble does not fail the
+// audit: the database's figures stand, and RedisErr says what is missing.
+func (s *Service) auditRedis(ctx context.Context, a *Audit) {
+	if s.opts.Reservations == nil {
+		a.RedisErr = "this shop has no Redis for redis-decr"
+		return
+	}
+	left, err := s.opts.Reservations.Left(ctx, a.ProductID)
+	if err != nil {
+		a.RedisErr = err.Error()
+		return
+	}
+	a.RedisStock = &left
+	a.Drift = left - a.Stock
 }

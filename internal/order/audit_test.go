@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -21,25 +21,25 @@ func TestAudit(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		mode   dlock.Mode
+		mode   strategy.Name
 		stock  int // initial
 		left   int // stock left in the table
 		orders []row
 		want   order.Audit
 	}{
-		{"no orders", dlock.ModeLua, 5, 5, nil,
+		{"no orders", strategy.Lua, 5, 5, nil,
 			order.Audit{InitialStock: 5, Stock: 5, Consistent: true}},
-		{"exact sale", dlock.ModeRedlock, 3, 0, []row{{"a", 1}, {"b", 2}},
+		{"exact sale", strategy.Redlock, 3, 0, []row{{"a", 1}, {"b", 2}},
 			order.Audit{InitialStock: 3, Stock: 0, Orders: 2, Sold: 3, Consistent: true}},
 		// Lost updates: four orders took 7 units of 5, but the last writer
 		// left 1 in the table. a ordered twice.
-		{"oversold with duplicates", dlock.ModeOff, 5, 1, []row{{"a", 1}, {"a", 2}, {"b", 1}, {"c", 3}},
+		{"oversold with duplicates", strategy.Off, 5, 1, []row{{"a", 1}, {"a", 2}, {"b", 1}, {"c", 3}},
 			order.Audit{InitialStock: 5, Stock: 1, Orders: 4, Sold: 7, Oversold: 2, DuplicateOrders: 1}},
 		// Two buyers wrote back the same stock: nothing oversold yet, but
 		// the books no longer add up.
-		{"lost update", dlock.ModeNaive, 10, 9, []row{{"a", 1}, {"b", 1}},
+		{"lost update", strategy.Naive, 10, 9, []row{{"a", 1}, {"b", 1}},
 			order.Audit{InitialStock: 10, Stock: 9, Orders: 2, Sold: 2}},
-		{"triple order", dlock.ModeOff, 10, 7, []row{{"a", 1}, {"a", 1}, {"a", 1}},
+		{"triple order", strategy.Off, 10, 7, []row{{"a", 1}, {"a", 1}, {"a", 1}},
 			order.Audit{InitialStock: 10, Stock: 7, Orders: 3, Sold: 3, DuplicateOrders: 2, Consistent: true}},
 	}
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
@@ -47,12 +47,12 @@ func TestAudit(t *testing.T) {
 		db := b.DB.DB()
 		shop := newShops(t, b, 1, order.Options{})[0]
 		// Orders of another product, to show they are not counted.
-		other := newProduct(t, b, "other", stock.Product{LockMode: dlock.ModeOff, Stock: 10})
+		other := newProduct(t, b, "other", stock.Product{Strategy: strategy.Off, Stock: 10})
 		insertOrder(t, b, other.ID, "a", 4)
 
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				p := newProduct(t, b, "audit", stock.Product{LockMode: c.mode, Stock: c.stock})
+				p := newProduct(t, b, "audit", stock.Product{Strategy: c.mode, Stock: c.stock})
 				if err := db.Exec("UPDATE products SET stock = ? WHERE id = ?", c.left, p.ID).Error; err != nil {
 					t.Fatal(err)
 				}
@@ -60,7 +60,7 @@ func TestAudit(t *testing.T) {
 					insertOrder(t, b, p.ID, o.user, o.qty)
 				}
 				want := c.want
-				want.ProductID, want.LockMode = p.ID, c.mode
+				want.ProductID, want.Strategy = p.ID, c.mode
 				got, err := shop.Audit(ctx, p.ID)
 				if err != nil {
 					t.Fatalf("Audit: %v", err)
@@ -82,7 +82,7 @@ func TestAudit(t *testing.T) {
 func insertOrder(t *testing.T, b *testenv.Env, product, user string, qty int) {
 	t.Helper()
 	err := b.DB.DB().Exec(
-		"INSERT INTO orders (id, user_id, product_id, quantity, lock_mode, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+		"INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?)",
 		randomID(), user, product, qty, "off", time.Now().UTC()).Error
 	if err != nil {
 		t.Fatalf("insert order: %v", err)

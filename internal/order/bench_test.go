@@ -18,7 +18,9 @@ import (
 	"github.com/flashsale/flashsale/internal/database"
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -27,9 +29,15 @@ import (
 //
 //   - lua: the whole order flow (dedupe lock, product lock, read, check,
 //     write, release) in lua mode, without simulated latency;
-//   - lockfree: the baseline without any Redis lock, the conditional
-//     UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?
-//     plus the INSERT in one transaction.
+//   - fenced: the same with a fencing token, registered in the database
+//     before the read (the read moves into the transaction);
+//   - sql-atomic: Place with no lock, a conditional UPDATE and the order
+//     row with its unique key, in one transaction;
+//   - redis-decr: Place reserving in Redis with one script, then the same
+//     transaction as sql-atomic;
+//   - lockfree: the baseline without the order flow around it, the
+//     conditional UPDATE products SET stock = stock - ? WHERE id = ? AND
+//     stock >= ? plus the INSERT in one transaction.
 //
 // It reports orders/s and the 99th percentile latency (p99-ms). The stock
 // is large enough never to sell out. It runs on the real servers when
@@ -42,32 +50,42 @@ func BenchmarkPlace(b *testing.B) {
 		env := testenv.NewEnv(b, mode)
 		db := benchDB(b, env)
 		clients := benchClients(b, env)
-		lua, err := dlock.New(dlock.ModeLua, clients)
-		if err != nil {
-			b.Fatal(err)
+		lockers := map[dlock.Mode]dlock.Locker{}
+		for _, m := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
+			l, err := dlock.New(m, clients)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { l.Close() })
+			lockers[m] = l
 		}
-		b.Cleanup(func() { lua.Close() })
 		products := stock.NewStore(db)
-		shop := order.NewService(db, products, map[dlock.Mode]dlock.Locker{dlock.ModeLua: lua},
-			order.Options{LockWait: 10 * time.Second, Logger: slog.New(slog.DiscardHandler)})
+		shop := order.NewService(db, products, lockers, order.Options{
+			LockWait: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
+			Reservations: reserve.New(clients[0]),
+		})
 
-		newHot := func(b *testing.B) string {
-			p, err := products.Create(context.Background(), stock.Product{
+		newHot := func(b *testing.B, name strategy.Name) string {
+			p, err := shop.AddProduct(context.Background(), stock.Product{
 				ID: env.Redis.Key("hot-" + strconv.FormatInt(products0.Add(1), 10)), Stock: stock.MaxStock,
-				LockMode: dlock.ModeLua, LockTTL: 2 * time.Second})
+				Strategy: name, LockTTL: 2 * time.Second})
 			if err != nil {
 				b.Fatal(err)
 			}
 			return p.ID
 		}
+		place := func(ctx context.Context, product, user string) error {
+			_, err := shop.Place(ctx, order.Request{UserID: user, ProductID: product, Quantity: 1})
+			return err
+		}
 		flows := []struct {
-			name  string
+			name  strategy.Name
 			place func(ctx context.Context, product, user string) error
 		}{
-			{"lua", func(ctx context.Context, product, user string) error {
-				_, err := shop.Place(ctx, order.Request{UserID: user, ProductID: product, Quantity: 1})
-				return err
-			}},
+			{strategy.Lua, place},
+			{strategy.Fenced, place},
+			{strategy.SQLAtomic, place},
+			{strategy.RedisDecr, place},
 			{"lockfree", func(ctx context.Context, product, user string) error {
 				return placeLockFree(ctx, db, product, user, 1)
 			}},
@@ -75,7 +93,11 @@ func BenchmarkPlace(b *testing.B) {
 		for _, flow := range flows {
 			for _, buyers := range []int{1, 64} {
 				b.Run(fmt.Sprintf("%s/%s/buyers=%d", mode, flow.name, buyers), func(b *testing.B) {
-					product := newHot(b)
+					name := flow.name
+					if name == "lockfree" {
+						name = strategy.SQLAtomic // any product will do: the baseline only UPDATEs it
+					}
+					product := newHot(b, name)
 					measure(b, buyers, func(ctx context.Context) error {
 						return flow.place(ctx, product, "u"+strconv.FormatInt(users.Add(1), 10))
 					})
@@ -101,7 +123,7 @@ func placeLockFree(ctx context.Context, db *gorm.DB, product, user string, qty i
 		if res.RowsAffected == 0 {
 			return order.ErrSoldOut
 		}
-		return tx.Exec("INSERT INTO orders (id, user_id, product_id, quantity, lock_mode, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+		return tx.Exec("INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?)",
 			uuid.NewString(), user, product, qty, "lockfree", time.Now().UTC()).Error
 	})
 }

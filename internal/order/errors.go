@@ -32,20 +32,24 @@ func fromLock(err error, which string) error {
 	return fmt.Errorf("order: %s: %w", which, err)
 }
 
-// fromCritical translates an error from the critical section, which ran on
-// lockCtx (derived from ctx, the caller's).
-func fromCritical(ctx, lockCtx context.Context, err error) error {
+// fromCritical translates an error from p's critical section, which ran on
+// lockCtx (derived from ctx, the caller's), and counts a lost lock.
+func (s *Service) fromCritical(ctx, lockCtx context.Context, p stock.Product, err error) error {
 	switch {
 	case errors.Is(err, ErrSoldOut), errors.Is(err, ErrDuplicateOrder), errors.Is(err, stock.ErrNotFound):
 		return err
+	case errors.Is(err, errStaleFence):
+		// The database refused the token (and fencedOut counted it).
+		return fmt.Errorf("%w: %w", ErrLockLost, err)
 	case ctx.Err() != nil:
 		// The caller gave up; the transaction, if begun, was rolled back.
 		return fmt.Errorf("order: %w", err)
 	case lockCtx.Err() != nil:
 		// The watchdog found the lock gone (Redis unreachable, or the TTL
 		// ran out between renewals) and cancelled the work before it wrote.
-		return fmt.Errorf("%w: product lock lost in the critical section: %w", ErrUnavailable, context.Cause(lockCtx))
-	case stock.IsConnError(err):
+		s.events(p.ID).locksLost.Add(1)
+		return fmt.Errorf("%w: in the critical section: %w", ErrLockLost, context.Cause(lockCtx))
+	case stock.IsConnError(err), stock.IsConflict(err):
 		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
 	}
 	return fmt.Errorf("order: %w", err)

@@ -13,6 +13,7 @@ import (
 	"github.com/flashsale/flashsale/internal/embedded"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/migrations"
 )
 
@@ -58,8 +59,8 @@ func ExampleService_Place() {
 	shop := order.NewService(db.DB, products, lockers, order.Options{LockWait: 2 * time.Second})
 
 	// Two phones, guarded by the lua lock.
-	_, err = products.Create(ctx, stock.Product{ID: "phone", Name: "Phone", Stock: 2,
-		LockMode: dlock.ModeLua, LockTTL: time.Second})
+	_, err = shop.AddProduct(ctx, stock.Product{ID: "phone", Name: "Phone", Stock: 2,
+		Strategy: strategy.Lua, LockTTL: time.Second})
 	if err != nil {
 		log.Fatal(err)
 	}

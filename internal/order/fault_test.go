@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -21,13 +21,13 @@ const fastFail = 3 * time.Second
 func TestRedisDown(t *testing.T) {
 	cases := []struct {
 		name   string
-		mode   dlock.Mode
+		mode   strategy.Name
 		down   []int
 		sellOK bool // whether Place still works with those nodes down
 	}{
-		{"lua node down", dlock.ModeLua, []int{0}, false},
-		{"redlock 2 of 5 down", dlock.ModeRedlock, []int{3, 4}, true},
-		{"redlock 3 of 5 down", dlock.ModeRedlock, []int{0, 2, 4}, false},
+		{"lua node down", strategy.Lua, []int{0}, false},
+		{"redlock 2 of 5 down", strategy.Redlock, []int{3, 4}, true},
+		{"redlock 3 of 5 down", strategy.Redlock, []int{0, 2, 4}, false},
 	}
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		for _, c := range cases {
@@ -35,7 +35,7 @@ func TestRedisDown(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				shop := newShops(t, b, 1, order.Options{LockWait: 2 * time.Second})[0]
-				p := newProduct(t, b, "down-"+string(c.mode), stock.Product{LockMode: c.mode, Stock: 10, LockTTL: time.Second})
+				p := newProduct(t, b, "down-"+string(c.mode), stock.Product{Strategy: c.mode, Stock: 10, LockTTL: time.Second})
 				mustPlace(ctx, t, shop, p.ID, "before")
 
 				for _, i := range c.down {
@@ -77,7 +77,7 @@ func TestDatabaseDown(t *testing.T) {
 		defer cancel()
 		shops := newShops(t, b, 2, order.Options{LockWait: 2 * time.Second})
 		warm, cold := shops[0], shops[1] // warm has the product cached
-		p := newProduct(t, b, "db-down", stock.Product{LockMode: dlock.ModeLua, Stock: 10, LockTTL: time.Second})
+		p := newProduct(t, b, "db-down", stock.Product{Strategy: strategy.Lua, Stock: 10, LockTTL: time.Second})
 		mustPlace(ctx, t, warm, p.ID, "before")
 
 		t.Run("before the order", func(t *testing.T) {
@@ -96,7 +96,7 @@ func TestDatabaseDown(t *testing.T) {
 		})
 
 		t.Run("inside the critical section", func(t *testing.T) {
-			slow := newProduct(t, b, "db-down-slow", stock.Product{LockMode: dlock.ModeLua, Stock: 10,
+			slow := newProduct(t, b, "db-down-slow", stock.Product{Strategy: strategy.Lua, Stock: 10,
 				LockTTL: time.Second, Work: 500 * time.Millisecond})
 			done := make(chan error, 1)
 			go func() {
@@ -123,14 +123,14 @@ func TestDatabaseDown(t *testing.T) {
 
 // TestLockLostAbortsWrite: when the watchdog cannot renew the product lock
 // (its Redis node died mid-way), the lock's context is cancelled, the
-// critical section stops before it writes, and Place says ErrUnavailable
-// long before the work would have ended.
+// critical section stops before it writes, and Place says ErrLockLost
+// long before the work would have ended, and counts it.
 func TestLockLostAbortsWrite(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		shop := newShops(t, b, 1, order.Options{LockWait: 2 * time.Second})[0]
-		p := newProduct(t, b, "lost", stock.Product{LockMode: dlock.ModeLua, Stock: 10,
+		p := newProduct(t, b, "lost", stock.Product{Strategy: strategy.Lua, Stock: 10,
 			LockTTL: 300 * time.Millisecond, Work: 5 * time.Second})
 
 		done := make(chan error, 1)
@@ -145,8 +145,11 @@ func TestLockLostAbortsWrite(t *testing.T) {
 		took := time.Since(start)
 		b.Redis.Start(0)
 
-		if !errors.Is(err, order.ErrUnavailable) {
-			t.Errorf("got err %v, want %v", err, order.ErrUnavailable)
+		if !errors.Is(err, order.ErrLockLost) {
+			t.Errorf("got err %v, want %v", err, order.ErrLockLost)
+		}
+		if got := shop.Events(p.ID).LocksLost; got != 1 {
+			t.Errorf("Events.LocksLost = %d, want 1", got)
 		}
 		if took > 2*time.Second {
 			t.Errorf("Place took %v: the lost lock did not stop the 5s of work", took)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // release lets go of l on a context that survives the caller's
@@ -21,6 +22,36 @@ func (s *Service) release(ctx context.Context, l *dlock.Lock) {
 	if err := l.Release(ctx); err != nil {
 		s.opts.Logger.WarnContext(ctx, "release lock", "key", l.Key(), "err", err)
 	}
+}
+
+// lockPair is what a locking strategy locks with: the product lock, and
+// the buyer's dedupe lock.
+type lockPair struct {
+	product, dedupe dlock.Locker
+}
+
+// lockersFor returns the lockers of strategy name. The dedupe lock uses the
+// product lock's mode, except under fenced: a dedupe lock needs no fencing
+// token (it guards no write), and minting one would leave a counter key
+// behind for every buyer, so it is a lua lock there.
+func (s *Service) lockersFor(name strategy.Name) (lockPair, error) {
+	mode, ok := name.LockMode()
+	if !ok {
+		return lockPair{}, fmt.Errorf("order: strategy %q takes no lock", name)
+	}
+	dedupeMode := mode
+	if mode == dlock.ModeFenced {
+		dedupeMode = dlock.ModeLua
+	}
+	product, err := s.locker(mode)
+	if err != nil {
+		return lockPair{}, err
+	}
+	dedupe, err := s.locker(dedupeMode)
+	if err != nil {
+		return lockPair{}, err
+	}
+	return lockPair{product: product, dedupe: dedupe}, nil
 }
 
 // locker returns the Locker for mode.

@@ -1,23 +1,36 @@
-// Package order owns the order flow of a flash sale: validate the request,
-// load the product, take the buyer's dedupe lock, take the product lock, and
-// inside it read the stock, check it, and write the deduction and the order
-// row in one transaction. It also owns the audit that tells, from the orders
-// table alone, whether a sale oversold or took duplicate orders.
+// Package order owns the order flow of a flash sale, one way per strategy
+// (package strategy):
 //
-// Both locks use the product's lock mode (package dlock). With mode off they
-// are no-ops, and concurrent buyers oversell while repeated clicks create
-// duplicate orders: that is the lesson the other modes answer.
+//   - the locking strategies (off, naive, lua, redlock, fenced) take the
+//     buyer's dedupe lock, take the product lock, and inside it read the
+//     stock, check it, and write the deduction and the order row in one
+//     transaction (place_locked.go); fenced first registers its lock's
+//     fencing token in that transaction, before the read (fence.go);
+//   - sql-atomic takes no lock: a conditional UPDATE and a unique key, in
+//     one transaction (place_atomic.go);
+//   - redis-decr reserves the units in Redis with one script, then writes
+//     the order, and gives the reservation back if the write fails
+//     (place_reserved.go).
+//
+// It also owns the audit that tells, from the database, whether a sale
+// oversold or took duplicate orders, and the late-commit fault that shows
+// why a lease alone is not a mutex (late.go).
+//
+// With strategy off the locks are no-ops, and concurrent buyers oversell
+// while repeated clicks create duplicate orders: that is the lesson the
+// other strategies answer.
 //
 // A Service stands for one shop process and remembers only what cannot go
-// stale: a product's settings, and that it sold out. Everything the audit
-// reports comes from the database.
+// stale: a product's settings, that it sold out, and what happened to its
+// orders in this process (Events). Everything the audit reports comes from
+// the backends.
 package order
 
 import (
 	"errors"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // MaxQuantity is the most units one order may take.
@@ -43,9 +56,14 @@ var (
 	// wraps ctx.Err()).
 	ErrLockTimeout = errors.New("order: timed out waiting for the product lock")
 	// ErrUnavailable means Redis (for redlock, a majority of its nodes) or
-	// the database could not be reached, or the product lock was lost in the
-	// critical section. Nothing was written; the buyer may retry.
+	// the database could not be reached. Nothing was written; the buyer may
+	// retry.
 	ErrUnavailable = errors.New("order: backend unavailable")
+	// ErrLockLost means the product lock was lost before the order was
+	// written: the watchdog found it gone, or the database refused its
+	// fencing token because a newer holder had registered one. Nothing was
+	// written; the buyer may retry.
+	ErrLockLost = errors.New("order: product lock lost")
 )
 
 // Request asks for Quantity units of ProductID for UserID.
@@ -62,7 +80,7 @@ type Order struct {
 	UserID    string
 	ProductID string
 	Quantity  int
-	// LockMode is the mode that guarded this order, kept for the audit.
-	LockMode  dlock.Mode
+	// Strategy is the product's strategy, which guarded this order.
+	Strategy  strategy.Name
 	CreatedAt time.Time
 }

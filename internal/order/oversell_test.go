@@ -4,16 +4,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestSafeModesSellExactly: 500 distinct buyers race for 50 units on three
-// shop instances. lua and redlock sell exactly the stock, also when some
-// critical sections stall for longer than the lock's TTL (the watchdog keeps
-// the lock).
+// shop instances. Every safe strategy sells exactly the stock, also when
+// some critical sections stall for longer than the lock's TTL (the
+// watchdog keeps the lock; the lock-free strategies have none to lose),
+// and redis-decr ends with Redis and the database agreeing.
 func TestSafeModesSellExactly(t *testing.T) {
 	const buyerCount, units = 500, 50
 	scenarios := []struct {
@@ -28,13 +29,13 @@ func TestSafeModesSellExactly(t *testing.T) {
 			Work: time.Millisecond, Stall: 1250 * time.Millisecond, StallRate: 0.04}},
 	}
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock} {
+		for _, mode := range safe {
 			for _, sc := range scenarios {
 				t.Run(string(mode)+"/"+sc.name, func(t *testing.T) {
 					stalls := everyNth{n: 25}
 					shops := newShops(t, b, 3, order.Options{LockWait: 30 * time.Second, Rand: stalls.Rand})
 					p := sc.p
-					p.LockMode = mode
+					p.Strategy = mode
 					p = newProduct(t, b, string(mode), p)
 
 					out := rush(t, shops, buyers(p.ID, buyerCount))
@@ -48,15 +49,40 @@ func TestSafeModesSellExactly(t *testing.T) {
 					if sc.p.Stall > 0 && stalls.stalls.Load() == 0 {
 						t.Errorf("no critical section stalled; the scenario did not test the watchdog")
 					}
-					want := order.Audit{ProductID: p.ID, LockMode: mode, InitialStock: units, Stock: 0,
+					want := order.Audit{ProductID: p.ID, Strategy: mode, InitialStock: units, Stock: 0,
 						Orders: units, Sold: units, Oversold: 0, DuplicateOrders: 0, Consistent: true}
-					if got := audit(t, shops[0], p.ID); got != want {
-						t.Errorf("audit\n got %+v\nwant %+v", got, want)
-					}
+					checkExact(t, audit(t, shops[0], p.ID), want)
 				})
 			}
 		}
 	})
+}
+
+// safe lists the strategies that claim to sell exactly the stock.
+var safe = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced, strategy.SQLAtomic, strategy.RedisDecr}
+
+// checkExact compares an audit with want, which has no Redis figures: for
+// a redis-decr product Redis must agree with the database (drift 0).
+func checkExact(t *testing.T, got, want order.Audit) {
+	t.Helper()
+	if got.Strategy == strategy.RedisDecr {
+		if got.RedisStock == nil || got.Drift != 0 {
+			t.Errorf("redis-decr: Redis stock %v, drift %d (%s); want the database's, drift 0",
+				deref(got.RedisStock), got.Drift, got.RedisErr)
+		}
+		got.RedisStock = nil
+	}
+	if got != want {
+		t.Errorf("audit\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// deref shows a *int in a message.
+func deref(p *int) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
 }
 
 // TestUnsafeModesOversell: with settings that make the race certain, off
@@ -68,10 +94,10 @@ func TestUnsafeModesOversell(t *testing.T) {
 		p      stock.Product
 	}{
 		// Every buyer reads the stock before the first one writes it back.
-		{"off", 100, stock.Product{LockMode: dlock.ModeOff, Stock: 10, Work: 50 * time.Millisecond}},
+		{"off", 100, stock.Product{Strategy: strategy.Off, Stock: 10, Work: 50 * time.Millisecond}},
 		// Every critical section outlasts the TTL: the lock expires under
 		// its holder, the next buyer gets in and reads the same stock.
-		{"naive", 40, stock.Product{LockMode: dlock.ModeNaive, Stock: 10, LockTTL: 50 * time.Millisecond,
+		{"naive", 40, stock.Product{Strategy: strategy.Naive, Stock: 10, LockTTL: 50 * time.Millisecond,
 			Stall: 200 * time.Millisecond, StallRate: 1}},
 	}
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {

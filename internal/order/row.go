@@ -8,8 +8,12 @@ type orderRow struct {
 	UserID    string    `gorm:"column:user_id"`
 	ProductID string    `gorm:"column:product_id"`
 	Quantity  int       `gorm:"column:quantity"`
-	LockMode  string    `gorm:"column:lock_mode"`
+	Strategy  string    `gorm:"column:strategy"`
 	CreatedAt time.Time `gorm:"column:created_at"`
+	// UniqueBuyer is 1 where the database allows one order per buyer (the
+	// lock-free strategies: a second INSERT fails on orders_unique_buyer),
+	// nil where the product lock must (see migrations 0009).
+	UniqueBuyer *int `gorm:"column:unique_buyer"`
 }
 
 func (orderRow) TableName() string { return "orders" }
@@ -20,7 +24,17 @@ func toRow(o Order) orderRow {
 		UserID:    o.UserID,
 		ProductID: o.ProductID,
 		Quantity:  o.Quantity,
-		LockMode:  string(o.LockMode),
+		Strategy:  string(o.Strategy),
 		CreatedAt: o.CreatedAt,
 	}
+}
+
+// one is the value of unique_buyer for the rows it applies to.
+var one = 1
+
+// toUniqueRow is toRow for the strategies that rely on orders_unique_buyer.
+func toUniqueRow(o Order) orderRow {
+	r := toRow(o)
+	r.UniqueBuyer = &one
+	return r
 }

@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"sync"
@@ -10,7 +11,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // DefaultLockWait is how long Place waits for a product lock when
@@ -38,11 +41,16 @@ type Options struct {
 	// Logger receives warnings (a lock that expired before its release);
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// Reservations is where strategy redis-decr keeps its stock in Redis.
+	// Nil means this Service cannot sell or add redis-decr products: Place
+	// and AddProduct return an error for them.
+	Reservations *reserve.Stock
 }
 
 // Service places orders and audits sales. It is safe for concurrent use.
 // One Service stands for one shop process: several of them may share a
-// database and Redis, each with its own lockers.
+// database and Redis, each with its own lockers. Close it when done: a
+// redis-decr order that failed in doubt is settled in the background.
 type Service struct {
 	db          *gorm.DB
 	products    *stock.Store
@@ -50,12 +58,17 @@ type Service struct {
 	opts        Options
 	cache       sync.Map // product id -> stock.Product; see product
 	soldOutSeen sync.Map // product id -> struct{}; see soldOut
+	counters    sync.Map // product id -> *counters; see events
+
+	settling sync.WaitGroup  // settle's goroutines
+	stopping context.Context // ended by Close: settle stops
+	stop     context.CancelFunc
 }
 
 // NewService returns a Service that writes orders to db, reads products from
-// products, and locks with lockers, which must hold a Locker for every mode
-// its products use (Place returns an error for a product whose mode has
-// none). The caller keeps ownership of db and the lockers and closes them
+// products, and locks with lockers, which must hold a Locker for every lock
+// mode its products' strategies use, and lua's for fenced's dedupe lock
+// (Place returns an error for a product whose strategy has none). The caller keeps ownership of db and the lockers and closes them
 // after the last call returned.
 func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock.Locker, opts Options) *Service {
 	if opts.LockWait <= 0 {
@@ -74,7 +87,9 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	for mode, l := range lockers {
 		m[mode] = l
 	}
-	return &Service{db: db, products: products, lockers: m, opts: opts}
+	s := &Service{db: db, products: products, lockers: m, opts: opts}
+	s.stopping, s.stop = context.WithCancel(context.Background())
+	return s
 }
 
 // sleep waits d or until ctx ends.
@@ -90,4 +105,26 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// AddProduct creates p in the product store (see stock.Store.Create for
+// its checks and errors) and readies its strategy: a redis-decr product's
+// stock is loaded into Redis. If that load fails the product exists all
+// the same, the failure is logged, and the first order loads the stock
+// from the database instead; so the only errors are the store's, and an
+// error for a redis-decr product when Options.Reservations is nil.
+func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Product, error) {
+	if p.Strategy == strategy.RedisDecr && s.opts.Reservations == nil {
+		return stock.Product{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
+	}
+	created, err := s.products.Create(ctx, p)
+	if err != nil {
+		return stock.Product{}, err
+	}
+	if created.Strategy == strategy.RedisDecr {
+		if err := s.opts.Reservations.Load(ctx, created.ID, created.Stock); err != nil {
+			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
+		}
+	}
+	return created, nil
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -38,7 +39,10 @@ func newShops(t *testing.T, b *testenv.Env, n int, opts order.Options) []*order.
 			t.Cleanup(func() { l.Close() })
 			lockers[m] = l
 		}
+		opts := opts
+		opts.Reservations = reserve.New(clients[0])
 		shops[i] = order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), lockers, opts)
+		t.Cleanup(func() { shops[i].Close() })
 	}
 	return shops
 }
@@ -46,13 +50,16 @@ func newShops(t *testing.T, b *testenv.Env, n int, opts order.Options) []*order.
 // products numbers the products of a test run, so that their ids are unique.
 var products atomic.Int64
 
-// newProduct creates p with an id unique to this test (so that its lock keys
-// are too), made of b's key prefix, name and a number, and returns it as
-// stored.
+// newProduct creates p with an id unique to this test (so that its Redis
+// keys are too), made of b's key prefix, name and a number, as a shop does
+// (AddProduct: a redis-decr product's stock is loaded into Redis), and
+// returns it as stored.
 func newProduct(t *testing.T, b *testenv.Env, name string, p stock.Product) stock.Product {
 	t.Helper()
 	p.ID = b.Redis.Key(name + "-" + strconv.FormatInt(products.Add(1), 10))
-	got, err := stock.NewStore(b.DB.DB()).Create(context.Background(), p)
+	clients := b.Redis.Clients()
+	opts := order.Options{Reservations: reserve.New(clients[0])}
+	got, err := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil, opts).AddProduct(context.Background(), p)
 	if err != nil {
 		t.Fatalf("create product %s: %v", p.ID, err)
 	}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -76,14 +76,14 @@ func TestPlace(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
 		shop := newShops(t, b, 1, order.Options{})[0]
-		p := newProduct(t, b, "place", stock.Product{LockMode: dlock.ModeLua, Stock: 5, LockTTL: time.Second})
+		p := newProduct(t, b, "place", stock.Product{Strategy: strategy.Lua, Stock: 5, LockTTL: time.Second})
 
 		before := time.Now().Add(-time.Second)
 		o, err := shop.Place(ctx, order.Request{UserID: "alice", ProductID: p.ID, Quantity: 3})
 		if err != nil {
 			t.Fatalf("Place: %v", err)
 		}
-		if o.ID == "" || o.UserID != "alice" || o.ProductID != p.ID || o.Quantity != 3 || o.LockMode != dlock.ModeLua {
+		if o.ID == "" || o.UserID != "alice" || o.ProductID != p.ID || o.Quantity != 3 || o.Strategy != strategy.Lua {
 			t.Errorf("order: got %+v, want alice's 3 of %s in mode lua with an id", o, p.ID)
 		}
 		if o.CreatedAt.Before(before) || o.CreatedAt.After(time.Now()) {
@@ -120,14 +120,14 @@ func TestPlace(t *testing.T) {
 		if !errors.Is(err, stock.ErrNotFound) {
 			t.Errorf("unknown product: got err %v, want %v", err, stock.ErrNotFound)
 		}
-		if _, err := stock.NewStore(b.DB.DB()).Create(ctx, stock.Product{ID: late, Stock: 1, LockMode: dlock.ModeLua}); err != nil {
+		if _, err := stock.NewStore(b.DB.DB()).Create(ctx, stock.Product{ID: late, Stock: 1, Strategy: strategy.Lua}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := shop.Place(ctx, order.Request{UserID: "alice", ProductID: late, Quantity: 1}); err != nil {
 			t.Errorf("product created after a miss: %v", err)
 		}
 
-		want := order.Audit{ProductID: p.ID, LockMode: dlock.ModeLua, InitialStock: 5, Stock: 0,
+		want := order.Audit{ProductID: p.ID, Strategy: strategy.Lua, InitialStock: 5, Stock: 0,
 			Orders: 2, Sold: 5, Consistent: true}
 		if got := audit(t, shop, p.ID); got != want {
 			t.Errorf("audit\n got %+v\nwant %+v", got, want)

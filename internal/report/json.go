@@ -40,22 +40,26 @@ type SettingsDoc struct {
 	StallRate       float64  `json:"stall_rate"`
 	Seed            uint64   `json:"seed"`
 	RedlockKill     int      `json:"redlock_kill"`
+	LateCommitMs    float64  `json:"late_commit_ms"`
+	LateCommitEvery int      `json:"late_commit_every"`
 	PlannedRequests int      `json:"planned_requests"`
 }
 
 // ModeDoc is one row with every figure behind it.
 type ModeDoc struct {
-	Mode         string         `json:"mode"`
-	ProductID    string         `json:"product_id"`
-	Planned      int            `json:"planned_requests"`
-	Sent         int            `json:"sent_requests"`
-	Answers      scenario.Tally `json:"answers"`
-	DupRejected  int            `json:"dup_rejected"`
-	ErrorsTotal  int            `json:"errors_total"`
-	Audit        scenario.Audit `json:"audit"`
-	ElapsedSecs  float64        `json:"elapsed_seconds"`
-	ReqPerSec    float64        `json:"req_per_second"`
-	OrdersPerSec float64        `json:"orders_per_second"`
+	Mode        string         `json:"mode"`
+	ProductID   string         `json:"product_id"`
+	Planned     int            `json:"planned_requests"`
+	Sent        int            `json:"sent_requests"`
+	Answers     scenario.Tally `json:"answers"`
+	DupRejected int            `json:"dup_rejected"`
+	ErrorsTotal int            `json:"errors_total"`
+	Audit       scenario.Audit `json:"audit"`
+	// Events are what the shops counted beyond the audit, summed.
+	Events       scenario.Events `json:"events"`
+	ElapsedSecs  float64         `json:"elapsed_seconds"`
+	ReqPerSec    float64         `json:"req_per_second"`
+	OrdersPerSec float64         `json:"orders_per_second"`
 	// Throughput is Vegeta's: 2xx/3xx answers per second.
 	Throughput float64    `json:"throughput_2xx_per_second"`
 	Latency    LatencyDoc `json:"latency_ms"`
@@ -96,7 +100,8 @@ func NewDocument(o *scenario.Outcome) Document {
 			Users: s.Users, Stock: s.Stock, Clicks: s.Clicks, ClickWindowMs: ms(s.ClickWindow),
 			RatePerSecond: s.Rate, DurationSeconds: s.Duration.Seconds(), LockTTLMs: ms(s.LockTTL),
 			WorkMs: ms(s.Work), StallMs: ms(s.Stall), StallRate: s.StallRate, Seed: s.Seed,
-			RedlockKill: s.RedlockKill, PlannedRequests: s.PlannedRequests(),
+			RedlockKill: s.RedlockKill, LateCommitMs: ms(s.LateCommit), LateCommitEvery: s.LateCommitEvery,
+			PlannedRequests: s.PlannedRequests(),
 		},
 		Unsafe:  o.Unsafe(),
 		Columns: Columns,
@@ -113,7 +118,7 @@ func NewDocument(o *scenario.Outcome) Document {
 		md := ModeDoc{
 			Mode: string(m.Mode), ProductID: m.ProductID, Planned: m.Planned, Sent: m.Sent,
 			Answers: m.Tally, DupRejected: m.Tally.DupRejected(), ErrorsTotal: m.Tally.ErrorCount(),
-			Audit: m.Audit, ElapsedSecs: m.Elapsed().Seconds(), ReqPerSec: m.ReqPerSec(),
+			Audit: m.Audit, Events: m.Events, ElapsedSecs: m.Elapsed().Seconds(), ReqPerSec: m.ReqPerSec(),
 			OrdersPerSec: m.OrdersPerSec(), Throughput: m.Metrics.Throughput,
 			Latency: LatencyDoc{
 				Mean: ms(l.Mean), Min: ms(l.Min), P50: ms(l.P50), P90: ms(l.P90),

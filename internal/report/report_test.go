@@ -11,8 +11,8 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // outcome makes a small outcome by hand: one unsafe-looking off row, one
@@ -20,7 +20,7 @@ import (
 func outcome() *scenario.Outcome {
 	start := time.Date(2025, 11, 11, 0, 0, 0, 0, time.UTC)
 	s := scenario.DefaultSettings()
-	s.Modes = []dlock.Mode{dlock.ModeOff, dlock.ModeRedlock}
+	s.Modes = []strategy.Name{strategy.Off, strategy.Redlock}
 	o := &scenario.Outcome{Settings: s, Env: scenario.CurrentEnv(), Targets: []string{"http://127.0.0.1:1"},
 		Backend: "test", Started: start, Wall: 3 * time.Second}
 	for i, mode := range s.Modes {
@@ -39,7 +39,7 @@ func outcome() *scenario.Outcome {
 			m.Results = append(m.Results, r)
 		}
 		m.Metrics.Close()
-		if mode == dlock.ModeRedlock {
+		if mode == strategy.Redlock {
 			m.Kill = &scenario.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}
 		}
 		o.Modes = append(o.Modes, m)

@@ -90,7 +90,7 @@ func WriteText(w io.Writer, o *scenario.Outcome) error {
 	}
 	b.WriteString("\n")
 	for _, m := range o.Modes {
-		fmt.Fprintf(&b, "%-8s %s\n", string(m.Mode)+":", m.Why)
+		fmt.Fprintf(&b, "%-11s %s\n", string(m.Mode)+":", m.Why)
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(&b, "\nUNSAFE: a safe mode oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))

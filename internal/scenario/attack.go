@@ -8,20 +8,22 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// ModeResult is one row of the table: what one mode's attack did to its
+// ModeResult is one row of the table: what one strategy's attack did to its
 // product. It is filled by Run and read-only afterwards.
 type ModeResult struct {
-	Mode      dlock.Mode
+	Mode      strategy.Name
 	ProductID string
 	// Planned is how many clicks the crowd makes; Sent how many were sent
 	// (fewer if Settings.Duration ended the attack first).
 	Planned, Sent int
-	// Tally counts the answers; Audit is the shop's own count of orders.
-	Tally Tally
-	Audit Audit
+	// Tally counts the answers; Audit is the shop's own count of orders;
+	// Events is what the shops counted beyond it, summed over the fleet.
+	Tally  Tally
+	Audit  Audit
+	Events Events
 	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.
 	Metrics vegeta.Metrics
 	// Kill records the nodes --redlock-kill took down, if any.
@@ -60,7 +62,7 @@ func (m *ModeResult) OrdersPerSec() float64 {
 // attack is one mode's turn: a product, the crowd, and the fleet.
 type attack struct {
 	settings  Settings
-	mode      dlock.Mode
+	mode      strategy.Name
 	crowd     *crowd
 	fleet     *Fleet
 	api       *shopAPI
@@ -122,6 +124,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, err
 	}
 	res.Audit = audit
+	if res.Events, err = a.events(ctx); err != nil {
+		return res, err
+	}
 	res.Why = explain(s, res)
 	return res, nil
 }
@@ -147,4 +152,18 @@ func newAttacker(maxWorkers uint64) (*vegeta.Attacker, *http.Transport) {
 		vegeta.Redirects(vegeta.NoFollow),          // the API never redirects
 	)
 	return atk, tr
+}
+
+// events sums what every shop of the fleet counted for the attack's
+// product: each counts only its own orders.
+func (a *attack) events(ctx context.Context) (Events, error) {
+	var sum Events
+	for _, t := range a.fleet.Targets {
+		e, err := newShopAPI(t, a.fleet.AdminToken).events(ctx, a.productID)
+		if err != nil {
+			return sum, err
+		}
+		sum.add(e)
+	}
+	return sum, nil
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // explain says in one line why a mode's row came out as it did. It is
@@ -22,22 +22,25 @@ import (
 //     so StallRate × 201s critical sections are expected to have stalled.
 //     Client-side latency cannot count them: buyers queued behind a stall
 //     are as slow as the stalled one.
+//   - late commits, fenced-out holders, lost locks and reservations given
+//     back are counted by the shops (Events), summed over the fleet.
 func explain(s Settings, m *ModeResult) string {
 	a := m.Audit
 	overlaps := a.Stock + a.Sold - a.InitialStock
 	stalls := s.StallRate * float64(m.Tally.Created)
 	outlives := s.Stall > s.LockTTL && s.StallRate > 0
 	sold := fmt.Sprintf("sold %d of %d", a.Sold, a.InitialStock)
+	ev := m.Events
 	var b strings.Builder
 	switch m.Mode {
-	case dlock.ModeOff:
+	case strategy.Off:
 		if overlaps > 0 || a.DuplicateOrders > 0 {
 			fmt.Fprintf(&b, "no lock: %d sales overwrote another buyer's stock update (both read n, both wrote n-1), so %d units were sold that did not exist; %d repeated clicks became duplicate orders",
 				overlaps, a.Oversold, a.DuplicateOrders)
 		} else {
 			b.WriteString("no lock, yet no two buyers overlapped this time: raise --rate or --work to widen the race")
 		}
-	case dlock.ModeNaive:
+	case strategy.Naive:
 		switch {
 		case !outlives && s.Work <= s.LockTTL:
 			fmt.Fprintf(&b, "no critical section outlives the %v TTL (stall %v, work %v), so SETNX held: %s; raise --stall above --lock-ttl",
@@ -49,10 +52,15 @@ func explain(s Settings, m *ModeResult) string {
 		if a.DuplicateOrders > 0 {
 			fmt.Fprintf(&b, ", %d duplicate orders", a.DuplicateOrders)
 		}
-	case dlock.ModeLua, dlock.ModeRedlock:
-		if m.Mode == dlock.ModeRedlock && m.Kill != nil {
+	case strategy.Lua, strategy.Redlock:
+		if m.Mode == strategy.Redlock && m.Kill != nil {
 			b.WriteString(killLine(m))
 			b.WriteString("; ")
+		}
+		if ev.LateCommits > 0 {
+			fmt.Fprintf(&b, "%d commits were held back %v with their renewals, past the %v TTL: their leases ran out, the next buyers read the stock before the old commits landed, and %d sales overwrote another's stock update: %s, oversold %d (a lease is not a mutex; fenced, sql-atomic and redis-decr are not fooled)",
+				ev.LateCommits, s.LateCommit, s.LockTTL, max(overlaps, 0), sold, a.Oversold)
+			break
 		}
 		if outlives {
 			fmt.Fprintf(&b, "about %.0f critical sections stalled %v, past the %v TTL, and the watchdog renewed the lock every %v through them", stalls, s.Stall, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond))
@@ -60,6 +68,34 @@ func explain(s Settings, m *ModeResult) string {
 			b.WriteString("an owner token, compare-and-delete and a renewing watchdog held the lock")
 		}
 		fmt.Fprintf(&b, ": %s, %d overlapping sales, oversold %d, duplicate orders %d", sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
+	case strategy.Fenced:
+		fmt.Fprintf(&b, "each grant minted a fencing token, registered in the database before the stock was read")
+		if ev.LateCommits > 0 {
+			fmt.Fprintf(&b, "; %d commits were held back %v past their lease, and the next holder's registration waited for each before it read", ev.LateCommits, s.LateCommit)
+		}
+		fmt.Fprintf(&b, ": %d stale holders fenced out, %s, %d overlapping sales, oversold %d, duplicate orders %d",
+			ev.FencedOut, sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
+	case strategy.SQLAtomic:
+		b.WriteString("no lock: one conditional UPDATE (stock >= quantity) per order and a unique key per buyer")
+		if ev.LateCommits > 0 {
+			fmt.Fprintf(&b, "; %d commits held back %v only made the next buyers wait for the row", ev.LateCommits, s.LateCommit)
+		}
+		fmt.Fprintf(&b, ": %s, %d lost updates, oversold %d, duplicate orders %d", sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
+	case strategy.RedisDecr:
+		b.WriteString("no lock: one Redis script per order reserved the units (buyer checked before the decrement), then the order was written")
+		if ev.LateCommits > 0 {
+			fmt.Fprintf(&b, "; %d commits held back %v changed nothing Redis had not already decided", ev.LateCommits, s.LateCommit)
+		}
+		fmt.Fprintf(&b, ": %s, oversold %d, duplicate orders %d, %d reservations given back after a failed write", sold, a.Oversold, a.DuplicateOrders, ev.GivenBack)
+		switch {
+		case a.Drift != nil:
+			fmt.Fprintf(&b, ", drift between Redis and the database %d", *a.Drift)
+		case a.RedisError != "":
+			fmt.Fprintf(&b, ", drift unknown (%s)", a.RedisError)
+		}
+	}
+	if ev.LocksLost > 0 {
+		fmt.Fprintf(&b, "; %d holders found their lock lost before writing and wrote nothing (503 lock_lost)", ev.LocksLost)
 	}
 	if n := m.Tally.ErrorCount(); n > 0 {
 		fmt.Fprintf(&b, "; cost: %s", errorSummary(m.Tally))

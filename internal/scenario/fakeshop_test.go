@@ -10,7 +10,7 @@ import (
 )
 
 // fakeShop is a tiny, correct test double of the shop's HTTP contract
-// (create product, place order, audit), for testing the targeter, the
+// (create product, place order, audit, events), for testing the targeter, the
 // tally and the run's plumbing without the real shop. The scenario's real
 // tests (scenario_test.go) run the real shop.
 type fakeShop struct {
@@ -95,9 +95,15 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		sold := p.Stock - p.left
 		json.NewEncoder(w).Encode(Audit{
-			ProductID: id, LockMode: p.LockMode, InitialStock: p.Stock, Stock: p.left,
+			ProductID: id, Strategy: p.Strategy, InitialStock: p.Stock, Stock: p.left,
 			Orders: len(p.buyers), Sold: sold, Consistent: true,
 		})
+	case r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/events"):
+		if !admin {
+			fakeError(w, 401, "unauthorized")
+			return
+		}
+		json.NewEncoder(w).Encode(Events{}) // a correct shop without faults counts none
 	default:
 		fakeError(w, 404, "not_found")
 	}

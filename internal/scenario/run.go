@@ -7,7 +7,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // Options say where a run reports its progress.
@@ -37,15 +37,27 @@ type Outcome struct {
 	Modes      []*ModeResult
 }
 
-// Unsafe lists the safe modes (lua, redlock) that oversold or duplicated
-// an order in this run: what --fail-on-unsafe fails on. Empty is good.
+// Unsafe lists the strategies that claim to be safe in this run but
+// oversold, duplicated an order, lost an update or left Redis and the
+// database apart: what --fail-on-unsafe fails on. Empty is good. Under
+// --late-commit only the strategies that survive it are held to it (lua
+// and redlock are expected to oversell there: that is the lesson).
 func (o *Outcome) Unsafe() []string {
 	var out []string
 	for _, m := range o.Modes {
-		if (m.Mode == dlock.ModeLua || m.Mode == dlock.ModeRedlock) &&
-			(m.Audit.Oversold > 0 || m.Audit.DuplicateOrders > 0 || !m.Audit.Consistent) {
-			out = append(out, fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
-				m.Mode, m.Audit.Oversold, m.Audit.DuplicateOrders, m.Audit.Consistent))
+		claims := m.Mode.Safe()
+		if o.Settings.LateCommit > 0 {
+			claims = m.Mode.SurvivesLateCommit()
+		}
+		a := m.Audit
+		drift := a.Drift != nil && *a.Drift != 0
+		if claims && (a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift) {
+			line := fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
+				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent)
+			if drift {
+				line += fmt.Sprintf(", redis drift %d", *a.Drift)
+			}
+			out = append(out, line)
 		}
 	}
 	return out
@@ -65,7 +77,7 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	if len(fleet.Targets) == 0 {
 		return nil, fmt.Errorf("%w: no targets", ErrInvalidSettings)
 	}
-	if s.RedlockKill > 0 && slices.Contains(s.Modes, dlock.ModeRedlock) && fleet.Nodes == nil {
+	if s.RedlockKill > 0 && slices.Contains(s.Modes, strategy.Redlock) && fleet.Nodes == nil {
 		return nil, ErrNoNodeControl
 	}
 	o := &Outcome{

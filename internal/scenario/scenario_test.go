@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -78,7 +78,7 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		if got, want := len(out.Modes), 4; got != want {
+		if got, want := len(out.Modes), len(strategy.All()); got != want {
 			t.Fatalf("modes run: got %d, want %d", got, want)
 		}
 		for _, m := range out.Modes {
@@ -89,13 +89,14 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 				t.Errorf("%s: sent %d of %d clicks", m.Mode, m.Sent, m.Planned)
 			}
 			switch m.Mode {
-			case dlock.ModeOff, dlock.ModeNaive:
+			case strategy.Off, strategy.Naive:
 				if a.Oversold <= 0 {
 					t.Errorf("%s: oversold %d, want > 0 (the race is certain with these settings)", m.Mode, a.Oversold)
 				}
-			case dlock.ModeLua, dlock.ModeRedlock:
+			default:
 				// Always true: never more than the stock, never twice to
-				// one buyer, stock and orders agree.
+				// one buyer, stock and orders agree, and for redis-decr
+				// Redis agrees too.
 				if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent || a.Sold > s.Stock {
 					t.Errorf("%s: oversold %d, duplicate orders %d, consistent %v, sold %d of %d; want 0, 0, true, at most %d",
 						m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold, s.Stock, s.Stock)
@@ -106,10 +107,13 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 				// process on two cores; then it refuses cleanly (503) and
 				// the row only says so.
 				switch {
-				case a.Sold == 0 && m.Mode == dlock.ModeLua:
-					t.Errorf("lua sold nothing: answers %v", m.Tally.Errors)
+				case a.Sold == 0 && m.Mode != strategy.Redlock:
+					t.Errorf("%s sold nothing: answers %v", m.Mode, m.Tally.Errors)
 				case a.Sold == 0:
 					t.Logf("redlock sold nothing in this run: answers %v", m.Tally.Errors)
+				}
+				if m.Mode == strategy.RedisDecr && (a.Drift == nil || *a.Drift != 0) {
+					t.Errorf("redis-decr: drift %v (%s), want 0", a.Drift, a.RedisError)
 				}
 				if a.Orders != m.Tally.Created {
 					t.Errorf("%s: audit has %d orders, buyers got %d 201s", m.Mode, a.Orders, m.Tally.Created)
@@ -137,14 +141,55 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 		if err := json.Unmarshal(b, &doc); err != nil {
 			t.Fatalf("report.json: %v", err)
 		}
-		for i, mode := range dlock.Modes() {
+		for i, mode := range strategy.All() {
 			if i >= len(doc.Modes) || doc.Modes[i].Mode != string(mode) {
-				t.Fatalf("report.json modes %+v, want %v in order", doc.Modes, dlock.Modes())
+				t.Fatalf("report.json modes %+v, want %v in order", doc.Modes, strategy.All())
 			}
 			raw, err := report.ReadRaw(filepath.Join(dir, doc.Modes[i].RawResults))
 			if err != nil || len(raw) != doc.Modes[i].Answers.Requests {
 				t.Errorf("%s raw results: %d read (%v), want %d", mode, len(raw), err, doc.Modes[i].Answers.Requests)
 			}
+		}
+	})
+}
+
+// Under --late-commit every lease without a fencing token breaks: lua
+// oversells; fenced and the lock-free strategies sell exactly the stock,
+// and the rows say how many commits were late.
+func TestLateCommitScenario(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
+		fleet := startFleet(t, env)
+		s := smallSale()
+		s.Modes = []strategy.Name{strategy.Lua, strategy.Fenced, strategy.SQLAtomic, strategy.RedisDecr}
+		s.Work, s.StallRate = 2*time.Millisecond, 0
+		s.LateCommit, s.LateCommitEvery = 300*time.Millisecond, 3
+		out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		for _, m := range out.Modes {
+			a := m.Audit
+			t.Logf("%-10s 201=%d errors=%v audit=%+v events=%+v\n           %s", m.Mode,
+				m.Tally.Created, m.Tally.Errors, a, m.Events, m.Why)
+			if m.Events.LateCommits == 0 {
+				t.Errorf("%s: no late commits", m.Mode)
+			}
+			if !strings.Contains(m.Why, "held back") {
+				t.Errorf("%s: why line does not mention the late commits: %s", m.Mode, m.Why)
+			}
+			if m.Mode == strategy.Lua {
+				if a.Oversold <= 0 {
+					t.Errorf("lua: oversold %d, want > 0 under late commits", a.Oversold)
+				}
+				continue
+			}
+			if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent || a.Sold != s.Stock {
+				t.Errorf("%s: oversold %d, duplicate orders %d, consistent %v, sold %d; want 0, 0, true, %d",
+					m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold, s.Stock)
+			}
+		}
+		if bad := out.Unsafe(); len(bad) > 0 {
+			t.Errorf("Unsafe() = %q, want none (lua is not held to late commits)", bad)
 		}
 	})
 }
@@ -155,7 +200,7 @@ func TestRedlockSurvivesTwoNodesDown(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		fleet := startFleet(t, env)
 		s := smallSale()
-		s.Modes = []dlock.Mode{dlock.ModeRedlock}
+		s.Modes = []strategy.Name{strategy.Redlock}
 		s.RedlockKill = 2
 		s.Work, s.StallRate = 10*time.Millisecond, 0.05
 		out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // ErrInvalidSettings is wrapped by every error Settings.Validate returns.
@@ -16,8 +16,8 @@ var ErrInvalidSettings = errors.New("scenario: invalid settings")
 // the product every mode sells. A Settings value is plain data; copy it
 // freely. The report package writes it to report.json with explicit units.
 type Settings struct {
-	// Modes are the lock modes to run, in order; each gets a fresh product.
-	Modes []dlock.Mode
+	// Modes are the strategies to run, in order; each gets a fresh product.
+	Modes []strategy.Name
 	// Users is the number of distinct buyers in the crowd.
 	Users int
 	// Stock is the number of units each mode's product starts with.
@@ -43,6 +43,15 @@ type Settings struct {
 	Stall time.Duration
 	// StallRate is the probability that one critical section stalls.
 	StallRate float64
+	// LateCommit, when above zero, makes some orders hold back their
+	// commit and their lock renewals this long after their statements ran,
+	// then commit regardless of the lock (late_commit_ms): the fault that
+	// breaks a lease without a fencing token.
+	LateCommit time.Duration
+	// LateCommitEvery chooses the late orders: in each shop, the first of
+	// the product's orders to reach its commit, then every
+	// LateCommitEvery-th (late_commit_every).
+	LateCommitEvery int
 	// Seed makes the crowd (who clicks how often, in which order, on which
 	// shop) reproducible.
 	Seed uint64
@@ -78,7 +87,7 @@ const (
 //     (503 lock_timeout) or be turned away at the shop's door.
 func DefaultSettings() Settings {
 	return Settings{
-		Modes:       dlock.Modes(),
+		Modes:       strategy.All(),
 		Users:       750,
 		Stock:       100,
 		Clicks:      3,
@@ -91,6 +100,9 @@ func DefaultSettings() Settings {
 		StallRate:   0.08,
 		Seed:        2011,
 		RedlockKill: 0,
+
+		LateCommit:      0,
+		LateCommitEvery: 10,
 	}
 }
 
@@ -111,12 +123,12 @@ func (s Settings) Problems() []string {
 	var bad []string
 	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	if len(s.Modes) == 0 {
-		add("modes: need at least one of off, naive, lua, redlock")
+		add("modes: need at least one of %s", strategy.List())
 	}
-	seen := map[dlock.Mode]bool{}
+	seen := map[strategy.Name]bool{}
 	for _, m := range s.Modes {
-		if _, err := dlock.ParseMode(string(m)); err != nil {
-			add("modes: unknown mode %q (want off, naive, lua or redlock)", m)
+		if _, err := strategy.Parse(string(m)); err != nil {
+			add("modes: unknown strategy %q (want %s)", m, strategy.List())
 		} else if seen[m] {
 			add("modes: %q listed twice", m)
 		}
@@ -152,6 +164,8 @@ func (s Settings) Problems() []string {
 	if !(s.StallRate >= 0 && s.StallRate <= 1) {
 		add("stall-rate: %v, want a probability in 0..1", s.StallRate)
 	}
+	millis("late-commit", s.LateCommit, 0, time.Minute)
+	between("late-commit-every", s.LateCommitEvery, 1, 1_000_000, "orders")
 	if s.RedlockKill < 0 || s.RedlockKill > 5 {
 		add("redlock-kill: %d, want 0..5 of the five Redis nodes", s.RedlockKill)
 	}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // ErrShop is wrapped by errors from the shop's admin API: a refused
@@ -22,7 +22,7 @@ var ErrShop = errors.New("scenario: shop")
 // from its orders table (GET /api/v1/products/{id}/audit).
 type Audit struct {
 	ProductID       string `json:"product_id"`
-	LockMode        string `json:"lock_mode"`
+	Strategy        string `json:"strategy"`
 	InitialStock    int    `json:"initial_stock"`
 	Stock           int    `json:"stock"`
 	Orders          int    `json:"orders"`
@@ -30,18 +30,42 @@ type Audit struct {
 	Oversold        int    `json:"oversold"`
 	DuplicateOrders int    `json:"duplicate_orders"`
 	Consistent      bool   `json:"consistent"`
+	// RedisStock and Drift (Redis's stock less the database's) are there
+	// for redis-decr only; RedisError says why they are missing if they
+	// should be there.
+	RedisStock *int   `json:"redis_stock,omitempty"`
+	Drift      *int   `json:"drift,omitempty"`
+	RedisError string `json:"redis_error,omitempty"`
+}
+
+// Events is what the shops counted for a product beyond what its audit
+// can see, summed over the fleet (GET /api/v1/products/{id}/events).
+type Events struct {
+	LateCommits int64 `json:"late_commits"`
+	FencedOut   int64 `json:"fenced_out"`
+	LocksLost   int64 `json:"locks_lost"`
+	GivenBack   int64 `json:"given_back"`
+}
+
+func (e *Events) add(o Events) {
+	e.LateCommits += o.LateCommits
+	e.FencedOut += o.FencedOut
+	e.LocksLost += o.LocksLost
+	e.GivenBack += o.GivenBack
 }
 
 // product is the body of POST /api/v1/products.
 type product struct {
-	ID        string  `json:"id"`
-	Name      string  `json:"name"`
-	Stock     int     `json:"stock"`
-	LockMode  string  `json:"lock_mode"`
-	LockTTLMs int64   `json:"lock_ttl_ms"`
-	WorkMs    int64   `json:"work_ms"`
-	StallMs   int64   `json:"stall_ms"`
-	StallRate float64 `json:"stall_rate"`
+	ID              string  `json:"id"`
+	Name            string  `json:"name"`
+	Stock           int     `json:"stock"`
+	Strategy        string  `json:"strategy"`
+	LockTTLMs       int64   `json:"lock_ttl_ms"`
+	WorkMs          int64   `json:"work_ms"`
+	StallMs         int64   `json:"stall_ms"`
+	StallRate       float64 `json:"stall_rate"`
+	LateCommitMs    int64   `json:"late_commit_ms"`
+	LateCommitEvery int     `json:"late_commit_every"`
 }
 
 // shopAPI calls the admin routes of one shop. It is safe for concurrent use.
@@ -55,12 +79,13 @@ func newShopAPI(base, token string) *shopAPI {
 	return &shopAPI{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
 }
 
-// createProduct creates the product a mode's attack sells.
-func (a *shopAPI) createProduct(ctx context.Context, id string, mode dlock.Mode, s Settings) error {
+// createProduct creates the product a strategy's attack sells.
+func (a *shopAPI) createProduct(ctx context.Context, id string, mode strategy.Name, s Settings) error {
 	p := product{
-		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, LockMode: string(mode),
+		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode),
 		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),
 		StallMs: s.Stall.Milliseconds(), StallRate: s.StallRate,
+		LateCommitMs: s.LateCommit.Milliseconds(), LateCommitEvery: s.LateCommitEvery,
 	}
 	return a.do(ctx, http.MethodPost, "/api/v1/products", p, http.StatusCreated, nil)
 }
@@ -69,6 +94,13 @@ func (a *shopAPI) createProduct(ctx context.Context, id string, mode dlock.Mode,
 func (a *shopAPI) audit(ctx context.Context, id string) (Audit, error) {
 	var out Audit
 	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/audit", nil, http.StatusOK, &out)
+	return out, err
+}
+
+// events reads what this shop counted for product id.
+func (a *shopAPI) events(ctx context.Context, id string) (Events, error) {
+	var out Events
+	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/events", nil, http.StatusOK, &out)
 	return out, err
 }
 

@@ -74,10 +74,11 @@ func IsConnError(err error) bool {
 	return strings.Contains(err.Error(), "sql: database is closed")
 }
 
-// isDuplicateKey reports whether err is a primary-key or unique violation:
+// IsDuplicateKey reports whether err is a primary-key or unique violation:
 // MySQL/MariaDB error 1062, SQLite SQLITE_CONSTRAINT_PRIMARYKEY or _UNIQUE,
 // or gorm's own ErrDuplicatedKey when the dialector translates errors.
-func isDuplicateKey(err error) bool {
+// Package order uses it for the lock-free strategies' one order per buyer.
+func IsDuplicateKey(err error) bool {
 	var myErr *mysql.MySQLError
 	var liteErr *sqlite.Error
 	switch {
@@ -89,4 +90,15 @@ func isDuplicateKey(err error) bool {
 		return liteErr.Code() == 1555 || liteErr.Code() == 2067
 	}
 	return false
+}
+
+// IsConflict reports whether err says the database gave up on a statement
+// because of lock contention, not because anything is wrong with it: a
+// MySQL/MariaDB deadlock (1213; the transaction was rolled back, and may
+// simply run again) or lock wait timeout (1205). Package order runs such a
+// transaction again, and answers "try again later" (503) if it keeps
+// failing.
+func IsConflict(err error) bool {
+	var myErr *mysql.MySQLError
+	return errors.As(err, &myErr) && (myErr.Number == 1213 || myErr.Number == 1205)
 }

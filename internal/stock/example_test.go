@@ -7,13 +7,13 @@ import (
 	"log"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/embedded"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/migrations"
 )
 
-// A product carries the settings of its sale: the lock mode, the lock TTL,
+// A product carries the settings of its sale: the strategy, the lock TTL,
 // and the simulated latency inside the critical section. Here a product
 // whose critical section stalls past a naive lock's TTL one time in ten.
 func ExampleStore_Create() {
@@ -29,25 +29,25 @@ func ExampleStore_Create() {
 	products := stock.NewStore(db.DB)
 
 	p, err := products.Create(ctx, stock.Product{
-		ID: "sneaker-42", Name: "Sneaker", Stock: 100, LockMode: dlock.ModeNaive,
+		ID: "sneaker-42", Name: "Sneaker", Stock: 100, Strategy: strategy.Naive,
 		LockTTL: 100 * time.Millisecond, Work: 5 * time.Millisecond,
 		Stall: 300 * time.Millisecond, StallRate: 0.1,
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("%s: %d of %d, %s lock, ttl %v\n", p.ID, p.Stock, p.InitialStock, p.LockMode, p.LockTTL)
+	fmt.Printf("%s: %d of %d, %s, ttl %v\n", p.ID, p.Stock, p.InitialStock, p.Strategy, p.LockTTL)
 
-	_, err = products.Create(ctx, stock.Product{ID: "sneaker-42", Stock: 1, LockMode: dlock.ModeLua})
+	_, err = products.Create(ctx, stock.Product{ID: "sneaker-42", Stock: 1, Strategy: strategy.Lua})
 	fmt.Println(errors.Is(err, stock.ErrAlreadyExists))
 
-	_, err = products.Create(ctx, stock.Product{ID: "bad id", Stock: 1, LockMode: dlock.ModeLua})
+	_, err = products.Create(ctx, stock.Product{ID: "bad id", Stock: 1, Strategy: strategy.Lua})
 	fmt.Println(err)
 
 	_, err = products.Get(ctx, "nope")
 	fmt.Println(errors.Is(err, stock.ErrNotFound))
 	// Output:
-	// sneaker-42: 100 of 100, naive lock, ttl 100ms
+	// sneaker-42: 100 of 100, naive, ttl 100ms
 	// true
 	// stock: invalid: id must be 1..64 characters of [A-Za-z0-9._:-], got "bad id"
 	// true

@@ -1,18 +1,18 @@
 // Package stock owns the products table: a product, its stock, and the
-// settings that make a flash-sale run reproducible (the lock mode that guards
-// it, the lock TTL, and the simulated business latency inside the critical
-// section). It validates products before they reach the database and turns
+// settings that make a flash-sale run reproducible (the strategy that guards
+// it, the lock TTL, the simulated business latency inside the critical
+// section, and the faults to inject). It validates products before they reach the database and turns
 // the drivers' errors into this package's sentinels at the boundary.
 //
-// Deducting stock is the order flow's job (package order): the deduction is
-// only safe inside the product lock, so it lives next to that lock.
+// Deducting stock is the order flow's job (package order): how it is made
+// safe is the product's strategy, and the strategies live there.
 package stock
 
 import (
 	"errors"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // Errors returned by Store. Compare them with errors.Is; the returned errors
@@ -41,9 +41,10 @@ type Product struct {
 	// InitialStock is the stock the sale started with. Create sets it to
 	// Stock; the audit compares against it.
 	InitialStock int
-	// LockMode chooses the lock that guards this product's orders (both the
-	// dedupe lock and the product lock).
-	LockMode dlock.Mode
+	// Strategy chooses how this product's orders keep the stock right: a
+	// lock mode (which then guards both the dedupe lock and the product
+	// lock), fenced, or one of the lock-free strategies.
+	Strategy strategy.Name
 	// LockTTL is how long a lock lives unless renewed; zero means
 	// DefaultLockTTL.
 	LockTTL time.Duration
@@ -55,6 +56,17 @@ type Product struct {
 	Stall time.Duration
 	// StallRate is the probability of a stall, 0..1.
 	StallRate float64
+	// LateCommit, when above zero, makes some orders commit late: after
+	// their statements ran, the shop holds back the commit and the lock's
+	// renewals this long, then commits regardless of the lock, as a commit
+	// already on the wire when the network stalled would. It is how the
+	// demo breaks a lease that has no fencing token.
+	LateCommit time.Duration
+	// LateCommitEvery chooses the late orders: in each shop process, the
+	// first order of the product to reach its commit, then every
+	// LateCommitEvery-th after it (1: every order). Zero means
+	// DefaultLateCommitEvery when LateCommit is set.
+	LateCommitEvery int
 	// CreatedAt is set by Create.
 	CreatedAt time.Time
 }

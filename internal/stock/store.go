@@ -8,7 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // Store reads and writes products. It is safe for concurrent use; it holds
@@ -40,7 +40,7 @@ func (s *Store) Create(ctx context.Context, p Product) (Product, error) {
 
 	row := toRow(p)
 	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
-		if isDuplicateKey(err) {
+		if IsDuplicateKey(err) {
 			return Product{}, fmt.Errorf("%w: product %q", ErrAlreadyExists, p.ID)
 		}
 		return Product{}, translate(err, "create product %q", p.ID)
@@ -75,11 +75,13 @@ type productRow struct {
 	Name         string    `gorm:"column:name"`
 	Stock        int       `gorm:"column:stock"`
 	InitialStock int       `gorm:"column:initial_stock"`
-	LockMode     string    `gorm:"column:lock_mode"`
+	Strategy     string    `gorm:"column:strategy"`
 	LockTTLMs    int64     `gorm:"column:lock_ttl_ms"`
 	WorkMs       int64     `gorm:"column:work_ms"`
 	StallMs      int64     `gorm:"column:stall_ms"`
 	StallRate    float64   `gorm:"column:stall_rate"`
+	LateMs       int64     `gorm:"column:late_commit_ms"`
+	LateEvery    int       `gorm:"column:late_commit_every"`
 	CreatedAt    time.Time `gorm:"column:created_at"`
 }
 
@@ -91,32 +93,36 @@ func toRow(p Product) productRow {
 		Name:         p.Name,
 		Stock:        p.Stock,
 		InitialStock: p.InitialStock,
-		LockMode:     string(p.LockMode),
+		Strategy:     string(p.Strategy),
 		LockTTLMs:    p.LockTTL.Milliseconds(),
 		WorkMs:       p.Work.Milliseconds(),
 		StallMs:      p.Stall.Milliseconds(),
 		StallRate:    p.StallRate,
+		LateMs:       p.LateCommit.Milliseconds(),
+		LateEvery:    p.LateCommitEvery,
 		CreatedAt:    p.CreatedAt,
 	}
 }
 
-// product converts a row back; a lock mode the code no longer knows is an
+// product converts a row back; a strategy the code no longer knows is an
 // error rather than a silent default.
 func (r productRow) product() (Product, error) {
-	mode, err := dlock.ParseMode(r.LockMode)
+	name, err := strategy.Parse(r.Strategy)
 	if err != nil {
 		return Product{}, fmt.Errorf("stock: product %q: %w", r.ID, err)
 	}
 	return Product{
-		ID:           r.ID,
-		Name:         r.Name,
-		Stock:        r.Stock,
-		InitialStock: r.InitialStock,
-		LockMode:     mode,
-		LockTTL:      time.Duration(r.LockTTLMs) * time.Millisecond,
-		Work:         time.Duration(r.WorkMs) * time.Millisecond,
-		Stall:        time.Duration(r.StallMs) * time.Millisecond,
-		StallRate:    r.StallRate,
-		CreatedAt:    r.CreatedAt.UTC(),
+		ID:              r.ID,
+		Name:            r.Name,
+		Stock:           r.Stock,
+		InitialStock:    r.InitialStock,
+		Strategy:        name,
+		LockTTL:         time.Duration(r.LockTTLMs) * time.Millisecond,
+		Work:            time.Duration(r.WorkMs) * time.Millisecond,
+		Stall:           time.Duration(r.StallMs) * time.Millisecond,
+		StallRate:       r.StallRate,
+		LateCommit:      time.Duration(r.LateMs) * time.Millisecond,
+		LateCommitEvery: r.LateEvery,
+		CreatedAt:       r.CreatedAt.UTC(),
 	}, nil
 }

@@ -6,18 +6,36 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
+
+// A product that sets a late commit without saying which orders gets the
+// default schedule; one that sets neither keeps zeros.
+func TestLateCommitDefaults(t *testing.T) {
+	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
+		s := stock.NewStore(db.DB())
+		late, err := s.Create(context.Background(), stock.Product{ID: "late", Stock: 1, Strategy: strategy.Lua,
+			LateCommit: 300 * time.Millisecond})
+		if err != nil || late.LateCommitEvery != stock.DefaultLateCommitEvery {
+			t.Errorf("late commit without every: %+v, %v; want every %d", late, err, stock.DefaultLateCommitEvery)
+		}
+		plain, err := s.Create(context.Background(), stock.Product{ID: "plain", Stock: 1, Strategy: strategy.Lua})
+		if err != nil || plain.LateCommit != 0 || plain.LateCommitEvery != 0 {
+			t.Errorf("no late commit: %+v, %v; want zeros", plain, err)
+		}
+	})
+}
 
 func TestCreateGet(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
 		ctx := context.Background()
 		s := stock.NewStore(db.DB())
 		in := stock.Product{
-			ID: "phone-1", Name: "Phone", Stock: 100, InitialStock: 7, LockMode: dlock.ModeRedlock,
+			ID: "phone-1", Name: "Phone", Stock: 100, InitialStock: 7, Strategy: strategy.Redlock,
 			LockTTL: 250 * time.Millisecond, Work: 3 * time.Millisecond, Stall: 900 * time.Millisecond, StallRate: 0.05,
+			LateCommit: 300 * time.Millisecond, LateCommitEvery: 7,
 		}
 		created, err := s.Create(ctx, in)
 		if err != nil {
@@ -48,7 +66,7 @@ func TestCreateGet(t *testing.T) {
 
 func TestCreateDefaults(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
-		got, err := stock.NewStore(db.DB()).Create(context.Background(), stock.Product{ID: "x", LockMode: dlock.ModeOff})
+		got, err := stock.NewStore(db.DB()).Create(context.Background(), stock.Product{ID: "x", Strategy: strategy.Off})
 		if err != nil {
 			t.Fatalf("Create: %v", err)
 		}
@@ -65,7 +83,7 @@ func TestCreateDuplicate(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
 		ctx := context.Background()
 		s := stock.NewStore(db.DB())
-		p := stock.Product{ID: "dup", Stock: 1, LockMode: dlock.ModeLua}
+		p := stock.Product{ID: "dup", Stock: 1, Strategy: strategy.Lua}
 		if _, err := s.Create(ctx, p); err != nil {
 			t.Fatalf("first Create: %v", err)
 		}
@@ -101,7 +119,7 @@ func TestDatabaseDown(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		s := stock.NewStore(db.DB())
-		if _, err := s.Create(ctx, stock.Product{ID: "p", Stock: 1, LockMode: dlock.ModeLua}); err != nil {
+		if _, err := s.Create(ctx, stock.Product{ID: "p", Stock: 1, Strategy: strategy.Lua}); err != nil {
 			t.Fatalf("Create: %v", err)
 		}
 
@@ -111,7 +129,7 @@ func TestDatabaseDown(t *testing.T) {
 		if !errors.Is(err, stock.ErrUnavailable) {
 			t.Errorf("Get with the database down: got err %v, want %v", err, stock.ErrUnavailable)
 		}
-		_, err = s.Create(ctx, stock.Product{ID: "q", Stock: 1, LockMode: dlock.ModeLua})
+		_, err = s.Create(ctx, stock.Product{ID: "q", Stock: 1, Strategy: strategy.Lua})
 		if !errors.Is(err, stock.ErrUnavailable) {
 			t.Errorf("Create with the database down: got err %v, want %v", err, stock.ErrUnavailable)
 		}

@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // Limits enforced by Create. They keep a demo product within what the schema
@@ -27,6 +27,14 @@ const (
 	MaxStall = time.Minute
 	// DefaultLockTTL is the lock TTL of a product created without one.
 	DefaultLockTTL = 5 * time.Second
+	// MaxLateCommit bounds the late-commit fault's hold.
+	MaxLateCommit = time.Minute
+	// DefaultLateCommitEvery is the late-commit schedule of a product that
+	// sets LateCommit without LateCommitEvery: the 1st, 11th, 21st... order
+	// of each shop process commits late.
+	DefaultLateCommitEvery = 10
+	// MaxLateCommitEvery bounds LateCommitEvery.
+	MaxLateCommitEvery = 1_000_000
 )
 
 // ValidID reports whether id is 1..64 characters of [A-Za-z0-9._:-], the
@@ -57,7 +65,8 @@ func checkID(field, id string) error {
 	return nil
 }
 
-// validate checks p and fills in the defaults (name, TTL). It returns an
+// validate checks p and fills in the defaults (name, TTL, late-commit
+// schedule). It returns an
 // error wrapping ErrInvalid naming the first bad field.
 func validate(p *Product) error {
 	if err := checkID("id", p.ID); err != nil {
@@ -72,8 +81,8 @@ func validate(p *Product) error {
 	if p.Stock < 0 || p.Stock > MaxStock {
 		return invalid("stock", "must be 0..%d, got %d", MaxStock, p.Stock)
 	}
-	if _, err := dlock.ParseMode(string(p.LockMode)); err != nil {
-		return invalid("lock_mode", "must be off, naive, lua or redlock, got %q", clip(string(p.LockMode)))
+	if _, err := strategy.Parse(string(p.Strategy)); err != nil {
+		return invalid("strategy", "must be one of %s, got %q", strategy.List(), clip(string(p.Strategy)))
 	}
 	if p.LockTTL == 0 {
 		p.LockTTL = DefaultLockTTL
@@ -89,6 +98,15 @@ func validate(p *Product) error {
 	}
 	if math.IsNaN(p.StallRate) || p.StallRate < 0 || p.StallRate > 1 {
 		return invalid("stall_rate", "must be 0..1, got %v", p.StallRate)
+	}
+	if err := checkMillis("late_commit_ms", p.LateCommit, 0, MaxLateCommit); err != nil {
+		return err
+	}
+	if p.LateCommitEvery < 0 || p.LateCommitEvery > MaxLateCommitEvery {
+		return invalid("late_commit_every", "must be 0..%d, got %d", MaxLateCommitEvery, p.LateCommitEvery)
+	}
+	if p.LateCommit > 0 && p.LateCommitEvery == 0 {
+		p.LateCommitEvery = DefaultLateCommitEvery
 	}
 	return nil
 }

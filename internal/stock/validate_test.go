@@ -8,15 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // good is a valid product; each case below breaks one field of it.
 func good() stock.Product {
 	return stock.Product{
-		ID: "p-1", Name: "phone", Stock: 10, LockMode: dlock.ModeLua,
+		ID: "p-1", Name: "phone", Stock: 10, Strategy: strategy.Lua,
 		LockTTL: time.Second, Work: 5 * time.Millisecond, Stall: time.Second, StallRate: 0.1,
 	}
 }
@@ -36,8 +36,8 @@ func TestCreateRejectsInvalid(t *testing.T) {
 		{"name not utf-8", func(p *stock.Product) { p.Name = "\xff" }, "name"},
 		{"negative stock", func(p *stock.Product) { p.Stock = -1 }, "stock"},
 		{"stock too large", func(p *stock.Product) { p.Stock = stock.MaxStock + 1 }, "stock"},
-		{"empty lock mode", func(p *stock.Product) { p.LockMode = "" }, "lock_mode"},
-		{"unknown lock mode", func(p *stock.Product) { p.LockMode = "zookeeper" }, "lock_mode"},
+		{"empty strategy", func(p *stock.Product) { p.Strategy = "" }, "strategy"},
+		{"unknown strategy", func(p *stock.Product) { p.Strategy = "zookeeper" }, "strategy"},
 		{"ttl too short", func(p *stock.Product) { p.LockTTL = time.Millisecond }, "lock_ttl_ms"},
 		{"ttl too long", func(p *stock.Product) { p.LockTTL = 2 * time.Minute }, "lock_ttl_ms"},
 		{"ttl not whole ms", func(p *stock.Product) { p.LockTTL = 15500 * time.Microsecond }, "lock_ttl_ms"},
@@ -48,6 +48,10 @@ func TestCreateRejectsInvalid(t *testing.T) {
 		{"negative stall rate", func(p *stock.Product) { p.StallRate = -0.1 }, "stall_rate"},
 		{"stall rate above 1", func(p *stock.Product) { p.StallRate = 1.5 }, "stall_rate"},
 		{"stall rate NaN", func(p *stock.Product) { p.StallRate = math.NaN() }, "stall_rate"},
+		{"negative late commit", func(p *stock.Product) { p.LateCommit = -time.Millisecond }, "late_commit_ms"},
+		{"late commit too long", func(p *stock.Product) { p.LateCommit = time.Hour }, "late_commit_ms"},
+		{"late commit not whole ms", func(p *stock.Product) { p.LateCommit = 1500 * time.Microsecond }, "late_commit_ms"},
+		{"negative late commit every", func(p *stock.Product) { p.LateCommitEvery = -1 }, "late_commit_every"},
 	}
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
 		ctx := context.Background()

@@ -20,7 +20,7 @@ func TestDBIsMigratedAndPerTest(t *testing.T) {
 		if got, want := n, int64(len(migrations.Versions())); got != want {
 			t.Errorf("applied migrations: got %d, want %d", got, want)
 		}
-		insert := "INSERT INTO orders (id, user_id, product_id, quantity, lock_mode, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+		insert := "INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?)"
 		if err := db.DB().Exec(insert, "o1", "u", "p", 1, "off", time.Now()).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestDBStopFailsOpenTransaction(t *testing.T) {
 		if tx.Error != nil {
 			t.Fatal(tx.Error)
 		}
-		insert := "INSERT INTO orders (id, user_id, product_id, quantity, lock_mode, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+		insert := "INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?)"
 		if err := tx.Exec(insert, "o1", "u", "p", 1, "off", time.Now()).Error; err != nil {
 			t.Fatal(err)
 		}

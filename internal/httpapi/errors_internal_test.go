@@ -1,0 +1,31 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/flashsale/flashsale/internal/order"
+)
+
+// TestTransientDBErrorsStatus: a caller's deadline is not an internal error.
+// (A deadlock or a lock wait timeout reaches the table as
+// order.ErrUnavailable: package order maps them.)
+func TestTransientDBErrorsStatus(t *testing.T) {
+	err := fmt.Errorf("order: %w", context.DeadlineExceeded)
+	if k := kindOf(err); k.status != http.StatusServiceUnavailable {
+		t.Errorf("%v -> %d %s, want 503", err, k.status, k.code)
+	}
+}
+
+// TestLockLostMessageHidden: lock_lost is a 503 whose message does not carry
+// the wrapped Redis or database error (addresses, key names) to the
+// client.
+func TestLockLostMessageHidden(t *testing.T) {
+	err := fmt.Errorf("%w: in the critical section: %w", order.ErrLockLost,
+		fmt.Errorf("dlock: lock not held: \"flashsale:lock:product:p\": refresh: dial tcp 10.0.0.7:6379: connect: connection refused"))
+	if k := kindOf(err); !k.hide {
+		t.Errorf("lock_lost is sent verbatim: %q", err.Error())
+	}
+}

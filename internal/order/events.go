@@ -1,0 +1,54 @@
+package order
+
+import "sync/atomic"
+
+// Events counts what happened to one product's orders in one shop process
+// (one Service) since it started, beyond what the audit can see in the
+// database. A fleet's figures are the sum over its shops.
+type Events struct {
+	// LateCommits counts orders the late-commit fault held back before
+	// their commit (stock.Product.LateCommit).
+	LateCommits int64
+	// FencedOut counts holders the database refused because a newer
+	// fencing token was registered first (strategy fenced).
+	FencedOut int64
+	// LocksLost counts holders that found their product lock lost before
+	// they wrote (the watchdog gave up on it) and wrote nothing.
+	LocksLost int64
+	// GivenBack counts redis-decr reservations given back because the
+	// order could not be written.
+	GivenBack int64
+}
+
+// counters is a product's Events as they are counted, and the number of
+// its orders that reached their commit (the late-commit schedule).
+type counters struct {
+	lateCommits, fencedOut, locksLost, givenBack atomic.Int64
+	commits                                      atomic.Int64
+}
+
+// events returns product's counters, creating them on first use.
+func (s *Service) events(product string) *counters {
+	if c, ok := s.counters.Load(product); ok {
+		return c.(*counters)
+	}
+	c, _ := s.counters.LoadOrStore(product, new(counters))
+	return c.(*counters)
+}
+
+// Events returns what this process counted for product: zeros for a
+// product it has sold nothing of, or that does not exist (it does not
+// look). Safe for concurrent use.
+func (s *Service) Events(product string) Events {
+	v, ok := s.counters.Load(product)
+	if !ok {
+		return Events{}
+	}
+	c := v.(*counters)
+	return Events{
+		LateCommits: c.lateCommits.Load(),
+		FencedOut:   c.fencedOut.Load(),
+		LocksLost:   c.locksLost.Load(),
+		GivenBack:   c.givenBack.Load(),
+	}
+}

@@ -1,0 +1,88 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// errStaleFence is why a fenced holder was refused: the database had
+// already registered a fencing token at least as high as its own.
+var errStaleFence = errors.New("order: stale fencing token")
+
+// buyFenced is the critical section of strategy fenced: buy's
+// read-check-write, in one transaction that starts by registering the
+// lock's fencing token with the database. It must run holding lock, a
+// lock of mode fenced, on ctx, as buy does.
+//
+// Registering first, before the read, is what makes it safe. Say holder A
+// (token 33) has run its statements when its network stalls: its lease
+// runs out and holder B (token 34) gets the lock while A's COMMIT is still
+// on the wire. Fencing only the final write would let B read the stock,
+// then A's commit land, then B write a stock computed from what it read
+// before A's sale: a lost update, even though every write carried a fresh
+// token. Registered first, B's token goes through the same row as A's
+// writes: B's UPDATE waits for A's transaction to commit (or roll back),
+// and only then does B read, so it reads A's sale. And a holder whose
+// lease ran out before it registered finds a newer token there and is
+// refused (ErrLockLost) before it has read or written anything.
+func (s *Service) buyFenced(ctx context.Context, lock *dlock.Lock, p stock.Product, req Request) (Order, error) {
+	fence := lock.Fence()
+	o := newOrder(p, req)
+	err := s.commit(ctx, lock, p, func(tx *gorm.DB) error {
+		// 1. Register the token: zero rows means a newer holder exists.
+		res := tx.Exec("UPDATE products SET fence = ? WHERE id = ? AND fence < ?", fence, p.ID, fence)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return s.fencedOut(ctx, tx, p.ID, fence)
+		}
+		// 2. Read and check, now that no older holder can still commit: its
+		// transaction held this row, and the UPDATE above waited for it. A
+		// refused order still commits its registration: an older holder
+		// must not slip in behind it.
+		left, err := s.check(ctx, tx, p, req)
+		if errors.Is(err, ErrSoldOut) || errors.Is(err, ErrDuplicateOrder) {
+			return commitAnyway{err}
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.work(ctx, p); err != nil {
+			return err
+		}
+		// 3. Write, checking the token again: nobody can have replaced it
+		// while this transaction holds the row, but the write should say
+		// what it relies on.
+		res = tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence = ?", left-req.Quantity, p.ID, fence)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return s.fencedOut(ctx, tx, p.ID, fence)
+		}
+		row := toRow(o)
+		return tx.Create(&row).Error
+	})
+	if err != nil && !s.landedAfterAll(ctx, o, err) {
+		return Order{}, err
+	}
+	return o, nil
+}
+
+// fencedOut counts a refused holder and returns its error, naming the
+// token the database holds.
+func (s *Service) fencedOut(ctx context.Context, tx *gorm.DB, product string, fence int64) error {
+	s.events(product).fencedOut.Add(1)
+	var seen int64
+	if err := tx.WithContext(ctx).Raw("SELECT fence FROM products WHERE id = ?", product).Row().Scan(&seen); err != nil {
+		return fmt.Errorf("%w: token %d refused: %w", errStaleFence, fence, err)
+	}
+	return fmt.Errorf("%w: token %d refused, the database has seen %d", errStaleFence, fence, seen)
+}

@@ -1,0 +1,62 @@
+package order_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// TestLateCommit: every order holds back its commit and its lock renewals
+// for three TTLs after its statements ran, then commits regardless of the
+// lock. Each lease runs out under its holder, the next buyer reads the
+// stock before the old commit lands, and lua oversells, every time; fenced
+// makes the next holder's transaction wait for the old one before it reads,
+// and the lock-free strategies have no lease to lose: they sell exactly the
+// stock.
+func TestLateCommit(t *testing.T) {
+	const buyerCount, units = 30, 8
+	cases := []struct {
+		name  strategy.Name
+		exact bool
+	}{
+		{strategy.Lua, false},
+		{strategy.Fenced, true},
+		{strategy.SQLAtomic, true},
+		{strategy.RedisDecr, true},
+	}
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, c := range cases {
+			t.Run(string(c.name), func(t *testing.T) {
+				shops := newShops(t, b, 3, order.Options{LockWait: 30 * time.Second})
+				p := newProduct(t, b, "late-"+string(c.name), stock.Product{Strategy: c.name, Stock: units,
+					LockTTL: 100 * time.Millisecond, LateCommit: 300 * time.Millisecond, LateCommitEvery: 1})
+
+				out := rush(t, shops, buyers(p.ID, buyerCount))
+
+				a := audit(t, shops[0], p.ID)
+				var late int64
+				for _, s := range shops {
+					late += s.Events(p.ID).LateCommits
+				}
+				if late != out.ok.Load() {
+					t.Errorf("late commits: got %d, want one per order (%d)", late, out.ok.Load())
+				}
+				t.Logf("%s: %d late commits, %d orders, oversold %d, stock %d", c.name, late, a.Orders, a.Oversold, a.Stock)
+				if !c.exact {
+					if a.Oversold <= 0 || a.Consistent {
+						t.Errorf("%s under late commits: oversold %d, consistent %v; want an oversell and a lost update (audit %+v)",
+							c.name, a.Oversold, a.Consistent, a)
+					}
+					return
+				}
+				want := order.Audit{ProductID: p.ID, Strategy: c.name, InitialStock: units, Stock: 0,
+					Orders: units, Sold: units, Consistent: true}
+				checkExact(t, a, want)
+			})
+		}
+	})
+}

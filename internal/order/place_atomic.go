@@ -1,0 +1,90 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// errNoUnits is what the conditional UPDATE of the lock-free strategies
+// says when it matched no row: the stock is below the quantity.
+var errNoUnits = errors.New("order: no units left for the conditional update")
+
+// placeAtomic is strategy sql-atomic: no lock at all. The database does
+// the read-check-write in one statement,
+//
+//	UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?
+//
+// which takes the row's lock, checks and writes at once, so two buyers can
+// never both read n: zero rows affected means sold out. One order per buyer
+// is the unique key orders_unique_buyer: a repeated click's INSERT fails
+// and its transaction rolls back, stock update and all.
+func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	// The business work needs no lock here: it runs before the
+	// transaction, beside the other buyers' instead of queued behind them.
+	if err := s.work(ctx, p); err != nil {
+		return Order{}, fmt.Errorf("order: %w", err)
+	}
+	o := newOrder(p, req)
+	err := s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+		return insertAndDeduct(tx, o)
+	})
+	switch {
+	case errors.Is(err, errNoUnits):
+		s.learnSoldOut(ctx, p.ID)
+		return Order{}, fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, req.Quantity)
+	case err != nil && !s.landedAfterAll(ctx, o, err):
+		return Order{}, fromWrite(ctx, err)
+	}
+	return o, nil
+}
+
+// insertAndDeduct writes o and takes its units, for the strategies that
+// need no lock: the INSERT first, so a repeated click fails on the unique
+// key before it touches the hot row; the conditional UPDATE last, so the
+// row's lock is held from it to the commit and no longer. Errors:
+// ErrDuplicateOrder, errNoUnits, or the database's.
+func insertAndDeduct(tx *gorm.DB, o Order) error {
+	row := toUniqueRow(o)
+	if err := tx.Create(&row).Error; err != nil {
+		if stock.IsDuplicateKey(err) {
+			return fmt.Errorf("%w: user %q already bought %q", ErrDuplicateOrder, o.UserID, o.ProductID)
+		}
+		return err
+	}
+	res := tx.Exec("UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?", o.Quantity, o.ProductID, o.Quantity)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return errNoUnits
+	}
+	return nil
+}
+
+// learnSoldOut reads the stock after a conditional update found too few
+// units, and remembers the product as sold out if none are left (a buyer
+// asking for 2 of 1 left has not seen a sold-out product). A failed read
+// changes nothing.
+func (s *Service) learnSoldOut(ctx context.Context, id string) {
+	if left, err := readStock(ctx, s.db, id); err == nil && left == 0 {
+		s.markSoldOut(id)
+	}
+}
+
+// fromWrite translates an error from a lock-free strategy's transaction.
+func fromWrite(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut):
+		return err
+	case ctx.Err() != nil:
+		return fmt.Errorf("order: %w", err)
+	case stock.IsConnError(err), stock.IsConflict(err):
+		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("order: %w", err)
+}

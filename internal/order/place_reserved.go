@@ -1,0 +1,154 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// placeReserved is strategy redis-decr, the way most production flash
+// sales sell a hot product: no lock; the stock lives in Redis as well, and
+// one script per order (package reserve) answers sold out, duplicate
+// buyer, or reserved, in one round trip. Only reserved buyers reach the
+// database, where the order row and the stock change are written in one
+// transaction. If that write fails, the reservation is given back, so a
+// failed order never leaves a unit sold in Redis and never in SQL.
+//
+// The script checks the buyer before it decrements, never after: a
+// repeated click must be refused without taking a unit. The database keeps
+// its own guards (the unique key, the conditional UPDATE), so a Redis that
+// lost its data cannot oversell it either.
+func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	if s.opts.Reservations == nil {
+		return Order{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
+	}
+	o := newOrder(p, req)
+	// 1. Reserve in Redis.
+	if err := s.reserve(ctx, p, o); err != nil {
+		return Order{}, err
+	}
+	// 2. The business work, outside any lock. Nothing was sent to the
+	// database if it ends early: the units go straight back.
+	if err := s.work(ctx, p); err != nil {
+		s.giveBack(ctx, o)
+		return Order{}, fmt.Errorf("order: %w", err)
+	}
+	// 3. Write the order and take the units in the database.
+	err := s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+		return insertAndDeduct(tx, o)
+	})
+	switch {
+	case err == nil:
+		return o, nil
+	case errors.Is(err, ErrDuplicateOrder):
+		// The database has an order of this buyer that Redis forgot.
+		s.giveBack(ctx, o)
+		return Order{}, err
+	case errors.Is(err, errNoUnits):
+		// Redis offered a unit the database does not have: they drifted
+		// apart (Redis lost its data and was loaded again mid-sale). The
+		// database wins: Redis comes down to it.
+		s.giveBack(ctx, o)
+		s.lowerToDatabase(ctx, p.ID)
+		return Order{}, fmt.Errorf("%w: %q: the database has fewer units than Redis had", ErrSoldOut, p.ID)
+	}
+	// 4. The write failed, and whether its COMMIT landed is not known (its
+	// answer may be what was lost): the units are given back only once the
+	// database says the order is not there.
+	if s.landedAfterAll(ctx, o, err) {
+		return o, nil
+	}
+	s.settle(o)
+	return Order{}, fromWrite(ctx, err)
+}
+
+// reserve takes o's units in Redis. A stock Redis does not have is loaded
+// from the database first (LoadIfMissing), once.
+func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
+	res := s.opts.Reservations
+	_, err := res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity)
+	if errors.Is(err, reserve.ErrNotLoaded) {
+		left, rerr := readStock(ctx, s.db, p.ID)
+		if rerr != nil {
+			return fromWrite(ctx, rerr)
+		}
+		if _, lerr := res.LoadIfMissing(ctx, p.ID, left); lerr != nil {
+			err = lerr
+		} else {
+			_, err = res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity)
+		}
+	}
+	var dup *reserve.DuplicateError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, reserve.ErrSoldOut):
+		return fmt.Errorf("%w: %w", ErrSoldOut, err)
+	case errors.As(err, &dup):
+		// An order, or a click still on its way (or being settled): the
+		// database tells which.
+		if found, qerr := s.landed(ctx, dup.Reservation); qerr == nil && found {
+			return fmt.Errorf("%w: %w", ErrDuplicateOrder, err)
+		}
+		return fmt.Errorf("%w: %w", ErrDuplicateRequest, err)
+	}
+	// Redis did not answer, or ctx ended: the script may have run. Give the
+	// reservation back to be sure; it is given back only if it was made.
+	s.giveBack(ctx, o)
+	if ctx.Err() != nil {
+		return fmt.Errorf("order: reserve: %w", err)
+	}
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
+}
+
+// landed reports whether order id's row is in the database: a commit
+// whose answer was lost may have landed. It asks on a context that
+// survives the caller's, briefly; err says the database could not tell.
+func (s *Service) landed(ctx context.Context, id string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	var n int64
+	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE id = ?", id).Row().Scan(&n)
+	return n > 0, err
+}
+
+// lowerToDatabase brings the Redis stock of product down to the
+// database's, and remembers a product the database has sold out of.
+func (s *Service) lowerToDatabase(ctx context.Context, product string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	left, err := readStock(ctx, s.db, product)
+	if err != nil {
+		return
+	}
+	if left == 0 {
+		s.markSoldOut(product)
+	}
+	if _, err := s.opts.Reservations.Lower(ctx, product, left); err != nil {
+		s.opts.Logger.WarnContext(ctx, "lower the redis stock to the database's", "product", product, "err", err)
+	}
+}
+
+// giveBack gives o's reservation back now, on a context that survives the
+// caller's; if Redis does not answer, settle keeps trying.
+func (s *Service) giveBack(ctx context.Context, o Order) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	if err := s.tryGiveBack(ctx, o); err != nil {
+		s.settle(o)
+	}
+}
+
+// tryGiveBack is one GiveBack of o, counted.
+func (s *Service) tryGiveBack(ctx context.Context, o Order) error {
+	held, err := s.opts.Reservations.GiveBack(ctx, o.ProductID, o.UserID, o.ID, o.Quantity)
+	if err == nil && held {
+		s.events(o.ProductID).givenBack.Add(1)
+	}
+	return err
+}

@@ -1,0 +1,79 @@
+package order
+
+import (
+	"context"
+	"time"
+)
+
+// How settle retries: it waits settleGrace before it first asks the
+// database (so that a COMMIT still on its way has landed), then asks, and
+// gives back, with a pause growing to settleMaxPause, for at most
+// settleFor in all.
+const (
+	settleGrace    = time.Second
+	settleMaxPause = 5 * time.Second
+	settleFor      = 2 * time.Minute
+)
+
+// settle finishes, in the background, a redis-decr reservation whose order
+// failed in doubt: once the database answers that the order is not there,
+// the units go back to Redis (once the database says it is, they stay
+// sold); until both answer, it keeps trying, for settleFor. Meanwhile the
+// buyer's next click is told duplicate_request, and the units are neither
+// sold nor offered. If settleFor runs out, the reservation stays: the error
+// is logged, and the audit's drift shows it. Close waits for the
+// settlements under way.
+func (s *Service) settle(o Order) {
+	s.settling.Add(1)
+	go func() {
+		defer s.settling.Done()
+		ctx, cancel := context.WithTimeout(s.stopping, settleFor)
+		defer cancel()
+		pause := settleGrace
+		var err error
+		for {
+			if sleep(ctx, pause) != nil {
+				break
+			}
+			pause = min(2*pause, settleMaxPause)
+			var found bool
+			if found, err = s.landed(ctx, o.ID); err != nil {
+				continue
+			}
+			if found {
+				return // it was sold after all
+			}
+			if err = s.tryGiveBack(ctx, o); err == nil {
+				return
+			}
+		}
+		s.opts.Logger.Error("settle a reservation: given up; the audit's drift shows it",
+			"product", o.ProductID, "user", o.UserID, "order", o.ID, "quantity", o.Quantity, "err", err)
+	}()
+}
+
+// closeWait is how long Close lets the settlements under way finish.
+const closeWait = 5 * time.Second
+
+// Close lets the settlements of reservations still under way (settle)
+// finish, for at most closeWait, then stops them and waits for them to
+// return: call it after the last Place returned, and before closing the
+// database and Redis clients. A settlement cut short leaves its
+// reservation in Redis, as settleFor running out would. Calling it again
+// does nothing more.
+func (s *Service) Close() error {
+	done := make(chan struct{})
+	go func() {
+		s.settling.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	s.stop()
+	<-done
+	return nil
+}

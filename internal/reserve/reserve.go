@@ -1,0 +1,180 @@
+// Package reserve keeps a product's stock in Redis, where most production
+// flash sales deduct it: one Lua script per order answers "sold out",
+// "you already have one" or "reserved" in one round trip, and only the
+// buyers it reserves for go on to write their order to the database. A
+// write that fails gives its reservation back with a second script, so a
+// failed order never leaves a unit lost in Redis.
+//
+// The two keys of a product are its stock ("flashsale:stock:{id}", the
+// units left) and its buyers ("flashsale:buyers:{id}", a hash from each
+// buyer holding a reservation or an order to that reservation's id).
+// Neither expires: the sale owns them.
+package reserve
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Errors returned by Stock. Compare them with errors.Is.
+var (
+	// ErrSoldOut means fewer units are left than the buyer asked for.
+	ErrSoldOut = errors.New("reserve: sold out")
+	// ErrDuplicate means the buyer already holds a reservation or an order.
+	ErrDuplicate = errors.New("reserve: buyer already has one")
+	// ErrNotLoaded means the product's stock is not in Redis: it was never
+	// loaded, or Redis lost it (a restart without persistence).
+	ErrNotLoaded = errors.New("reserve: stock not loaded")
+	// ErrUnavailable means Redis could not be reached.
+	ErrUnavailable = errors.New("reserve: redis unavailable")
+)
+
+var (
+	//go:embed scripts/take.lua
+	takeLua    string
+	takeScript = redis.NewScript(takeLua)
+
+	//go:embed scripts/give_back.lua
+	giveBackLua    string
+	giveBackScript = redis.NewScript(giveBackLua)
+
+	//go:embed scripts/lower.lua
+	lowerLua    string
+	lowerScript = redis.NewScript(lowerLua)
+)
+
+// Stock is the Redis side of the products sold by redis-decr. It holds no
+// state of its own and is safe for concurrent use.
+type Stock struct {
+	c *redis.Client
+}
+
+// New returns a Stock on c, which stays the caller's to close. Build c with
+// ContextTimeoutEnabled so that context deadlines cut a hung call short.
+func New(c *redis.Client) *Stock { return &Stock{c: c} }
+
+func stockKey(product string) string  { return "flashsale:stock:" + product }
+func buyersKey(product string) string { return "flashsale:buyers:" + product }
+
+// Load sets product's stock to units and forgets its buyers: the start of a
+// sale, for a product just created. Loading a product already on sale
+// would undo its reservations; use LoadIfMissing for that.
+func (s *Stock) Load(ctx context.Context, product string, units int) error {
+	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, stockKey(product), units, 0)
+		p.Del(ctx, buyersKey(product))
+		return nil
+	})
+	return redisErr(err, "load", product)
+}
+
+// LoadIfMissing sets product's stock to units only if Redis has none, and
+// reports whether it did. The order flow calls it after ErrNotLoaded with
+// the database's stock: right when the stock was never loaded, and an
+// overcount when Redis lost it while reservations were on their way to the
+// database (the database's own conditional update still stops an
+// oversell, and the audit shows the drift).
+func (s *Stock) LoadIfMissing(ctx context.Context, product string, units int) (bool, error) {
+	ok, err := s.c.SetNX(ctx, stockKey(product), units, 0).Result()
+	return ok, redisErr(err, "load", product)
+}
+
+// DuplicateError is Take's error when the buyer already holds a
+// reservation; it wraps ErrDuplicate.
+type DuplicateError struct {
+	Product, Buyer string
+	// Reservation is the id of the buyer's reservation (its order's id).
+	Reservation string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("%v: %q holds reservation %s of %q", ErrDuplicate, e.Buyer, e.Reservation, e.Product)
+}
+
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// Take reserves qty units of product for buyer, under the reservation id
+// id (the order's), and returns the units left. Errors: a *DuplicateError
+// (wrapping ErrDuplicate), ErrSoldOut and ErrNotLoaded, changing nothing;
+// ErrUnavailable when Redis cannot be reached, or an error wrapping
+// ctx.Err(): then the script may or may not have run, and giving id back
+// is how to be sure.
+func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int) (int, error) {
+	res, err := takeScript.Run(ctx, s.c, []string{stockKey(product), buyersKey(product)}, buyer, qty, id).Slice()
+	if err != nil {
+		return 0, redisErr(err, "take", product)
+	}
+	if len(res) != 2 {
+		return 0, fmt.Errorf("reserve: take %q: unexpected reply %v", product, res)
+	}
+	code, _ := res[0].(int64)
+	switch code {
+	case 1:
+		left, _ := res[1].(int64)
+		return int(left), nil
+	case -1:
+		held, _ := res[1].(string)
+		return 0, &DuplicateError{Product: product, Buyer: buyer, Reservation: held}
+	case -2:
+		return 0, fmt.Errorf("%w: %q, asked for %d", ErrSoldOut, product, qty)
+	case -3:
+		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
+	}
+	return 0, fmt.Errorf("reserve: take %q: unexpected reply %v", product, res)
+}
+
+// Lower brings product's stock down to at most units, never up, and
+// returns what is left; ErrNotLoaded if Redis has no stock for it.
+func (s *Stock) Lower(ctx context.Context, product string, units int) (int, error) {
+	n, err := lowerScript.Run(ctx, s.c, []string{stockKey(product)}, units).Int()
+	if err != nil {
+		return 0, redisErr(err, "lower", product)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
+	}
+	return n, nil
+}
+
+// GiveBack undoes reservation id of qty units of product for buyer, and
+// reports whether it was held. It may be called again after an error, and
+// for a reservation that may never have been made: a reservation is given
+// back at most once, and only if it is the buyer's current one. If Redis
+// lost the stock meanwhile, the reservation is dropped and the stock left
+// for LoadIfMissing to reload.
+func (s *Stock) GiveBack(ctx context.Context, product, buyer, id string, qty int) (bool, error) {
+	n, err := giveBackScript.Run(ctx, s.c, []string{stockKey(product), buyersKey(product)}, buyer, qty, id).Int()
+	if err != nil {
+		return false, redisErr(err, "give back", product)
+	}
+	return n >= 0, nil
+}
+
+// Left returns product's stock as Redis has it; ErrNotLoaded if it has none.
+func (s *Stock) Left(ctx context.Context, product string) (int, error) {
+	v, err := s.c.Get(ctx, stockKey(product)).Result()
+	if errors.Is(err, redis.Nil) {
+		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
+	}
+	if err != nil {
+		return 0, redisErr(err, "read", product)
+	}
+	return strconv.Atoi(v)
+}
+
+// redisErr wraps a failed call: a context that ended as it is, anything
+// else as ErrUnavailable.
+func redisErr(err error, op, product string) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("reserve: %s %q: %w", op, product, err)
+	}
+	return fmt.Errorf("%w: %s %q: %w", ErrUnavailable, op, product, err)
+}

@@ -1,0 +1,69 @@
+package reserve_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+func TestTakeAndGiveBack(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		s := reserve.New(r.Clients()[0])
+		p := r.Key("p")
+
+		if _, err := s.Take(ctx, p, "alice", "r1", 1); !errors.Is(err, reserve.ErrNotLoaded) {
+			t.Fatalf("Take before Load: got %v, want %v", err, reserve.ErrNotLoaded)
+		}
+		if err := s.Load(ctx, p, 3); err != nil {
+			t.Fatal(err)
+		}
+		if left, err := s.Take(ctx, p, "alice", "r1", 2); err != nil || left != 1 {
+			t.Fatalf("alice takes 2 of 3: got %d, %v; want 1 left", left, err)
+		}
+		// The buyer is checked before the stock: a repeated click takes
+		// nothing, whatever is left.
+		if _, err := s.Take(ctx, p, "alice", "r2", 1); !errors.Is(err, reserve.ErrDuplicate) {
+			t.Errorf("alice again: got %v, want %v", err, reserve.ErrDuplicate)
+		}
+		if _, err := s.Take(ctx, p, "bob", "r3", 2); !errors.Is(err, reserve.ErrSoldOut) {
+			t.Errorf("bob takes 2 of 1: got %v, want %v", err, reserve.ErrSoldOut)
+		}
+		checkLeft(t, s, p, 1)
+
+		// Only alice's current reservation comes back, once.
+		for _, c := range []struct {
+			buyer, id string
+			want      bool
+		}{
+			{"alice", "r2", false}, // her refused click: not hers to give back
+			{"bob", "r3", false},   // never made
+			{"alice", "r1", true},
+			{"alice", "r1", false}, // again: nothing left to give
+		} {
+			held, err := s.GiveBack(ctx, p, c.buyer, c.id, 2)
+			if err != nil || held != c.want {
+				t.Errorf("GiveBack(%s, %s) = %v, %v; want %v", c.buyer, c.id, held, err, c.want)
+			}
+		}
+		checkLeft(t, s, p, 3)
+		// Given back, alice may buy again.
+		if _, err := s.Take(ctx, p, "alice", "r4", 1); err != nil {
+			t.Errorf("alice after her give-back: %v", err)
+		}
+		if ok, err := s.LoadIfMissing(ctx, p, 100); ok || err != nil {
+			t.Errorf("LoadIfMissing over a loaded stock: %v, %v; want false, nil", ok, err)
+		}
+		checkLeft(t, s, p, 2)
+	})
+}
+
+func checkLeft(t *testing.T, s *reserve.Stock, p string, want int) {
+	t.Helper()
+	if got, err := s.Left(context.Background(), p); err != nil || got != want {
+		t.Errorf("Left = %d, %v; want %d", got, err, want)
+	}
+}

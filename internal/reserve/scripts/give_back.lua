@@ -1,0 +1,24 @@
+-- give_back: undo one reservation, once. Running it twice, or for a
+-- reservation that is not the buyer's current one, changes nothing, so a
+-- caller may retry it, and a failed click never gives back the unit of
+-- the same buyer's click that succeeded.
+--
+-- KEYS[1]  the stock key
+-- KEYS[2]  the buyers key (buyer -> reservation id)
+-- ARGV[1]  the buyer
+-- ARGV[2]  the quantity the reservation took
+-- ARGV[3]  the reservation's id
+--
+-- Returns the units left after giving back; -1 if that reservation is not
+-- held (nothing changed); -2 if it was, but the stock key is gone (Redis
+-- lost it): the reservation is dropped and the stock left missing, for the
+-- next order to load from the database, rather than recreated as just the
+-- units given back.
+if redis.call("HGET", KEYS[2], ARGV[1]) ~= ARGV[3] then
+  return -1
+end
+redis.call("HDEL", KEYS[2], ARGV[1])
+if redis.call("EXISTS", KEYS[1]) == 0 then
+  return -2
+end
+return redis.call("INCRBY", KEYS[1], ARGV[2])

@@ -1,0 +1,29 @@
+-- take: reserve units of a product for one buyer, in one round trip. The
+-- buyer is checked BEFORE anything is decremented: a repeated click must
+-- not take a second unit and then be refused (a unit would leak).
+--
+-- KEYS[1]  the stock key: the units left, an integer
+-- KEYS[2]  the buyers key: a hash from each buyer holding a reservation
+--          (or an order) for the product to that reservation's id
+-- ARGV[1]  the buyer
+-- ARGV[2]  the quantity, 1 or more
+-- ARGV[3]  the reservation's id (the order id it is for)
+--
+-- Returns {1, units left after the reservation}, or, changing nothing:
+--   {-1, id}  the buyer already holds reservation id
+--   {-2, 0}   fewer units left than asked for
+--   {-3, 0}   the stock key does not exist: never loaded, or Redis lost it
+local left = redis.call("GET", KEYS[1])
+if not left then
+  return {-3, 0}
+end
+local held = redis.call("HGET", KEYS[2], ARGV[1])
+if held then
+  return {-1, held}
+end
+local q = tonumber(ARGV[2])
+if tonumber(left) < q then
+  return {-2, 0}
+end
+redis.call("HSET", KEYS[2], ARGV[1], ARGV[3])
+return {1, redis.call("DECRBY", KEYS[1], q)}

@@ -1,0 +1,105 @@
+// Package strategy names the ways a flash sale can keep a hot product from
+// overselling, one row of the load generator's table each. A product's
+// strategy is chosen when it is created and never changes; the order flow
+// (package order) reads it to decide how to sell.
+//
+// Four strategies guard the read-check-write of the stock with a
+// distributed lock (package dlock) and are there to show where locks fail:
+// off, naive, lua and redlock. Fenced adds what makes a lease safe, a
+// fencing token the database checks. The last two take no lock for the
+// stock at all, which is what production flash sales usually do:
+// sql-atomic lets the database decrement conditionally, and redis-decr
+// pre-deducts the stock in Redis and writes the order afterwards.
+package strategy
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+)
+
+// ErrUnknown is wrapped by Parse's error for a name it does not know.
+var ErrUnknown = errors.New("strategy: unknown")
+
+// Name is a strategy's one name, as products, flags and reports spell it.
+// The zero value is not a strategy.
+type Name string
+
+// The strategies, in the order the load generator runs them.
+const (
+	// Off takes no lock: buyers overlap and oversell, repeated clicks
+	// become duplicate orders.
+	Off Name = "off"
+	// Naive locks with SETNX, then EXPIRE, and never renews: oversells
+	// when the work outlasts the TTL.
+	Naive Name = "naive"
+	// Lua locks with SET NX PX, an owner token and a renewing watchdog:
+	// exact until a commit lands after its lease ran out.
+	Lua Name = "lua"
+	// Redlock is the lua lock on a majority of five Redis masters.
+	Redlock Name = "redlock"
+	// Fenced is the lua lock plus a fencing token that the database
+	// registers before the stock is read and refuses when it is stale.
+	Fenced Name = "fenced"
+	// SQLAtomic takes no lock: a conditional UPDATE decrements the stock
+	// and a unique key allows one order per buyer.
+	SQLAtomic Name = "sql-atomic"
+	// RedisDecr pre-deducts the stock in Redis with one script per order,
+	// then writes the order; a failed write gives the unit back.
+	RedisDecr Name = "redis-decr"
+)
+
+// All lists every strategy, in the order the load generator runs them.
+func All() []Name {
+	return []Name{Off, Naive, Lua, Redlock, Fenced, SQLAtomic, RedisDecr}
+}
+
+// Parse returns the strategy named s, or an error wrapping ErrUnknown that
+// lists the names it knows.
+func Parse(s string) (Name, error) {
+	for _, n := range All() {
+		if string(n) == s {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("%w strategy %q (want %s)", ErrUnknown, s, List())
+}
+
+// List returns the names, comma-separated, for messages and --help.
+func List() string {
+	names := make([]string, 0, len(All()))
+	for _, n := range All() {
+		names = append(names, string(n))
+	}
+	return strings.Join(names, ", ")
+}
+
+// LockMode returns the lock that guards n's read-check-write, and false for
+// the strategies that take no lock for the stock (sql-atomic, redis-decr).
+func (n Name) LockMode() (dlock.Mode, bool) {
+	switch n {
+	case Off:
+		return dlock.ModeOff, true
+	case Naive:
+		return dlock.ModeNaive, true
+	case Lua:
+		return dlock.ModeLua, true
+	case Redlock:
+		return dlock.ModeRedlock, true
+	case Fenced:
+		return dlock.ModeFenced, true
+	}
+	return "", false
+}
+
+// Safe reports whether n claims to sell exactly the stock, with no
+// duplicate orders, through stalls and a minority of Redis nodes down:
+// every strategy but off and naive, which are there to fail.
+func (n Name) Safe() bool { return n != Off && n != Naive }
+
+// SurvivesLateCommit reports whether n stays exact when a commit lands
+// after its lease ran out: a lease alone does not (lua, redlock), a fenced
+// lease and the strategies without a lease do.
+func (n Name) SurvivesLateCommit() bool { return n == Fenced || n == SQLAtomic || n == RedisDecr }

@@ -1,0 +1,43 @@
+package strategy_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+func TestParse(t *testing.T) {
+	for _, n := range strategy.All() {
+		got, err := strategy.Parse(string(n))
+		if err != nil || got != n {
+			t.Errorf("Parse(%q) = %q, %v; want %q", n, got, err, n)
+		}
+	}
+	for _, bad := range []string{"", "Lua", "sql_atomic", "lua-safe", "etcd"} {
+		if _, err := strategy.Parse(bad); !errors.Is(err, strategy.ErrUnknown) {
+			t.Errorf("Parse(%q) error = %v, want ErrUnknown", bad, err)
+		}
+	}
+}
+
+func TestLockMode(t *testing.T) {
+	for _, n := range strategy.All() {
+		mode, locked := n.LockMode()
+		lockFree := n == strategy.SQLAtomic || n == strategy.RedisDecr
+		if locked == lockFree {
+			t.Errorf("%s.LockMode() locked = %v, want %v", n, locked, !lockFree)
+		}
+		if locked && string(mode) != string(n) {
+			t.Errorf("%s.LockMode() = %q, want the lock mode of the same name", n, mode)
+		}
+	}
+}
+
+func TestEveryLateCommitSurvivorIsSafe(t *testing.T) {
+	for _, n := range strategy.All() {
+		if n.SurvivesLateCommit() && !n.Safe() {
+			t.Errorf("%s survives a late commit but is not safe", n)
+		}
+	}
+}
