@@ -59,7 +59,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.SetOutput(io.Discard)
 	var c config
 	var modes, targets, redis string
-	fs.StringVar(&modes, "modes", joinModes(d.Modes), "strategies to run, in order, comma-separated ("+strategy.List()+")")
+	fs.StringVar(&modes, "modes", joinModes(d.Modes), "rows to run, in order, comma-separated: "+scenario.ModeList())
 	fs.IntVar(&c.settings.Users, "users", d.Users, "distinct buyers in the crowd")
 	fs.IntVar(&c.settings.Stock, "stock", d.Stock, "units of the product on sale")
 	fs.IntVar(&c.settings.Clicks, "clicks", d.Clicks, "each buyer clicks 1..N times within a few ms (the repeated clicks the dedupe lock must absorb)")
@@ -72,6 +72,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.Uint64Var(&c.settings.Seed, "seed", d.Seed, "seed of the crowd: who clicks how often, in which order, on which shop")
 	fs.DurationVar(&c.settings.LateCommit, "late-commit", d.LateCommit, "hold back the commit and the lock renewals of some orders this long after their statements ran, then commit regardless of the lock (a commit on the wire when the network stalls); above --lock-ttl it breaks lua and redlock (default 0: off)")
 	fs.IntVar(&c.settings.LateCommitEvery, "late-commit-every", d.LateCommitEvery, "with --late-commit, which orders commit late: in each shop, the first to reach its commit, then every Nth")
+	fs.IntVar(&c.settings.Batch, "batch", d.Batch, "in the +batch rows, the most queued buyers one holder of the product lock serves in one transaction")
 	fs.IntVar(&c.settings.RedlockKill, "redlock-kill", d.RedlockKill, "stop N of the 5 Redis nodes halfway through the redlock attack, and bring them back after it (default 0: none)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
 	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced, sql-atomic and redis-decr (default off: report only)")
@@ -93,9 +94,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	var bad []string
 	for _, m := range split(modes) {
-		mode, err := strategy.Parse(m)
+		mode, err := scenario.ParseMode(m)
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("modes: unknown strategy %q (want %s)", m, strategy.List()))
+			bad = append(bad, fmt.Sprintf("modes: %v", err))
 			continue
 		}
 		c.settings.Modes = append(c.settings.Modes, mode)
@@ -143,7 +144,7 @@ func (c *config) check() []string {
 		}
 	}
 	kill := c.settings.RedlockKill
-	if kill > 0 && !slices.Contains(c.settings.Modes, strategy.Redlock) && len(c.settings.Modes) > 0 {
+	if kill > 0 && !slices.ContainsFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.Redlock }) && len(c.settings.Modes) > 0 {
 		bad = append(bad, "redlock-kill: needs redlock in --modes")
 	}
 	if kill > 0 && (len(c.targets) > 0 || len(c.redis) > 0) && len(c.redis) < kill {
@@ -163,7 +164,7 @@ func split(s string) []string {
 	return out
 }
 
-func joinModes(ms []strategy.Name) string {
+func joinModes(ms []scenario.Mode) string {
 	s := make([]string, len(ms))
 	for i, m := range ms {
 		s[i] = string(m)

@@ -23,7 +23,9 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 	}{
 		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 1..1000000 buyers"}},
 		{"zero rate", []string{"--rate", "0"}, []string{"rate: 0, want 1..1000000 requests per second"}},
-		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, sql-atomic, redis-decr)`}},
+		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, sql-atomic, redis-decr, or one of lua, redlock, fenced followed by "+batch")`}},
+		{"batched mode that does not batch", []string{"--modes", "naive+batch"}, []string{`modes: "naive+batch": naive does not batch (only lua, redlock, fenced)`}},
+		{"batch too large", []string{"--batch", "1000"}, []string{"batch: 1000, want 1..256 buyers per batch"}},
 		{"every problem at once", []string{"--users=-1", "--rate=0", "--stall-rate=2"}, []string{"users: -1", "rate: 0", "stall-rate: 2"}},
 		{"not a number", []string{"--users", "many"}, []string{`invalid value "many" for flag -users`}},
 		{"unknown flag", []string{"--speed", "9"}, []string{"flag provided but not defined: -speed"}},
@@ -68,12 +70,12 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 	}
 	help := stdout.String()
 	for _, flag := range []string{"modes", "users", "stock", "clicks", "rate", "duration", "lock-ttl", "work", "stall",
-		"stall-rate", "late-commit", "late-commit-every", "seed", "out", "fail-on-unsafe", "redlock-kill", "targets", "admin-token", "redis", "mysql-dsn", "calibrate"} {
+		"stall-rate", "late-commit", "late-commit-every", "batch", "seed", "out", "fail-on-unsafe", "redlock-kill", "targets", "admin-token", "redis", "mysql-dsn", "calibrate"} {
 		if !strings.Contains(help, "  -"+flag+" ") && !strings.Contains(help, "  -"+flag+"\n") {
 			t.Errorf("--help does not list -%s:\n%s", flag, help)
 		}
 	}
-	for _, def := range []string{`(default "off,naive,lua,redlock,fenced,sql-atomic,redis-decr")`, `(default "loadgen-report")`} {
+	for _, def := range []string{`(default "off,naive,lua,redlock,fenced,sql-atomic,redis-decr,fenced+batch")`, `(default "loadgen-report")`} {
 		if !strings.Contains(help, def) {
 			t.Errorf("--help does not show %s", def)
 		}

@@ -15,7 +15,7 @@ import (
 // are pointers so a missing one is told apart from a zero; the optional
 // settings default in package stock (name: the id, lock_ttl_ms: 5000,
 // work, stall, stall_rate and late_commit_ms: 0, late_commit_every: 10
-// when late_commit_ms is set). The strategy is "strategy", or under its
+// when late_commit_ms is set, batch_max: 0). The strategy is "strategy", or under its
 // older name "lock_mode", which clients written before the lock-free
 // strategies send: either one, or both if they agree.
 type createProductRequest struct {
@@ -30,6 +30,7 @@ type createProductRequest struct {
 	StallRate       *float64 `json:"stall_rate"`
 	LateCommitMs    *int     `json:"late_commit_ms"`
 	LateCommitEvery *int     `json:"late_commit_every"`
+	BatchMax        *int     `json:"batch_max"`
 }
 
 // strategy returns the strategy the body names, under either name.
@@ -67,6 +68,7 @@ func (r *createProductRequest) product() (stock.Product, error) {
 		Strategy:        strategy.Name(name),
 		StallRate:       deref(r.StallRate),
 		LateCommitEvery: deref(r.LateCommitEvery),
+		BatchMax:        deref(r.BatchMax),
 	}
 	for _, f := range []struct {
 		name string
@@ -120,6 +122,7 @@ type productJSON struct {
 	StallRate       float64   `json:"stall_rate"`
 	LateCommitMs    int64     `json:"late_commit_ms"`
 	LateCommitEvery int       `json:"late_commit_every"`
+	BatchMax        int       `json:"batch_max"`
 	CreatedAt       time.Time `json:"created_at"`
 }
 
@@ -137,6 +140,7 @@ func toProductJSON(p stock.Product) productJSON {
 		StallRate:       p.StallRate,
 		LateCommitMs:    p.LateCommit.Milliseconds(),
 		LateCommitEvery: p.LateCommitEvery,
+		BatchMax:        p.BatchMax,
 		CreatedAt:       p.CreatedAt.UTC(),
 	}
 }
@@ -180,6 +184,8 @@ type eventsJSON struct {
 	FencedOut   int64  `json:"fenced_out"`
 	LocksLost   int64  `json:"locks_lost"`
 	GivenBack   int64  `json:"given_back"`
+	Batches     int64  `json:"batches"`
+	Batched     int64  `json:"batched_buyers"`
 }
 
 // productEvents handles GET /api/v1/products/:id/events (admin): 200 with
@@ -196,6 +202,7 @@ func (a *api) productEvents(c *gin.Context) {
 	c.PureJSON(http.StatusOK, eventsJSON{
 		ProductID: p.ID, LateCommits: e.LateCommits, FencedOut: e.FencedOut,
 		LocksLost: e.LocksLost, GivenBack: e.GivenBack,
+		Batches: e.Batches, Batched: e.BatchedBuyers,
 	})
 }
 

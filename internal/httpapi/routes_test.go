@@ -49,7 +49,7 @@ func TestRoutes(t *testing.T) {
 			}
 			m, keys := keysOf(t, rec.Body.Bytes())
 			wantKeys(t, "product", keys, "id", "name", "stock", "initial_stock", "strategy", "lock_mode", "lock_ttl_ms",
-				"work_ms", "stall_ms", "stall_rate", "late_commit_ms", "late_commit_every", "created_at")
+				"work_ms", "stall_ms", "stall_rate", "late_commit_ms", "late_commit_every", "batch_max", "created_at")
 			if m["id"] != pid || m["stock"] != 2.0 || m["initial_stock"] != 2.0 || m["lock_mode"] != "redlock" || m["lock_ttl_ms"] != 3000.0 {
 				t.Errorf("product = %v", m)
 			}
@@ -89,7 +89,7 @@ func TestRoutes(t *testing.T) {
 			}
 			m, keys := keysOf(t, rec.Body.Bytes())
 			wantKeys(t, "product", keys, "id", "name", "stock", "initial_stock", "strategy", "lock_mode", "lock_ttl_ms",
-				"work_ms", "stall_ms", "stall_rate", "late_commit_ms", "late_commit_every", "created_at")
+				"work_ms", "stall_ms", "stall_rate", "late_commit_ms", "late_commit_every", "batch_max", "created_at")
 			if m["name"] != "Phone" {
 				t.Errorf("name = %v, want Phone", m["name"])
 			}

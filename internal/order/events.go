@@ -18,6 +18,10 @@ type Events struct {
 	// GivenBack counts redis-decr reservations given back because the
 	// order could not be written.
 	GivenBack int64
+	// Batches counts the batches served (stock.Product.BatchMax), and
+	// BatchedBuyers the buyers answered in them: their ratio is the mean
+	// batch size.
+	Batches, BatchedBuyers int64
 }
 
 // counters is a product's Events as they are counted, and the number of
@@ -25,6 +29,7 @@ type Events struct {
 type counters struct {
 	lateCommits, fencedOut, locksLost, givenBack atomic.Int64
 	commits                                      atomic.Int64
+	batches, batched                             atomic.Int64
 }
 
 // events returns product's counters, creating them on first use.
@@ -46,9 +51,11 @@ func (s *Service) Events(product string) Events {
 	}
 	c := v.(*counters)
 	return Events{
-		LateCommits: c.lateCommits.Load(),
-		FencedOut:   c.fencedOut.Load(),
-		LocksLost:   c.locksLost.Load(),
-		GivenBack:   c.givenBack.Load(),
+		LateCommits:   c.lateCommits.Load(),
+		FencedOut:     c.fencedOut.Load(),
+		LocksLost:     c.locksLost.Load(),
+		GivenBack:     c.givenBack.Load(),
+		Batches:       c.batches.Load(),
+		BatchedBuyers: c.batched.Load(),
 	}
 }

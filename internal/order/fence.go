@@ -36,12 +36,8 @@ func (s *Service) buyFenced(ctx context.Context, lock *dlock.Lock, p stock.Produ
 	o := newOrder(p, req)
 	err := s.commit(ctx, lock, p, func(tx *gorm.DB) error {
 		// 1. Register the token: zero rows means a newer holder exists.
-		res := tx.Exec("UPDATE products SET fence = ? WHERE id = ? AND fence < ?", fence, p.ID, fence)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return s.fencedOut(ctx, tx, p.ID, fence)
+		if err := s.registerFence(ctx, tx, p.ID, fence); err != nil {
+			return err
 		}
 		// 2. Read and check, now that no older holder can still commit: its
 		// transaction held this row, and the UPDATE above waited for it. A
@@ -57,15 +53,9 @@ func (s *Service) buyFenced(ctx context.Context, lock *dlock.Lock, p stock.Produ
 		if err := s.work(ctx, p); err != nil {
 			return err
 		}
-		// 3. Write, checking the token again: nobody can have replaced it
-		// while this transaction holds the row, but the write should say
-		// what it relies on.
-		res = tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence = ?", left-req.Quantity, p.ID, fence)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return s.fencedOut(ctx, tx, p.ID, fence)
+		// 3. Write, checking the token again.
+		if err := s.writeStockFenced(ctx, tx, p.ID, left-req.Quantity, fence); err != nil {
+			return err
 		}
 		row := toRow(o)
 		return tx.Create(&row).Error
@@ -74,6 +64,35 @@ func (s *Service) buyFenced(ctx context.Context, lock *dlock.Lock, p stock.Produ
 		return Order{}, err
 	}
 	return o, nil
+}
+
+// registerFence registers fence, the holder's token, for product in tx,
+// before anything is read: it returns errStaleFence (counted) if the
+// database has seen a token at least as high. The row stays locked by tx
+// until it ends, so no older holder can commit meanwhile.
+func (s *Service) registerFence(ctx context.Context, tx *gorm.DB, product string, fence int64) error {
+	res := tx.Exec("UPDATE products SET fence = ? WHERE id = ? AND fence < ?", fence, product, fence)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return s.fencedOut(ctx, tx, product, fence)
+	}
+	return nil
+}
+
+// writeStockFenced writes product's stock in tx, where the token registered
+// is still fence: nobody can have replaced it while tx holds the row, but
+// the write should say what it relies on.
+func (s *Service) writeStockFenced(ctx context.Context, tx *gorm.DB, product string, left int, fence int64) error {
+	res := tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence = ?", left, product, fence)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return s.fencedOut(ctx, tx, product, fence)
+	}
+	return nil
 }
 
 // fencedOut counts a refused holder and returns its error, naming the

@@ -21,6 +21,10 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 	if err != nil {
 		return Order{}, err
 	}
+	if p.BatchMax > 0 && p.Strategy.Batches() {
+		// 4-7 for many buyers at once, under one lock (batch.go).
+		return s.placeBatched(ctx, p, req, lockers.product)
+	}
 	// 4. Dedupe lock, one try: if it is held, this buyer's order is in flight.
 	dedupe, err := lockers.dedupe.TryLock(ctx, dedupeKey(p.ID, req.UserID), s.dedupeTTL(p))
 	if err != nil {

@@ -59,6 +59,9 @@ type Service struct {
 	cache       sync.Map // product id -> stock.Product; see product
 	soldOutSeen sync.Map // product id -> struct{}; see soldOut
 	counters    sync.Map // product id -> *counters; see events
+	batches     sync.Map // product id -> *batchQueue; see placeBatched
+
+	leaders sync.WaitGroup // lead's goroutines
 
 	settling sync.WaitGroup  // settle's goroutines
 	stopping context.Context // ended by Close: settle stops

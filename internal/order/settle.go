@@ -59,8 +59,9 @@ const closeWait = 5 * time.Second
 // finish, for at most closeWait, then stops them and waits for them to
 // return: call it after the last Place returned, and before closing the
 // database and Redis clients. A settlement cut short leaves its
-// reservation in Redis, as settleFor running out would. Calling it again
-// does nothing more.
+// reservation in Redis, as settleFor running out would. It also waits for
+// the batch leaders (batch.go), which stop once nobody is queued. Calling
+// it again does nothing more.
 func (s *Service) Close() error {
 	done := make(chan struct{})
 	go func() {
@@ -75,5 +76,6 @@ func (s *Service) Close() error {
 	}
 	s.stop()
 	<-done
+	s.leaders.Wait()
 	return nil
 }

@@ -20,7 +20,7 @@ import (
 func outcome() *scenario.Outcome {
 	start := time.Date(2025, 11, 11, 0, 0, 0, 0, time.UTC)
 	s := scenario.DefaultSettings()
-	s.Modes = []strategy.Name{strategy.Off, strategy.Redlock}
+	s.Modes = []scenario.Mode{scenario.Mode(strategy.Off), scenario.Mode(strategy.Redlock)}
 	o := &scenario.Outcome{Settings: s, Env: scenario.CurrentEnv(), Targets: []string{"http://127.0.0.1:1"},
 		Backend: "test", Started: start, Wall: 3 * time.Second}
 	for i, mode := range s.Modes {
@@ -39,7 +39,7 @@ func outcome() *scenario.Outcome {
 			m.Results = append(m.Results, r)
 		}
 		m.Metrics.Close()
-		if mode == strategy.Redlock {
+		if mode.Strategy() == strategy.Redlock {
 			m.Kill = &scenario.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}
 		}
 		o.Modes = append(o.Modes, m)

@@ -7,14 +7,12 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
-
-	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // ModeResult is one row of the table: what one strategy's attack did to its
 // product. It is filled by Run and read-only afterwards.
 type ModeResult struct {
-	Mode      strategy.Name
+	Mode      Mode
 	ProductID string
 	// Planned is how many clicks the crowd makes; Sent how many were sent
 	// (fewer if Settings.Duration ended the attack first).
@@ -62,7 +60,7 @@ func (m *ModeResult) OrdersPerSec() float64 {
 // attack is one mode's turn: a product, the crowd, and the fleet.
 type attack struct {
 	settings  Settings
-	mode      strategy.Name
+	mode      Mode
 	crowd     *crowd
 	fleet     *Fleet
 	api       *shopAPI

@@ -23,7 +23,7 @@ func ExampleRun() {
 	defer fleet.Close()
 
 	s := scenario.DefaultSettings()
-	s.Modes = []strategy.Name{strategy.Naive, strategy.Lua}
+	s.Modes = []scenario.Mode{scenario.Mode(strategy.Naive), scenario.Mode(strategy.Lua)}
 	out, err := scenario.Run(ctx, s, fleet, scenario.Options{Progress: os.Stdout})
 	if err != nil {
 		log.Fatal(err)
@@ -41,7 +41,7 @@ func ExampleExternalFleet() {
 		[]string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"}, "admin-token",
 		[]string{"127.0.0.1:7101", "127.0.0.1:7102", "127.0.0.1:7103", "127.0.0.1:7104", "127.0.0.1:7105"})
 	s := scenario.DefaultSettings()
-	s.Modes, s.RedlockKill = []strategy.Name{strategy.Redlock}, 2
+	s.Modes, s.RedlockKill = []scenario.Mode{scenario.Mode(strategy.Redlock)}, 2
 	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{})
 	if err != nil {
 		log.Fatal(err)

@@ -32,7 +32,7 @@ func explain(s Settings, m *ModeResult) string {
 	sold := fmt.Sprintf("sold %d of %d", a.Sold, a.InitialStock)
 	ev := m.Events
 	var b strings.Builder
-	switch m.Mode {
+	switch m.Mode.Strategy() {
 	case strategy.Off:
 		if overlaps > 0 || a.DuplicateOrders > 0 {
 			fmt.Fprintf(&b, "no lock: %d sales overwrote another buyer's stock update (both read n, both wrote n-1), so %d units were sold that did not exist; %d repeated clicks became duplicate orders",
@@ -53,7 +53,7 @@ func explain(s Settings, m *ModeResult) string {
 			fmt.Fprintf(&b, ", %d duplicate orders", a.DuplicateOrders)
 		}
 	case strategy.Lua, strategy.Redlock:
-		if m.Mode == strategy.Redlock && m.Kill != nil {
+		if m.Mode.Strategy() == strategy.Redlock && m.Kill != nil {
 			b.WriteString(killLine(m))
 			b.WriteString("; ")
 		}
@@ -93,6 +93,10 @@ func explain(s Settings, m *ModeResult) string {
 		case a.RedisError != "":
 			fmt.Fprintf(&b, ", drift unknown (%s)", a.RedisError)
 		}
+	}
+	if m.Mode.Batched() && ev.Batches > 0 {
+		fmt.Fprintf(&b, "; batched: %d buyers answered in %d transactions under one lease each (%.1f per batch, at most %d)",
+			ev.BatchedBuyers, ev.Batches, float64(ev.BatchedBuyers)/float64(ev.Batches), s.Batch)
 	}
 	if ev.LocksLost > 0 {
 		fmt.Fprintf(&b, "; %d holders found their lock lost before writing and wrote nothing (503 lock_lost)", ev.LocksLost)

@@ -22,7 +22,7 @@ type killed struct {
 func (a *attack) startKiller(ctx context.Context, planned int, stopped <-chan struct{}) <-chan killed {
 	out := make(chan killed, 1)
 	n := a.settings.RedlockKill
-	if a.mode != strategy.Redlock || n == 0 || a.fleet.Nodes == nil {
+	if a.mode.Strategy() != strategy.Redlock || n == 0 || a.fleet.Nodes == nil {
 		out <- killed{}
 		return out
 	}

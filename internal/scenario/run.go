@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
+	"strings"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -17,7 +17,7 @@ type Options struct {
 	// Terminal redraws the line in place with \r (see IsTerminal);
 	// otherwise a plain line is printed each second.
 	Terminal bool
-	// RunID names this run's products ("d11-<RunID>-<mode>"); it must be
+	// RunID names this run's products ("d11-<RunID>-<mode>", a + as -); it must be
 	// unique among runs on the same database. Empty means the start time
 	// to the millisecond.
 	RunID string
@@ -77,7 +77,7 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	if len(fleet.Targets) == 0 {
 		return nil, fmt.Errorf("%w: no targets", ErrInvalidSettings)
 	}
-	if s.RedlockKill > 0 && slices.Contains(s.Modes, strategy.Redlock) && fleet.Nodes == nil {
+	if s.RedlockKill > 0 && hasStrategy(s.Modes, strategy.Redlock) && fleet.Nodes == nil {
 		return nil, ErrNoNodeControl
 	}
 	o := &Outcome{
@@ -98,7 +98,7 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	for _, mode := range s.Modes {
 		a := &attack{
 			settings: s, mode: mode, crowd: c, fleet: fleet, api: api, opts: opts,
-			productID: "d11-" + runID + "-" + string(mode),
+			productID: "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-"),
 		}
 		res, err := a.run(ctx)
 		if res != nil {

@@ -16,7 +16,7 @@ import (
 func TestRunAgainstFakeShop(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes = []strategy.Name{strategy.Lua, strategy.Off}
+	s.Modes = []Mode{Mode(strategy.Lua), Mode(strategy.Off)}
 	s.Users, s.Stock, s.Rate, s.Duration = 200, 50, 2000, 10*time.Second
 	var progress bytes.Buffer
 	fleet := ExternalFleet([]string{srv.URL, srv.URL + "/"}, "tok", nil)
@@ -53,7 +53,7 @@ func TestRunAgainstFakeShop(t *testing.T) {
 func TestRunStopsWhenDurationEnds(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes = []strategy.Name{strategy.Lua}
+	s.Modes = []Mode{Mode(strategy.Lua)}
 	s.Users, s.Rate, s.Duration = 1000, 100, 300*time.Millisecond
 	out, err := Run(context.Background(), s, ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if err != nil {

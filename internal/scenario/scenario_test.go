@@ -78,7 +78,7 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		if got, want := len(out.Modes), len(strategy.All()); got != want {
+		if got, want := len(out.Modes), len(scenario.Modes()); got != want {
 			t.Fatalf("modes run: got %d, want %d", got, want)
 		}
 		for _, m := range out.Modes {
@@ -88,7 +88,7 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 			if m.Sent != m.Planned {
 				t.Errorf("%s: sent %d of %d clicks", m.Mode, m.Sent, m.Planned)
 			}
-			switch m.Mode {
+			switch m.Mode.Strategy() {
 			case strategy.Off, strategy.Naive:
 				if a.Oversold <= 0 {
 					t.Errorf("%s: oversold %d, want > 0 (the race is certain with these settings)", m.Mode, a.Oversold)
@@ -107,12 +107,12 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 				// process on two cores; then it refuses cleanly (503) and
 				// the row only says so.
 				switch {
-				case a.Sold == 0 && m.Mode != strategy.Redlock:
+				case a.Sold == 0 && m.Mode.Strategy() != strategy.Redlock:
 					t.Errorf("%s sold nothing: answers %v", m.Mode, m.Tally.Errors)
 				case a.Sold == 0:
 					t.Logf("redlock sold nothing in this run: answers %v", m.Tally.Errors)
 				}
-				if m.Mode == strategy.RedisDecr && (a.Drift == nil || *a.Drift != 0) {
+				if m.Mode.Strategy() == strategy.RedisDecr && (a.Drift == nil || *a.Drift != 0) {
 					t.Errorf("redis-decr: drift %v (%s), want 0", a.Drift, a.RedisError)
 				}
 				if a.Orders != m.Tally.Created {
@@ -141,9 +141,9 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 		if err := json.Unmarshal(b, &doc); err != nil {
 			t.Fatalf("report.json: %v", err)
 		}
-		for i, mode := range strategy.All() {
+		for i, mode := range scenario.Modes() {
 			if i >= len(doc.Modes) || doc.Modes[i].Mode != string(mode) {
-				t.Fatalf("report.json modes %+v, want %v in order", doc.Modes, strategy.All())
+				t.Fatalf("report.json modes %+v, want %v in order", doc.Modes, scenario.Modes())
 			}
 			raw, err := report.ReadRaw(filepath.Join(dir, doc.Modes[i].RawResults))
 			if err != nil || len(raw) != doc.Modes[i].Answers.Requests {
@@ -160,7 +160,7 @@ func TestLateCommitScenario(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		fleet := startFleet(t, env)
 		s := smallSale()
-		s.Modes = []strategy.Name{strategy.Lua, strategy.Fenced, strategy.SQLAtomic, strategy.RedisDecr}
+		s.Modes = []scenario.Mode{"lua", "fenced", "sql-atomic", "redis-decr", "fenced+batch"}
 		s.Work, s.StallRate = 2*time.Millisecond, 0
 		s.LateCommit, s.LateCommitEvery = 300*time.Millisecond, 3
 		out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
@@ -177,7 +177,7 @@ func TestLateCommitScenario(t *testing.T) {
 			if !strings.Contains(m.Why, "held back") {
 				t.Errorf("%s: why line does not mention the late commits: %s", m.Mode, m.Why)
 			}
-			if m.Mode == strategy.Lua {
+			if m.Mode == "lua" {
 				if a.Oversold <= 0 {
 					t.Errorf("lua: oversold %d, want > 0 under late commits", a.Oversold)
 				}
@@ -200,7 +200,7 @@ func TestRedlockSurvivesTwoNodesDown(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		fleet := startFleet(t, env)
 		s := smallSale()
-		s.Modes = []strategy.Name{strategy.Redlock}
+		s.Modes = []scenario.Mode{"redlock"}
 		s.RedlockKill = 2
 		s.Work, s.StallRate = 10*time.Millisecond, 0.05
 		out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})

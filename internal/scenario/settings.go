@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // ErrInvalidSettings is wrapped by every error Settings.Validate returns.
@@ -16,8 +14,9 @@ var ErrInvalidSettings = errors.New("scenario: invalid settings")
 // the product every mode sells. A Settings value is plain data; copy it
 // freely. The report package writes it to report.json with explicit units.
 type Settings struct {
-	// Modes are the strategies to run, in order; each gets a fresh product.
-	Modes []strategy.Name
+	// Modes are the rows to run, in order: strategies, alone or batched
+	// (Mode); each gets a fresh product.
+	Modes []Mode
 	// Users is the number of distinct buyers in the crowd.
 	Users int
 	// Stock is the number of units each mode's product starts with.
@@ -55,6 +54,9 @@ type Settings struct {
 	// Seed makes the crowd (who clicks how often, in which order, on which
 	// shop) reproducible.
 	Seed uint64
+	// Batch is the most buyers one batch serves in the batched modes
+	// (batch_max).
+	Batch int
 	// RedlockKill is how many of the five Redis nodes to stop halfway
 	// through the redlock attack (0 to leave them alone).
 	RedlockKill int
@@ -87,7 +89,7 @@ const (
 //     (503 lock_timeout) or be turned away at the shop's door.
 func DefaultSettings() Settings {
 	return Settings{
-		Modes:       strategy.All(),
+		Modes:       Modes(),
 		Users:       750,
 		Stock:       100,
 		Clicks:      3,
@@ -100,6 +102,7 @@ func DefaultSettings() Settings {
 		StallRate:   0.08,
 		Seed:        2011,
 		RedlockKill: 0,
+		Batch:       64,
 
 		LateCommit:      0,
 		LateCommitEvery: 10,
@@ -123,12 +126,12 @@ func (s Settings) Problems() []string {
 	var bad []string
 	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	if len(s.Modes) == 0 {
-		add("modes: need at least one of %s", strategy.List())
+		add("modes: need at least one of %s", ModeList())
 	}
-	seen := map[strategy.Name]bool{}
+	seen := map[Mode]bool{}
 	for _, m := range s.Modes {
-		if _, err := strategy.Parse(string(m)); err != nil {
-			add("modes: unknown strategy %q (want %s)", m, strategy.List())
+		if _, err := ParseMode(string(m)); err != nil {
+			add("modes: %v", err)
 		} else if seen[m] {
 			add("modes: %q listed twice", m)
 		}
@@ -166,6 +169,7 @@ func (s Settings) Problems() []string {
 	}
 	millis("late-commit", s.LateCommit, 0, time.Minute)
 	between("late-commit-every", s.LateCommitEvery, 1, 1_000_000, "orders")
+	between("batch", s.Batch, 1, 256, "buyers per batch")
 	if s.RedlockKill < 0 || s.RedlockKill > 5 {
 		add("redlock-kill: %d, want 0..5 of the five Redis nodes", s.RedlockKill)
 	}

@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // ErrShop is wrapped by errors from the shop's admin API: a refused
@@ -45,6 +43,10 @@ type Events struct {
 	FencedOut   int64 `json:"fenced_out"`
 	LocksLost   int64 `json:"locks_lost"`
 	GivenBack   int64 `json:"given_back"`
+	// Batches and BatchedBuyers: the batched modes' batches, and the buyers
+	// answered in them.
+	Batches       int64 `json:"batches"`
+	BatchedBuyers int64 `json:"batched_buyers"`
 }
 
 func (e *Events) add(o Events) {
@@ -52,6 +54,8 @@ func (e *Events) add(o Events) {
 	e.FencedOut += o.FencedOut
 	e.LocksLost += o.LocksLost
 	e.GivenBack += o.GivenBack
+	e.Batches += o.Batches
+	e.BatchedBuyers += o.BatchedBuyers
 }
 
 // product is the body of POST /api/v1/products.
@@ -66,6 +70,7 @@ type product struct {
 	StallRate       float64 `json:"stall_rate"`
 	LateCommitMs    int64   `json:"late_commit_ms"`
 	LateCommitEvery int     `json:"late_commit_every"`
+	BatchMax        int     `json:"batch_max,omitempty"`
 }
 
 // shopAPI calls the admin routes of one shop. It is safe for concurrent use.
@@ -80,12 +85,15 @@ func newShopAPI(base, token string) *shopAPI {
 }
 
 // createProduct creates the product a strategy's attack sells.
-func (a *shopAPI) createProduct(ctx context.Context, id string, mode strategy.Name, s Settings) error {
+func (a *shopAPI) createProduct(ctx context.Context, id string, mode Mode, s Settings) error {
 	p := product{
-		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode),
+		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode.Strategy()),
 		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),
 		StallMs: s.Stall.Milliseconds(), StallRate: s.StallRate,
 		LateCommitMs: s.LateCommit.Milliseconds(), LateCommitEvery: s.LateCommitEvery,
+	}
+	if mode.Batched() {
+		p.BatchMax = s.Batch
 	}
 	return a.do(ctx, http.MethodPost, "/api/v1/products", p, http.StatusCreated, nil)
 }

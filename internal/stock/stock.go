@@ -67,6 +67,11 @@ type Product struct {
 	// LateCommitEvery-th after it (1: every order). Zero means
 	// DefaultLateCommitEvery when LateCommit is set.
 	LateCommitEvery int
+	// BatchMax, when above zero, lets one holder of the product lock serve
+	// up to BatchMax of its shop's queued buyers in one transaction (see
+	// package order). Only strategies lua, redlock and fenced batch
+	// (strategy.Name.Batches); zero means one buyer per lock.
+	BatchMax int
 	// CreatedAt is set by Create.
 	CreatedAt time.Time
 }

@@ -82,6 +82,7 @@ type productRow struct {
 	StallRate    float64   `gorm:"column:stall_rate"`
 	LateMs       int64     `gorm:"column:late_commit_ms"`
 	LateEvery    int       `gorm:"column:late_commit_every"`
+	BatchMax     int       `gorm:"column:batch_max"`
 	CreatedAt    time.Time `gorm:"column:created_at"`
 }
 
@@ -100,6 +101,7 @@ func toRow(p Product) productRow {
 		StallRate:    p.StallRate,
 		LateMs:       p.LateCommit.Milliseconds(),
 		LateEvery:    p.LateCommitEvery,
+		BatchMax:     p.BatchMax,
 		CreatedAt:    p.CreatedAt,
 	}
 }
@@ -123,6 +125,7 @@ func (r productRow) product() (Product, error) {
 		StallRate:       r.StallRate,
 		LateCommit:      time.Duration(r.LateMs) * time.Millisecond,
 		LateCommitEvery: r.LateEvery,
+		BatchMax:        r.BatchMax,
 		CreatedAt:       r.CreatedAt.UTC(),
 	}, nil
 }

@@ -35,6 +35,8 @@ const (
 	DefaultLateCommitEvery = 10
 	// MaxLateCommitEvery bounds LateCommitEvery.
 	MaxLateCommitEvery = 1_000_000
+	// MaxBatch bounds BatchMax: one batch is one multi-row INSERT.
+	MaxBatch = 256
 )
 
 // ValidID reports whether id is 1..64 characters of [A-Za-z0-9._:-], the
@@ -107,6 +109,12 @@ func validate(p *Product) error {
 	}
 	if p.LateCommit > 0 && p.LateCommitEvery == 0 {
 		p.LateCommitEvery = DefaultLateCommitEvery
+	}
+	if p.BatchMax < 0 || p.BatchMax > MaxBatch {
+		return invalid("batch_max", "must be 0..%d, got %d", MaxBatch, p.BatchMax)
+	}
+	if p.BatchMax > 0 && !p.Strategy.Batches() {
+		return invalid("batch_max", "strategy %s sells one buyer at a time; only lua, redlock and fenced batch", p.Strategy)
 	}
 	return nil
 }

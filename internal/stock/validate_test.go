@@ -52,6 +52,9 @@ func TestCreateRejectsInvalid(t *testing.T) {
 		{"late commit too long", func(p *stock.Product) { p.LateCommit = time.Hour }, "late_commit_ms"},
 		{"late commit not whole ms", func(p *stock.Product) { p.LateCommit = 1500 * time.Microsecond }, "late_commit_ms"},
 		{"negative late commit every", func(p *stock.Product) { p.LateCommitEvery = -1 }, "late_commit_every"},
+		{"negative batch", func(p *stock.Product) { p.BatchMax = -1 }, "batch_max"},
+		{"batch too large", func(p *stock.Product) { p.BatchMax = stock.MaxBatch + 1 }, "batch_max"},
+		{"batch of a strategy that does not batch", func(p *stock.Product) { p.Strategy = "naive"; p.BatchMax = 8 }, "batch_max"},
 	}
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
 		ctx := context.Background()

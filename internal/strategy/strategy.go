@@ -99,6 +99,13 @@ func (n Name) LockMode() (dlock.Mode, bool) {
 // every strategy but off and naive, which are there to fail.
 func (n Name) Safe() bool { return n != Off && n != Naive }
 
+// Batches reports whether n can serve queued buyers in batches, one lease
+// and one transaction for many (stock.Product.BatchMax): the strategies
+// whose lock guards the read-check-write and is meant to hold. Off and
+// naive sell one buyer at a time, since they are there to fail; the
+// lock-free strategies have no lease to share.
+func (n Name) Batches() bool { return n == Lua || n == Redlock || n == Fenced }
+
 // SurvivesLateCommit reports whether n stays exact when a commit lands
 // after its lease ran out: a lease alone does not (lua, redlock), a fenced
 // lease and the strategies without a lease do.

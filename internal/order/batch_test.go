@@ -1,0 +1,260 @@
+package order_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// batching lists the strategies that batch.
+var batching = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced}
+
+// TestBatchedSellsExactly: batched, each locking strategy sells exactly the
+// stock to 500 buyers over three shops, with no duplicate order, and the
+// shops did serve several buyers per batch.
+func TestBatchedSellsExactly(t *testing.T) {
+	const buyerCount, units = 500, 50
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, name := range batching {
+			t.Run(string(name), func(t *testing.T) {
+				shops := newShops(t, b, 3, order.Options{LockWait: 30 * time.Second})
+				p := newProduct(t, b, "batched-"+string(name), stock.Product{Strategy: name, Stock: units,
+					LockTTL: 2 * time.Second, Work: time.Millisecond, BatchMax: 16})
+
+				out := rush(t, shops, buyers(p.ID, buyerCount))
+
+				if got := out.ok.Load(); got != units {
+					t.Errorf("orders placed: got %d, want %d", got, units)
+				}
+				if got := out.soldOut.Load(); got != buyerCount-units {
+					t.Errorf("sold out answers: got %d, want %d", got, buyerCount-units)
+				}
+				checkExact(t, audit(t, shops[0], p.ID), order.Audit{ProductID: p.ID, Strategy: name,
+					InitialStock: units, Stock: 0, Orders: units, Sold: units, Consistent: true})
+				var batches, served int64
+				for _, s := range shops {
+					batches += s.Events(p.ID).Batches
+					served += s.Events(p.ID).BatchedBuyers
+				}
+				t.Logf("%d buyers answered in %d batches", served, batches)
+				if batches == 0 || served <= batches {
+					t.Errorf("%d buyers answered in %d batches: no batch served more than one", served, batches)
+				}
+			})
+		}
+	})
+}
+
+// queueBatch holds p's product lock from outside the shop, starts one Place
+// per request on shop, lets them queue behind the lock, then releases it:
+// the shop's leader takes them all into one batch. It returns each
+// request's error, in order.
+func queueBatch(t *testing.T, b *testenv.Env, shop *order.Service, p stock.Product, reqs []order.Request, ctxs []context.Context) []error {
+	t.Helper()
+	mode, _ := p.Strategy.LockMode()
+	locker, err := dlock.New(mode, b.Redis.Clients())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer locker.Close()
+	ctx := context.Background()
+	held, err := locker.Lock(ctx, "flashsale:lock:product:"+p.ID, 10*time.Second, 5*time.Second)
+	if err != nil {
+		t.Fatalf("hold the product lock: %v", err)
+	}
+	errs := make([]error, len(reqs))
+	var wg sync.WaitGroup
+	for i, req := range reqs {
+		c := ctx
+		if ctxs != nil {
+			c = ctxs[i]
+		}
+		wg.Go(func() { _, errs[i] = shop.Place(c, req) })
+	}
+	time.Sleep(300 * time.Millisecond) // all of them queued behind the lock
+	if err := held.Release(ctx); err != nil {
+		t.Fatalf("release the product lock: %v", err)
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestBatchRepeatedClicks: ten clicks of one buyer in one batch make one
+// order; the other nine are told duplicate_order.
+func TestBatchRepeatedClicks(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, name := range batching {
+			t.Run(string(name), func(t *testing.T) {
+				shop := newShops(t, b, 1, order.Options{})[0]
+				p := newProduct(t, b, "batch-clicks-"+string(name), stock.Product{Strategy: name, Stock: 5, BatchMax: 32})
+				errs := queueBatch(t, b, shop, p, clicks(p.ID, "x", 10), nil)
+				ok, dup := 0, 0
+				for _, err := range errs {
+					switch {
+					case err == nil:
+						ok++
+					case errors.Is(err, order.ErrDuplicateOrder):
+						dup++
+					default:
+						t.Errorf("click: %v", err)
+					}
+				}
+				if ok != 1 || dup != 9 {
+					t.Errorf("10 clicks: %d orders, %d duplicate_order; want 1 and 9", ok, dup)
+				}
+				if e := shop.Events(p.ID); e.Batches != 1 || e.BatchedBuyers != 10 {
+					t.Errorf("served in %d batches, %d buyers; want the 10 clicks in 1", e.Batches, e.BatchedBuyers)
+				}
+				checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: name,
+					InitialStock: 5, Stock: 4, Orders: 1, Sold: 1, Consistent: true})
+			})
+		}
+	})
+}
+
+// TestBatchSoldOutInArrivalOrder: a batch allocates in arrival order until
+// the stock runs out; the rest are told sold_out.
+func TestBatchSoldOutInArrivalOrder(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		shop := newShops(t, b, 1, order.Options{})[0]
+		p := newProduct(t, b, "batch-soldout", stock.Product{Strategy: strategy.Fenced, Stock: 3, BatchMax: 32})
+		errs := queueBatch(t, b, shop, p, buyers(p.ID, 8), nil)
+		ok, soldOut := 0, 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				ok++
+			case errors.Is(err, order.ErrSoldOut):
+				soldOut++
+			default:
+				t.Errorf("buyer: %v", err)
+			}
+		}
+		if ok != 3 || soldOut != 5 {
+			t.Errorf("8 buyers for 3 units: %d orders, %d sold out; want 3 and 5", ok, soldOut)
+		}
+		checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.Fenced,
+			InitialStock: 3, Stock: 0, Orders: 3, Sold: 3, Consistent: true})
+	})
+}
+
+// TestBatchDatabaseError: a batch whose transaction meets a database error
+// fails every buyer in it with ErrUnavailable, writes nothing, and leaves
+// the units on sale for the same buyers once the database is back.
+func TestBatchDatabaseError(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, name := range batching {
+			t.Run(string(name), func(t *testing.T) {
+				h := &hookSleep{}
+				h.hook = func(context.Context) { b.DB.Stop() }
+				shop := newShops(t, b, 1, order.Options{Sleep: h.Sleep})[0]
+				p := newProduct(t, b, "batch-dberr-"+string(name), stock.Product{Strategy: name, Stock: 5, BatchMax: 32})
+				h.armed.Store(true)
+				reqs := buyers(p.ID, 4)
+				errs := queueBatch(t, b, shop, p, reqs, nil)
+				b.DB.Start()
+				for i, err := range errs {
+					if !errors.Is(err, order.ErrUnavailable) {
+						t.Errorf("%s with the database gone mid-batch: got %v, want %v", reqs[i].UserID, err, order.ErrUnavailable)
+					}
+				}
+				a := audit(t, shop, p.ID)
+				if a.Orders != 0 || a.Stock != 5 {
+					t.Errorf("after the failed batch: %d orders, stock %d; want 0 and 5", a.Orders, a.Stock)
+				}
+				ctx := context.Background()
+				for _, r := range reqs {
+					eventuallyPlace(ctx, t, shop, p.ID, r.UserID)
+				}
+				checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: name,
+					InitialStock: 5, Stock: 1, Orders: 4, Sold: 4, Consistent: true})
+			})
+		}
+	})
+}
+
+// TestBatchLockLost: a lease lost in the middle of a batch (Redis gone, the
+// watchdog cannot renew) writes nothing for any buyer in it.
+func TestBatchLockLost(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, name := range []strategy.Name{strategy.Lua, strategy.Fenced} {
+			t.Run(string(name), func(t *testing.T) {
+				h := &hookSleep{}
+				h.hook = func(context.Context) { b.Redis.Stop(0) }
+				shop := newShops(t, b, 1, order.Options{Sleep: h.Sleep})[0]
+				p := newProduct(t, b, "batch-lost-"+string(name), stock.Product{Strategy: name, Stock: 5,
+					LockTTL: 200 * time.Millisecond, Work: time.Second, BatchMax: 32})
+				h.armed.Store(true)
+				reqs := buyers(p.ID, 4)
+				errs := queueBatch(t, b, shop, p, reqs, nil)
+				b.Redis.Start(0)
+				for i, err := range errs {
+					if !errors.Is(err, order.ErrLockLost) && !errors.Is(err, order.ErrUnavailable) {
+						t.Errorf("%s, lease lost mid-batch: got %v, want %v", reqs[i].UserID, err, order.ErrLockLost)
+					}
+				}
+				a := audit(t, shop, p.ID)
+				if a.Orders != 0 || a.Stock != 5 {
+					t.Errorf("after the lost lease: %d orders, stock %d; want 0 and 5", a.Orders, a.Stock)
+				}
+			})
+		}
+	})
+}
+
+// TestBatchQueuedBuyerGivesUp: a buyer whose request ends while it is
+// queued for a batch gets its context's error and is not written; the
+// others in the queue are served.
+func TestBatchQueuedBuyerGivesUp(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		shop := newShops(t, b, 1, order.Options{})[0]
+		p := newProduct(t, b, "batch-gone", stock.Product{Strategy: strategy.Fenced, Stock: 5, BatchMax: 32})
+		reqs := buyers(p.ID, 4)
+		ctxs := make([]context.Context, len(reqs))
+		for i := range ctxs {
+			ctxs[i] = context.Background()
+		}
+		short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		ctxs[1] = short
+		errs := queueBatch(t, b, shop, p, reqs, ctxs)
+		for i, err := range errs {
+			want := error(nil)
+			if i == 1 {
+				want = context.DeadlineExceeded
+			}
+			if (want == nil) != (err == nil) || (want != nil && !errors.Is(err, want)) {
+				t.Errorf("%s: got %v, want %v", reqs[i].UserID, err, want)
+			}
+		}
+		a := audit(t, shop, p.ID)
+		if a.Orders != 3 || a.Stock != 2 {
+			t.Errorf("audit: %d orders, stock %d; want 3 and 2 (%s not written)", a.Orders, a.Stock, reqs[1].UserID)
+		}
+	})
+}
+
+// TestBatchCapsSize: a batch takes at most BatchMax buyers; the rest are
+// served by the next ones.
+func TestBatchCapsSize(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		shop := newShops(t, b, 1, order.Options{})[0]
+		p := newProduct(t, b, "batch-cap", stock.Product{Strategy: strategy.Lua, Stock: 100, BatchMax: 4})
+		for i, err := range queueBatch(t, b, shop, p, buyers(p.ID, 10), nil) {
+			if err != nil {
+				t.Errorf("buyer %d: %v", i, err)
+			}
+		}
+		if e := shop.Events(p.ID); e.BatchedBuyers != 10 || e.Batches < 3 {
+			t.Errorf("10 buyers, at most 4 per batch: served in %d batches; want at least 3", e.Batches)
+		}
+	})
+}

@@ -1,0 +1,87 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// Mode is one row of the table: a strategy, alone ("fenced") or batched
+// ("fenced+batch": its product is created with batch_max, so that a holder
+// of the product lock serves every buyer its shop has queued in one
+// transaction). Only the strategies that batch (strategy.Name.Batches)
+// have a batched mode.
+type Mode string
+
+// batchSuffix marks a batched mode.
+const batchSuffix = "+batch"
+
+// Strategy returns m's strategy.
+func (m Mode) Strategy() strategy.Name {
+	return strategy.Name(strings.TrimSuffix(string(m), batchSuffix))
+}
+
+// Batched reports whether m batches.
+func (m Mode) Batched() bool { return strings.HasSuffix(string(m), batchSuffix) }
+
+// Safe reports whether m claims to sell exactly the stock (strategy.Name.Safe).
+func (m Mode) Safe() bool { return m.Strategy().Safe() }
+
+// SurvivesLateCommit reports whether m stays exact under a late commit
+// (strategy.Name.SurvivesLateCommit): batching shares a lease, and does not
+// change what the lease is worth.
+func (m Mode) SurvivesLateCommit() bool { return m.Strategy().SurvivesLateCommit() }
+
+// Batch returns the batched mode of strategy n.
+func Batch(n strategy.Name) Mode { return Mode(string(n) + batchSuffix) }
+
+// ParseMode returns the mode named s: a strategy's name, or the name of one
+// that batches followed by "+batch".
+func ParseMode(s string) (Mode, error) {
+	m := Mode(s)
+	n, err := strategy.Parse(string(m.Strategy()))
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("unknown strategy %q (want %s)", s, ModeList())
+	case m.Batched() && !n.Batches():
+		return "", fmt.Errorf("%q: %s does not batch (only %s)", s, n, batchList())
+	}
+	return m, nil
+}
+
+// Modes returns the default rows: every strategy, in the order the load
+// generator runs them, then fenced batched.
+func Modes() []Mode {
+	var ms []Mode
+	for _, n := range strategy.All() {
+		ms = append(ms, Mode(n))
+	}
+	return append(ms, Batch(strategy.Fenced))
+}
+
+// ModeList returns the mode names for messages and --help.
+func ModeList() string {
+	return strategy.List() + `, or one of ` + batchList() + ` followed by "+batch"`
+}
+
+// batchList names the strategies that batch.
+func batchList() string {
+	var names []string
+	for _, n := range strategy.All() {
+		if n.Batches() {
+			names = append(names, string(n))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// hasStrategy reports whether ms runs strategy n, batched or not.
+func hasStrategy(ms []Mode, n strategy.Name) bool {
+	for _, m := range ms {
+		if m.Strategy() == n {
+			return true
+		}
+	}
+	return false
+}
