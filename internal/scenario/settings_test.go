@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 )
 
 func TestDefaultSettingsAreValid(t *testing.T) {
