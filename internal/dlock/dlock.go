@@ -25,6 +25,11 @@
 //     the one writer no lock can stop: a holder that lost the lock and has
 //     not noticed yet.
 //
+// A sixth, Etcd (ModeEtcd), is the consensus lock: the same handles, on an
+// etcd cluster instead of Redis, with a lease per grant, waiters queued by
+// revision, and the revision as its fence. New does not build it: it needs
+// an etcd client (NewEtcd).
+//
 // Beside the modes, Reentrant is the lua lock made reentrant, as the lock
 // texts describe it (an owner's holds counted in a hash); the shop does not
 // need it, and its doc comment says why Go code rarely does.
@@ -67,9 +72,9 @@ var (
 	// ErrNotHeld means a Refresh or Release found the lock expired or taken
 	// over by someone else.
 	ErrNotHeld = errors.New("dlock: lock not held")
-	// ErrUnavailable means Redis (or, for redlock, a majority of the nodes)
-	// could not be reached.
-	ErrUnavailable = errors.New("dlock: redis unavailable")
+	// ErrUnavailable means Redis (for redlock, a majority of the nodes; for
+	// etcd, a quorum of the cluster) could not be reached.
+	ErrUnavailable = errors.New("dlock: lock service unavailable")
 	// ErrUnknownMode is returned by ParseMode for a name it does not know.
 	ErrUnknownMode = errors.New("dlock: unknown lock mode")
 )

@@ -156,7 +156,10 @@ func waitGone(t *testing.T, c *redis.Client, key string, within time.Duration) {
 
 // dlockGoroutines counts the goroutines running code of package dlock (not
 // its tests).
-func dlockGoroutines() int {
+func dlockGoroutines() int { return goroutinesIn("flashsale/internal/dlock.") }
+
+// goroutinesIn counts the goroutines with a frame whose name contains fn.
+func goroutinesIn(fn string) int {
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
@@ -168,7 +171,7 @@ func dlockGoroutines() int {
 	}
 	count := 0
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "flashsale/internal/dlock.") {
+		if strings.Contains(g, fn) {
 			count++
 		}
 	}

@@ -146,6 +146,7 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	elapsed := time.Since(start)
 	validity := ttl - elapsed - drift(ttl)
 	v := r.count(got, validity)
+	r.voted(got)
 	if v == voteGranted {
 		return newLock(ctx, key, token, ttl, start.Add(ttl-drift(ttl)), h, true), v, got, nil
 	}

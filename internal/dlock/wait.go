@@ -19,6 +19,7 @@ type waiting struct {
 	tryLock func(ctx context.Context, key string, ttl time.Duration) (*Lock, error)
 	attempt attempt
 	room    *room
+	obs     Observer // nil: nobody listens (see Observe)
 }
 
 // attempt makes one try for key. When it fails, its retry says whether
@@ -153,6 +154,7 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 			return nil, err // Redis is unavailable: say so now, not after the wait
 		}
 		last, level = err, false
+		w.retried()
 		if rt.held {
 			r.heldElsewhere(ks)
 		}

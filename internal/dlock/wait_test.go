@@ -160,9 +160,14 @@ func TestLockUnavailableWhileWaiting(t *testing.T) {
 	})
 }
 
-// Three processes contending for one key each get at least half their fair
-// share of the acquisitions, whether each has one goroutine asking (the
-// releaser asks again at once) or several.
+// Three processes contending for one key each get a fair part of the
+// acquisitions, whether each has one goroutine asking (the releaser asks
+// again at once) or several: none starves. On a quiet machine each gets
+// about its share (the benchmarks' min-share, 0.88 or more); this test also
+// runs on busy CI machines, where a process whose goroutines are not
+// scheduled in time loses races it would win alone (a min-share of 0.48 was
+// seen), so it asks for a quarter of the fair share. A lock without the
+// fairness policy fails that: redislock's min-share was 0 to 0.19.
 func TestFairness(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock} {
@@ -189,8 +194,8 @@ func TestFairness(t *testing.T) {
 
 					// Run for a second and at least 120 acquisitions, enough
 					// for the bound to hold by a wide margin (a process at a
-					// third gets under a sixth of 120 with odds well under
-					// 1e-4), and never more than a few seconds.
+					// third gets under a twelfth of 120 with odds under
+					// 1e-10), and never more than a few seconds.
 					const enough = 120
 					var total atomic.Int64
 					start := time.Now()
@@ -236,8 +241,8 @@ func TestFairness(t *testing.T) {
 						t.Logf("only %d acquisitions in the time allowed: the bound is less sure", all)
 					}
 					for p, n := range got {
-						if n*2*processes < all {
-							t.Errorf("process %d got %d of %d acquisitions, under half its fair share", p, n, all)
+						if n*4*processes < all {
+							t.Errorf("process %d got %d of %d acquisitions, under a quarter of its fair share", p, n, all)
 						}
 					}
 				})

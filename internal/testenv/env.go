@@ -10,6 +10,24 @@ type Env struct {
 	Mode  Mode        // Embedded or Real, for both
 	Redis *RedisNodes // five nodes behind proxies
 	DB    *TestDB     // a migrated database of the test's own
+	// Etcd is nil unless the test asked for a cluster (WithEtcd): most
+	// tests need none, and an embedded one costs a second to start.
+	Etcd *EtcdCluster
+}
+
+// WithEtcd gives b an etcd cluster of b's mode, cleaned up when tb ends: the
+// embedded one, or in Real mode the cluster of FLASHSALE_TEST_ETCD_ENDPOINTS
+// when it is set (the embedded one otherwise, and the test says so in its
+// log). It returns b.
+func (b *Env) WithEtcd(tb testing.TB) *Env {
+	tb.Helper()
+	m := b.Mode
+	if m == Real && len(realEtcdEndpoints()) == 0 {
+		tb.Logf("testenv: %s is not set: etcd runs embedded beside the real Redis and database", EnvEtcdEndpoints)
+		m = Embedded
+	}
+	b.Etcd = NewEtcd(tb, m)
+	return b
 }
 
 // Backends runs fn as the subtest "embedded" (five miniredis nodes and

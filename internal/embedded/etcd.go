@@ -1,0 +1,206 @@
+package embedded
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
+)
+
+// Etcd is an etcd cluster of n members running inside this process, each
+// on its own 127.0.0.1 ports with its data in a temporary directory: the
+// embedded stand-in for the three-member cluster the etcd strategy locks
+// on. Members can be stopped and restarted one by one, to take the quorum
+// away and give it back.
+//
+// It is tuned for a demo on one machine: 10 ms heartbeats and a 100 ms
+// election timeout (a lost leader is replaced in well under a second, and
+// the shortest lease the cluster grants is one second), and no fsync (the
+// data dies with the process anyway).
+//
+// Its methods are safe for concurrent use. The caller must call Close when
+// done, which stops every member and removes the data.
+type Etcd struct {
+	mu      sync.Mutex
+	dir     string
+	cfgs    []*embed.Config
+	members []*embed.Etcd // nil while stopped
+	closed  bool
+}
+
+// etcdReady bounds how long a member may take to join the cluster.
+const etcdReady = 30 * time.Second
+
+// StartEtcd starts an n-member cluster and returns once every member has
+// joined it. It returns an error if n < 1 or a member does not start; then
+// nothing is left running and nothing on disk.
+func StartEtcd(n int) (*Etcd, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("embedded: need at least one etcd member, got %d", n)
+	}
+	dir, err := os.MkdirTemp("", "flashsale-etcd-*")
+	if err != nil {
+		return nil, fmt.Errorf("embedded: etcd data dir: %w", err)
+	}
+	e := &Etcd{dir: dir, members: make([]*embed.Etcd, n)}
+	ports, err := freePorts(2 * n)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	var initial []string
+	for i := range n {
+		cfg := embed.NewConfig()
+		cfg.Name = fmt.Sprintf("etcd%d", i+1)
+		cfg.Dir = filepath.Join(dir, cfg.Name)
+		client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i])}
+		peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[2*i+1])}
+		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{client}, []url.URL{client}
+		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
+		cfg.TickMs, cfg.ElectionMs = 10, 100
+		cfg.UnsafeNoFsync = true
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop()) // a stopped member logs its peers as errors
+		cfg.InitialClusterToken = filepath.Base(dir)
+		initial = append(initial, cfg.Name+"="+peer.String())
+		e.cfgs = append(e.cfgs, cfg)
+	}
+	for _, cfg := range e.cfgs {
+		cfg.InitialCluster = strings.Join(initial, ",")
+	}
+	// A member of a new cluster is ready only once a quorum has started:
+	// start them all, then wait for each.
+	for i := range n {
+		if e.members[i], err = embed.StartEtcd(e.cfgs[i]); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("embedded: start etcd member %d: %w", i+1, err)
+		}
+	}
+	for i := range n {
+		if err := ready(e.members[i]); err != nil {
+			e.Close()
+			return nil, fmt.Errorf("embedded: etcd member %d: %w", i+1, err)
+		}
+	}
+	return e, nil
+}
+
+// ready waits for m to join its cluster.
+func ready(m *embed.Etcd) error {
+	select {
+	case <-m.Server.ReadyNotify():
+		return nil
+	case err := <-m.Err():
+		return err
+	case <-time.After(etcdReady):
+		return fmt.Errorf("not ready after %v", etcdReady)
+	}
+}
+
+// freePorts returns n distinct loopback ports that were free a moment ago.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("embedded: find a free port for etcd: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// Endpoints returns every member's client URL, in member order. They stay
+// the same across Stop and Restart.
+func (e *Etcd) Endpoints() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]string, len(e.cfgs))
+	for i, cfg := range e.cfgs {
+		out[i] = cfg.AdvertiseClientUrls[0].String()
+	}
+	return out
+}
+
+// Len returns the number of members.
+func (e *Etcd) Len() int { return len(e.cfgs) }
+
+// Stop takes member i down, keeping its data for Restart. Stopping a
+// stopped member does nothing. It panics if i is out of range.
+func (e *Etcd) Stop(i int) {
+	e.mu.Lock()
+	m := e.members[i]
+	e.members[i] = nil
+	e.mu.Unlock()
+	if m != nil {
+		m.Close()
+	}
+}
+
+// Restart brings member i back on its addresses with its data, and
+// returns once it has rejoined the cluster, which needs a quorum of
+// members running: restart the stopped members concurrently when a quorum
+// is gone. It returns an error if the member is running or does not come
+// back. It panics if i is out of range.
+func (e *Etcd) Restart(i int) error {
+	e.mu.Lock()
+	switch {
+	case e.closed:
+		e.mu.Unlock()
+		return errors.New("embedded: etcd closed")
+	case e.members[i] != nil:
+		e.mu.Unlock()
+		return fmt.Errorf("embedded: restart etcd member %d: still running", i+1)
+	}
+	m, err := embed.StartEtcd(e.cfgs[i])
+	if err != nil {
+		e.mu.Unlock()
+		return fmt.Errorf("embedded: restart etcd member %d: %w", i+1, err)
+	}
+	e.members[i] = m // running, if not ready yet: Stop and Close may stop it
+	e.mu.Unlock()
+	if err := ready(m); err != nil {
+		e.Stop(i)
+		return fmt.Errorf("embedded: restart etcd member %d: %w", i+1, err)
+	}
+	return nil
+}
+
+// Close stops every member and removes their data. Close the clients
+// first: a member waits for its open connections. It is safe to call more
+// than once.
+func (e *Etcd) Close() {
+	e.mu.Lock()
+	e.closed = true
+	members := e.members
+	e.members = make([]*embed.Etcd, len(members))
+	e.mu.Unlock()
+	// Stopped without the hand-over of leadership a member's Close begins
+	// with: the whole cluster is going, and a leader would wait seconds
+	// for a follower to take over.
+	var wg sync.WaitGroup
+	for _, m := range members {
+		if m != nil {
+			wg.Go(func() {
+				m.Server.HardStop()
+				m.Close()
+			})
+		}
+	}
+	wg.Wait()
+	os.RemoveAll(e.dir)
+}

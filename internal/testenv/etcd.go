@@ -1,0 +1,232 @@
+package testenv
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/flashsale/flashsale/internal/embedded"
+)
+
+// Environment variables naming a real etcd cluster: its members' client
+// URLs (or host:port), comma-separated, and, optionally, their process ids
+// in the same order, which lets a test pause a member (SIGSTOP) as if it
+// had stopped, and resume it (SIGCONT). .ci/run sets both.
+const (
+	EnvEtcdEndpoints = "FLASHSALE_TEST_ETCD_ENDPOINTS"
+	EnvEtcdPids      = "FLASHSALE_TEST_ETCD_PIDS"
+)
+
+// EtcdMemberCount is the number of members the embedded cluster has.
+const EtcdMemberCount = 3
+
+// Etcd runs fn as the subtest "embedded", on a fresh three-member cluster
+// in the test process, and, when FLASHSALE_TEST_ETCD_ENDPOINTS is set, as
+// the subtest "real" on that cluster. Each subtest gets its own key prefix.
+// A real cluster that does not answer fails t.
+func Etcd(t *testing.T, fn func(t *testing.T, c *EtcdCluster)) {
+	t.Helper()
+	for _, m := range EtcdModes() {
+		t.Run(string(m), func(t *testing.T) { fn(t, NewEtcd(t, m)) })
+	}
+}
+
+// EtcdModes returns Embedded, plus Real when FLASHSALE_TEST_ETCD_ENDPOINTS
+// is set.
+func EtcdModes() []Mode {
+	if len(realEtcdEndpoints()) > 0 {
+		return []Mode{Embedded, Real}
+	}
+	return []Mode{Embedded}
+}
+
+// realEtcdEndpoints parses FLASHSALE_TEST_ETCD_ENDPOINTS; nil if unset.
+func realEtcdEndpoints() []string {
+	var out []string
+	for _, e := range strings.Split(os.Getenv(EnvEtcdEndpoints), ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// EtcdCluster is one test's etcd cluster. Its methods are safe for
+// concurrent use, except those that fail the test (Client), which must be
+// called from the test's goroutine.
+type EtcdCluster struct {
+	tb        testing.TB
+	mode      Mode
+	id        string
+	endpoints []string
+	members   *embedded.Etcd // nil in Real mode
+	pids      []int          // Real mode: the members' processes, if known
+
+	mu      sync.Mutex
+	clients []*clientv3.Client
+	paused  map[int]bool // Real mode: members this test paused
+}
+
+// NewEtcd gives tb an etcd cluster in mode m, cleaned up when tb ends:
+// Embedded starts three members in process; Real uses the cluster of
+// FLASHSALE_TEST_ETCD_ENDPOINTS (tb fails if it is unset or does not
+// answer). The test's keys are deleted from a real cluster at the end.
+func NewEtcd(tb testing.TB, m Mode) *EtcdCluster {
+	tb.Helper()
+	c := &EtcdCluster{tb: tb, mode: m, id: "t" + randomID(5)}
+	switch m {
+	case Embedded:
+		members, err := embedded.StartEtcd(EtcdMemberCount)
+		if err != nil {
+			tb.Fatalf("testenv: %v", err)
+		}
+		c.members = members
+		c.endpoints = members.Endpoints()
+	default:
+		c.endpoints = realEtcdEndpoints()
+		if len(c.endpoints) == 0 {
+			tb.Fatalf("testenv: %s is not set", EnvEtcdEndpoints)
+		}
+		c.pids = realEtcdPids(tb, len(c.endpoints))
+	}
+	tb.Cleanup(c.close)
+	cl := c.Client()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := cl.Get(ctx, "health"); err != nil {
+		tb.Fatalf("testenv: etcd at %s does not answer: %v", strings.Join(c.endpoints, ","), err)
+	}
+	return c
+}
+
+// Mode reports whether the cluster is embedded or real.
+func (c *EtcdCluster) Mode() Mode { return c.mode }
+
+// Endpoints returns the members' client URLs.
+func (c *EtcdCluster) Endpoints() []string { return append([]string(nil), c.endpoints...) }
+
+// Key returns name made unique to this test.
+func (c *EtcdCluster) Key(name string) string { return c.id + ":" + name }
+
+// Client returns a fresh client on every member, as another process would
+// have, closed when the test ends.
+func (c *EtcdCluster) Client() *clientv3.Client {
+	c.tb.Helper()
+	cl, err := clientv3.New(clientv3.Config{
+		Endpoints:   c.endpoints,
+		DialTimeout: 5 * time.Second,
+		// As the shop's (internal/app): a paused member is noticed.
+		DialKeepAliveTime:    time.Second,
+		DialKeepAliveTimeout: 500 * time.Millisecond,
+		Logger:               zap.NewNop(), // a stopped member is an expected fault here
+	})
+	if err != nil {
+		c.tb.Fatalf("testenv: etcd client: %v", err)
+	}
+	c.mu.Lock()
+	c.clients = append(c.clients, cl)
+	c.mu.Unlock()
+	return cl
+}
+
+// Stop takes member i down: an embedded member is stopped; a real one is
+// paused with SIGSTOP (its peers and clients see it stop answering), which
+// needs FLASHSALE_TEST_ETCD_PIDS, and is resumed when the test ends at the
+// latest. It panics if i is out of range, and fails the test (Errorf) if
+// a real member's process is unknown. Any goroutine may call it.
+func (c *EtcdCluster) Stop(i int) {
+	if c.members != nil {
+		c.members.Stop(i)
+		return
+	}
+	c.signal(i, syscall.SIGSTOP)
+}
+
+// Start brings member i back and, for an embedded member, waits until it
+// has rejoined (start the stopped members concurrently when a quorum is
+// gone: a member alone cannot rejoin). A real member is resumed with
+// SIGCONT.
+func (c *EtcdCluster) Start(i int) {
+	if c.members != nil {
+		if err := c.members.Restart(i); err != nil {
+			c.tb.Errorf("testenv: %v", err)
+		}
+		return
+	}
+	c.signal(i, syscall.SIGCONT)
+}
+
+// signal sends sig to real member i's process.
+func (c *EtcdCluster) signal(i int, sig syscall.Signal) {
+	if c.pids == nil {
+		c.tb.Errorf("testenv: %s is not set: a test cannot stop a member of the real etcd cluster", EnvEtcdPids)
+		return
+	}
+	pid := c.pids[i]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := syscall.Kill(pid, sig); err != nil {
+		c.tb.Errorf("testenv: signal %v to etcd member %d (pid %d): %v", sig, i+1, pid, err)
+		return
+	}
+	if c.paused == nil {
+		c.paused = map[int]bool{}
+	}
+	c.paused[i] = sig == syscall.SIGSTOP
+}
+
+// realEtcdPids parses FLASHSALE_TEST_ETCD_PIDS: nil if unset; one process
+// id per endpoint, or tb fails.
+func realEtcdPids(tb testing.TB, members int) []int {
+	tb.Helper()
+	raw := strings.TrimSpace(os.Getenv(EnvEtcdPids))
+	if raw == "" {
+		return nil
+	}
+	var pids []int
+	for _, f := range strings.Split(raw, ",") {
+		pid, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || pid <= 1 {
+			tb.Fatalf("testenv: %s=%q: want process ids, comma-separated", EnvEtcdPids, raw)
+		}
+		pids = append(pids, pid)
+	}
+	if len(pids) != members {
+		tb.Fatalf("testenv: %s names %d processes for %d endpoints", EnvEtcdPids, len(pids), members)
+	}
+	return pids
+}
+
+// close deletes the test's keys from a real cluster, closes the clients,
+// and stops an embedded cluster.
+func (c *EtcdCluster) close() {
+	c.mu.Lock()
+	clients := c.clients
+	c.clients = nil
+	for i, paused := range c.paused {
+		if paused {
+			_ = syscall.Kill(c.pids[i], syscall.SIGCONT)
+		}
+	}
+	c.paused = nil
+	c.mu.Unlock()
+	if c.mode == Real && len(clients) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = clients[0].Delete(ctx, c.id, clientv3.WithPrefix())
+		cancel()
+	}
+	for _, cl := range clients {
+		cl.Close()
+	}
+	if c.members != nil {
+		c.members.Close()
+	}
+}
