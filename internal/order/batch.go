@@ -2,15 +2,16 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // Batching: one lease, many buyers. Unbatched, every buyer of a hot
@@ -54,17 +55,37 @@ type batchQueue struct {
 type batchWaiter struct {
 	req   Request
 	seq   uint64
-	state atomic.Int32     // waiterQueued, then waiterTaken or waiterWithdrawn
+	state atomic.Int32     // waiterQueued, waiterTaken, waiterAllocated; or waiterWithdrawn
 	done  chan batchAnswer // buffered: the leader never blocks on it
 }
 
-// A waiter's states: a leader takes it into a batch, or its buyer gives up
-// first; whichever comes first wins.
+// A waiter's states: a leader takes it into a batch, then allocates it (a
+// unit, sold out, or a duplicate) inside the batch's transaction. Its
+// buyer may give up until it is allocated, and whichever comes first wins:
+// a buyer withdrawn is never allocated, so nothing is written for it.
 const (
 	waiterQueued int32 = iota
 	waiterTaken
+	waiterAllocated
 	waiterWithdrawn
 )
+
+// withdraw gives w up, unless its batch has allocated it already.
+func (w *batchWaiter) withdraw() bool {
+	return w.state.CompareAndSwap(waiterQueued, waiterWithdrawn) ||
+		w.state.CompareAndSwap(waiterTaken, waiterWithdrawn)
+}
+
+// claim allocates w in its batch's transaction, unless its buyer has given
+// up; true as well when a run of the transaction before this one (retried
+// after a deadlock) allocated it.
+func (w *batchWaiter) claim() bool {
+	return w.state.CompareAndSwap(waiterTaken, waiterAllocated) || w.state.Load() == waiterAllocated
+}
+
+// errWithdrawn is the answer of a buyer that gave up before its batch
+// allocated it; it has returned already, so nobody reads it.
+var errWithdrawn = errors.New("order: withdrawn from its batch")
 
 // batchAnswer is what one buyer of a batch is told.
 type batchAnswer struct {
@@ -73,10 +94,12 @@ type batchAnswer struct {
 }
 
 // placeBatched queues req for product p's next batch in this process, and
-// waits for its answer. A buyer whose ctx ends while it is queued is
-// withdrawn (nothing is written for it) and gets ctx's error; once its
-// batch has taken it, it waits for the batch's answer, which is a single
-// transaction away.
+// waits for its answer. A buyer whose ctx ends before its batch has
+// allocated it (while it is queued, or while its batch waits for the
+// database or does the work) is withdrawn: nothing is written for it and it
+// gets ctx's error at once. Once allocated, it waits for the batch's
+// answer, which is the rest of one transaction away: its order, if the
+// commit lands, as for a commit already sent.
 func (s *Service) placeBatched(ctx context.Context, p stock.Product, req Request, locker dlock.Locker) (Order, error) {
 	w := &batchWaiter{req: req, done: make(chan batchAnswer, 1)}
 	s.enqueue(p, locker, w)
@@ -85,8 +108,8 @@ func (s *Service) placeBatched(ctx context.Context, p stock.Product, req Request
 		return a.order, a.err
 	case <-ctx.Done():
 	}
-	if w.state.CompareAndSwap(waiterQueued, waiterWithdrawn) {
-		return Order{}, fmt.Errorf("order: queued for a batch: %w", ctx.Err())
+	if w.withdraw() {
+		return Order{}, fmt.Errorf("order: waiting for a batch: %w", ctx.Err())
 	}
 	a := <-w.done
 	return a.order, a.err
@@ -120,18 +143,18 @@ func (s *Service) lead(p stock.Product, locker dlock.Locker, q *batchQueue) {
 		if !ok {
 			return
 		}
-		lock, err := locker.Lock(s.stopping, productKey(p.ID), p.LockTTL, s.opts.LockWait)
+		lock, err := s.lockProduct(s.stopping, locker, p)
 		if err != nil {
-			err = fromLock(err, "product lock")
 			for _, w := range q.take(0, last) {
 				w.done <- batchAnswer{err: err}
 			}
 			continue
 		}
+		got := time.Now()
 		if batch := q.take(p.BatchMax, q.lastSeq()); len(batch) > 0 {
 			s.serveBatch(lock, p, batch)
 		}
-		s.release(context.Background(), lock)
+		s.releaseProduct(context.Background(), p, lock, got)
 	}
 }
 
@@ -196,9 +219,9 @@ func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWa
 	remaining := -1
 	err := s.commit(ctx, lock, p, func(tx *gorm.DB) error {
 		sold = sold[:0] // commit may run this again after a deadlock
-		fenced := p.Strategy == strategy.Fenced
+		fenced := p.Strategy.Fences()
 		if fenced {
-			if err := s.registerFence(ctx, tx, p.ID, lock.Fence()); err != nil {
+			if err := s.registerFence(ctx, tx, p, lock.Fence()); err != nil {
 				return err
 			}
 		}
@@ -214,6 +237,10 @@ func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWa
 			return err
 		}
 		for i, w := range batch {
+			if !w.claim() {
+				answers[i] = batchAnswer{err: errWithdrawn} // nobody reads it
+				continue
+			}
 			answers[i], left = allocate(p, w.req, left, bought)
 			if answers[i].err == nil {
 				sold = append(sold, answers[i].order)
@@ -224,7 +251,7 @@ func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWa
 			return nil // under fenced the registration still commits
 		}
 		if fenced {
-			err = s.writeStockFenced(ctx, tx, p.ID, left, lock.Fence())
+			err = s.writeStockFenced(ctx, tx, p, left, lock.Fence())
 		} else {
 			err = tx.Exec("UPDATE products SET stock = ? WHERE id = ?", left, p.ID).Error
 		}
@@ -246,9 +273,16 @@ func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWa
 	case remaining == 0:
 		s.markSoldOut(p.ID)
 	}
+	answered := 0 // not those who gave up before the batch claimed them
+	for _, w := range batch {
+		if w.state.Load() == waiterAllocated {
+			answered++
+		}
+	}
 	c := s.events(p.ID)
 	c.batches.Add(1)
-	c.batched.Add(int64(len(batch)))
+	c.batched.Add(int64(answered))
+	s.opts.Observer.Batched(p.Strategy, answered)
 	for i, w := range batch {
 		w.done <- answers[i]
 	}

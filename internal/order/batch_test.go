@@ -15,7 +15,7 @@ import (
 )
 
 // batching lists the strategies that batch.
-var batching = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced}
+var batching = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced, strategy.Etcd}
 
 // TestBatchedSellsExactly: batched, each locking strategy sells exactly the
 // stock to 500 buyers over three shops, with no duplicate order, and the
@@ -23,6 +23,7 @@ var batching = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced}
 func TestBatchedSellsExactly(t *testing.T) {
 	const buyerCount, units = 500, 50
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		b.WithEtcd(t)
 		for _, name := range batching {
 			t.Run(string(name), func(t *testing.T) {
 				shops := newShops(t, b, 3, order.Options{LockWait: 30 * time.Second})
@@ -59,11 +60,7 @@ func TestBatchedSellsExactly(t *testing.T) {
 // request's error, in order.
 func queueBatch(t *testing.T, b *testenv.Env, shop *order.Service, p stock.Product, reqs []order.Request, ctxs []context.Context) []error {
 	t.Helper()
-	mode, _ := p.Strategy.LockMode()
-	locker, err := dlock.New(mode, b.Redis.Clients())
-	if err != nil {
-		t.Fatal(err)
-	}
+	locker := productLocker(t, b, p.Strategy)
 	defer locker.Close()
 	ctx := context.Background()
 	held, err := locker.Lock(ctx, "flashsale:lock:product:"+p.ID, 10*time.Second, 5*time.Second)
@@ -91,6 +88,7 @@ func queueBatch(t *testing.T, b *testenv.Env, shop *order.Service, p stock.Produ
 // order; the other nine are told duplicate_order.
 func TestBatchRepeatedClicks(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		b.WithEtcd(t)
 		for _, name := range batching {
 			t.Run(string(name), func(t *testing.T) {
 				shop := newShops(t, b, 1, order.Options{})[0]
@@ -151,6 +149,7 @@ func TestBatchSoldOutInArrivalOrder(t *testing.T) {
 // the units on sale for the same buyers once the database is back.
 func TestBatchDatabaseError(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		b.WithEtcd(t)
 		for _, name := range batching {
 			t.Run(string(name), func(t *testing.T) {
 				h := &hookSleep{}
@@ -257,4 +256,20 @@ func TestBatchCapsSize(t *testing.T) {
 			t.Errorf("10 buyers, at most 4 per batch: served in %d batches; want at least 3", e.Batches)
 		}
 	})
+}
+
+// productLocker returns a locker of the kind strategy name locks products
+// with, on its own clients, as another process would have; b must have an
+// etcd cluster for strategy etcd (Env.WithEtcd).
+func productLocker(t *testing.T, b *testenv.Env, name strategy.Name) dlock.Locker {
+	t.Helper()
+	mode, _ := name.LockMode()
+	if mode == dlock.ModeEtcd {
+		return dlock.NewEtcd(b.Etcd.Client())
+	}
+	locker, err := dlock.New(mode, b.Redis.Clients())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return locker
 }

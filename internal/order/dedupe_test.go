@@ -19,6 +19,7 @@ import (
 func TestDedupe(t *testing.T) {
 	const clickCount = 10
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		b.WithEtcd(t)
 		for _, mode := range append(safe, strategy.Off) {
 			t.Run(string(mode), func(t *testing.T) {
 				shops := newShops(t, b, 3, order.Options{LockWait: 10 * time.Second})

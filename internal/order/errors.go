@@ -43,11 +43,13 @@ func (s *Service) fromCritical(ctx, lockCtx context.Context, p stock.Product, er
 		return fmt.Errorf("%w: %w", ErrLockLost, err)
 	case ctx.Err() != nil:
 		// The caller gave up; the transaction, if begun, was rolled back.
-		return fmt.Errorf("order: %w", err)
+		// Its own context only says "canceled" (see transact): the
+		// caller's reason comes first.
+		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
 	case lockCtx.Err() != nil:
 		// The watchdog found the lock gone (Redis unreachable, or the TTL
 		// ran out between renewals) and cancelled the work before it wrote.
-		s.events(p.ID).locksLost.Add(1)
+		s.happened(p.ID, p.Strategy, EventLockLost)
 		return fmt.Errorf("%w: in the critical section: %w", ErrLockLost, context.Cause(lockCtx))
 	case stock.IsConnError(err), stock.IsConflict(err):
 		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)

@@ -36,7 +36,7 @@ func (s *Service) buyFenced(ctx context.Context, lock *dlock.Lock, p stock.Produ
 	o := newOrder(p, req)
 	err := s.commit(ctx, lock, p, func(tx *gorm.DB) error {
 		// 1. Register the token: zero rows means a newer holder exists.
-		if err := s.registerFence(ctx, tx, p.ID, fence); err != nil {
+		if err := s.registerFence(ctx, tx, p, fence); err != nil {
 			return err
 		}
 		// 2. Read and check, now that no older holder can still commit: its
@@ -54,53 +54,53 @@ func (s *Service) buyFenced(ctx context.Context, lock *dlock.Lock, p stock.Produ
 			return err
 		}
 		// 3. Write, checking the token again.
-		if err := s.writeStockFenced(ctx, tx, p.ID, left-req.Quantity, fence); err != nil {
+		if err := s.writeStockFenced(ctx, tx, p, left-req.Quantity, fence); err != nil {
 			return err
 		}
 		row := toRow(o)
 		return tx.Create(&row).Error
 	})
-	if err != nil && !s.landedAfterAll(ctx, o, err) {
+	if err != nil && !s.landedDespiteLock(ctx, o, err) {
 		return Order{}, err
 	}
 	return o, nil
 }
 
-// registerFence registers fence, the holder's token, for product in tx,
+// registerFence registers fence, the holder's token, for product p in tx,
 // before anything is read: it returns errStaleFence (counted) if the
 // database has seen a token at least as high. The row stays locked by tx
 // until it ends, so no older holder can commit meanwhile.
-func (s *Service) registerFence(ctx context.Context, tx *gorm.DB, product string, fence int64) error {
-	res := tx.Exec("UPDATE products SET fence = ? WHERE id = ? AND fence < ?", fence, product, fence)
+func (s *Service) registerFence(ctx context.Context, tx *gorm.DB, p stock.Product, fence int64) error {
+	res := tx.Exec("UPDATE products SET fence = ? WHERE id = ? AND fence < ?", fence, p.ID, fence)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return s.fencedOut(ctx, tx, product, fence)
+		return s.fencedOut(ctx, tx, p, fence)
 	}
 	return nil
 }
 
-// writeStockFenced writes product's stock in tx, where the token registered
+// writeStockFenced writes product p's stock in tx, where the token registered
 // is still fence: nobody can have replaced it while tx holds the row, but
 // the write should say what it relies on.
-func (s *Service) writeStockFenced(ctx context.Context, tx *gorm.DB, product string, left int, fence int64) error {
-	res := tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence = ?", left, product, fence)
+func (s *Service) writeStockFenced(ctx context.Context, tx *gorm.DB, p stock.Product, left int, fence int64) error {
+	res := tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence = ?", left, p.ID, fence)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return s.fencedOut(ctx, tx, product, fence)
+		return s.fencedOut(ctx, tx, p, fence)
 	}
 	return nil
 }
 
 // fencedOut counts a refused holder and returns its error, naming the
 // token the database holds.
-func (s *Service) fencedOut(ctx context.Context, tx *gorm.DB, product string, fence int64) error {
-	s.events(product).fencedOut.Add(1)
+func (s *Service) fencedOut(ctx context.Context, tx *gorm.DB, p stock.Product, fence int64) error {
+	s.happened(p.ID, p.Strategy, EventFencedOut)
 	var seen int64
-	if err := tx.WithContext(ctx).Raw("SELECT fence FROM products WHERE id = ?", product).Row().Scan(&seen); err != nil {
+	if err := tx.WithContext(ctx).Raw("SELECT fence FROM products WHERE id = ?", p.ID).Row().Scan(&seen); err != nil {
 		return fmt.Errorf("%w: token %d refused: %w", errStaleFence, fence, err)
 	}
 	return fmt.Errorf("%w: token %d refused, the database has seen %d", errStaleFence, fence, seen)

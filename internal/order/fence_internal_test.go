@@ -13,76 +13,85 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// TestFenceRefusesStaleHolder plays the pause fencing tokens exist for.
-// Holder A takes the product lock and stalls before its transaction, the
-// way a process does in a long GC pause: its renewals stop, its lease runs
-// out, and B buys with a newer token. Then A wakes up, unaware (it runs on
-// a context its lost lock does not cancel), and does its critical section
+// TestFenceRefusesStaleHolder plays the pause fencing tokens exist for,
+// under both fencing strategies. Holder A takes the product lock and stalls
+// before its transaction, the way a process does in a long GC pause: its
+// renewals (for etcd, its lease's keep-alives) stop, its lease runs out,
+// and B buys with a newer token. Then A wakes up, unaware (it runs on a
+// context its lost lock does not cancel), and does its critical section
 // with its old token: the database refuses it before it has read or
 // written anything, and the stock is B's sale alone.
 func TestFenceRefusesStaleHolder(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		lockers := map[dlock.Mode]dlock.Locker{}
-		for _, m := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
-			l, err := dlock.New(m, b.Redis.Clients())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { l.Close() })
-			lockers[m] = l
-		}
-		db := b.DB.DB()
-		s := NewService(db, stock.NewStore(db), lockers, Options{Logger: slog.New(slog.DiscardHandler)})
-		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("fence"), Strategy: strategy.Fenced,
-			Stock: 10, LockTTL: 100 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		// A takes the lock, then its renewals stop and its lease runs out.
-		a, err := lockers[dlock.ModeFenced].Lock(ctx, productKey(p.ID), p.LockTTL, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.HoldRenewals(time.Minute)
-		select {
-		case <-a.Context().Done():
-		case <-time.After(5 * time.Second):
-			t.Fatal("A's lease did not run out")
-		}
-
-		// B buys meanwhile, under a newer token.
-		if _, err := s.Place(ctx, Request{UserID: "b", ProductID: p.ID, Quantity: 1}); err != nil {
-			t.Fatalf("B's order: %v", err)
-		}
-
-		// A wakes up and goes on as if it still held the lock.
-		_, err = s.buyFenced(ctx, a, p, Request{UserID: "a", ProductID: p.ID, Quantity: 1})
-		if !errors.Is(err, errStaleFence) {
-			t.Fatalf("A's critical section: got %v, want %v", err, errStaleFence)
-		}
-		if got := s.fromCritical(ctx, ctx, p, err); !errors.Is(got, ErrLockLost) {
-			t.Errorf("Place would answer %v, want %v", got, ErrLockLost)
-		}
-		t.Logf("A (token %d): %v", a.Fence(), err)
-		if n, err := countOrders(ctx, db, p.ID, "a"); err != nil || n != 0 {
-			t.Errorf("A's orders: got %d (%v), want 0", n, err)
-		}
-		audit, err := s.Audit(ctx, p.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if audit.Orders != 1 || audit.Stock != 9 || !audit.Consistent {
-			t.Errorf("audit: %d orders, stock %d, consistent %v; want B's order alone: 1, 9, true",
-				audit.Orders, audit.Stock, audit.Consistent)
-		}
-		if got := s.Events(p.ID).FencedOut; got != 1 {
-			t.Errorf("Events.FencedOut = %d, want 1", got)
-		}
-		if err := a.Release(context.WithoutCancel(ctx)); !errors.Is(err, dlock.ErrNotHeld) {
-			t.Errorf("A's release: got %v, want %v", err, dlock.ErrNotHeld)
+		b.WithEtcd(t)
+		for _, name := range []strategy.Name{strategy.Fenced, strategy.Etcd} {
+			t.Run(string(name), func(t *testing.T) { refuseStaleHolder(t, b, name) })
 		}
 	})
+}
+
+func refuseStaleHolder(t *testing.T, b *testenv.Env, name strategy.Name) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	lockers := map[dlock.Mode]dlock.Locker{dlock.ModeEtcd: dlock.NewEtcd(b.Etcd.Client())}
+	for _, m := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
+		l, err := dlock.New(m, b.Redis.Clients())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+		lockers[m] = l
+	}
+	db := b.DB.DB()
+	s := NewService(db, stock.NewStore(db), lockers, Options{Logger: slog.New(slog.DiscardHandler)})
+	p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("fence-" + string(name)), Strategy: name,
+		Stock: 10, LockTTL: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A takes the lock, then its renewals stop and its lease runs out.
+	mode, _ := name.LockMode()
+	a, err := lockers[mode].Lock(ctx, productKey(p.ID), p.LockTTL, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.HoldRenewals(time.Minute)
+	select {
+	case <-a.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("A's lease did not run out")
+	}
+
+	// B buys meanwhile, under a newer token.
+	if _, err := s.Place(ctx, Request{UserID: "b", ProductID: p.ID, Quantity: 1}); err != nil {
+		t.Fatalf("B's order: %v", err)
+	}
+
+	// A wakes up and goes on as if it still held the lock.
+	_, err = s.buyFenced(ctx, a, p, Request{UserID: "a", ProductID: p.ID, Quantity: 1})
+	if !errors.Is(err, errStaleFence) {
+		t.Fatalf("A's critical section: got %v, want %v", err, errStaleFence)
+	}
+	if got := s.fromCritical(ctx, ctx, p, err); !errors.Is(got, ErrLockLost) {
+		t.Errorf("Place would answer %v, want %v", got, ErrLockLost)
+	}
+	t.Logf("A (token %d): %v", a.Fence(), err)
+	if n, err := countOrders(ctx, db, p.ID, "a"); err != nil || n != 0 {
+		t.Errorf("A's orders: got %d (%v), want 0", n, err)
+	}
+	audit, err := s.Audit(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if audit.Orders != 1 || audit.Stock != 9 || !audit.Consistent {
+		t.Errorf("audit: %d orders, stock %d, consistent %v; want B's order alone: 1, 9, true",
+			audit.Orders, audit.Stock, audit.Consistent)
+	}
+	if got := s.Events(p.ID).FencedOut; got != 1 {
+		t.Errorf("Events.FencedOut = %d, want 1", got)
+	}
+	if err := a.Release(context.WithoutCancel(ctx)); !errors.Is(err, dlock.ErrNotHeld) {
+		t.Errorf("A's release: got %v, want %v", err, dlock.ErrNotHeld)
+	}
 }

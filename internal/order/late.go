@@ -79,7 +79,7 @@ func (s *Service) transact(ctx context.Context, lock *dlock.Lock, p stock.Produc
 			if lock != nil {
 				lock.HoldRenewals(p.LateCommit)
 			}
-			s.events(p.ID).lateCommits.Add(1)
+			s.happened(p.ID, p.Strategy, EventLateCommit)
 			return sleep(txCtx, p.LateCommit) // then COMMIT, lock or no lock
 		}
 		return ctx.Err()

@@ -31,16 +31,18 @@ type lockPair struct {
 }
 
 // lockersFor returns the lockers of strategy name. The dedupe lock uses the
-// product lock's mode, except under fenced: a dedupe lock needs no fencing
-// token (it guards no write), and minting one would leave a counter key
-// behind for every buyer, so it is a lua lock there.
+// product lock's mode, except under the fencing strategies: a dedupe lock
+// needs no fencing token (it guards no write; the database's check of who
+// has bought is the guarantee), so it is a lua lock there, one Redis round
+// trip, rather than a fenced one that would leave a counter key behind for
+// every buyer, or an etcd one that would cost three consensus writes.
 func (s *Service) lockersFor(name strategy.Name) (lockPair, error) {
 	mode, ok := name.LockMode()
 	if !ok {
 		return lockPair{}, fmt.Errorf("order: strategy %q takes no lock", name)
 	}
 	dedupeMode := mode
-	if mode == dlock.ModeFenced {
+	if name.Fences() {
 		dedupeMode = dlock.ModeLua
 	}
 	product, err := s.locker(mode)

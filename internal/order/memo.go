@@ -2,6 +2,8 @@ package order
 
 import (
 	"context"
+	"slices"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/stock"
 )
@@ -36,3 +38,19 @@ func (s *Service) soldOut(id string) bool {
 }
 
 func (s *Service) markSoldOut(id string) { s.soldOutSeen.Store(id, struct{}{}) }
+
+// Recent returns the products this process has sold (or been asked to
+// sell) that were created within the last hour, newest first, at most n:
+// the products under test, whose audits the metrics show.
+func (s *Service) Recent(n int) []stock.Product {
+	var ps []stock.Product
+	since := time.Now().Add(-time.Hour)
+	s.cache.Range(func(_, v any) bool {
+		if p := v.(stock.Product); p.CreatedAt.After(since) {
+			ps = append(ps, p)
+		}
+		return true
+	})
+	slices.SortFunc(ps, func(a, b stock.Product) int { return b.CreatedAt.Compare(a.CreatedAt) })
+	return ps[:min(n, len(ps))]
+}

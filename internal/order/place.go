@@ -29,27 +29,39 @@ import (
 // or the database could not be reached. When ctx ends first, the error
 // wraps ctx.Err().
 func (s *Service) Place(ctx context.Context, req Request) (Order, error) {
+	start := time.Now()
+	o, sn, err := s.place(ctx, req)
+	s.opts.Observer.Placed(sn, outcomeFor(ctx, err), time.Since(start))
+	return o, err
+}
+
+// place is Place, which tells the observer how it went: it also returns
+// the product's strategy, "" if it failed before it knew the product.
+func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name, error) {
 	// 1. Validate: bad input never reaches Redis or the database.
 	if err := req.Validate(); err != nil {
-		return Order{}, err
+		return Order{}, "", err
 	}
 	// 2. Load the product: its strategy, lock TTL and simulated latency.
 	p, err := s.product(ctx, req.ProductID)
 	if err != nil {
-		return Order{}, err
+		return Order{}, "", err
 	}
 	// 2b. Sold out already, as this process has seen: answer at once.
 	if s.soldOut(p.ID) {
-		return Order{}, fmt.Errorf("%w: %q (seen earlier)", ErrSoldOut, p.ID)
+		return Order{}, p.Strategy, fmt.Errorf("%w: %q (seen earlier)", ErrSoldOut, p.ID)
 	}
 	// 3. Sell the way the strategy says.
+	var o Order
 	switch p.Strategy {
 	case strategy.SQLAtomic:
-		return s.placeAtomic(ctx, p, req)
+		o, err = s.placeAtomic(ctx, p, req)
 	case strategy.RedisDecr:
-		return s.placeReserved(ctx, p, req)
+		o, err = s.placeReserved(ctx, p, req)
+	default:
+		o, err = s.placeLocked(ctx, p, req)
 	}
-	return s.placeLocked(ctx, p, req)
+	return o, p.Strategy, err
 }
 
 // newOrder returns the order req would place on p, with a fresh id.

@@ -82,7 +82,10 @@ func fromWrite(ctx context.Context, err error) error {
 	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut):
 		return err
 	case ctx.Err() != nil:
-		return fmt.Errorf("order: %w", err)
+		// The transaction runs on a context of its own that ctx's end
+		// cancels (see transact): the driver then says "canceled" where the
+		// caller's deadline passed. The caller's reason comes first.
+		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
 	case stock.IsConnError(err), stock.IsConflict(err):
 		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
 	}

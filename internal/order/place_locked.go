@@ -11,7 +11,6 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // placeLocked is the order flow of the locking strategies (off, naive, lua,
@@ -32,15 +31,15 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 	}
 	defer s.release(ctx, dedupe) // 7b. released last, after the product lock
 	// 5. Product lock, waiting at most the lock wait for the buyers ahead.
-	lock, err := lockers.product.Lock(ctx, productKey(p.ID), p.LockTTL, s.opts.LockWait)
+	lock, err := s.lockProduct(ctx, lockers.product, p)
 	if err != nil {
-		return Order{}, fromLock(err, "product lock")
+		return Order{}, err
 	}
-	defer s.release(ctx, lock) // 7a. released first
+	defer s.releaseProduct(ctx, p, lock, time.Now()) // 7a. released first; held from now
 	// 6. Critical section on the lock's context: a lost lock aborts the work
 	// and rolls the transaction back (all but a late commit; see late.go).
 	buy := s.buy
-	if p.Strategy == strategy.Fenced {
+	if p.Strategy.Fences() {
 		buy = s.buyFenced
 	}
 	o, err := buy(lock.Context(), lock, p, req)
@@ -82,10 +81,27 @@ func (s *Service) buy(ctx context.Context, lock *dlock.Lock, p stock.Product, re
 		row := toRow(o)
 		return tx.Create(&row).Error
 	})
-	if err != nil && !s.landedAfterAll(ctx, o, err) {
+	if err != nil && !s.landedDespiteLock(ctx, o, err) {
 		return Order{}, err
 	}
 	return o, nil
+}
+
+// landedDespiteLock is landedAfterAll for a holder whose transaction ran
+// on its lock's context, lockCtx: that context ends when the lock is lost,
+// which may be while the COMMIT is on the wire, and the caller still waits
+// for its answer. So the database is asked on a context of its own, for at
+// most releaseTimeout: an order that committed is the buyer's, lock or no
+// lock, and must not be answered lock_lost. (A cold review found it could
+// be.) When the caller's own context ended, nobody waits, and nothing is
+// asked.
+func (s *Service) landedDespiteLock(lockCtx context.Context, o Order, err error) bool {
+	if lockCtx.Err() != nil && !errors.Is(context.Cause(lockCtx), dlock.ErrNotHeld) {
+		return false // the caller gave up: nobody waits for the answer
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(lockCtx), releaseTimeout)
+	defer cancel()
+	return s.landedAfterAll(ctx, o, err)
 }
 
 // landedAfterAll reports whether o, whose transaction failed with err, is

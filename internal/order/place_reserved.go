@@ -148,7 +148,7 @@ func (s *Service) giveBack(ctx context.Context, o Order) {
 func (s *Service) tryGiveBack(ctx context.Context, o Order) error {
 	held, err := s.opts.Reservations.GiveBack(ctx, o.ProductID, o.UserID, o.ID, o.Quantity)
 	if err == nil && held {
-		s.events(o.ProductID).givenBack.Add(1)
+		s.happened(o.ProductID, o.Strategy, EventGivenBack)
 	}
 	return err
 }

@@ -45,6 +45,9 @@ type Options struct {
 	// Nil means this Service cannot sell or add redis-decr products: Place
 	// and AddProduct return an error for them.
 	Reservations *reserve.Stock
+	// Observer hears how every order goes (metrics); nil means nobody
+	// does. It must be safe for concurrent use.
+	Observer Observer
 }
 
 // Service places orders and audits sales. It is safe for concurrent use.
@@ -85,6 +88,9 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Observer == nil {
+		opts.Observer = noObserver{}
 	}
 	m := make(map[dlock.Mode]dlock.Locker, len(lockers))
 	for mode, l := range lockers {

@@ -21,7 +21,8 @@ import (
 )
 
 // newShops builds n simulated shop processes on b: each has its own Redis
-// clients and its own lockers (one per mode), and all share the database.
+// clients and its own lockers (one per mode, and an etcd one on its own
+// client when b has a cluster), and all share the database.
 func newShops(t *testing.T, b *testenv.Env, n int, opts order.Options) []*order.Service {
 	t.Helper()
 	if opts.Logger == nil {
@@ -38,6 +39,9 @@ func newShops(t *testing.T, b *testenv.Env, n int, opts order.Options) []*order.
 			}
 			t.Cleanup(func() { l.Close() })
 			lockers[m] = l
+		}
+		if b.Etcd != nil {
+			lockers[dlock.ModeEtcd] = dlock.NewEtcd(b.Etcd.Client())
 		}
 		opts := opts
 		opts.Reservations = reserve.New(clients[0])

@@ -69,7 +69,7 @@ type Product struct {
 	LateCommitEvery int
 	// BatchMax, when above zero, lets one holder of the product lock serve
 	// up to BatchMax of its shop's queued buyers in one transaction (see
-	// package order). Only strategies lua, redlock and fenced batch
+	// package order). Only strategies lua, redlock, fenced and etcd batch
 	// (strategy.Name.Batches); zero means one buyer per lock.
 	BatchMax int
 	// CreatedAt is set by Create.

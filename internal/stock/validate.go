@@ -114,7 +114,7 @@ func validate(p *Product) error {
 		return invalid("batch_max", "must be 0..%d, got %d", MaxBatch, p.BatchMax)
 	}
 	if p.BatchMax > 0 && !p.Strategy.Batches() {
-		return invalid("batch_max", "strategy %s sells one buyer at a time; only lua, redlock and fenced batch", p.Strategy)
+		return invalid("batch_max", "is for lua, redlock, fenced and etcd, not %s, which sells one buyer at a time", p.Strategy)
 	}
 	return nil
 }

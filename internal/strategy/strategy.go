@@ -6,7 +6,8 @@
 // Four strategies guard the read-check-write of the stock with a
 // distributed lock (package dlock) and are there to show where locks fail:
 // off, naive, lua and redlock. Fenced adds what makes a lease safe, a
-// fencing token the database checks. The last two take no lock for the
+// fencing token the database checks; etcd takes the same fenced lock from a
+// consensus system instead of Redis. The last two take no lock for the
 // stock at all, which is what production flash sales usually do:
 // sql-atomic lets the database decrement conditionally, and redis-decr
 // pre-deducts the stock in Redis and writes the order afterwards.
@@ -43,6 +44,9 @@ const (
 	// Fenced is the lua lock plus a fencing token that the database
 	// registers before the stock is read and refuses when it is stale.
 	Fenced Name = "fenced"
+	// Etcd is a lock on an etcd cluster (a lease per holder, waiters queued
+	// by revision), fenced by the lock key's revision as Fenced is.
+	Etcd Name = "etcd"
 	// SQLAtomic takes no lock: a conditional UPDATE decrements the stock
 	// and a unique key allows one order per buyer.
 	SQLAtomic Name = "sql-atomic"
@@ -53,7 +57,7 @@ const (
 
 // All lists every strategy, in the order the load generator runs them.
 func All() []Name {
-	return []Name{Off, Naive, Lua, Redlock, Fenced, SQLAtomic, RedisDecr}
+	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, SQLAtomic, RedisDecr}
 }
 
 // Parse returns the strategy named s, or an error wrapping ErrUnknown that
@@ -90,6 +94,8 @@ func (n Name) LockMode() (dlock.Mode, bool) {
 		return dlock.ModeRedlock, true
 	case Fenced:
 		return dlock.ModeFenced, true
+	case Etcd:
+		return dlock.ModeEtcd, true
 	}
 	return "", false
 }
@@ -104,9 +110,14 @@ func (n Name) Safe() bool { return n != Off && n != Naive }
 // whose lock guards the read-check-write and is meant to hold. Off and
 // naive sell one buyer at a time, since they are there to fail; the
 // lock-free strategies have no lease to share.
-func (n Name) Batches() bool { return n == Lua || n == Redlock || n == Fenced }
+func (n Name) Batches() bool { return n == Lua || n == Redlock || n == Fenced || n == Etcd }
 
 // SurvivesLateCommit reports whether n stays exact when a commit lands
 // after its lease ran out: a lease alone does not (lua, redlock), a fenced
 // lease and the strategies without a lease do.
-func (n Name) SurvivesLateCommit() bool { return n == Fenced || n == SQLAtomic || n == RedisDecr }
+func (n Name) SurvivesLateCommit() bool { return n.Fences() || n == SQLAtomic || n == RedisDecr }
+
+// Fences reports whether n's lock mints a fencing token with every grant,
+// which the order flow registers in the database before it reads the
+// stock: fenced and etcd.
+func (n Name) Fences() bool { return n == Fenced || n == Etcd }

@@ -1,0 +1,136 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// Observer hears how a Service's orders go, for metrics (package metrics
+// implements it). Its methods are called concurrently, from the goroutines
+// placing orders, and must return at once. The strategy is the product's,
+// or "" when Place failed before it knew the product.
+type Observer interface {
+	// Placed is called once per Place, when it returns: outcome is
+	// Outcome(err), or "canceled" if the caller's context ended first, and
+	// d how long it took.
+	Placed(s strategy.Name, outcome string, d time.Duration)
+	// LockWaited is called once per ask for a product lock (one per
+	// order, or one per batch), when it ends: outcome is "acquired" or
+	// Outcome of the error, and d how long the ask waited.
+	LockWaited(s strategy.Name, outcome string, d time.Duration)
+	// Held is called when a product lock is released, with how long it
+	// was held: the critical section, from the grant to the release.
+	Held(s strategy.Name, d time.Duration)
+	// Happened is called for each of the events Events counts.
+	Happened(s strategy.Name, e Event)
+	// Batched is called for each batch served, with how many buyers it
+	// answered.
+	Batched(s strategy.Name, buyers int)
+}
+
+// Event is one of the things Events counts, as Observer hears of it.
+type Event string
+
+// The events.
+const (
+	EventLateCommit Event = "late_commit" // a commit held back by the late-commit fault
+	EventFencedOut  Event = "fenced_out"  // a holder refused for its stale fencing token
+	EventLockLost   Event = "lock_lost"   // a holder found its lock lost before it wrote
+	EventGivenBack  Event = "given_back"  // a redis-decr reservation given back
+)
+
+// outcomeFor is Outcome for an order or a lock asked for on ctx: once ctx
+// has ended, a failure is "canceled" whatever the error says (a buyer who
+// hangs up while queued for the lock gets ErrLockTimeout wrapping
+// context.Canceled; it was not the lock wait that ran out).
+func outcomeFor(ctx context.Context, err error) string {
+	if err != nil && ctx.Err() != nil {
+		return "canceled"
+	}
+	return Outcome(err)
+}
+
+// Outcome names how an order ended, from Place's error: "created" for nil,
+// else one word per error Place documents (sold_out, duplicate_order,
+// duplicate_request, lock_timeout, lock_lost, fenced_out, unavailable,
+// invalid, not_found, canceled), and "error" for anything else. The set is
+// fixed and small, as a metric's label values must be.
+func Outcome(err error) string {
+	switch {
+	case err == nil:
+		return "created"
+	case errors.Is(err, ErrSoldOut):
+		return "sold_out"
+	case errors.Is(err, ErrDuplicateOrder):
+		return "duplicate_order"
+	case errors.Is(err, ErrDuplicateRequest):
+		return "duplicate_request"
+	case errors.Is(err, ErrLockTimeout):
+		return "lock_timeout"
+	case errors.Is(err, errStaleFence):
+		return "fenced_out"
+	case errors.Is(err, ErrLockLost):
+		return "lock_lost"
+	case errors.Is(err, ErrUnavailable):
+		return "unavailable"
+	case errors.Is(err, ErrInvalid), errors.Is(err, stock.ErrInvalid):
+		return "invalid"
+	case errors.Is(err, stock.ErrNotFound):
+		return "not_found"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "canceled"
+	}
+	return "error"
+}
+
+// noObserver is the Observer of a Service built without one.
+type noObserver struct{}
+
+func (noObserver) Placed(strategy.Name, string, time.Duration)     {}
+func (noObserver) LockWaited(strategy.Name, string, time.Duration) {}
+func (noObserver) Held(strategy.Name, time.Duration)               {}
+func (noObserver) Happened(strategy.Name, Event)                   {}
+func (noObserver) Batched(strategy.Name, int)                      {}
+
+// lockProduct takes p's product lock with locker on ctx, waiting at most
+// the lock wait, and tells the observer how the ask went.
+func (s *Service) lockProduct(ctx context.Context, locker dlock.Locker, p stock.Product) (*dlock.Lock, error) {
+	start := time.Now()
+	lock, err := locker.Lock(ctx, productKey(p.ID), p.LockTTL, s.opts.LockWait)
+	if err != nil {
+		err = fromLock(err, "product lock")
+		s.opts.Observer.LockWaited(p.Strategy, outcomeFor(ctx, err), time.Since(start))
+		return nil, err
+	}
+	s.opts.Observer.LockWaited(p.Strategy, "acquired", time.Since(start))
+	return lock, nil
+}
+
+// releaseProduct releases p's product lock, taken at got, and tells the
+// observer how long it was held.
+func (s *Service) releaseProduct(ctx context.Context, p stock.Product, lock *dlock.Lock, got time.Time) {
+	s.release(ctx, lock)
+	s.opts.Observer.Held(p.Strategy, time.Since(got))
+}
+
+// happened counts e for product, sold with strategy sn, in its Events and
+// for the observer.
+func (s *Service) happened(product string, sn strategy.Name, e Event) {
+	c := s.events(product)
+	switch e {
+	case EventLateCommit:
+		c.lateCommits.Add(1)
+	case EventFencedOut:
+		c.fencedOut.Add(1)
+	case EventLockLost:
+		c.locksLost.Add(1)
+	case EventGivenBack:
+		c.givenBack.Add(1)
+	}
+	s.opts.Observer.Happened(sn, e)
+}
