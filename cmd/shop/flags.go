@@ -20,6 +20,7 @@ type options struct {
 	addr            string
 	mysqlDSN        string
 	redis           string
+	etcd            string
 	adminToken      string
 	lockWait        time.Duration
 	maxInFlight     int
@@ -47,6 +48,7 @@ var flagSpecs = []flagSpec{
 	{"addr", "SHOP_ADDR", "listen address, host:port (port 0 picks a free port)"},
 	{"mysql-dsn", "SHOP_MYSQL_DSN", "MySQL/MariaDB DSN, user:pass@tcp(host:3306)/dbname; empty: embedded SQLite file in a temp dir"},
 	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five for redlock; the first also serves lua, naive and dedupe); empty: five embedded in-process servers"},
+	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; empty: an embedded three-member cluster in the process"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout"},
 	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait (0: the default; negative: no limit)"},
@@ -66,6 +68,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.addr, "addr", ":8080", "")
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", "", "")
 	fs.StringVar(&o.redis, "redis", "", "")
+	fs.StringVar(&o.etcd, "etcd", "", "")
 	fs.StringVar(&o.adminToken, "admin-token", "", "")
 	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
 	fs.Var((*durationFlag)(&o.lockWait), "lock-wait", "")
@@ -113,6 +116,14 @@ func (o *options) validate() error {
 	if o.redis != "" && len(o.redisAddrs()) == 0 {
 		return usagef("--redis %q: no address in it", o.redis)
 	}
+	for _, e := range splitList(o.etcd) {
+		if err := app.CheckEtcdEndpoint(e); err != nil {
+			return usagef("--etcd: %v", err)
+		}
+	}
+	if o.etcd != "" && len(splitList(o.etcd)) == 0 {
+		return usagef("--etcd %q: no endpoint in it", o.etcd)
+	}
 	if o.lockWait <= 0 || o.lockWait > time.Minute {
 		return usagef("--lock-wait %v: want more than 0 and at most 1m", o.lockWait)
 	}
@@ -135,6 +146,7 @@ func (o *options) config(log *slog.Logger) app.Config {
 	return app.Config{
 		MySQLDSN:          o.mysqlDSN,
 		RedisAddrs:        o.redisAddrs(),
+		EtcdEndpoints:     splitList(o.etcd),
 		AdminToken:        o.adminToken,
 		LockWait:          o.lockWait,
 		MaxInFlightOrders: o.maxInFlight,
@@ -144,14 +156,17 @@ func (o *options) config(log *slog.Logger) app.Config {
 }
 
 // redisAddrs splits --redis on commas, dropping blanks.
-func (o *options) redisAddrs() []string {
-	var addrs []string
-	for _, a := range strings.Split(o.redis, ",") {
+func (o *options) redisAddrs() []string { return splitList(o.redis) }
+
+// splitList splits a comma-separated flag, dropping blanks.
+func splitList(s string) []string {
+	var out []string
+	for _, a := range strings.Split(s, ",") {
 		if a = strings.TrimSpace(a); a != "" {
-			addrs = append(addrs, a)
+			out = append(out, a)
 		}
 	}
-	return addrs
+	return out
 }
 
 // durationFlag is a time.Duration flag whose parse error says what it wants

@@ -29,6 +29,10 @@ type Config struct {
 	// Redlock). The first node also serves the lua, naive and dedupe locks.
 	// Empty means five embedded in-process Redis servers.
 	RedisAddrs []string
+	// EtcdEndpoints selects a real etcd cluster for strategy etcd (its
+	// members' client URLs, or host:port each). Empty means an embedded
+	// three-member cluster in the process.
+	EtcdEndpoints []string
 	// AdminToken guards the admin routes; empty closes them.
 	AdminToken string
 	// LockWait is the longest an order waits for its product lock; zero

@@ -19,6 +19,11 @@ import (
 // starts when no Redis address is given: five, as Redlock wants.
 const EmbeddedRedisNodes = 5
 
+// EmbeddedEtcdMembers is how many members the in-process etcd cluster
+// OpenBackends starts when no endpoint is given has: three, the smallest
+// cluster that survives the loss of a member.
+const EmbeddedEtcdMembers = 3
+
 // Backends are the database and the Redis nodes that any number of shops
 // share. Fields are read-only after OpenBackends; the value is safe for
 // concurrent use. Tests may build one by hand from their own backends
@@ -34,12 +39,19 @@ type Backends struct {
 	Embedded *embedded.Redis
 	// SQLite is the embedded database, nil when DB is MySQL.
 	SQLite *embedded.SQLite
+	// EtcdEndpoints are the etcd cluster's members, for strategy etcd.
+	// Each shop opens its own client to them.
+	EtcdEndpoints []string
+	// EmbeddedEtcd is the in-process etcd cluster, nil when EtcdEndpoints
+	// are a real cluster's.
+	EmbeddedEtcd *embedded.Etcd
 }
 
 // OpenBackends opens what cfg names, each part independently: MySQL when
 // cfg.MySQLDSN is set, else an embedded SQLite file in a temporary
 // directory; the Redis nodes of cfg.RedisAddrs, else EmbeddedRedisNodes
-// embedded servers. It applies pending migrations and logs what it chose
+// embedded servers; the etcd cluster of cfg.EtcdEndpoints, else an embedded
+// one of EmbeddedEtcdMembers. It applies pending migrations and logs what it chose
 // and where (never a password). The caller must Close the Backends after
 // every shop on them is closed.
 //
@@ -68,6 +80,9 @@ func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 		return nil, fmt.Errorf("app: apply migrations: %w", err)
 	}
 	if err := b.openRedis(cfg.RedisAddrs, log); err != nil {
+		return nil, err
+	}
+	if err := b.openEtcd(cfg.EtcdEndpoints, log); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -116,6 +131,22 @@ func (b *Backends) openRedis(addrs []string, log *slog.Logger) error {
 	return nil
 }
 
+// openEtcd records the cluster's endpoints or starts an embedded cluster.
+func (b *Backends) openEtcd(endpoints []string, log *slog.Logger) error {
+	if len(endpoints) == 0 {
+		e, err := embedded.StartEtcd(EmbeddedEtcdMembers)
+		if err != nil {
+			return fmt.Errorf("app: embedded etcd: %w", err)
+		}
+		b.EmbeddedEtcd, b.EtcdEndpoints = e, e.Endpoints()
+		log.Info("etcd: embedded in-process cluster (no --etcd given)", "members", e.Len(), "endpoints", strings.Join(b.EtcdEndpoints, ","))
+		return nil
+	}
+	b.EtcdEndpoints = append([]string(nil), endpoints...)
+	log.Info("etcd: external cluster", "endpoints", strings.Join(endpoints, ","))
+	return nil
+}
+
 // ErrInvalidRedisAddr is wrapped by errors about a malformed Redis address.
 var ErrInvalidRedisAddr = errors.New("app: invalid redis address")
 
@@ -146,6 +177,10 @@ func (b *Backends) Close() error {
 	if b.Embedded != nil {
 		b.Embedded.Close()
 		b.Embedded = nil
+	}
+	if b.EmbeddedEtcd != nil {
+		b.EmbeddedEtcd.Close()
+		b.EmbeddedEtcd = nil
 	}
 	return errors.Join(errs...)
 }

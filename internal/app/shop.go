@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/httpapi"
+	"github.com/flashsale/flashsale/internal/metrics"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -27,6 +29,7 @@ import (
 type Shop struct {
 	cfg      Config
 	clients  []*redis.Client
+	etcd     *clientv3.Client // nil without etcd endpoints
 	lockers  map[dlock.Mode]dlock.Locker
 	orders   *order.Service
 	handler  http.Handler
@@ -60,12 +63,27 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		}
 		s.lockers[mode] = l
 	}
+	if len(b.EtcdEndpoints) > 0 {
+		c, err := newEtcdClient(b.EtcdEndpoints)
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("app: etcd client: %w", err)
+		}
+		s.etcd = c
+		s.lockers[dlock.ModeEtcd] = dlock.NewEtcd(c)
+	}
+	m := metrics.New()
+	for mode, l := range s.lockers {
+		dlock.Observe(l, m.Locker(mode))
+	}
 
 	products := stock.NewStore(b.DB)
 	s.orders = order.NewService(b.DB, products, s.lockers, order.Options{
 		LockWait: cfg.LockWait, Logger: log,
 		Reservations: reserve.New(s.clients[0]), // redis-decr's stock, on the node lua uses
+		Observer:     m,
 	})
+	m.Audits(s.orders)
 	s.handler = httpapi.NewRouter(httpapi.Deps{
 		Products:   products,
 		Orders:     s.orders,
@@ -73,6 +91,8 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		Redis:      s.clients,
 		AdminToken: cfg.AdminToken,
 		Logger:     log,
+		Door:       m,
+		Metrics:    m.Handler(),
 
 		MaxInFlightOrders: cfg.maxInFlightOrders(),
 		OrderQueueWait:    cfg.lockWait(),
@@ -123,6 +143,11 @@ func (s *Shop) Close() error {
 		for _, c := range s.clients {
 			if err := c.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
 				errs = append(errs, fmt.Errorf("app: close redis client: %w", err))
+			}
+		}
+		if s.etcd != nil {
+			if err := s.etcd.Close(); err != nil && !errors.Is(err, context.Canceled) {
+				errs = append(errs, fmt.Errorf("app: close etcd client: %w", err))
 			}
 		}
 		s.closeErr = errors.Join(errs...)

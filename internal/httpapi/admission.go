@@ -18,35 +18,64 @@ import (
 // lesson of the lock modes is untouched: the buyers inside still race for
 // the stock (mode off still oversells).
 type admission struct {
-	slots chan struct{}
+	slots chan struct{} // nil: no limit
 	wait  time.Duration
+	obs   DoorObserver
 }
 
-// newAdmission returns nil (no limit) when max <= 0.
-func newAdmission(max int, wait time.Duration) *admission {
-	if max <= 0 {
-		return nil
+// newAdmission returns the door: with max <= 0 it admits every order at
+// once, and only tells obs (which may be nil).
+func newAdmission(max int, wait time.Duration, obs DoorObserver) *admission {
+	if obs == nil {
+		obs = noDoorObserver{}
 	}
-	return &admission{slots: make(chan struct{}, max), wait: wait}
+	a := &admission{wait: wait, obs: obs}
+	if max > 0 {
+		a.slots = make(chan struct{}, max)
+	}
+	return a
 }
 
 // enter takes a slot, waiting at most a.wait and never past ctx, and
 // returns the function that gives it back. It returns an error wrapping
-// errBusy (503 busy) if no slot came in time. A nil admission admits at
+// errBusy (503 busy) if no slot came in time. Without a limit it admits at
 // once.
 func (a *admission) enter(ctx context.Context) (leave func(), err error) {
-	if a == nil {
-		return func() {}, nil
+	admitted := func() (leave func(), err error) {
+		a.obs.InFlight(1)
+		return func() {
+			if a.slots != nil {
+				<-a.slots
+			}
+			a.obs.InFlight(-1)
+		}, nil
 	}
+	if a.slots == nil {
+		return admitted()
+	}
+	caller := ctx
 	if a.wait > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, a.wait)
 		defer cancel()
 	}
+	a.obs.Queued(1)
 	select {
 	case a.slots <- struct{}{}: // blocked senders are served first come, first served
-		return func() { <-a.slots }, nil
+		a.obs.Queued(-1)
+		return admitted()
 	case <-ctx.Done():
+		a.obs.Queued(-1)
+		if caller.Err() == nil { // the wait ran out, not the caller's patience
+			a.obs.TurnedAway()
+		}
 		return nil, &requestError{kind: errBusy, msg: "shop busy: too many orders in flight; retry"}
 	}
 }
+
+// noDoorObserver is the DoorObserver of a router built without one.
+type noDoorObserver struct{}
+
+func (noDoorObserver) Queued(int)   {}
+func (noDoorObserver) InFlight(int) {}
+func (noDoorObserver) TurnedAway()  {}

@@ -13,6 +13,7 @@
 //	POST /api/v1/orders             anyone  201 order
 //	GET  /healthz                   anyone  200 while the process serves
 //	GET  /readyz                    anyone  200 when the database and the Redis quorum answer, else 503
+//	GET  /metrics                   anyone  Prometheus metrics, when Deps.Metrics is set
 //
 // Errors are {"error":{"code":"...","message":"..."}}; see errors.go for the
 // complete list of codes. Bodies are strict (decode.go): JSON only, at most
@@ -23,6 +24,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -75,6 +77,27 @@ type Deps struct {
 	// Logger receives one line per request and panics; nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Door hears of the orders at the door (metrics); nil means nobody
+	// does.
+	Door DoorObserver
+	// Metrics, if not nil, serves GET /metrics (package metrics).
+	Metrics http.Handler
+}
+
+// DoorObserver hears of the orders at the shop's door: how many wait for a
+// slot, how many are being worked on, and how many gave up waiting. Its
+// methods are called concurrently, from the requests' goroutines, and must
+// return at once.
+type DoorObserver interface {
+	// Queued is called with +1 when a valid order starts waiting for a
+	// slot and -1 when it stops (it got one, or gave up).
+	Queued(delta int)
+	// InFlight is called with +1 when an order gets its slot and -1 when
+	// it has its answer.
+	InFlight(delta int)
+	// TurnedAway is called when an order's wait for a slot ran out: a 503
+	// busy (not when its caller hung up first).
+	TurnedAway()
 }
 
 // api binds the handlers to their dependencies.
@@ -102,7 +125,7 @@ func NewRouter(deps Deps) *gin.Engine {
 		logger = slog.Default()
 	}
 	a := &api{products: deps.Products, orders: deps.Orders, db: deps.DB, redis: deps.Redis,
-		door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait)}
+		door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door)}
 
 	r := gin.New() // no default logger or recovery: ours are below
 	r.HandleMethodNotAllowed = true
@@ -125,5 +148,8 @@ func NewRouter(deps Deps) *gin.Engine {
 
 	r.GET("/healthz", a.healthz)
 	r.GET("/readyz", a.readyz)
+	if deps.Metrics != nil {
+		r.GET("/metrics", gin.WrapH(deps.Metrics))
+	}
 	return r
 }
