@@ -20,11 +20,16 @@ type config struct {
 	targets      []string // empty: start the embedded fleet
 	adminToken   string
 	redis        []string // external nodes, for --redlock-kill
+	etcd         []string // an external etcd cluster, for the embedded shops
 	mysqlDSN     string   // a real database for the embedded shops
 	out          string
 	failOnUnsafe bool
 	calibrate    bool
+	live         string // the live page's address; empty: no live page
 }
+
+// defaultLiveAddr is where --live serves its page: loopback, a free port.
+const defaultLiveAddr = "127.0.0.1:0"
 
 // errUsage marks a command line that makes no sense: exit code 2.
 var errUsage = errors.New("bad flags")
@@ -33,16 +38,22 @@ const usageHeader = `loadgen runs the 双11 flash sale once per strategy and pri
 what each did: orders, oversold units, duplicate orders, throughput and
 latency. The strategies: off, naive, lua and redlock lock the stock with Redis
 (the first two to show how locks fail); fenced adds a fencing token the
-database checks; sql-atomic and redis-decr take no lock, as production flash
-sales do. With no flags it starts everything it needs in process (five
-embedded Redis nodes, a SQLite file, three shops on loopback ports).
+database checks; etcd takes that fenced lock from a consensus cluster;
+sql-atomic and redis-decr take no lock, as production flash sales do;
+fenced+batch lets one holder of the lock serve every buyer its shop
+has queued in one transaction. With no flags it starts everything it needs in
+process (five embedded Redis nodes, a three-member etcd cluster, a SQLite
+file, three shops on loopback ports).
 
 Usage:
   loadgen [flags]                                          embedded, no set-up
   loadgen --targets http://a:8080,http://b:8080 --admin-token T   a running fleet
 
+Add --live to watch the sale in a browser while it runs.
+
 Add --late-commit 300ms to break every lease without a fencing token: lua
-and redlock oversell, fenced, sql-atomic and redis-decr stay exact.
+and redlock oversell; fenced, etcd, fenced+batch, sql-atomic and redis-decr
+stay exact.
 
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
 strategy that claims to be safe oversold or duplicated.
@@ -58,7 +69,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var c config
-	var modes, targets, redis string
+	var modes, targets, redis, etcd string
 	fs.StringVar(&modes, "modes", joinModes(d.Modes), "rows to run, in order, comma-separated: "+scenario.ModeList())
 	fs.IntVar(&c.settings.Users, "users", d.Users, "distinct buyers in the crowd")
 	fs.IntVar(&c.settings.Stock, "stock", d.Stock, "units of the product on sale")
@@ -74,12 +85,16 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.settings.LateCommitEvery, "late-commit-every", d.LateCommitEvery, "with --late-commit, which orders commit late: in each shop, the first to reach its commit, then every Nth")
 	fs.IntVar(&c.settings.Batch, "batch", d.Batch, "in the +batch rows, the most queued buyers one holder of the product lock serves in one transaction")
 	fs.IntVar(&c.settings.RedlockKill, "redlock-kill", d.RedlockKill, "stop N of the 5 Redis nodes halfway through the redlock attack, and bring them back after it (default 0: none)")
+	fs.IntVar(&c.settings.EtcdKill, "etcd-kill", d.EtcdKill, "stop N of the 3 embedded etcd members halfway through the etcd attack, and bring them back after it (default 0: none)")
+	live := fs.Bool("live", false, "serve a live page of the run on loopback (a free port; the address is printed) while it lasts: per strategy, units left, oversold, duplicate orders, 503s, orders/s and latency, updating as the attack goes (default off)")
+	fs.StringVar(&c.live, "live-addr", "", "serve the live page on this host:port instead, e.g. 0.0.0.0:8088 to show it to a room; implies --live (default "+defaultLiveAddr+" with --live)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
-	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced, sql-atomic and redis-decr (default off: report only)")
+	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced and etcd (batched or not), sql-atomic and redis-decr (default off: report only)")
 	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")
 	fs.StringVar(&targets, "targets", "", "shop base URLs, comma-separated (default none: start the embedded fleet)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")
 	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves); without, the embedded shops use them instead of in-process nodes (default none)")
+	fs.StringVar(&etcd, "etcd", "", "without --targets: an etcd cluster for the embedded shops' etcd strategy, host:port or http://host:port,... (default none: a three-member cluster in process)")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "without --targets: a MySQL/MariaDB database for the embedded shops, user:pass@tcp(host:3306)/dbname (default none: a SQLite file in a temp dir)")
 	c.settings.ClickWindow = d.ClickWindow
 
@@ -102,7 +117,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		c.settings.Modes = append(c.settings.Modes, mode)
 	}
 	unknownMode := len(bad) > 0
-	c.targets, c.redis = split(targets), split(redis)
+	if *live && c.live == "" {
+		c.live = defaultLiveAddr
+	}
+	c.targets, c.redis, c.etcd = split(targets), split(redis), split(etcd)
 	bad = append(bad, c.check()...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "modes:") {
@@ -149,6 +167,22 @@ func (c *config) check() []string {
 	}
 	if kill > 0 && (len(c.targets) > 0 || len(c.redis) > 0) && len(c.redis) < kill {
 		bad = append(bad, fmt.Sprintf("redlock-kill: %d nodes to stop, but --redis names %d; with --targets, give the fleet's five Redis nodes in --redis", kill, len(c.redis)))
+	}
+	for _, e := range c.etcd {
+		if err := app.CheckEtcdEndpoint(e); err != nil {
+			bad = append(bad, fmt.Sprintf("etcd: %q: want host:port or http://host:port", e))
+		}
+	}
+	if len(c.targets) > 0 && len(c.etcd) > 0 {
+		bad = append(bad, "etcd: only without --targets; a running fleet has its own cluster")
+	}
+	if k := c.settings.EtcdKill; k > 0 {
+		if !slices.ContainsFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.Etcd }) && len(c.settings.Modes) > 0 {
+			bad = append(bad, "etcd-kill: needs etcd in --modes")
+		}
+		if len(c.targets) > 0 || len(c.etcd) > 0 {
+			bad = append(bad, "etcd-kill: only with the embedded etcd cluster (no --targets, no --etcd): the load generator stops its members")
+		}
 	}
 	return bad
 }

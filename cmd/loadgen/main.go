@@ -1,15 +1,19 @@
 // Command loadgen is the 双11 load generator: it runs the flash sale once
-// per strategy (off, naive, lua, redlock, fenced, sql-atomic, redis-decr)
-// with a Vegeta attack and prints, side by side, what each did to the
-// stock: orders, oversold units, duplicate orders, throughput and latency,
-// with one line per strategy saying why. It also writes a report folder (JSON, Markdown, HTML with charts,
-// Vegeta's raw results).
+// per strategy (off, naive, lua, redlock, fenced, etcd, sql-atomic,
+// redis-decr, and fenced+batch) with a Vegeta attack and prints, side by
+// side, what each did to the stock: orders, oversold units, duplicate
+// orders, throughput and latency, with one line per strategy saying why. It
+// also writes a report folder (JSON, Markdown, HTML with charts, Vegeta's
+// raw results).
 //
 // With no flags it needs nothing installed: it starts five embedded Redis
-// nodes, a SQLite file and three shops on loopback ports in process. With
-// --targets and --admin-token it attacks a running fleet instead.
+// nodes, a three-member etcd cluster, a SQLite file and three shops on
+// loopback ports in process. With --targets and --admin-token it attacks a
+// running fleet instead. With --live it serves a page that shows the sale
+// as it happens (package live).
 //
 //	go run ./cmd/loadgen
+//	go run ./cmd/loadgen --live
 //	go run ./cmd/loadgen --modes lua,redlock --redlock-kill 2
 //	go run ./cmd/loadgen --late-commit 300ms
 //	go run ./cmd/loadgen --targets http://127.0.0.1:8080 --admin-token secret
@@ -30,6 +34,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/live"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -97,11 +102,27 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	defer closeFleet()
 
 	s := cfg.settings
-	fmt.Fprintf(stdout, "双11: %d buyers clicking 1..%d times (%d requests) for %d units, at %d req/s, on %d shops (%s)\n\n",
+	title := fmt.Sprintf("双11: %d buyers clicking 1..%d times (%d requests) for %d units, at %d req/s, on %d shops (%s)",
 		s.Users, s.Clicks, s.PlannedRequests(), s.Stock, s.Rate, len(fleet.Targets), fleet.Backend)
-	out, runErr := scenario.Run(ctx, s, fleet, scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)})
+	fmt.Fprintf(stdout, "%s\n\n", title)
+	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)}
+	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
+	if err != nil {
+		return err
+	}
+	defer closeLive()
+	if board != nil {
+		opts.Watch = board.Watch
+	}
+	out, runErr := scenario.Run(ctx, s, fleet, opts)
 	if out == nil {
+		if board != nil {
+			board.Finish(report.Document{}, runErr)
+		}
 		return runErr
+	}
+	if board != nil {
+		board.Finish(report.NewDocument(out), runErr)
 	}
 	fmt.Fprintln(stdout)
 	if err := report.WriteText(stdout, out); err != nil {
@@ -138,7 +159,7 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 	// --redlock-kill holds nodes down that is hundreds of lines over the
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
-	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, Logger: log})
+	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd, Logger: log})
 	if err != nil {
 		logFile.Close()
 		return nil, nil, err
@@ -167,4 +188,20 @@ type redisLog struct{ log *slog.Logger }
 // Printf implements go-redis's logger interface.
 func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 	l.log.WarnContext(ctx, "go-redis: "+fmt.Sprintf(format, v...))
+}
+
+// openLive starts the live page on addr, if addr is set, and prints its
+// address. The returned function stops it (the page keeps the last figures
+// it was sent). With no addr it returns a nil board.
+func openLive(addr, title string, modes []scenario.Mode, stdout io.Writer) (*live.Board, func(), error) {
+	if addr == "" {
+		return nil, func() {}, nil
+	}
+	board := live.NewBoard(title, modes)
+	srv, err := live.Serve(board, addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--live-addr: %w", err)
+	}
+	fmt.Fprintf(stdout, "Live: %s (open it in a browser; it stops with the run)\n\n", srv.URL)
+	return board, func() { srv.Close() }, nil
 }

@@ -23,8 +23,8 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 	}{
 		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 1..1000000 buyers"}},
 		{"zero rate", []string{"--rate", "0"}, []string{"rate: 0, want 1..1000000 requests per second"}},
-		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, sql-atomic, redis-decr, or one of lua, redlock, fenced followed by "+batch")`}},
-		{"batched mode that does not batch", []string{"--modes", "naive+batch"}, []string{`modes: "naive+batch": naive does not batch (only lua, redlock, fenced)`}},
+		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, etcd, sql-atomic, redis-decr, or one of lua, redlock, fenced, etcd followed by "+batch")`}},
+		{"batched mode that does not batch", []string{"--modes", "naive+batch"}, []string{`modes: "naive+batch": naive does not batch (only lua, redlock, fenced, etcd)`}},
 		{"batch too large", []string{"--batch", "1000"}, []string{"batch: 1000, want 1..256 buyers per batch"}},
 		{"every problem at once", []string{"--users=-1", "--rate=0", "--stall-rate=2"}, []string{"users: -1", "rate: 0", "stall-rate: 2"}},
 		{"not a number", []string{"--users", "many"}, []string{`invalid value "many" for flag -users`}},
@@ -39,6 +39,10 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"token without targets", []string{"--admin-token", "x"}, []string{"admin-token: only with --targets"}},
 		{"database with targets", []string{"--targets", "http://a:1", "--admin-token", "x", "--mysql-dsn", "root@tcp(127.0.0.1:3306)/x"}, []string{"mysql-dsn: only without --targets"}},
 		{"bad redis address", []string{"--redis", "127.0.0.1"}, []string{`redis: "127.0.0.1": want host:port`}},
+		{"bad etcd endpoint", []string{"--etcd", "ftp://127.0.0.1:2379"}, []string{`etcd: "ftp://127.0.0.1:2379": want host:port or http://host:port`}},
+		{"etcd kill without etcd", []string{"--modes", "lua", "--etcd-kill", "1"}, []string{"etcd-kill: needs etcd in --modes"}},
+		{"etcd kill of an external cluster", []string{"--modes", "etcd", "--etcd", "127.0.0.1:2379", "--etcd-kill", "1"}, []string{"etcd-kill: only with the embedded etcd cluster"}},
+		{"etcd kill of four", []string{"--modes", "etcd", "--etcd-kill", "4"}, []string{"etcd-kill: 4, want 0..3 of the 3 etcd members"}},
 		{"ttl below the shop's minimum", []string{"--lock-ttl", "5ms"}, []string{"lock-ttl: 5ms, want 10ms..1m0s"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -70,12 +74,12 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 	}
 	help := stdout.String()
 	for _, flag := range []string{"modes", "users", "stock", "clicks", "rate", "duration", "lock-ttl", "work", "stall",
-		"stall-rate", "late-commit", "late-commit-every", "batch", "seed", "out", "fail-on-unsafe", "redlock-kill", "targets", "admin-token", "redis", "mysql-dsn", "calibrate"} {
+		"stall-rate", "late-commit", "late-commit-every", "batch", "seed", "out", "fail-on-unsafe", "redlock-kill", "etcd-kill", "targets", "admin-token", "redis", "mysql-dsn", "etcd", "calibrate"} {
 		if !strings.Contains(help, "  -"+flag+" ") && !strings.Contains(help, "  -"+flag+"\n") {
 			t.Errorf("--help does not list -%s:\n%s", flag, help)
 		}
 	}
-	for _, def := range []string{`(default "off,naive,lua,redlock,fenced,sql-atomic,redis-decr,fenced+batch")`, `(default "loadgen-report")`} {
+	for _, def := range []string{`(default "off,naive,lua,redlock,fenced,etcd,sql-atomic,redis-decr,fenced+batch")`, `(default "loadgen-report")`} {
 		if !strings.Contains(help, def) {
 			t.Errorf("--help does not show %s", def)
 		}

@@ -35,7 +35,7 @@ type htmlData struct {
 // percentiles per mode, and each attack's latency over time).
 func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
-		Title:    "双11 (Double 11) flash sale: lock modes side by side",
+		Title:    "双11 (Double 11) flash sale: strategies side by side",
 		Columns:  Columns,
 		Rows:     Rows(o),
 		Modes:    o.Modes,

@@ -40,6 +40,7 @@ type SettingsDoc struct {
 	StallRate       float64  `json:"stall_rate"`
 	Seed            uint64   `json:"seed"`
 	RedlockKill     int      `json:"redlock_kill"`
+	EtcdKill        int      `json:"etcd_kill"`
 	LateCommitMs    float64  `json:"late_commit_ms"`
 	LateCommitEvery int      `json:"late_commit_every"`
 	PlannedRequests int      `json:"planned_requests"`
@@ -79,7 +80,8 @@ type LatencyDoc struct {
 	Max  float64 `json:"max"`
 }
 
-// KillDoc records a --redlock-kill; nodes are numbered 1..5.
+// KillDoc records a --redlock-kill or --etcd-kill; nodes are numbered
+// from 1.
 type KillDoc struct {
 	Nodes     []int   `json:"nodes"`
 	AtSeconds float64 `json:"at_seconds"`
@@ -100,7 +102,7 @@ func NewDocument(o *scenario.Outcome) Document {
 			Users: s.Users, Stock: s.Stock, Clicks: s.Clicks, ClickWindowMs: ms(s.ClickWindow),
 			RatePerSecond: s.Rate, DurationSeconds: s.Duration.Seconds(), LockTTLMs: ms(s.LockTTL),
 			WorkMs: ms(s.Work), StallMs: ms(s.Stall), StallRate: s.StallRate, Seed: s.Seed,
-			RedlockKill: s.RedlockKill, LateCommitMs: ms(s.LateCommit), LateCommitEvery: s.LateCommitEvery,
+			RedlockKill: s.RedlockKill, EtcdKill: s.EtcdKill, LateCommitMs: ms(s.LateCommit), LateCommitEvery: s.LateCommitEvery,
 			PlannedRequests: s.PlannedRequests(),
 		},
 		Unsafe:  o.Unsafe(),

@@ -50,6 +50,9 @@ func settingsLine(o *scenario.Outcome) string {
 	if s.RedlockKill > 0 {
 		line += fmt.Sprintf(" --redlock-kill %d", s.RedlockKill)
 	}
+	if s.EtcdKill > 0 {
+		line += fmt.Sprintf(" --etcd-kill %d", s.EtcdKill)
+	}
 	if s.LateCommit > 0 {
 		line += fmt.Sprintf(" --late-commit %v --late-commit-every %d", s.LateCommit, s.LateCommitEvery)
 	}

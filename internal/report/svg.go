@@ -58,11 +58,33 @@ func barChart(title, unit string, cats []string, ss []series) string {
 				x, y(v), barW-2, padT+plotH-y(v), s.color, html.EscapeString(cat), html.EscapeString(s.name), num(v))
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="val" text-anchor="middle">%s</text>`, x+barW/2-1, y(v)-3, num(v))
 		}
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="cat" text-anchor="middle">%s</text>`, x0+groupW*0.35, chartH-padB+18, html.EscapeString(cat))
+		catLabel(&b, x0+groupW*0.35, chartH-padB+18, cat, groupW)
 	}
 	legend(&b, ss)
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// catLabel writes a category's name under its bars at x, y: on one line if
+// it fits the group's width, otherwise broken in two after a '-' or before
+// a '+' ("sql-" "atomic", "fenced" "+batch"), so that with many rows the
+// names of neighbours do not run into each other.
+func catLabel(b *strings.Builder, x float64, y int, cat string, width float64) {
+	const charW = 6.5 // the class "cat" font, an average character
+	cut := -1
+	if float64(len(cat))*charW > width {
+		if i := strings.LastIndex(cat, "+"); i > 0 {
+			cut = i
+		} else if i := strings.LastIndex(cat, "-"); i > 0 {
+			cut = i + 1
+		}
+	}
+	if cut < 0 {
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" class="cat" text-anchor="middle">%s</text>`, x, y, html.EscapeString(cat))
+		return
+	}
+	fmt.Fprintf(b, `<text x="%.1f" y="%d" class="cat" text-anchor="middle"><tspan x="%.1f">%s</tspan><tspan x="%.1f" dy="12">%s</tspan></text>`,
+		x, y, x, html.EscapeString(cat[:cut]), x, html.EscapeString(cat[cut:]))
 }
 
 // Colours of the kinds of answer in the latency scatter.

@@ -32,8 +32,8 @@ type ModeResult struct {
 	Results vegeta.Results
 }
 
-// Kill records one --redlock-kill: which nodes (0-based) went down when,
-// and whether they came back.
+// Kill records one --redlock-kill or --etcd-kill: which nodes (0-based)
+// went down when, and whether they came back.
 type Kill struct {
 	Nodes []int
 	// At is when the nodes went down, since the attack began.
@@ -86,6 +86,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	killed := a.startKiller(ctx, res.Planned, stopped)
 
 	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
+	watch := a.watch(ctx)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	done := ctx.Done()
@@ -101,8 +102,10 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 			res.Metrics.Add(r)
 			res.Results = append(res.Results, *r)
 			prog.update(tg.Sent(), &res.Tally)
+			watch.update(tg.Sent(), res)
 		case <-tick.C:
 			prog.update(tg.Sent(), &res.Tally)
+			watch.update(tg.Sent(), res)
 		case <-done:
 			ctxErr, done = ctx.Err(), nil
 			atk.Stop()
@@ -114,8 +117,10 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	res.Metrics.Close()
 	res.Sent = tg.Sent()
 	if ctxErr != nil {
+		watch.finish(res)
 		return res, ctxErr
 	}
+	defer watch.finish(res) // after the audit below, whatever it says
 
 	audit, err := a.api.audit(ctx, a.productID)
 	if err != nil {

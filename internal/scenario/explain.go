@@ -58,7 +58,7 @@ func explain(s Settings, m *ModeResult) string {
 			b.WriteString("; ")
 		}
 		if ev.LateCommits > 0 {
-			fmt.Fprintf(&b, "%d commits were held back %v with their renewals, past the %v TTL: their leases ran out, the next buyers read the stock before the old commits landed, and %d sales overwrote another's stock update: %s, oversold %d (a lease is not a mutex; fenced, sql-atomic and redis-decr are not fooled)",
+			fmt.Fprintf(&b, "%d commits were held back %v with their renewals, past the %v TTL: their leases ran out, the next buyers read the stock before the old commits landed, and %d sales overwrote another's stock update: %s, oversold %d (a lease is not a mutex; fenced, etcd, sql-atomic and redis-decr are not fooled)",
 				ev.LateCommits, s.LateCommit, s.LockTTL, max(overlaps, 0), sold, a.Oversold)
 			break
 		}
@@ -72,6 +72,17 @@ func explain(s Settings, m *ModeResult) string {
 		fmt.Fprintf(&b, "each grant minted a fencing token, registered in the database before the stock was read")
 		if ev.LateCommits > 0 {
 			fmt.Fprintf(&b, "; %d commits were held back %v past their lease, and the next holder's registration waited for each before it read", ev.LateCommits, s.LateCommit)
+		}
+		fmt.Fprintf(&b, ": %d stale holders fenced out, %s, %d overlapping sales, oversold %d, duplicate orders %d",
+			ev.FencedOut, sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
+	case strategy.Etcd:
+		if m.Kill != nil {
+			b.WriteString(killLine(m))
+			b.WriteString("; ")
+		}
+		b.WriteString("each holder's lease and place in the queue were written through the etcd cluster's quorum, waiters were woken in revision order, and the key's revision was registered in the database before the stock was read")
+		if ev.LateCommits > 0 {
+			fmt.Fprintf(&b, "; %d commits were held back %v, and the next holder's registration waited for each before it read", ev.LateCommits, s.LateCommit)
 		}
 		fmt.Fprintf(&b, ": %d stale holders fenced out, %s, %d overlapping sales, oversold %d, duplicate orders %d",
 			ev.FencedOut, sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
@@ -110,18 +121,23 @@ func explain(s Settings, m *ModeResult) string {
 	return b.String()
 }
 
-// killLine describes a --redlock-kill.
+// killLine describes a --redlock-kill (of the five Redis nodes) or an
+// --etcd-kill (of the three etcd members).
 func killLine(m *ModeResult) string {
 	k := m.Kill
+	what, total := "nodes", 5
+	if m.Mode.Strategy() == strategy.Etcd {
+		what, total = "members", EtcdMembers
+	}
 	names := make([]string, len(k.Nodes))
 	for i, n := range k.Nodes {
 		names[i] = fmt.Sprint(n + 1)
 	}
-	line := fmt.Sprintf("nodes %s of 5 went down at %v", strings.Join(names, ","), k.At.Round(10*time.Millisecond))
-	if up := 5 - len(k.Nodes); up >= 3 {
-		line += fmt.Sprintf(", %d of 5 still a majority", up)
+	line := fmt.Sprintf("%s %s of %d went down at %v", what, strings.Join(names, ","), total, k.At.Round(10*time.Millisecond))
+	if up := total - len(k.Nodes); up > total/2 {
+		line += fmt.Sprintf(", %d of %d still a majority", up, total)
 	} else {
-		line += fmt.Sprintf(", only %d of 5 left: no majority, so orders were refused instead of risked", up)
+		line += fmt.Sprintf(", only %d of %d left: no majority, so orders were refused instead of risked", up, total)
 	}
 	if k.Err != "" {
 		line += " (" + k.Err + ")"

@@ -7,8 +7,12 @@ import (
 )
 
 // ErrNoNodeControl is returned by Run when the settings ask to kill Redlock
-// nodes but the fleet has no way to reach them.
-var ErrNoNodeControl = errors.New("scenario: --redlock-kill needs the embedded backends or --redis with the five node addresses")
+// nodes or etcd members but the fleet has no way to reach them.
+var ErrNoNodeControl = errors.New("scenario: no control over the nodes to kill: --redlock-kill needs the embedded backends or --redis with the five node addresses, --etcd-kill the embedded etcd cluster")
+
+// EtcdMembers is the size of the etcd cluster --etcd-kill counts on: three,
+// as the embedded cluster and compose.yaml have.
+const EtcdMembers = 3
 
 // Fleet is what the scenario attacks: the shop replicas' base URLs, the
 // admin token they accept, and, optionally, control over the five Redis
@@ -24,6 +28,8 @@ type Fleet struct {
 	Backend string
 	// Nodes takes Redis nodes down for --redlock-kill; nil if unknown.
 	Nodes NodeKiller
+	// EtcdMembers takes etcd members down for --etcd-kill; nil if unknown.
+	EtcdMembers NodeKiller
 	// close stops what StartEmbedded started; nil for external fleets.
 	close func() error
 }
@@ -32,7 +38,7 @@ type Fleet struct {
 // redlock attack must survive. Implementations must be safe for concurrent
 // use.
 type NodeKiller interface {
-	// Kill makes the nodes with the given indexes (0..4) unavailable for
+	// Kill makes the nodes with the given indexes (0-based) unavailable for
 	// about d, and returns a function that brings them back and returns
 	// only once they are back (or ctx ends). Kill returns an error if a
 	// node could not be taken down; the nodes it did take down are then

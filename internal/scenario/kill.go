@@ -14,15 +14,24 @@ type killed struct {
 	restore func(context.Context) error
 }
 
-// startKiller takes the first Settings.RedlockKill of the five Redis nodes
-// down halfway through the redlock attack, if asked to. The first node is
-// the one lua, naive and (in those modes) the dedupe lock depend on; Redlock
-// must not care which nodes go, only how many. The returned channel yields
-// one value once the nodes are down, or once stopped closes first.
+// startKiller takes nodes down halfway through an attack, if asked to: the
+// first Settings.RedlockKill of the five Redis nodes in the redlock attack,
+// the first Settings.EtcdKill of the three etcd members in the etcd
+// attack. The first Redis node is the one lua, naive and the dedupe lock
+// depend on; Redlock must not care which nodes go, only how many, and etcd
+// which members, only how many. The returned channel yields one value once
+// the nodes are down, or once stopped closes first.
 func (a *attack) startKiller(ctx context.Context, planned int, stopped <-chan struct{}) <-chan killed {
 	out := make(chan killed, 1)
-	n := a.settings.RedlockKill
-	if a.mode.Strategy() != strategy.Redlock || n == 0 || a.fleet.Nodes == nil {
+	var n int
+	var killer NodeKiller
+	switch a.mode.Strategy() {
+	case strategy.Redlock:
+		n, killer = a.settings.RedlockKill, a.fleet.Nodes
+	case strategy.Etcd:
+		n, killer = a.settings.EtcdKill, a.fleet.EtcdMembers
+	}
+	if n == 0 || killer == nil {
 		out <- killed{}
 		return out
 	}
@@ -47,7 +56,7 @@ func (a *attack) startKiller(ctx context.Context, planned int, stopped <-chan st
 		}
 		k := &Kill{Nodes: nodes, At: time.Since(began)}
 		// Down for the rest of the attack, plus a little for the stragglers.
-		restore, err := a.fleet.Nodes.Kill(ctx, nodes, expected-half+250*time.Millisecond)
+		restore, err := killer.Kill(ctx, nodes, expected-half+250*time.Millisecond)
 		if err != nil {
 			k.Err = err.Error()
 		}

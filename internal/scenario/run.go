@@ -17,6 +17,10 @@ type Options struct {
 	// Terminal redraws the line in place with \r (see IsTerminal);
 	// otherwise a plain line is printed each second.
 	Terminal bool
+	// Watch, if set, is sent each attack's figures several times a second
+	// while it runs, and once more when it is over (Snapshot.Done), from
+	// the goroutine running the attack; it must return quickly.
+	Watch func(Snapshot)
 	// RunID names this run's products ("d11-<RunID>-<mode>", a + as -); it must be
 	// unique among runs on the same database. Empty means the start time
 	// to the millisecond.
@@ -80,13 +84,21 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	if s.RedlockKill > 0 && hasStrategy(s.Modes, strategy.Redlock) && fleet.Nodes == nil {
 		return nil, ErrNoNodeControl
 	}
+	if s.EtcdKill > 0 && hasStrategy(s.Modes, strategy.Etcd) && fleet.EtcdMembers == nil {
+		return nil, ErrNoNodeControl
+	}
 	o := &Outcome{
 		Settings: s, Env: CurrentEnv(), Targets: fleet.Targets, Backend: fleet.Backend,
 		Started: time.Now(),
 	}
+	var methods []string
 	if s.RedlockKill > 0 && fleet.Nodes != nil {
-		o.KillMethod = fleet.Nodes.Describe()
+		methods = append(methods, fleet.Nodes.Describe())
 	}
+	if s.EtcdKill > 0 && fleet.EtcdMembers != nil {
+		methods = append(methods, fleet.EtcdMembers.Describe())
+	}
+	o.KillMethod = strings.Join(methods, "; ")
 	defer func() { o.Wall = time.Since(o.Started) }()
 
 	c := newCrowd(s)

@@ -34,12 +34,13 @@ func smallSale() scenario.Settings {
 }
 
 // startFleet runs three real shops (app.NewShop each) on the test's
-// backends, with --redlock-kill going through the test's Redis proxies.
+// backends and an etcd cluster of the same mode, with --redlock-kill going
+// through the test's Redis proxies.
 func startFleet(t *testing.T, env *testenv.Env) *scenario.Fleet {
 	t.Helper()
 	ctx := context.Background()
 	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{
-		Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()},
+		Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs(), EtcdEndpoints: env.WithEtcd(t).Etcd.Endpoints()},
 		Nodes:    proxyNodes{env.Redis},
 	})
 	if err != nil {

@@ -60,6 +60,9 @@ type Settings struct {
 	// RedlockKill is how many of the five Redis nodes to stop halfway
 	// through the redlock attack (0 to leave them alone).
 	RedlockKill int
+	// EtcdKill is how many of the three etcd members to stop halfway
+	// through the etcd attack (0 to leave them alone).
+	EtcdKill int
 }
 
 // Limits of Settings that Validate enforces: beyond them a run would not
@@ -172,6 +175,9 @@ func (s Settings) Problems() []string {
 	between("batch", s.Batch, 1, 256, "buyers per batch")
 	if s.RedlockKill < 0 || s.RedlockKill > 5 {
 		add("redlock-kill: %d, want 0..5 of the five Redis nodes", s.RedlockKill)
+	}
+	if s.EtcdKill < 0 || s.EtcdKill > EtcdMembers {
+		add("etcd-kill: %d, want 0..%d of the %d etcd members", s.EtcdKill, EtcdMembers, EtcdMembers)
 	}
 	return bad
 }

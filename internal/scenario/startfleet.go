@@ -33,8 +33,9 @@ type FleetConfig struct {
 	Shops int
 	// MySQLDSN and RedisAddrs select real backends, as app.Config's
 	// fields do; empty means embedded. Ignored when Backends is set.
-	MySQLDSN   string
-	RedisAddrs []string
+	MySQLDSN      string
+	RedisAddrs    []string
+	EtcdEndpoints []string
 	// Backends, if set, are used instead of opening new ones, and are not
 	// closed by the fleet. Tests pass their own (see internal/testenv).
 	Backends *app.Backends
@@ -66,7 +67,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		return nil, err
 	}
 	acfg := app.Config{
-		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, AdminToken: token,
+		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, EtcdEndpoints: cfg.EtcdEndpoints, AdminToken: token,
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), Logger: log,
 	}
 	f := &Fleet{AdminToken: token}
@@ -99,6 +100,9 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		f.Nodes = &stoppedNodes{r: b.Embedded}
 	default:
 		f.Nodes = &pausedNodes{addrs: b.RedisAddrs}
+	}
+	if b.EmbeddedEtcd != nil {
+		f.EtcdMembers = &stoppedMembers{e: b.EmbeddedEtcd}
 	}
 
 	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -140,7 +144,11 @@ func describeBackends(b *app.Backends) string {
 	if b.Embedded != nil {
 		redis = fmt.Sprintf("%d embedded miniredis nodes", len(b.RedisAddrs))
 	}
-	return db + " + " + redis + " (" + strings.Join(b.RedisAddrs, ",") + ")"
+	etcd := fmt.Sprintf("etcd at %s", strings.Join(b.EtcdEndpoints, ","))
+	if b.EmbeddedEtcd != nil {
+		etcd = fmt.Sprintf("a %d-member embedded etcd cluster", b.EmbeddedEtcd.Len())
+	}
+	return db + " + " + redis + " (" + strings.Join(b.RedisAddrs, ",") + ") + " + etcd
 }
 
 // stoppedNodes takes embedded nodes down by closing them (clients get
@@ -167,6 +175,37 @@ func (s *stoppedNodes) Kill(_ context.Context, nodes []int, _ time.Duration) (fu
 		for _, i := range nodes {
 			errs = append(errs, s.r.Restart(i))
 		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// stoppedMembers takes embedded etcd members down by stopping them and
+// brings them back on the same ports with their data.
+type stoppedMembers struct{ e *embedded.Etcd }
+
+// Describe implements NodeKiller.
+func (s *stoppedMembers) Describe() string {
+	return "embedded etcd members stopped, restarted with their data after the attack"
+}
+
+// Kill implements NodeKiller.
+func (s *stoppedMembers) Kill(_ context.Context, members []int, _ time.Duration) (func(context.Context) error, error) {
+	for _, i := range members {
+		if i < 0 || i >= s.e.Len() {
+			return nil, fmt.Errorf("scenario: etcd member %d: only %d members", i+1, s.e.Len())
+		}
+	}
+	for _, i := range members {
+		s.e.Stop(i)
+	}
+	return func(context.Context) error {
+		// Together: a member alone cannot rejoin a cluster without a quorum.
+		errs := make([]error, len(members))
+		var wg sync.WaitGroup
+		for k, i := range members {
+			wg.Go(func() { errs[k] = s.e.Restart(i) })
+		}
+		wg.Wait()
 		return errors.Join(errs...)
 	}, nil
 }
