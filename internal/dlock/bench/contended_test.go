@@ -159,21 +159,26 @@ func percentile(ds [][]time.Duration, q float64) time.Duration {
 	return all[min(len(all)-1, int(q*float64(len(all))))]
 }
 
-// leftovers counts the nodes on which key still exists once every holder
-// has released it: a lock that leaves a key behind blocks that node for the
+// leftovers counts the Redis nodes on which key still exists once every
+// holder has released it, and the etcd queue keys left under it: a lock
+// that leaves a key behind blocks that node (or the etcd queue) for the
 // key's TTL. It waits a moment first, so that a command still in flight
 // lands and is counted.
-func leftovers(ctx context.Context, b *testing.B, key string) int {
+func leftovers(ctx context.Context, tb testing.TB, key string) int {
 	time.Sleep(50 * time.Millisecond)
 	n := 0
 	for i, c := range nodes {
 		got, err := c.Exists(ctx, key).Result()
 		if err != nil {
-			b.Errorf("node %d: EXISTS %s: %v", i, key, err)
+			tb.Errorf("node %d: EXISTS %s: %v", i, key, err)
 		}
 		n += int(got)
 	}
-	return n
+	got, err := etcdLeftovers(ctx, key)
+	if err != nil {
+		tb.Errorf("etcd: keys under %s: %v", key, err)
+	}
+	return n + got
 }
 
 // acquire waits for key until it gets it, counting the waits that ran out;

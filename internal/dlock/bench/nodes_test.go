@@ -76,6 +76,12 @@ func run(m *testing.M) (int, error) {
 		kind = "real"
 	}
 	fmt.Printf("redis-nodes: %s %s\n", kind, strings.Join(addrs, ","))
+	etcdKind, stopEtcd, err := startEtcd()
+	if err != nil {
+		return 0, fmt.Errorf("etcd: %w", err)
+	}
+	defer stopEtcd()
+	fmt.Printf("etcd-members: %s %s\n", etcdKind, strings.Join(etcdEndpoints, ","))
 
 	code := m.Run()
 	if real {

@@ -20,7 +20,7 @@ type mode struct {
 	impls func(nodes []*redis.Client) []impl
 }
 
-var modes = []mode{{"lua", luaImpls}, {"redlock", redlockImpls}}
+var modes = []mode{{"lua", luaImpls}, {"redlock", redlockImpls}, {"etcd", etcdImpls}}
 
 // BenchmarkUncontended takes and releases a fresh key per op, one op at a
 // time: the latency of an acquire plus a release when nobody else wants the
