@@ -46,8 +46,9 @@ type healthcheck struct {
 }
 
 var (
-	redisNodes = []string{"redis1", "redis2", "redis3", "redis4", "redis5"}
-	shops      = []string{"shop1", "shop2", "shop3"}
+	redisNodes  = []string{"redis1", "redis2", "redis3", "redis4", "redis5"}
+	etcdMembers = []string{"etcd1", "etcd2", "etcd3"}
+	shops       = []string{"shop1", "shop2", "shop3"}
 )
 
 // loadCompose parses compose.yaml. The parser resolves YAML anchors and merge
@@ -67,7 +68,7 @@ func loadCompose(t *testing.T) composeFile {
 
 func TestComposeServices(t *testing.T) {
 	c := loadCompose(t)
-	want := slices.Concat([]string{"mysql"}, redisNodes, shops, []string{"loadgen"})
+	want := slices.Concat([]string{"mysql"}, redisNodes, etcdMembers, shops, []string{"loadgen", "prometheus", "grafana"})
 	for _, name := range want {
 		if _, ok := c.Services[name]; !ok {
 			t.Errorf("compose.yaml: service %q missing", name)
@@ -116,6 +117,59 @@ func TestComposeRedisIndependentMasters(t *testing.T) {
 	}
 }
 
+// The etcd members form one static cluster: each has its own name and
+// advertises its own URLs, and all name the same three peers, reachable at
+// the URLs those peers advertise.
+func TestComposeEtcd(t *testing.T) {
+	c := loadCompose(t)
+	var peers []string
+	for _, name := range etcdMembers {
+		peers = append(peers, name+"=http://"+name+":2380")
+	}
+	for _, name := range etcdMembers {
+		s, ok := c.Services[name]
+		if !ok {
+			continue // TestComposeServices reports it
+		}
+		if !strings.Contains(s.Image, "etcd:v3.") {
+			t.Errorf("%s: image = %q, want an official etcd v3 image", name, s.Image)
+		}
+		if len(s.Command) == 0 || !strings.HasSuffix(s.Command[0], "/etcd") {
+			t.Errorf("%s: command = %q, want [/usr/local/bin/etcd flags...]", name, s.Command)
+			continue
+		}
+		flags := parseFlags(s.Command[1:])
+		for _, f := range []struct{ flag, want string }{
+			{"name", name},
+			{"advertise-client-urls", "http://" + name + ":2379"},
+			{"initial-advertise-peer-urls", "http://" + name + ":2380"},
+			{"listen-client-urls", "http://0.0.0.0:2379"},
+			{"listen-peer-urls", "http://0.0.0.0:2380"},
+			{"initial-cluster", strings.Join(peers, ",")},
+			{"initial-cluster-state", "new"},
+		} {
+			if got := flags[f.flag]; got != f.want {
+				t.Errorf("%s: --%s = %q, want %q", name, f.flag, got, f.want)
+			}
+		}
+		if flags["initial-cluster-token"] != c.Services[etcdMembers[0]].flag("initial-cluster-token") {
+			t.Errorf("%s: --initial-cluster-token differs from %s's: they would not form one cluster", name, etcdMembers[0])
+		}
+		if hc := healthTest(s); !slices.ContainsFunc(hc, func(a string) bool { return strings.HasSuffix(a, "etcdctl") }) ||
+			!slices.Contains(hc, "health") {
+			t.Errorf("%s: healthcheck = %q, want etcdctl endpoint health", name, hc)
+		}
+	}
+}
+
+// flag returns the value of --name=value in s's command, "" if absent.
+func (s service) flag(name string) string {
+	if len(s.Command) == 0 {
+		return ""
+	}
+	return parseFlags(s.Command[1:])[name]
+}
+
 func TestComposeMySQL(t *testing.T) {
 	s := loadCompose(t).Services["mysql"]
 	if !strings.HasPrefix(s.Image, "mysql:8") {
@@ -158,7 +212,10 @@ func TestComposeShops(t *testing.T) {
 		if first := c.Services[shops[0]].Environment; !maps.Equal(env, first) {
 			t.Errorf("%s: environment = %v, want the same as %s: %v", name, env, shops[0], first)
 		}
-		for _, dep := range slices.Concat([]string{"mysql"}, redisNodes) {
+		if got, want := env["SHOP_ETCD"], etcdEndpoints(c); got != want {
+			t.Errorf("%s: SHOP_ETCD = %q, want %q (the three members' client URLs)", name, got, want)
+		}
+		for _, dep := range slices.Concat([]string{"mysql"}, redisNodes, etcdMembers) {
 			if got := s.DependsOn[dep].Condition; got != "service_healthy" {
 				t.Errorf("%s: depends_on %s: condition = %q, want service_healthy", name, dep, got)
 			}
@@ -231,14 +288,23 @@ func TestComposeDependsOnHealthy(t *testing.T) {
 	}
 }
 
-// Only the shop front door is published; MySQL and Redis stay on the compose
-// network.
+// Only the shop front door and Grafana are published, and only on
+// loopback; MySQL, Redis, etcd and Prometheus stay on the compose network.
 func TestComposePorts(t *testing.T) {
 	c := loadCompose(t)
 	for _, name := range slices.Sorted(maps.Keys(c.Services)) {
-		if ports := c.Services[name].Ports; len(ports) > 0 && !slices.Contains(shops, name) {
+		ports := c.Services[name].Ports
+		if len(ports) > 0 && !slices.Contains(shops, name) && name != "grafana" {
 			t.Errorf("%s: ports = %q, want none published", name, ports)
 		}
+		for _, p := range ports {
+			if !strings.HasPrefix(p, "127.0.0.1:") {
+				t.Errorf("%s: port %q is published on every interface, want 127.0.0.1 only", name, p)
+			}
+		}
+	}
+	if g := c.Services["grafana"].Ports; len(g) != 1 || !strings.HasSuffix(g[0], ":3000") {
+		t.Errorf("grafana: ports = %q, want its port 3000 on loopback", g)
 	}
 	if len(c.Services[shops[0]].Ports) == 0 {
 		t.Errorf("%s: no port published: nothing for a user to curl", shops[0])
@@ -277,6 +343,16 @@ func shopPort(s service) string {
 		return "8080" // the shop's default --addr
 	}
 	return port
+}
+
+// etcdEndpoints is the SHOP_ETCD value the members defined in c call for:
+// the host:port of each one's advertised client URL.
+func etcdEndpoints(c composeFile) string {
+	var eps []string
+	for _, name := range etcdMembers {
+		eps = append(eps, strings.TrimPrefix(c.Services[name].flag("advertise-client-urls"), "http://"))
+	}
+	return strings.Join(eps, ",")
 }
 
 // redisAddrs is the SHOP_REDIS value the nodes defined in c call for.

@@ -122,6 +122,8 @@ func TestMetrics(t *testing.T) {
 				t.Errorf("%s = %v after the sale, want 0", g, got)
 			}
 		}
+		checkDashboard(t, m)
+		checkREADME(t, m)
 		for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "flashsale_lock_retries_total", "flashsale_order_events_total", "flashsale_orders_turned_away_total"} {
 			if _, ok := m[name]; !ok {
 				t.Errorf("%s is not exported", name)
