@@ -31,7 +31,8 @@ func TestMain(m *testing.M) {
 
 // buildBinaries builds cmd/shop and cmd/loadgen into binDir in one go build.
 // Under `go test -race` it builds with -race too, so the packages already
-// compiled for the tests come from the build cache instead of compiling twice.
+// compiled for the tests (or by .ci/run's go build -race) come from the
+// build cache instead of compiling twice.
 var buildBinaries = sync.OnceValue(func() error {
 	// No symbol table or DWARF: the linker is most of the time when the
 	// packages are cached, and --help needs neither.
@@ -40,7 +41,11 @@ var buildBinaries = sync.OnceValue(func() error {
 		args = append(args, "-race")
 	}
 	args = append(args, "./cmd/shop", "./cmd/loadgen")
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	// Generous: on a cold cache, while every other package's tests compile
+	// on a 2-core machine, compiling etcd's server with -race took over
+	// five minutes. The bound is there so that a build that hangs fails
+	// the test rather than the run's deadline.
+	ctx, cancel := context.WithTimeout(context.Background(), 12*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "go", args...).CombinedOutput()
 	if err != nil {
@@ -49,6 +54,7 @@ var buildBinaries = sync.OnceValue(func() error {
 	return nil
 })
 
+// raceEnabled reports whether this test binary was built with -race.
 func raceEnabled() bool {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
