@@ -167,6 +167,7 @@ func TestEtcdQuorum(t *testing.T) {
 	testenv.Etcd(t, func(t *testing.T, c *testenv.EtcdCluster) {
 		ctx := context.Background()
 		key := c.Key("quorum")
+		c.Reserve()
 		m := etcdLocker(t, c)
 		c.Stop(0)
 		l, err := m.Lock(ctx, key, time.Second, 5*time.Second)

@@ -18,7 +18,7 @@ import (
 func TestEtcdMemberDown(t *testing.T) {
 	const buyerCount, units = 300, 30
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		b.WithEtcd(t)
+		b.WithEtcd(t).Etcd.Reserve()
 		h := &hookSleep{}
 		h.hook = func(context.Context) { b.Etcd.Stop(0) }
 		shops := newShops(t, b, 3, order.Options{LockWait: 30 * time.Second, Sleep: h.Sleep})
@@ -45,7 +45,7 @@ func TestEtcdMemberDown(t *testing.T) {
 // nothing is written. Once a member is back, the same buyer buys.
 func TestEtcdQuorumLost(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		b.WithEtcd(t)
+		b.WithEtcd(t).Etcd.Reserve()
 		ctx := context.Background()
 		const wait = 500 * time.Millisecond
 		shop := newShops(t, b, 1, order.Options{LockWait: wait})[0]

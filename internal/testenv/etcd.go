@@ -70,15 +70,18 @@ type EtcdCluster struct {
 	members   *embedded.Etcd // nil in Real mode
 	pids      []int          // Real mode: the members' processes, if known
 
-	mu      sync.Mutex
-	clients []*clientv3.Client
-	paused  map[int]bool // Real mode: members this test paused
+	mu       sync.Mutex
+	clients  []*clientv3.Client
+	paused   map[int]bool // Real mode: members this test paused
+	reserved bool         // Real mode: Reserve was called
 }
 
 // NewEtcd gives tb an etcd cluster in mode m, cleaned up when tb ends:
 // Embedded starts three members in process; Real uses the cluster of
 // FLASHSALE_TEST_ETCD_ENDPOINTS (tb fails if it is unset or does not
-// answer). The test's keys are deleted from a real cluster at the end.
+// answer). The test's keys are deleted from a real cluster at the end. A
+// real cluster is shared with the other test processes of the run: NewEtcd
+// waits while one of them has reserved it (see Reserve).
 func NewEtcd(tb testing.TB, m Mode) *EtcdCluster {
 	tb.Helper()
 	c := &EtcdCluster{tb: tb, mode: m, id: "t" + randomID(5)}
@@ -96,6 +99,7 @@ func NewEtcd(tb testing.TB, m Mode) *EtcdCluster {
 			tb.Fatalf("testenv: %s is not set", EnvEtcdEndpoints)
 		}
 		c.pids = realEtcdPids(tb, len(c.endpoints))
+		realEtcdGuard.share(tb, c.endpoints) // let go of after close, below
 	}
 	tb.Cleanup(c.close)
 	cl := c.Client()
@@ -137,11 +141,30 @@ func (c *EtcdCluster) Client() *clientv3.Client {
 	return cl
 }
 
+// Reserve keeps the other test processes off a real cluster from now until
+// the test ends and its members are back, so that the test may stop them:
+// the members are shared by every test process of the run, and a paused
+// member is paused for all of them. It waits until the tests that are
+// using the cluster elsewhere have ended. Stop needs it in Real mode; in
+// Embedded mode it does nothing. Call it from the test's goroutine before
+// the test starts its work.
+func (c *EtcdCluster) Reserve() {
+	c.tb.Helper()
+	if c.mode != Real {
+		return
+	}
+	realEtcdGuard.reserve(c.tb)
+	c.mu.Lock()
+	c.reserved = true
+	c.mu.Unlock()
+}
+
 // Stop takes member i down: an embedded member is stopped; a real one is
 // paused with SIGSTOP (its peers and clients see it stop answering), which
-// needs FLASHSALE_TEST_ETCD_PIDS, and is resumed when the test ends at the
-// latest. It panics if i is out of range, and fails the test (Errorf) if
-// a real member's process is unknown. Any goroutine may call it.
+// needs FLASHSALE_TEST_ETCD_PIDS and Reserve, and is resumed when the test
+// ends at the latest. It panics if i is out of range, and fails the test
+// (Errorf) if a real member's process is unknown or the cluster is not
+// reserved. Any goroutine may call it.
 func (c *EtcdCluster) Stop(i int) {
 	if c.members != nil {
 		c.members.Stop(i)
@@ -173,6 +196,10 @@ func (c *EtcdCluster) signal(i int, sig syscall.Signal) {
 	pid := c.pids[i]
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.reserved {
+		c.tb.Errorf("testenv: stopping a member of the real etcd cluster needs Reserve first: other test processes use it")
+		return
+	}
 	if err := syscall.Kill(pid, sig); err != nil {
 		c.tb.Errorf("testenv: signal %v to etcd member %d (pid %d): %v", sig, i+1, pid, err)
 		return
