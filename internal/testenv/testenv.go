@@ -1,11 +1,13 @@
 // Package testenv owns the backends that tests run against. Every helper
-// gives a test real servers — in-process ones always (miniredis, SQLite), and
-// the real Redis and MySQL/MariaDB servers named by the environment when
-// they are set — each behind something that lets the test inject faults, and
-// each cleaned up when the test ends:
+// gives a test real servers — in-process ones always (miniredis, SQLite,
+// embedded etcd), and the real Redis, MySQL/MariaDB and etcd servers named
+// by the environment when they are set — each behind something that lets
+// the test inject faults, and each cleaned up when the test ends:
 //
-//	FLASHSALE_TEST_REDIS_ADDRS  five Redis masters, host:port,host:port,...
-//	FLASHSALE_TEST_MYSQL_DSN    user:pass@tcp(host:port)/dbname?...
+//	FLASHSALE_TEST_REDIS_ADDRS     five Redis masters, host:port,host:port,...
+//	FLASHSALE_TEST_MYSQL_DSN       user:pass@tcp(host:port)/dbname?...
+//	FLASHSALE_TEST_ETCD_ENDPOINTS  three etcd members, host:port,...
+//	FLASHSALE_TEST_ETCD_PIDS       their process ids, to pause them
 //
 // Redis, DB and Backends run a test function once per available mode, as
 // subtests named "embedded" and "real". A variable that is set but malformed
@@ -21,7 +23,11 @@
 //
 // Real servers are shared with other test packages running at the same time:
 // nothing here ever flushes a Redis or touches a database it did not create.
-// Each test gets its own key prefix (RedisNodes.Key) and its own database.
+// Each test gets its own key prefix (RedisNodes.Key, EtcdCluster.Key) and
+// its own database. The etcd members cannot be put behind a proxy per test
+// (losing a quorum is a fault of the cluster, not of one client's
+// connections), so a test that stops real members reserves the cluster
+// first (EtcdCluster.Reserve) and the other test processes wait.
 //
 // A test of code that needs both backends reads:
 //
