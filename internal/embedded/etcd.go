@@ -13,6 +13,8 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
+
+	"github.com/flashsale/flashsale/internal/porthold"
 )
 
 // Etcd is an etcd cluster of n members running inside this process, each
@@ -32,7 +34,8 @@ type Etcd struct {
 	mu      sync.Mutex
 	dir     string
 	cfgs    []*embed.Config
-	members []*embed.Etcd // nil while stopped
+	members []*embed.Etcd      // nil while stopped
+	held    [][]*porthold.Held // a stopped member's ports, kept for its Restart
 	closed  bool
 }
 
@@ -50,7 +53,7 @@ func StartEtcd(n int) (*Etcd, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded: etcd data dir: %w", err)
 	}
-	e := &Etcd{dir: dir, members: make([]*embed.Etcd, n)}
+	e := &Etcd{dir: dir, members: make([]*embed.Etcd, n), held: make([][]*porthold.Held, n)}
 	ports, err := freePorts(2 * n)
 	if err != nil {
 		e.Close()
@@ -139,16 +142,42 @@ func (e *Etcd) Endpoints() []string {
 // Len returns the number of members.
 func (e *Etcd) Len() int { return len(e.cfgs) }
 
-// Stop takes member i down, keeping its data for Restart. Stopping a
-// stopped member does nothing. It panics if i is out of range.
+// Stop takes member i down, keeping its data for Restart, and its ports
+// (see package porthold). Stopping a stopped member does nothing. It panics if i is out of range.
 func (e *Etcd) Stop(i int) {
 	e.mu.Lock()
 	m := e.members[i]
 	e.members[i] = nil
 	e.mu.Unlock()
-	if m != nil {
-		m.Close()
+	if m == nil {
+		return
 	}
+	m.Close()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.members[i] == nil && e.held[i] == nil && !e.closed {
+		e.held[i] = holdPorts(e.cfgs[i]) // without it, Restart may find a port taken
+	}
+}
+
+// holdPorts holds the client and peer ports of a stopped member (see
+// package porthold); a port it cannot hold is left to chance.
+func holdPorts(cfg *embed.Config) []*porthold.Held {
+	var held []*porthold.Held
+	for _, u := range append(append([]url.URL(nil), cfg.ListenClientUrls...), cfg.ListenPeerUrls...) {
+		if h, err := porthold.Hold(u.Host); err == nil {
+			held = append(held, h)
+		}
+	}
+	return held
+}
+
+// release lets go of the ports held for member i. The caller holds e.mu.
+func (e *Etcd) release(i int) {
+	for _, h := range e.held[i] {
+		h.Release()
+	}
+	e.held[i] = nil
 }
 
 // Restart brings member i back on its addresses with its data, and
@@ -166,6 +195,7 @@ func (e *Etcd) Restart(i int) error {
 		e.mu.Unlock()
 		return fmt.Errorf("embedded: restart etcd member %d: still running", i+1)
 	}
+	e.release(i)
 	m, err := embed.StartEtcd(e.cfgs[i])
 	if err != nil {
 		e.mu.Unlock()
@@ -188,6 +218,9 @@ func (e *Etcd) Close() {
 	e.closed = true
 	members := e.members
 	e.members = make([]*embed.Etcd, len(members))
+	for i := range e.held {
+		e.release(i)
+	}
 	e.mu.Unlock()
 	// Stopped without the hand-over of leadership a member's Close begins
 	// with: the whole cluster is going, and a leader would wait seconds

@@ -6,6 +6,8 @@ import (
 	"sync"
 
 	"github.com/alicebob/miniredis/v2"
+
+	"github.com/flashsale/flashsale/internal/porthold"
 )
 
 // Redis is a set of independent in-process Redis servers (miniredis), each
@@ -19,6 +21,7 @@ type Redis struct {
 	mu     sync.Mutex
 	nodes  []*miniredis.Miniredis
 	addrs  []string
+	held   []*porthold.Held // a stopped node's port, kept for its Restart
 	closed bool
 }
 
@@ -46,6 +49,7 @@ func StartRedis(n int) (*Redis, error) {
 		}
 		r.nodes = append(r.nodes, m)
 		r.addrs = append(r.addrs, m.Addr())
+		r.held = append(r.held, nil)
 	}
 	return r, nil
 }
@@ -75,19 +79,25 @@ func (r *Redis) Node(i int) *miniredis.Miniredis {
 
 // Stop takes node i down: its listener and every client connection are
 // closed, so clients get connection errors (refused on reconnect) at once.
-// Its data is kept for Restart. Stopping a stopped node does nothing. It
-// panics if i is out of range.
+// Its data is kept for Restart, and its port is held for it (see package
+// porthold). Stopping a stopped node does nothing. It panics if i is out of
+// range.
 func (r *Redis) Stop(i int) {
 	r.mu.Lock()
 	m := r.nodes[i]
 	r.mu.Unlock()
 	m.Close()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held[i] == nil && !r.closed && m.Server() == nil {
+		r.held[i], _ = porthold.Hold(r.addrs[i]) // without it, Restart may find the port taken
+	}
 }
 
 // Restart brings node i back on the same address with its data (keys whose
 // TTL ran out while it was down are gone, as on a real server). It returns an
-// error if the node is running or the port was taken by another process
-// meanwhile. It panics if i is out of range.
+// error if the node is running or the port was taken meanwhile. It panics if
+// i is out of range.
 func (r *Redis) Restart(i int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -102,6 +112,8 @@ func (r *Redis) Restart(i int) error {
 	// as BLPOP); give the restarted server a fresh one. No goroutine of the
 	// stopped server is left to read it.
 	m.Ctx, m.CtxCancel = context.WithCancel(context.Background())
+	r.held[i].Release()
+	r.held[i] = nil
 	if err := m.StartAddr(r.addrs[i]); err != nil {
 		return fmt.Errorf("embedded: restart redis node %d on %s: %w", i, r.addrs[i], err)
 	}
@@ -114,6 +126,10 @@ func (r *Redis) Close() {
 	r.mu.Lock()
 	r.closed = true
 	nodes := r.nodes
+	for i, h := range r.held {
+		h.Release()
+		r.held[i] = nil
+	}
 	r.mu.Unlock()
 	for _, m := range nodes {
 		m.Close()

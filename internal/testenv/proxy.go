@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/porthold"
 )
 
 // Proxy is a loopback TCP proxy in front of one server. Tests use it to
@@ -23,6 +25,7 @@ type Proxy struct {
 	mu     sync.Mutex
 	addr   string                // fixed at the first listen
 	ln     net.Listener          // nil while stopped
+	held   *porthold.Held        // the port, while stopped (see package porthold)
 	gen    int                   // bumped by every Start: stale accepts are dropped
 	conns  map[net.Conn]struct{} // live connections, both sides
 	closed bool
@@ -54,24 +57,29 @@ func (p *Proxy) Addr() string {
 func (p *Proxy) Upstream() string { return p.upstream }
 
 // Stop closes the listener and every live connection, so clients get
-// errors at once and reconnects are refused, as when a server dies. Stopping
-// a stopped proxy does nothing.
+// errors at once and reconnects are refused, as when a server dies; the
+// port stays held for Start. Stopping a stopped proxy does nothing.
 func (p *Proxy) Stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.ln != nil {
-		p.ln.Close()
-		p.ln = nil
-	}
 	for c := range p.conns {
 		c.Close()
 	}
 	clear(p.conns)
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+		if !p.closed {
+			p.held, _ = porthold.Hold(p.addr) // without it, Start may find the port taken
+		}
+	}
 }
 
 // Start listens again on the same address. Starting a running proxy does
-// nothing. It returns an error after Close, or if the port was taken by
-// someone else while the proxy was stopped (it retries for a second first).
+// nothing. It returns an error after Close, or if the port was taken while
+// the proxy was stopped (it retries for a second first). Stop holds the
+// port (see package porthold), so only a listener that names the port
+// itself can take it.
 func (p *Proxy) Start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -81,6 +89,8 @@ func (p *Proxy) Start() error {
 	if p.ln != nil {
 		return nil
 	}
+	p.held.Release()
+	p.held = nil
 	var ln net.Listener
 	var err error
 	for try := 0; try < 20; try++ {
@@ -110,6 +120,8 @@ func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 func (p *Proxy) Close() {
 	p.mu.Lock()
 	p.closed = true
+	p.held.Release()
+	p.held = nil
 	p.mu.Unlock()
 	p.Stop()
 	p.wg.Wait()
