@@ -198,6 +198,7 @@ func (e *Etcd) Restart(i int) error {
 	e.release(i)
 	m, err := embed.StartEtcd(e.cfgs[i])
 	if err != nil {
+		e.held[i] = holdPorts(e.cfgs[i]) // for the next try
 		e.mu.Unlock()
 		return fmt.Errorf("embedded: restart etcd member %d: %w", i+1, err)
 	}

@@ -21,6 +21,7 @@ type Redis struct {
 	mu     sync.Mutex
 	nodes  []*miniredis.Miniredis
 	addrs  []string
+	down   []bool           // stopped, not restarted
 	held   []*porthold.Held // a stopped node's port, kept for its Restart
 	closed bool
 }
@@ -49,6 +50,7 @@ func StartRedis(n int) (*Redis, error) {
 		}
 		r.nodes = append(r.nodes, m)
 		r.addrs = append(r.addrs, m.Addr())
+		r.down = append(r.down, false)
 		r.held = append(r.held, nil)
 	}
 	return r, nil
@@ -84,12 +86,10 @@ func (r *Redis) Node(i int) *miniredis.Miniredis {
 // range.
 func (r *Redis) Stop(i int) {
 	r.mu.Lock()
-	m := r.nodes[i]
-	r.mu.Unlock()
-	m.Close()
-	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.held[i] == nil && !r.closed && m.Server() == nil {
+	r.nodes[i].Close()
+	r.down[i] = true
+	if r.held[i] == nil && !r.closed {
 		r.held[i], _ = porthold.Hold(r.addrs[i]) // without it, Restart may find the port taken
 	}
 }
@@ -105,7 +105,7 @@ func (r *Redis) Restart(i int) error {
 		return fmt.Errorf("embedded: redis closed")
 	}
 	m := r.nodes[i]
-	if m.Server() != nil {
+	if !r.down[i] {
 		return fmt.Errorf("embedded: restart redis node %d: still running", i)
 	}
 	// Close cancelled the server's context (used by blocking commands such
@@ -115,8 +115,10 @@ func (r *Redis) Restart(i int) error {
 	r.held[i].Release()
 	r.held[i] = nil
 	if err := m.StartAddr(r.addrs[i]); err != nil {
+		r.held[i], _ = porthold.Hold(r.addrs[i]) // for the next try
 		return fmt.Errorf("embedded: restart redis node %d on %s: %w", i, r.addrs[i], err)
 	}
+	r.down[i] = false
 	return nil
 }
 

@@ -8,9 +8,10 @@
 // restarted a second later can find its port taken ("address already in
 // use"). Hold binds a socket to the port and never listens on it: the
 // kernel then hands the port to nobody who asks for port 0, and a client
-// that connects is refused, as by a server that is down. (A listener that
-// names the port itself can still bind it, as the server coming back does:
-// the hold keeps out the kernel's choices, not a deliberate one.) A server
+// that connects is refused, as by a server that is down. (On Linux a
+// listener that names the port itself and sets SO_REUSEADDR, as Go's do,
+// can still bind it: the hold keeps out the kernel's choices, not a
+// deliberate one. The server coming back releases the hold first.) A server
 // stopped and started with a Hold gives its port up for the instants
 // between closing its listener and Hold, and between Release and listening
 // again, not for the whole stop.

@@ -74,6 +74,7 @@ type EtcdCluster struct {
 	clients  []*clientv3.Client
 	paused   map[int]bool // Real mode: members this test paused
 	reserved bool         // Real mode: Reserve was called
+	closed   bool         // the test has ended: nothing more is paused
 }
 
 // NewEtcd gives tb an etcd cluster in mode m, cleaned up when tb ends:
@@ -164,7 +165,8 @@ func (c *EtcdCluster) Reserve() {
 // needs FLASHSALE_TEST_ETCD_PIDS and Reserve, and is resumed when the test
 // ends at the latest. It panics if i is out of range, and fails the test
 // (Errorf) if a real member's process is unknown or the cluster is not
-// reserved. Any goroutine may call it.
+// reserved. Any goroutine may call it; once the test has ended it does
+// nothing.
 func (c *EtcdCluster) Stop(i int) {
 	if c.members != nil {
 		c.members.Stop(i)
@@ -196,6 +198,9 @@ func (c *EtcdCluster) signal(i int, sig syscall.Signal) {
 	pid := c.pids[i]
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.closed {
+		return // a straggler of an ended test: its members were resumed, and stay so
+	}
 	if !c.reserved {
 		c.tb.Errorf("testenv: stopping a member of the real etcd cluster needs Reserve first: other test processes use it")
 		return
@@ -236,6 +241,7 @@ func realEtcdPids(tb testing.TB, members int) []int {
 // and stops an embedded cluster.
 func (c *EtcdCluster) close() {
 	c.mu.Lock()
+	c.closed = true
 	clients := c.clients
 	c.clients = nil
 	for i, paused := range c.paused {

@@ -21,15 +21,22 @@ import (
 // never asked for a fault. So the processes take turns through a file
 // lock beside the cluster's name: every test on the real cluster holds it
 // shared while it runs, and a test that will stop members (Reserve) holds
-// it exclusively, waiting until the others have let go, and keeping them
-// waiting until it ends and its members are back.
+// it exclusively, waiting until the others have let go, and keeping every
+// other process waiting until this one's tests on the cluster have ended
+// and their members are back.
+//
+// flock does not queue a writer ahead of readers who come after it, so a
+// second file is the turnstile: a process passes it (shared, for a moment)
+// on its way to the lock, and a process that reserves closes it
+// (exclusively) while it waits, so that newcomers wait behind it instead
+// of keeping it waiting for ever.
 
 // etcdGuard is this process's hold on the real cluster's file lock. Tests
 // in one process share one hold (a flock belongs to the open file, so the
 // process never waits for itself); users counts the clusters that need it.
 type etcdGuard struct {
 	mu        sync.Mutex
-	f         *os.File
+	f, gate   *os.File // the lock, and its turnstile
 	users     int
 	exclusive bool
 }
@@ -38,21 +45,30 @@ var realEtcdGuard etcdGuard
 
 // share holds the lock for tb, shared, from now until tb's cleanups run
 // (register it before the cleanups that must run while it is held: they run
-// last to first). It waits while another process has it exclusively.
+// last to first). It waits while another process has it exclusively or
+// waits to.
 func (g *etcdGuard) share(tb testing.TB, endpoints []string) {
 	tb.Helper()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.users == 0 {
-		f, err := os.OpenFile(etcdLockPath(endpoints), os.O_CREATE|os.O_RDWR, 0o666)
-		if err != nil {
-			tb.Fatalf("testenv: the real etcd cluster's lock file: %v", err)
+		path := etcdLockPath(endpoints)
+		f, ferr := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
+		gate, gerr := os.OpenFile(path+".gate", os.O_CREATE|os.O_RDWR, 0o666)
+		if err := errors.Join(ferr, gerr); err != nil {
+			closeFiles(f, gate)
+			tb.Fatalf("testenv: the real etcd cluster's lock files: %v", err)
 		}
-		if err := flockWait(tb, f, syscall.LOCK_SH); err != nil {
-			f.Close()
+		err := flockWait(tb, gate, syscall.LOCK_SH)
+		if err == nil {
+			err = flockWait(tb, f, syscall.LOCK_SH)
+			err = errors.Join(err, flock(gate, syscall.LOCK_UN))
+		}
+		if err != nil {
+			closeFiles(f, gate)
 			tb.Fatalf("testenv: %v", err)
 		}
-		g.f = f
+		g.f, g.gate = f, gate
 	}
 	g.users++
 	tb.Cleanup(g.leave)
@@ -60,6 +76,12 @@ func (g *etcdGuard) share(tb testing.TB, endpoints []string) {
 
 // reserve makes this process's hold exclusive until every cluster that
 // shares it has ended. Only while share holds it.
+//
+// It lets go of the shared hold before it waits at the turnstile: a
+// process reserving at the same time holds the turnstile and waits for
+// every shared hold to go. While it waits, then, this process's other
+// clusters on the real cluster (a parallel or enclosing test's) are not
+// kept safe from the other's faults; the tests here have none.
 func (g *etcdGuard) reserve(tb testing.TB) {
 	tb.Helper()
 	g.mu.Lock()
@@ -67,10 +89,15 @@ func (g *etcdGuard) reserve(tb testing.TB) {
 	if g.exclusive {
 		return
 	}
-	// Not atomic: flock lets go of the shared hold before it waits for the
-	// exclusive one, so two processes reserving at once take turns instead
-	// of waiting for each other forever.
-	if err := flockWait(tb, g.f, syscall.LOCK_EX); err != nil {
+	err := flock(g.f, syscall.LOCK_UN)
+	if err == nil {
+		err = flockWait(tb, g.gate, syscall.LOCK_EX)
+	}
+	if err == nil {
+		err = flockWait(tb, g.f, syscall.LOCK_EX)
+		err = errors.Join(err, flock(g.gate, syscall.LOCK_UN))
+	}
+	if err != nil {
 		tb.Fatalf("testenv: %v", err)
 	}
 	g.exclusive = true
@@ -83,9 +110,18 @@ func (g *etcdGuard) leave() {
 	if g.users--; g.users > 0 {
 		return
 	}
-	g.f.Close() // closing the file lets go of its flock
-	g.f = nil
+	closeFiles(g.f, g.gate) // closing a file lets go of its flock
+	g.f, g.gate = nil, nil
 	g.exclusive = false
+}
+
+// closeFiles closes the files that are not nil.
+func closeFiles(fs ...*os.File) {
+	for _, f := range fs {
+		if f != nil {
+			f.Close()
+		}
+	}
 }
 
 // flockWait takes how (LOCK_SH or LOCK_EX) on f, waiting as long as it

@@ -100,6 +100,9 @@ func (p *Proxy) Start() error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if err != nil {
+		if p.gen > 0 { // stopped, not new: hold the port for the next try
+			p.held, _ = porthold.Hold(p.addr)
+		}
 		return fmt.Errorf("testenv: proxy for %s: listen on %s: %w", p.upstream, p.addr, err)
 	}
 	p.ln = ln
