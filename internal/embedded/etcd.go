@@ -143,7 +143,8 @@ func (e *Etcd) Endpoints() []string {
 func (e *Etcd) Len() int { return len(e.cfgs) }
 
 // Stop takes member i down, keeping its data for Restart, and its ports
-// (see package porthold). Stopping a stopped member does nothing. It panics if i is out of range.
+// (see package porthold). Stopping a stopped member does nothing. It
+// panics if i is out of range.
 func (e *Etcd) Stop(i int) {
 	e.mu.Lock()
 	m := e.members[i]
