@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/scenario"
 )
 
 func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
@@ -143,5 +144,31 @@ func TestFailOnUnsafeExits3(t *testing.T) {
 	stderr.Reset()
 	if code := run(context.Background(), append(args, "--fail-on-unsafe"), &stdout, &stderr); code != exitUnsafe {
 		t.Fatalf("with --fail-on-unsafe: exit %d, want %d; stderr %s", code, exitUnsafe, stderr.String())
+	}
+}
+
+// A late-commit run sells to a bigger crowd unless --users says otherwise:
+// its held-back commits hold the hot row for seconds, and the sale must
+// still sell out for a lost update to show as an oversold unit.
+func TestLateCommitCrowd(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"default", nil, scenario.DefaultSettings().Users},
+		{"late commit", []string{"--late-commit", "300ms"}, scenario.LateCommitUsers},
+		{"late commit, users given", []string{"--late-commit", "300ms", "--users", "750"}, 750},
+		{"users given", []string{"--users", "90"}, 90},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseFlags(tc.args, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.settings.Users; got != tc.want {
+				t.Errorf("users %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
