@@ -8,7 +8,9 @@
 // The two keys of a product are its stock ("flashsale:stock:{id}", the
 // units left) and its buyers ("flashsale:buyers:{id}", a hash from each
 // buyer holding a reservation or an order to that reservation's id).
-// Neither expires: the sale owns them.
+// Neither expires: the sale owns them. A reservation given back also
+// leaves a mark ("flashsale:given-back:{id}:{reservation}") for an hour,
+// so that a late copy of its take reserves nothing (GiveBack).
 package reserve
 
 import (
@@ -17,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -32,7 +35,16 @@ var (
 	ErrNotLoaded = errors.New("reserve: stock not loaded")
 	// ErrUnavailable means Redis could not be reached.
 	ErrUnavailable = errors.New("reserve: redis unavailable")
+	// ErrGivenBack means the reservation was given back before its take
+	// arrived: nothing was reserved.
+	ErrGivenBack = errors.New("reserve: reservation already given back")
 )
+
+// givenBackTTL is how long a given-back mark lasts. A take whose reply
+// timed out may still be in the sender's kernel, retransmitted until TCP
+// gives up (about 15 minutes with Linux's default tcp_retries2), and Redis
+// runs it whenever it arrives; the mark must outlive it.
+const givenBackTTL = time.Hour
 
 var (
 	//go:embed scripts/take.lua
@@ -60,6 +72,14 @@ func New(c *redis.Client) *Stock { return &Stock{c: c} }
 
 func stockKey(product string) string  { return "flashsale:stock:" + product }
 func buyersKey(product string) string { return "flashsale:buyers:" + product }
+func givenBackKey(product, id string) string {
+	return "flashsale:given-back:" + product + ":" + id
+}
+
+// keys are the keys of the take and give-back scripts.
+func keys(product, id string) []string {
+	return []string{stockKey(product), buyersKey(product), givenBackKey(product, id)}
+}
 
 // Load sets product's stock to units and forgets its buyers: the start of a
 // sale, for a product just created. Loading a product already on sale
@@ -99,13 +119,13 @@ func (e *DuplicateError) Error() string {
 func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 
 // Take reserves qty units of product for buyer, under the reservation id
-// id (the order's), and returns the units left. Errors: a *DuplicateError
-// (wrapping ErrDuplicate), ErrSoldOut and ErrNotLoaded, changing nothing;
-// ErrUnavailable when Redis cannot be reached, or an error wrapping
-// ctx.Err(): then the script may or may not have run, and giving id back
-// is how to be sure.
+// id (the order's, used once), and returns the units left. Errors: a
+// *DuplicateError (wrapping ErrDuplicate), ErrSoldOut, ErrNotLoaded and
+// ErrGivenBack, changing nothing; ErrUnavailable when Redis cannot be
+// reached, or an error wrapping ctx.Err(): then the script may or may not
+// have run, or may still run, and giving id back is how to be sure.
 func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int) (int, error) {
-	res, err := takeScript.Run(ctx, s.c, []string{stockKey(product), buyersKey(product)}, buyer, qty, id).Slice()
+	res, err := takeScript.Run(ctx, s.c, keys(product, id), buyer, qty, id).Slice()
 	if err != nil {
 		return 0, redisErr(err, "take", product)
 	}
@@ -124,6 +144,8 @@ func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int) (i
 		return 0, fmt.Errorf("%w: %q, asked for %d", ErrSoldOut, product, qty)
 	case -3:
 		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
+	case -4:
+		return 0, fmt.Errorf("%w: %s of %q", ErrGivenBack, id, product)
 	}
 	return 0, fmt.Errorf("reserve: take %q: unexpected reply %v", product, res)
 }
@@ -144,11 +166,13 @@ func (s *Stock) Lower(ctx context.Context, product string, units int) (int, erro
 // GiveBack undoes reservation id of qty units of product for buyer, and
 // reports whether it was held. It may be called again after an error, and
 // for a reservation that may never have been made: a reservation is given
-// back at most once, and only if it is the buyer's current one. If Redis
-// lost the stock meanwhile, the reservation is dropped and the stock left
-// for LoadIfMissing to reload.
+// back at most once, and only if it is the buyer's current one. Once it
+// has run, a Take of id still on its way reserves nothing (ErrGivenBack),
+// so a Take that timed out is undone even if it reaches Redis later. If
+// Redis lost the stock meanwhile, the reservation is dropped and the stock
+// left for LoadIfMissing to reload.
 func (s *Stock) GiveBack(ctx context.Context, product, buyer, id string, qty int) (bool, error) {
-	n, err := giveBackScript.Run(ctx, s.c, []string{stockKey(product), buyersKey(product)}, buyer, qty, id).Int()
+	n, err := giveBackScript.Run(ctx, s.c, keys(product, id), buyer, qty, id, givenBackTTL.Milliseconds()).Int()
 	if err != nil {
 		return false, redisErr(err, "give back", product)
 	}

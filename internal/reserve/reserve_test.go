@@ -61,6 +61,30 @@ func TestTakeAndGiveBack(t *testing.T) {
 	})
 }
 
+// A take that its sender gave up on (its reply timed out) and then gave
+// back can still reach Redis afterwards, late on the wire: it must reserve
+// nothing, and leave the buyer free to click again.
+func TestTakeArrivingAfterItsGiveBackReservesNothing(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		s := reserve.New(r.Clients()[0])
+		p := r.Key("p")
+		if err := s.Load(ctx, p, 3); err != nil {
+			t.Fatal(err)
+		}
+		if held, err := s.GiveBack(ctx, p, "alice", "r1", 1); held || err != nil {
+			t.Fatalf("GiveBack before its take: %v, %v; want false, nil", held, err)
+		}
+		if _, err := s.Take(ctx, p, "alice", "r1", 1); !errors.Is(err, reserve.ErrGivenBack) {
+			t.Errorf("the late take: got %v, want %v", err, reserve.ErrGivenBack)
+		}
+		checkLeft(t, s, p, 3)
+		if left, err := s.Take(ctx, p, "alice", "r2", 1); err != nil || left != 2 {
+			t.Errorf("alice clicks again: got %d, %v; want 2 left", left, err)
+		}
+	})
+}
+
 func checkLeft(t *testing.T, s *reserve.Stock, p string, want int) {
 	t.Helper()
 	if got, err := s.Left(context.Background(), p); err != nil || got != want {

@@ -5,6 +5,7 @@
 -- KEYS[1]  the stock key: the units left, an integer
 -- KEYS[2]  the buyers key: a hash from each buyer holding a reservation
 --          (or an order) for the product to that reservation's id
+-- KEYS[3]  the reservation's given-back mark, set by give_back
 -- ARGV[1]  the buyer
 -- ARGV[2]  the quantity, 1 or more
 -- ARGV[3]  the reservation's id (the order id it is for)
@@ -13,6 +14,11 @@
 --   {-1, id}  the buyer already holds reservation id
 --   {-2, 0}   fewer units left than asked for
 --   {-3, 0}   the stock key does not exist: never loaded, or Redis lost it
+--   {-4, 0}   the reservation was given back before it was made: this
+--             take is a late copy of a request its sender gave up on
+if redis.call("EXISTS", KEYS[3]) == 1 then
+  return {-4, 0}
+end
 local left = redis.call("GET", KEYS[1])
 if not left then
   return {-3, 0}
