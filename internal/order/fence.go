@@ -30,7 +30,11 @@ var errStaleFence = errors.New("order: stale fencing token")
 // writes: B's UPDATE waits for A's transaction to commit (or roll back),
 // and only then does B read, so it reads A's sale. And a holder whose
 // lease ran out before it registered finds a newer token there and is
-// refused (ErrLockLost) before it has read or written anything.
+// refused (ErrLockLost) before it has read or written anything, if that
+// newer registration committed: one whose transaction rolled back leaves
+// the older token behind, and the stale holder then registers and sells.
+// That loses nothing: the newer holder wrote nothing, and the stale one's
+// registration holds the row until it commits, as any holder's does.
 func (s *Service) buyFenced(ctx context.Context, lock *dlock.Lock, p stock.Product, req Request) (Order, error) {
 	fence := lock.Fence()
 	o := newOrder(p, req)
