@@ -96,71 +96,20 @@ func refuseStaleHolder(t *testing.T, b *testenv.Env, name strategy.Name) {
 	}
 }
 
-// TestFenceAfterARolledBackNewerHolder: what a fence does not promise. A's
-// lease runs out; B gets the lock, registers its newer token, and its buyer
-// hangs up during the work: B's transaction rolls back, its registration
-// with it. A then registers its older token over the rolled-back one and
-// sells: it is not refused. Nothing is lost by it: B wrote nothing, and A's
-// registration holds the row as any holder's does, so the next holder reads
-// after A's sale (found by a cold review; the fence refuses a stale holder
-// only behind a newer registration that committed).
-func TestFenceAfterARolledBackNewerHolder(t *testing.T) {
-	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		lockers := map[dlock.Mode]dlock.Locker{}
-		for _, m := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
-			l, err := dlock.New(m, b.Redis.Clients())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { l.Close() })
-			lockers[m] = l
-		}
-		db := b.DB.DB()
-		s := NewService(db, stock.NewStore(db), lockers, Options{Logger: slog.New(slog.DiscardHandler)})
-		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("fence-rolled-back"), Strategy: strategy.Fenced,
-			Stock: 10, LockTTL: 100 * time.Millisecond, Work: 300 * time.Millisecond})
+// fencedService is a shop with the lua and fenced lockers on b's Redis
+// nodes (the dedupe lock and the product lock of a fenced product), for
+// tests that take the product lock by hand.
+func fencedService(t *testing.T, b *testenv.Env) (*Service, map[dlock.Mode]dlock.Locker) {
+	t.Helper()
+	lockers := map[dlock.Mode]dlock.Locker{}
+	for _, m := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
+		l, err := dlock.New(m, b.Redis.Clients())
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := lockers[dlock.ModeFenced].Lock(ctx, productKey(p.ID), p.LockTTL, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.HoldRenewals(time.Minute)
-		select {
-		case <-a.Context().Done():
-		case <-time.After(10 * time.Second):
-			t.Fatal("A's lease did not run out")
-		}
-
-		// B registers, then its buyer hangs up during the 300 ms of work.
-		bctx, bcancel := context.WithTimeout(ctx, 100*time.Millisecond)
-		_, errB := s.Place(bctx, Request{UserID: "b", ProductID: p.ID, Quantity: 1})
-		bcancel()
-		if errB == nil {
-			t.Fatal("B's order went through; the test needs it to roll back")
-		}
-
-		// A, stale, goes on as if it still held the lock, and sells.
-		if _, err := s.buyFenced(ctx, a, p, Request{UserID: "a", ProductID: p.ID, Quantity: 1}); err != nil {
-			t.Fatalf("stale A after B rolled back: %v, want its sale (nothing newer committed)", err)
-		}
-		// C, the next holder, reads after A's sale.
-		if _, err := s.Place(ctx, Request{UserID: "c", ProductID: p.ID, Quantity: 1}); err != nil {
-			t.Fatalf("C's order: %v", err)
-		}
-		audit, err := s.Audit(ctx, p.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if audit.Orders != 2 || audit.Stock != 8 || !audit.Consistent {
-			t.Errorf("audit: %d orders, stock %d, consistent %v; want A's and C's: 2, 8, true",
-				audit.Orders, audit.Stock, audit.Consistent)
-		}
-		if n, err := countOrders(ctx, db, p.ID, "b"); err != nil || n != 0 {
-			t.Errorf("B's orders: got %d (%v), want 0", n, err)
-		}
-	})
+		t.Cleanup(func() { l.Close() })
+		lockers[m] = l
+	}
+	db := b.DB.DB()
+	return NewService(db, stock.NewStore(db), lockers, Options{Logger: slog.New(slog.DiscardHandler)}), lockers
 }
