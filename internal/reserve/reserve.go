@@ -5,12 +5,13 @@
 // write that fails gives its reservation back with a second script, so a
 // failed order never leaves a unit lost in Redis.
 //
-// The two keys of a product are its stock ("flashsale:stock:{id}", the
-// units left) and its buyers ("flashsale:buyers:{id}", a hash from each
+// The two keys of a product are its stock ("flashsale:stock:<id>", the
+// units left) and its buyers ("flashsale:buyers:<id>", a hash from each
 // buyer holding a reservation or an order to that reservation's id).
-// Neither expires: the sale owns them. A reservation given back also
-// leaves a mark ("flashsale:given-back:{id}:{reservation}") for an hour,
-// so that a late copy of its take reserves nothing (GiveBack).
+// Neither expires: the sale owns them. A reservation given back before
+// Redis saw its take leaves a mark
+// ("flashsale:given-back:<id>:<reservation>") for an hour, so that the
+// take, if it still arrives, reserves nothing (GiveBack).
 package reserve
 
 import (

@@ -3,10 +3,13 @@
 -- caller may retry it, and a failed click never gives back the unit of
 -- the same buyer's click that succeeded.
 --
--- It also marks the reservation given back, for ARGV[4] ms, whether or
--- not it was held: a take whose sender gave up on it (its reply timed out)
--- can still reach Redis after this script has run, and must then reserve
--- nothing.
+-- A reservation not held is marked given back, for ARGV[4] ms: its take
+-- may not have reached Redis yet (its sender gave up on the reply, and the
+-- request is still on the wire), and must then reserve nothing. A held one
+-- needs no mark: its take has run, and a take is sent once. Only that
+-- branch writes the mark, and after the read: a Redis at its maxmemory
+-- refuses a script whose first write is a SET, and a held reservation must
+-- still be given back then (HDEL and INCRBY are allowed).
 --
 -- KEYS[1]  the stock key
 -- KEYS[2]  the buyers key (buyer -> reservation id)
@@ -21,8 +24,8 @@
 -- lost it): the reservation is dropped and the stock left missing, for the
 -- next order to load from the database, rather than recreated as just the
 -- units given back.
-redis.call("SET", KEYS[3], "1", "PX", ARGV[4])
 if redis.call("HGET", KEYS[2], ARGV[1]) ~= ARGV[3] then
+  redis.call("SET", KEYS[3], "1", "PX", ARGV[4])
   return -1
 end
 redis.call("HDEL", KEYS[2], ARGV[1])
