@@ -20,7 +20,7 @@
 -- ARGV[4]  how long the mark lasts, in ms
 --
 -- Returns the units left after giving back; -1 if that reservation is not
--- held (nothing changed); -2 if it was, but the stock key is gone (Redis
+-- held (nothing changed but its mark); -2 if it was, but the stock key is gone (Redis
 -- lost it): the reservation is dropped and the stock left missing, for the
 -- next order to load from the database, rather than recreated as just the
 -- units given back.
