@@ -20,10 +20,10 @@
 -- ARGV[4]  how long the mark lasts, in ms
 --
 -- Returns the units left after giving back; -1 if that reservation is not
--- held (nothing changed but its mark); -2 if it was, but the stock key is gone (Redis
--- lost it): the reservation is dropped and the stock left missing, for the
--- next order to load from the database, rather than recreated as just the
--- units given back.
+-- held (nothing changed but its mark); -2 if it was, but the stock key is
+-- gone (Redis lost it): the reservation is dropped and the stock left
+-- missing, for the next order to load from the database, rather than
+-- recreated as just the units given back.
 if redis.call("HGET", KEYS[2], ARGV[1]) ~= ARGV[3] then
   redis.call("SET", KEYS[3], "1", "PX", ARGV[4])
   return -1
