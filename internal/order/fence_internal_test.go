@@ -33,17 +33,8 @@ func TestFenceRefusesStaleHolder(t *testing.T) {
 func refuseStaleHolder(t *testing.T, b *testenv.Env, name strategy.Name) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	lockers := map[dlock.Mode]dlock.Locker{dlock.ModeEtcd: dlock.NewEtcd(b.Etcd.Client())}
-	for _, m := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
-		l, err := dlock.New(m, b.Redis.Clients())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { l.Close() })
-		lockers[m] = l
-	}
+	s, lockers := fencedService(t, b)
 	db := b.DB.DB()
-	s := NewService(db, stock.NewStore(db), lockers, Options{Logger: slog.New(slog.DiscardHandler)})
 	p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("fence-" + string(name)), Strategy: name,
 		Stock: 10, LockTTL: 100 * time.Millisecond})
 	if err != nil {
@@ -52,16 +43,7 @@ func refuseStaleHolder(t *testing.T, b *testenv.Env, name strategy.Name) {
 
 	// A takes the lock, then its renewals stop and its lease runs out.
 	mode, _ := name.LockMode()
-	a, err := lockers[mode].Lock(ctx, productKey(p.ID), p.LockTTL, time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.HoldRenewals(time.Minute)
-	select {
-	case <-a.Context().Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("A's lease did not run out")
-	}
+	a := staleHolder(ctx, t, lockers[mode], p)
 
 	// B buys meanwhile, under a newer token.
 	if _, err := s.Place(ctx, Request{UserID: "b", ProductID: p.ID, Quantity: 1}); err != nil {
@@ -97,8 +79,9 @@ func refuseStaleHolder(t *testing.T, b *testenv.Env, name strategy.Name) {
 }
 
 // fencedService is a shop with the lua and fenced lockers on b's Redis
-// nodes (the dedupe lock and the product lock of a fenced product), for
-// tests that take the product lock by hand.
+// nodes (the dedupe lock and the product lock of a fenced product), and an
+// etcd one when b has a cluster, for tests that take the product lock by
+// hand.
 func fencedService(t *testing.T, b *testenv.Env) (*Service, map[dlock.Mode]dlock.Locker) {
 	t.Helper()
 	lockers := map[dlock.Mode]dlock.Locker{}
@@ -110,6 +93,27 @@ func fencedService(t *testing.T, b *testenv.Env) (*Service, map[dlock.Mode]dlock
 		t.Cleanup(func() { l.Close() })
 		lockers[m] = l
 	}
+	if b.Etcd != nil {
+		lockers[dlock.ModeEtcd] = dlock.NewEtcd(b.Etcd.Client())
+	}
 	db := b.DB.DB()
 	return NewService(db, stock.NewStore(db), lockers, Options{Logger: slog.New(slog.DiscardHandler)}), lockers
+}
+
+// staleHolder takes p's product lock with l, stops its renewals and waits
+// for its lease to run out: a holder that has lost the lock without
+// knowing it (a GC pause, a stalled network).
+func staleHolder(ctx context.Context, t *testing.T, l dlock.Locker, p stock.Product) *dlock.Lock {
+	t.Helper()
+	a, err := l.Lock(ctx, productKey(p.ID), p.LockTTL, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.HoldRenewals(time.Minute)
+	select {
+	case <-a.Context().Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the holder's lease did not run out")
+	}
+	return a
 }

@@ -86,12 +86,7 @@ func TestStaleHolderAfterRolledBackFence(t *testing.T) {
 		if _, err := s.Place(ctx, Request{UserID: "b", ProductID: p.ID, Quantity: 1}); err != nil {
 			t.Fatal(err)
 		}
-		a, err := lockers[dlock.ModeFenced].Lock(ctx, productKey(p.ID), p.LockTTL, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.HoldRenewals(time.Minute)
-		<-a.Context().Done()
+		a := staleHolder(ctx, t, lockers[dlock.ModeFenced], p)
 		// B, a newer holder, is refused as a duplicate buyer: its fence rolls back.
 		_, errB := s.Place(ctx, Request{UserID: "b", ProductID: p.ID, Quantity: 1})
 		var fence int64
@@ -123,16 +118,7 @@ func TestFenceAfterARolledBackNewerHolder(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := lockers[dlock.ModeFenced].Lock(ctx, productKey(p.ID), p.LockTTL, time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a.HoldRenewals(time.Minute)
-		select {
-		case <-a.Context().Done():
-		case <-time.After(10 * time.Second):
-			t.Fatal("A's lease did not run out")
-		}
+		a := staleHolder(ctx, t, lockers[dlock.ModeFenced], p)
 
 		// B registers, then its buyer hangs up during the 300 ms of work.
 		bctx, bcancel := context.WithTimeout(ctx, 100*time.Millisecond)
