@@ -50,7 +50,7 @@ func TestServeGracefulShutdown(t *testing.T) {
 		}()
 
 		// Wait until the order holds its product lock, then shut down.
-		lockKey := "flashsale:lock:product:" + pid
+		lockKey := "flashsale:lock:{" + pid + "}"
 		deadline := time.Now().Add(5 * time.Second)
 		for len(env.Redis.Keys(0, lockKey)) == 0 {
 			if time.Now().After(deadline) {
@@ -112,7 +112,7 @@ func TestServeForcedShutdown(t *testing.T) {
 		ordered <- err
 	}()
 	deadline := time.Now().Add(5 * time.Second)
-	for len(env.Redis.Keys(0, "flashsale:lock:product:"+pid)) == 0 {
+	for len(env.Redis.Keys(0, "flashsale:lock:{"+pid+"}")) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the order never took its product lock")
 		}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // Errors the HTTP layer raises itself. The domain's own sentinels (stock.*,
@@ -54,50 +52,62 @@ func invalidBody(format string, args ...any) error {
 	return &requestError{kind: errInvalidArgument, msg: fmt.Sprintf(format, args...)}
 }
 
-// errorKind is one row of the error table: which sentinel, which HTTP status,
-// which machine-readable code. When hide is set the client gets message and
-// the full error (which may name hosts and ports) goes to the log only.
+// errorKind is how one error code looks on the wire: its HTTP status, and,
+// when hide is set, the message the client gets instead of the error's
+// own (which may name hosts and ports; the log has it in full).
 type errorKind struct {
-	err     error
 	status  int
 	code    string
 	hide    bool
 	message string
 }
 
-// errorTable is the one place that decides how an error looks on the wire.
-// writeError walks it in order with errors.Is, so a wrapped error finds its
-// row however deep the sentinel sits. Anything not listed is a 500.
-var errorTable = []errorKind{
-	{err: errInvalidArgument, status: http.StatusBadRequest, code: "invalid_argument"},
-	{err: stock.ErrInvalid, status: http.StatusBadRequest, code: "invalid_argument"},
-	{err: order.ErrInvalid, status: http.StatusBadRequest, code: "invalid_argument"},
-	{err: errUnauthorized, status: http.StatusUnauthorized, code: "unauthorized"},
-	{err: errForbidden, status: http.StatusForbidden, code: "forbidden"},
-	{err: stock.ErrNotFound, status: http.StatusNotFound, code: "not_found"},
-	{err: errRouteNotFound, status: http.StatusNotFound, code: "not_found"},
-	{err: errMethod, status: http.StatusMethodNotAllowed, code: "method_not_allowed"},
-	{err: stock.ErrAlreadyExists, status: http.StatusConflict, code: "already_exists"},
-	{err: order.ErrSoldOut, status: http.StatusConflict, code: "sold_out"},
-	{err: order.ErrDuplicateOrder, status: http.StatusConflict, code: "duplicate_order"},
-	{err: order.ErrDuplicateRequest, status: http.StatusConflict, code: "duplicate_request"},
-	{err: order.ErrLockTimeout, status: http.StatusServiceUnavailable, code: "lock_timeout",
-		hide: true, message: "timed out waiting for the product lock; retry"},
-	{err: order.ErrLockLost, status: http.StatusServiceUnavailable, code: "lock_lost",
-		hide: true, message: "the product lock was lost before the order was written; nothing was written; retry"},
-	{err: order.ErrUnavailable, status: http.StatusServiceUnavailable, code: "unavailable",
-		hide: true, message: "a backend (database or Redis) is unavailable; retry"},
-	{err: stock.ErrUnavailable, status: http.StatusServiceUnavailable, code: "unavailable",
-		hide: true, message: "the database is unavailable; retry"},
-	{err: errNotReady, status: http.StatusServiceUnavailable, code: "unavailable"},
-	{err: errBusy, status: http.StatusServiceUnavailable, code: "busy"},
+// ownErrors names the errors the HTTP layer raises itself. Every other
+// error is named by order.Outcome, the one table from the domain's
+// sentinels to their names, which metrics and logs use too.
+// Their messages are written for the client and shown as they are.
+var ownErrors = []struct {
+	err  error
+	code string
+}{
+	{errInvalidArgument, "invalid_argument"},
+	{errUnauthorized, "unauthorized"},
+	{errForbidden, "forbidden"},
+	{errRouteNotFound, "not_found"},
+	{errMethod, "method_not_allowed"},
+	{errNotReady, "unavailable"},
+	{errBusy, "busy"},
+}
+
+// errorTable is the one place that decides how an error code looks on the
+// wire. A code not listed is a 500.
+var errorTable = map[string]errorKind{
+	"invalid_argument":   {status: http.StatusBadRequest},
+	"unauthorized":       {status: http.StatusUnauthorized},
+	"forbidden":          {status: http.StatusForbidden},
+	"not_found":          {status: http.StatusNotFound},
+	"method_not_allowed": {status: http.StatusMethodNotAllowed},
+	"already_exists":     {status: http.StatusConflict},
+	"sold_out":           {status: http.StatusConflict},
+	"duplicate_order":    {status: http.StatusConflict},
+	"duplicate_request":  {status: http.StatusConflict},
+	"busy":               {status: http.StatusServiceUnavailable},
+	"lock_timeout": {status: http.StatusServiceUnavailable, hide: true,
+		message: "timed out waiting for the product lock; nothing was written; retry"},
+	"lock_lost": {status: http.StatusServiceUnavailable, hide: true,
+		message: "the product lock was lost before the order was written; nothing was written; retry"},
+	"fenced_out": {status: http.StatusServiceUnavailable, hide: true,
+		message: "a newer holder of the product lock came first; nothing was written; retry"},
+	"in_doubt": {status: http.StatusServiceUnavailable, hide: true,
+		message: "the order was sent to the database and its answer was lost: it may exist; " +
+			"retry, and a duplicate_order answer names it"},
+	"unavailable": {status: http.StatusServiceUnavailable, hide: true,
+		message: "a backend (database, Redis or etcd) is unavailable; nothing was written; retry"},
 	// The client hung up (or the server is being forced down) before the
 	// work finished; nothing was written. Nobody may be listening any
 	// more, but the access log should not call it an internal error.
-	{err: context.Canceled, status: http.StatusServiceUnavailable, code: "unavailable",
-		hide: true, message: "the request was cancelled before it finished; retry"},
-	{err: context.DeadlineExceeded, status: http.StatusServiceUnavailable, code: "unavailable",
-		hide: true, message: "the request ran out of time before it finished; retry"},
+	"canceled": {status: http.StatusServiceUnavailable, hide: true,
+		message: "the request was cancelled or ran out of time before it finished; nothing was written; retry"},
 }
 
 // internalError is what the client sees for an error the table does not know.
@@ -119,16 +129,26 @@ type errorBody struct {
 type errorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// OrderID names the buyer's order with duplicate_order.
+	OrderID string `json:"order_id,omitempty"`
 }
 
 // kindOf finds err's row in the table, or internalError.
 func kindOf(err error) errorKind {
-	for _, k := range errorTable {
-		if errors.Is(err, k.err) {
-			return k
+	code, own := order.Outcome(err), false
+	for _, row := range ownErrors {
+		if errors.Is(err, row.err) {
+			code, own = row.code, true
+			break
 		}
 	}
-	return internalError
+	k, ok := errorTable[code]
+	if !ok {
+		return internalError
+	}
+	k.code = code
+	k.hide = k.hide && !own
+	return k
 }
 
 // writeError writes err as a JSON error response and aborts the chain. It is
@@ -145,8 +165,12 @@ func writeError(c *gin.Context, err error) {
 	if k.status == http.StatusServiceUnavailable {
 		c.Header("Retry-After", retryAfterSeconds)
 	}
+	detail := errorDetail{Code: k.code, Message: msg}
+	if dup, ok := errors.AsType[*order.DuplicateOrderError](err); ok {
+		detail.OrderID = dup.OrderID
+	}
 	_ = c.Error(err)
-	c.AbortWithStatusPureJSON(k.status, errorBody{Error: errorDetail{Code: k.code, Message: msg}})
+	c.AbortWithStatusPureJSON(k.status, errorBody{Error: detail})
 }
 
 // logLevelFor says how loud the access log should be about a status.

@@ -63,7 +63,7 @@ func queueBatch(t *testing.T, b *testenv.Env, shop *order.Service, p stock.Produ
 	locker := productLocker(t, b, p.Strategy)
 	defer locker.Close()
 	ctx := context.Background()
-	held, err := locker.Lock(ctx, "flashsale:lock:product:"+p.ID, 10*time.Second, 5*time.Second)
+	held, err := locker.Lock(ctx, order.ProductKey(p.ID), 10*time.Second, 5*time.Second)
 	if err != nil {
 		t.Fatalf("hold the product lock: %v", err)
 	}

@@ -5,54 +5,99 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// fromStock translates an error from the product store: an unreachable
-// database becomes ErrUnavailable; stock.ErrNotFound and context errors pass
-// through.
-func fromStock(err error) error {
-	if errors.Is(err, stock.ErrUnavailable) {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return err
+// Errors returned by Service. Compare them with errors.Is; the returned
+// errors wrap them with details and, where there is one, the cause (a
+// dlock, stock or context error). Outcome names each of them.
+var (
+	// ErrInvalid means the request failed validation; the error is a
+	// *FieldError that names the field. Nothing was sent to Redis or the
+	// database.
+	ErrInvalid = errors.New("order: invalid request")
+	// ErrSoldOut means the stock left is less than the quantity asked for.
+	ErrSoldOut = errors.New("order: sold out")
+	// ErrDuplicateOrder means the buyer already has an order for the
+	// product; the error is a *DuplicateOrderError that names it.
+	ErrDuplicateOrder = errors.New("order: duplicate order")
+	// ErrDuplicateRequest means another order by the same buyer for the same
+	// product is in flight (a repeated click): its dedupe lock is held.
+	ErrDuplicateRequest = errors.New("order: duplicate request in flight")
+	// ErrLockTimeout means the product lock could not be taken within the
+	// lock wait (or before the caller's context ended; then the error also
+	// wraps ctx.Err()). Nothing was written.
+	ErrLockTimeout = errors.New("order: timed out waiting for the product lock")
+	// ErrLockLost means the watchdog found the product lock lost before
+	// the order was written, and cancelled the work. Nothing was written;
+	// the buyer may retry.
+	ErrLockLost = errors.New("order: product lock lost")
+	// ErrFencedOut means the database refused the product lock's fencing
+	// token: a newer holder had registered one (strategies fenced, etcd).
+	// Nothing was written; the buyer may retry.
+	ErrFencedOut = errors.New("order: fencing token refused")
+	// ErrUnavailable means Redis (for redlock, a majority of its nodes),
+	// etcd or the database could not be reached before anything was
+	// committed. Nothing was written; the buyer may retry.
+	ErrUnavailable = errors.New("order: backend unavailable")
+	// ErrInDoubt means the order's COMMIT was sent and its answer lost,
+	// and the database could not be asked whether it landed: the order may
+	// exist. A retry by the same buyer gets it (ErrDuplicateOrder naming
+	// it) or buys once: never two orders.
+	ErrInDoubt = errors.New("order: outcome unknown, the order may exist")
+)
+
+// DuplicateOrderError is the error for a buyer who already has an order
+// for the product: OrderID names it, so that a retry after ErrInDoubt
+// learns which order it got. It wraps ErrDuplicateOrder.
+type DuplicateOrderError struct {
+	OrderID, UserID, ProductID string
 }
 
-// fromLock translates an error from taking a lock.
-func fromLock(err error, which string) error {
-	switch {
-	case errors.Is(err, dlock.ErrNotObtained):
-		return fmt.Errorf("%w: %w", ErrDuplicateRequest, err)
-	case errors.Is(err, dlock.ErrTimeout):
-		return fmt.Errorf("%w: %w", ErrLockTimeout, err)
-	case errors.Is(err, dlock.ErrUnavailable):
-		return fmt.Errorf("%w: %s: %w", ErrUnavailable, which, err)
-	}
-	return fmt.Errorf("order: %s: %w", which, err)
+func (e *DuplicateOrderError) Error() string {
+	return fmt.Sprintf("%v: user %q already bought %q (order %s)", ErrDuplicateOrder, e.UserID, e.ProductID, e.OrderID)
 }
 
-// fromCritical translates an error from p's critical section, which ran on
-// lockCtx (derived from ctx, the caller's), and counts a lost lock.
-func (s *Service) fromCritical(ctx, lockCtx context.Context, p stock.Product, err error) error {
-	switch {
-	case errors.Is(err, ErrSoldOut), errors.Is(err, ErrDuplicateOrder), errors.Is(err, stock.ErrNotFound):
-		return err
-	case errors.Is(err, errStaleFence):
-		// The database refused the token (and fencedOut counted it).
-		return fmt.Errorf("%w: %w", ErrLockLost, err)
-	case ctx.Err() != nil:
-		// The caller gave up; the transaction, if begun, was rolled back.
-		// Its own context only says "canceled" (see transact): the
-		// caller's reason comes first.
-		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
-	case lockCtx.Err() != nil:
-		// The watchdog found the lock gone (Redis unreachable, or the TTL
-		// ran out between renewals) and cancelled the work before it wrote.
-		s.happened(p.ID, p.Strategy, EventLockLost)
-		return fmt.Errorf("%w: in the critical section: %w", ErrLockLost, context.Cause(lockCtx))
-	case stock.IsConnError(err), stock.IsConflict(err):
-		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
+// Unwrap returns ErrDuplicateOrder.
+func (e *DuplicateOrderError) Unwrap() error { return ErrDuplicateOrder }
+
+// Outcome names how an order ended, from Place's error: "created" for nil,
+// else the code of the first row of vocabulary the error wraps, and
+// "error" for anything else. The names are the codes of the HTTP API's
+// errors, the label values of the metrics and the outcome in the logs:
+// one name each, fixed and few, as a metric's label values must be.
+func Outcome(err error) string {
+	if err == nil {
+		return "created"
 	}
-	return fmt.Errorf("order: %w", err)
+	for _, v := range vocabulary {
+		if errors.Is(err, v.err) {
+			return v.code
+		}
+	}
+	return "error"
+}
+
+// vocabulary is the one table from a sentinel to its name. The HTTP API
+// (package httpapi) maps each name to a status; order matters where one
+// error could wrap two sentinels.
+var vocabulary = []struct {
+	err  error
+	code string
+}{
+	{ErrInvalid, "invalid_argument"},
+	{stock.ErrInvalid, "invalid_argument"},
+	{stock.ErrNotFound, "not_found"},
+	{stock.ErrAlreadyExists, "already_exists"},
+	{ErrSoldOut, "sold_out"},
+	{ErrDuplicateOrder, "duplicate_order"},
+	{ErrDuplicateRequest, "duplicate_request"},
+	{ErrLockTimeout, "lock_timeout"},
+	{ErrFencedOut, "fenced_out"},
+	{ErrLockLost, "lock_lost"},
+	{ErrInDoubt, "in_doubt"},
+	{ErrUnavailable, "unavailable"},
+	{stock.ErrUnavailable, "unavailable"},
+	{context.Canceled, "canceled"},
+	{context.DeadlineExceeded, "canceled"},
 }

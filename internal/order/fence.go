@@ -11,14 +11,19 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// errStaleFence is why a fenced holder was refused: the database had
-// already registered a fencing token at least as high as its own.
-var errStaleFence = errors.New("order: stale fencing token")
-
-// buyFenced is the critical section of strategy fenced: buy's
-// read-check-write, in one transaction that starts by registering the
-// lock's fencing token with the database. It must run holding lock, a
-// lock of mode fenced, on ctx, as buy does.
+// Fencing: what a token promises, and why it is registered first.
+//
+// Strategies fenced and etcd hand every grant of the product lock a
+// fencing token that grows with each grant (dlock.Lock.Fence, and for
+// etcd the cluster's epoch, dlock.Lock.Epoch, before it). The database
+// keeps the highest token registered for the product, and sell registers
+// its lock's token as the first statement of its transaction:
+//
+//	UPDATE products SET fence_epoch = ?, fence = ?
+//	WHERE id = ? AND (fence_epoch, fence) < (?, ?)
+//
+// Zero rows means a newer holder registered first: the holder is refused
+// (ErrFencedOut) before it has read or written anything.
 //
 // Registering first, before the read, is what makes it safe. Say holder A
 // (token 33) has run its statements when its network stalls: its lease
@@ -28,84 +33,81 @@ var errStaleFence = errors.New("order: stale fencing token")
 // before A's sale: a lost update, even though every write carried a fresh
 // token. Registered first, B's token goes through the same row as A's
 // writes: B's UPDATE waits for A's transaction to commit (or roll back),
-// and only then does B read, so it reads A's sale. And a holder whose
-// lease ran out before it registered finds a newer token there and is
-// refused (ErrLockLost) before it has read or written anything, if that
-// newer registration committed: one whose transaction rolled back leaves
-// the older token behind, and the stale holder then registers and sells.
-// That loses nothing: the newer holder wrote nothing, and the stale one's
-// registration holds the row until it commits, as any holder's does.
-func (s *Service) buyFenced(ctx context.Context, lock *dlock.Lock, p stock.Product, req Request) (Order, error) {
-	fence := lock.Fence()
-	o := newOrder(p, req)
-	err := s.commit(ctx, lock, p, func(tx *gorm.DB) error {
-		// 1. Register the token: zero rows means a newer holder exists.
-		if err := s.registerFence(ctx, tx, p, fence); err != nil {
-			return err
-		}
-		// 2. Read and check, now that no older holder can still commit: its
-		// transaction held this row, and the UPDATE above waited for it. A
-		// refused order still commits its registration: an older holder
-		// must not slip in behind it.
-		left, err := s.check(ctx, tx, p, req)
-		if errors.Is(err, ErrSoldOut) || errors.Is(err, ErrDuplicateOrder) {
-			return commitAnyway{err}
-		}
-		if err != nil {
-			return err
-		}
-		if err := s.work(ctx, p); err != nil {
-			return err
-		}
-		// 3. Write, checking the token again.
-		if err := s.writeStockFenced(ctx, tx, p, left-req.Quantity, fence); err != nil {
-			return err
-		}
-		row := toRow(o)
-		return tx.Create(&row).Error
-	})
-	if err != nil && !s.landedDespiteLock(ctx, o, err) {
-		return Order{}, err
-	}
-	return o, nil
+// and only then does B read, so it reads A's sale.
+//
+// What it does not promise: a stale holder is refused only if the newer
+// registration committed. One whose transaction rolled back (its buyer
+// hung up) leaves the older token behind, and the stale holder then
+// registers and sells. That loses nothing: the newer holder wrote nothing,
+// and the stale one's registration holds the row until it commits, as any
+// holder's does. A refused or sold-out sale still commits its
+// registration, so that an older holder cannot slip in behind it.
+
+// fence is a grant's fencing token as the database orders it: by epoch,
+// then by token. The zero fence is none: the lock mints no tokens.
+type fence struct{ epoch, token int64 }
+
+// fenceOf returns lock's fence (none for a lock that mints none).
+func fenceOf(lock *dlock.Lock) fence {
+	return fence{epoch: 0 /* TODO-EPOCH lock.Epoch() */, token: lock.Fence()}
 }
 
-// registerFence registers fence, the holder's token, for product p in tx,
-// before anything is read: it returns errStaleFence (counted) if the
-// database has seen a token at least as high. The row stays locked by tx
-// until it ends, so no older holder can commit meanwhile.
-func (s *Service) registerFence(ctx context.Context, tx *gorm.DB, p stock.Product, fence int64) error {
-	res := tx.Exec("UPDATE products SET fence = ? WHERE id = ? AND fence < ?", fence, p.ID, fence)
+func (f fence) none() bool { return f == fence{} }
+
+func (f fence) String() string { return fmt.Sprintf("%d/%d", f.epoch, f.token) }
+
+// registerFence registers f, the holder's token, for product p in tx,
+// before anything is read: it returns an error wrapping ErrFencedOut
+// (counted) if the database has seen a token at least as high. The row
+// stays locked by tx until it ends, so no older holder can commit
+// meanwhile. A zero fence registers nothing.
+func (s *Service) registerFence(ctx context.Context, tx *gorm.DB, p stock.Product, f fence) error {
+	if f.none() {
+		return nil
+	}
+	res := tx.Exec(`UPDATE products SET fence_epoch = ?, fence = ?
+		WHERE id = ? AND (fence_epoch < ? OR (fence_epoch = ? AND fence < ?))`,
+		f.epoch, f.token, p.ID, f.epoch, f.epoch, f.token)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return s.fencedOut(ctx, tx, p, fence)
+		return s.fencedOut(ctx, tx, p, f)
 	}
 	return nil
 }
 
-// writeStockFenced writes product p's stock in tx, where the token registered
-// is still fence: nobody can have replaced it while tx holds the row, but
-// the write should say what it relies on.
-func (s *Service) writeStockFenced(ctx context.Context, tx *gorm.DB, p stock.Product, left int, fence int64) error {
-	res := tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence = ?", left, p.ID, fence)
+// writeStock writes product p's stock in tx. Under a fence it checks that
+// the token registered is still f: nobody can have replaced it while tx
+// holds the row, but the write should say what it relies on.
+func (s *Service) writeStock(ctx context.Context, tx *gorm.DB, p stock.Product, left int, f fence) error {
+	if f.none() {
+		return tx.Exec("UPDATE products SET stock = ? WHERE id = ?", left, p.ID).Error
+	}
+	res := tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence_epoch = ? AND fence = ?",
+		left, p.ID, f.epoch, f.token)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return s.fencedOut(ctx, tx, p, fence)
+		return s.fencedOut(ctx, tx, p, f)
 	}
 	return nil
 }
 
 // fencedOut counts a refused holder and returns its error, naming the
 // token the database holds.
-func (s *Service) fencedOut(ctx context.Context, tx *gorm.DB, p stock.Product, fence int64) error {
+func (s *Service) fencedOut(ctx context.Context, tx *gorm.DB, p stock.Product, f fence) error {
 	s.happened(p.ID, p.Strategy, EventFencedOut)
-	var seen int64
-	if err := tx.WithContext(ctx).Raw("SELECT fence FROM products WHERE id = ?", p.ID).Row().Scan(&seen); err != nil {
-		return fmt.Errorf("%w: token %d refused: %w", errStaleFence, fence, err)
+	var seen fence
+	err := tx.WithContext(ctx).Raw("SELECT fence_epoch, fence FROM products WHERE id = ?", p.ID).
+		Row().Scan(&seen.epoch, &seen.token)
+	if err != nil {
+		return fmt.Errorf("%w: token %v refused: %w", ErrFencedOut, f, err)
 	}
-	return fmt.Errorf("%w: token %d refused, the database has seen %d", errStaleFence, fence, seen)
+	return fmt.Errorf("%w: token %v refused, the database has seen %v", ErrFencedOut, f, seen)
 }
+
+// errWithdrawn is the answer of a batched buyer that gave up before its
+// batch allocated it; it has returned already, so nobody reads it.
+var errWithdrawn = errors.New("order: withdrawn from its batch")

@@ -48,7 +48,7 @@ func TestFencedSeesPreviousCommit(t *testing.T) {
 		defer bl.Release(context.Background())
 		p.LateCommit = 0 // B commits normally
 		start := time.Now()
-		_, errB := s.buyFenced(bl.Context(), bl, p, Request{UserID: "same", ProductID: p.ID, Quantity: 1})
+		_, errB := s.buy(bl.Context(), bl, p, Request{UserID: "same", ProductID: p.ID, Quantity: 1})
 		t.Logf("B (token %d) after %v: %v", bl.Fence(), time.Since(start), errB)
 		if errA := <-aDone; errA != nil {
 			t.Fatalf("A: %v", errA)
@@ -92,8 +92,8 @@ func TestStaleHolderAfterRolledBackFence(t *testing.T) {
 		var fence int64
 		db.Raw("SELECT fence FROM products WHERE id = ?", p.ID).Row().Scan(&fence)
 		t.Logf("B: %v; products.fence now %d; A's token %d", errB, fence, a.Fence())
-		_, errA := s.buyFenced(ctx, a, p, Request{UserID: "a", ProductID: p.ID, Quantity: 1})
-		if !errors.Is(errA, errStaleFence) {
+		_, errA := s.buy(ctx, a, p, Request{UserID: "a", ProductID: p.ID, Quantity: 1})
+		if !errors.Is(errA, ErrFencedOut) {
 			t.Errorf("stale holder A (token %d, lease expired, a newer holder came after it): got %v, want refused", a.Fence(), errA)
 		}
 	})
@@ -129,7 +129,7 @@ func TestFenceAfterARolledBackNewerHolder(t *testing.T) {
 		}
 
 		// A, stale, goes on as if it still held the lock, and sells.
-		if _, err := s.buyFenced(ctx, a, p, Request{UserID: "a", ProductID: p.ID, Quantity: 1}); err != nil {
+		if _, err := s.buy(ctx, a, p, Request{UserID: "a", ProductID: p.ID, Quantity: 1}); err != nil {
 			t.Fatalf("stale A after B rolled back: %v, want its sale (nothing newer committed)", err)
 		}
 		// C, the next holder, reads after A's sale.

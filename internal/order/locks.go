@@ -3,8 +3,10 @@ package order
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -22,6 +24,27 @@ func (s *Service) release(ctx context.Context, l *dlock.Lock) {
 	if err := l.Release(ctx); err != nil {
 		s.opts.Logger.WarnContext(ctx, "release lock", "key", l.Key(), "err", err)
 	}
+}
+
+// lockProduct takes p's product lock with locker on ctx, waiting at most
+// the lock wait, and tells the observer how the ask went.
+func (s *Service) lockProduct(ctx context.Context, locker dlock.Locker, p stock.Product) (*dlock.Lock, error) {
+	start := time.Now()
+	lock, err := locker.Lock(ctx, productKey(p.ID), p.LockTTL, s.opts.LockWait)
+	if err != nil {
+		err = fromLock(err, "product lock")
+		s.opts.Observer.LockWaited(p.Strategy, outcomeFor(ctx, err), time.Since(start))
+		return nil, err
+	}
+	s.opts.Observer.LockWaited(p.Strategy, "acquired", time.Since(start))
+	return lock, nil
+}
+
+// releaseProduct releases p's product lock, taken at got, and tells the
+// observer how long it was held.
+func (s *Service) releaseProduct(ctx context.Context, p stock.Product, lock *dlock.Lock, got time.Time) {
+	s.release(ctx, lock)
+	s.opts.Observer.Held(p.Strategy, time.Since(got))
 }
 
 // lockPair is what a locking strategy locks with: the product lock, and
@@ -65,9 +88,16 @@ func (s *Service) locker(mode dlock.Mode) (dlock.Locker, error) {
 	return l, nil
 }
 
-// dedupeKey and productKey name the two locks. Ids may contain ':', so two
-// (product, user) pairs can share a dedupe key (product "a", user "b:c" and
-// product "a:b", user "c"); the cost is a spurious duplicate_request, never
-// an oversell.
-func dedupeKey(product, user string) string { return "flashsale:dedupe:" + product + ":" + user }
-func productKey(product string) string      { return "flashsale:lock:product:" + product }
+// productKey and dedupeKey name the two locks. Every Redis (and etcd) key
+// of a product holds its id as a hash tag, "{id}": ids cannot contain
+// braces, so the tag is exactly the id, and one product's keys (its locks,
+// its fence counter, its stock and buyers in package reserve) share one
+// Redis Cluster slot. Each kind of key has its own namespace
+// ("flashsale:lock:", "flashsale:dedupe:", …), so an id with ':' in it
+// cannot name a key of another kind; a product lock key ends in '}', so
+// it is never another key's fence counter (dlock keeps that at the lock
+// key followed by ":fence").
+func productKey(product string) string { return "flashsale:lock:{" + product + "}" }
+func dedupeKey(product, user string) string {
+	return "flashsale:dedupe:{" + product + "}:" + user
+}

@@ -2,11 +2,8 @@ package order
 
 import (
 	"context"
-	"errors"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -55,39 +52,6 @@ func outcomeFor(ctx context.Context, err error) string {
 	return Outcome(err)
 }
 
-// Outcome names how an order ended, from Place's error: "created" for nil,
-// else one word per error Place documents (sold_out, duplicate_order,
-// duplicate_request, lock_timeout, lock_lost, fenced_out, unavailable,
-// invalid, not_found, canceled), and "error" for anything else. The set is
-// fixed and small, as a metric's label values must be.
-func Outcome(err error) string {
-	switch {
-	case err == nil:
-		return "created"
-	case errors.Is(err, ErrSoldOut):
-		return "sold_out"
-	case errors.Is(err, ErrDuplicateOrder):
-		return "duplicate_order"
-	case errors.Is(err, ErrDuplicateRequest):
-		return "duplicate_request"
-	case errors.Is(err, ErrLockTimeout):
-		return "lock_timeout"
-	case errors.Is(err, errStaleFence):
-		return "fenced_out"
-	case errors.Is(err, ErrLockLost):
-		return "lock_lost"
-	case errors.Is(err, ErrUnavailable):
-		return "unavailable"
-	case errors.Is(err, ErrInvalid), errors.Is(err, stock.ErrInvalid):
-		return "invalid"
-	case errors.Is(err, stock.ErrNotFound):
-		return "not_found"
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return "canceled"
-	}
-	return "error"
-}
-
 // noObserver is the Observer of a Service built without one.
 type noObserver struct{}
 
@@ -96,27 +60,6 @@ func (noObserver) LockWaited(strategy.Name, string, time.Duration) {}
 func (noObserver) Held(strategy.Name, time.Duration)               {}
 func (noObserver) Happened(strategy.Name, Event)                   {}
 func (noObserver) Batched(strategy.Name, int)                      {}
-
-// lockProduct takes p's product lock with locker on ctx, waiting at most
-// the lock wait, and tells the observer how the ask went.
-func (s *Service) lockProduct(ctx context.Context, locker dlock.Locker, p stock.Product) (*dlock.Lock, error) {
-	start := time.Now()
-	lock, err := locker.Lock(ctx, productKey(p.ID), p.LockTTL, s.opts.LockWait)
-	if err != nil {
-		err = fromLock(err, "product lock")
-		s.opts.Observer.LockWaited(p.Strategy, outcomeFor(ctx, err), time.Since(start))
-		return nil, err
-	}
-	s.opts.Observer.LockWaited(p.Strategy, "acquired", time.Since(start))
-	return lock, nil
-}
-
-// releaseProduct releases p's product lock, taken at got, and tells the
-// observer how long it was held.
-func (s *Service) releaseProduct(ctx context.Context, p stock.Product, lock *dlock.Lock, got time.Time) {
-	s.release(ctx, lock)
-	s.opts.Observer.Held(p.Strategy, time.Since(got))
-}
 
 // happened counts e for product, sold with strategy sn, in its Events and
 // for the observer.

@@ -27,7 +27,6 @@
 package order
 
 import (
-	"errors"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -35,36 +34,6 @@ import (
 
 // MaxQuantity is the most units one order may take.
 const MaxQuantity = 5
-
-// Errors returned by Service. Compare them with errors.Is; the returned
-// errors wrap them with details and, where there is one, the cause (a
-// dlock, stock or context error).
-var (
-	// ErrInvalid means the request failed validation; the error is a
-	// *FieldError that names the field. Nothing was sent to Redis or the
-	// database.
-	ErrInvalid = errors.New("order: invalid request")
-	// ErrSoldOut means the stock left is less than the quantity asked for.
-	ErrSoldOut = errors.New("order: sold out")
-	// ErrDuplicateOrder means the buyer already has an order for the product.
-	ErrDuplicateOrder = errors.New("order: duplicate order")
-	// ErrDuplicateRequest means another order by the same buyer for the same
-	// product is in flight (a repeated click): its dedupe lock is held.
-	ErrDuplicateRequest = errors.New("order: duplicate request in flight")
-	// ErrLockTimeout means the product lock could not be taken within the
-	// lock wait (or before the caller's context ended; then the error also
-	// wraps ctx.Err()).
-	ErrLockTimeout = errors.New("order: timed out waiting for the product lock")
-	// ErrUnavailable means Redis (for redlock, a majority of its nodes) or
-	// the database could not be reached. Nothing was written; the buyer may
-	// retry.
-	ErrUnavailable = errors.New("order: backend unavailable")
-	// ErrLockLost means the product lock was lost before the order was
-	// written: the watchdog found it gone, or the database refused its
-	// fencing token because a newer holder had registered one. Nothing was
-	// written; the buyer may retry.
-	ErrLockLost = errors.New("order: product lock lost")
-)
 
 // Request asks for Quantity units of ProductID for UserID.
 type Request struct {

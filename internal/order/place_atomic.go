@@ -10,9 +10,13 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// errNoUnits is what the conditional UPDATE of the lock-free strategies
-// says when it matched no row: the stock is below the quantity.
-var errNoUnits = errors.New("order: no units left for the conditional update")
+// What insertAndDeduct says when the database refused: the buyer has an
+// order already (the unique key), or the stock is below the quantity (the
+// conditional UPDATE matched no row).
+var (
+	errDuplicateKey = errors.New("order: the buyer has an order (unique key)")
+	errNoUnits      = errors.New("order: no units left for the conditional update")
+)
 
 // placeAtomic is strategy sql-atomic: no lock at all. The database does
 // the read-check-write in one statement,
@@ -37,8 +41,12 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 	case errors.Is(err, errNoUnits):
 		s.learnSoldOut(ctx, p.ID)
 		return Order{}, fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, req.Quantity)
-	case err != nil && !s.landedAfterAll(ctx, o, err):
-		return Order{}, fromWrite(ctx, err)
+	case errors.Is(err, errDuplicateKey):
+		return Order{}, s.duplicate(ctx, p.ID, req.UserID)
+	case err != nil:
+		if err := s.afterFailure(ctx, o, err); err != nil {
+			return Order{}, fromWrite(ctx, err)
+		}
 	}
 	return o, nil
 }
@@ -47,12 +55,12 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 // need no lock: the INSERT first, so a repeated click fails on the unique
 // key before it touches the hot row; the conditional UPDATE last, so the
 // row's lock is held from it to the commit and no longer. Errors:
-// ErrDuplicateOrder, errNoUnits, or the database's.
+// errDuplicateKey, errNoUnits, or the database's.
 func insertAndDeduct(tx *gorm.DB, o Order) error {
 	row := toUniqueRow(o)
 	if err := tx.Create(&row).Error; err != nil {
 		if stock.IsDuplicateKey(err) {
-			return fmt.Errorf("%w: user %q already bought %q", ErrDuplicateOrder, o.UserID, o.ProductID)
+			return errDuplicateKey
 		}
 		return err
 	}
@@ -79,7 +87,7 @@ func (s *Service) learnSoldOut(ctx context.Context, id string) {
 // fromWrite translates an error from a lock-free strategy's transaction.
 func fromWrite(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut):
+	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut), errors.Is(err, ErrInDoubt):
 		return err
 	case ctx.Err() != nil:
 		// The transaction runs on a context of its own that ctx's end
@@ -90,4 +98,17 @@ func fromWrite(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
 	}
 	return fmt.Errorf("order: %w", err)
+}
+
+// duplicate is the error for user, who already has an order for product:
+// a *DuplicateOrderError naming that order, if the database can say which
+// (else with no OrderID).
+func (s *Service) duplicate(ctx context.Context, product, user string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	var id string
+	_ = s.db.WithContext(ctx).
+		Raw("SELECT id FROM orders WHERE product_id = ? AND user_id = ? LIMIT 1", product, user).
+		Row().Scan(&id)
+	return &DuplicateOrderError{OrderID: id, UserID: user, ProductID: product}
 }

@@ -45,10 +45,10 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 	switch {
 	case err == nil:
 		return o, nil
-	case errors.Is(err, ErrDuplicateOrder):
+	case errors.Is(err, errDuplicateKey):
 		// The database has an order of this buyer that Redis forgot.
 		s.giveBack(ctx, o)
-		return Order{}, err
+		return Order{}, s.duplicate(ctx, p.ID, req.UserID)
 	case errors.Is(err, errNoUnits):
 		// Redis offered a unit the database does not have: they drifted
 		// apart (Redis lost its data and was loaded again mid-sale). The
@@ -57,10 +57,10 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 		s.lowerToDatabase(ctx, p.ID)
 		return Order{}, fmt.Errorf("%w: %q: the database has fewer units than Redis had", ErrSoldOut, p.ID)
 	}
-	// 4. The write failed, and whether its COMMIT landed is not known (its
-	// answer may be what was lost): the units are given back only once the
-	// database says the order is not there.
-	if s.landedAfterAll(ctx, o, err) {
+	// 4. The write failed, and its COMMIT may have landed (its answer may
+	// be what was lost): the units are given back only once the database
+	// says the order is not there.
+	if err = s.afterFailure(ctx, o, err); err == nil {
 		return o, nil
 	}
 	s.settle(o)
@@ -93,7 +93,7 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 		// An order, or a click still on its way (or being settled): the
 		// database tells which.
 		if found, qerr := s.landed(ctx, dup.Reservation); qerr == nil && found {
-			return fmt.Errorf("%w: %w", ErrDuplicateOrder, err)
+			return &DuplicateOrderError{OrderID: dup.Reservation, UserID: o.UserID, ProductID: p.ID}
 		}
 		return fmt.Errorf("%w: %w", ErrDuplicateRequest, err)
 	}
@@ -104,17 +104,6 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 		return fmt.Errorf("order: reserve: %w", err)
 	}
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
-
-// landed reports whether order id's row is in the database: a commit
-// whose answer was lost may have landed. It asks on a context that
-// survives the caller's, briefly; err says the database could not tell.
-func (s *Service) landed(ctx context.Context, id string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
-	var n int64
-	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE id = ?", id).Row().Scan(&n)
-	return n > 0, err
 }
 
 // lowerToDatabase brings the Redis stock of product down to the

@@ -65,7 +65,7 @@ func TestRedisDecrLoadsMissingStock(t *testing.T) {
 		ctx := context.Background()
 		shop := newShops(t, b, 1, order.Options{})[0]
 		p := newProduct(t, b, "decr-missing", stock.Product{Strategy: strategy.RedisDecr, Stock: 2})
-		if err := b.Redis.Clients()[0].Del(ctx, "flashsale:stock:"+p.ID).Err(); err != nil {
+		if err := b.Redis.Clients()[0].Del(ctx, "flashsale:stock:{"+p.ID+"}").Err(); err != nil {
 			t.Fatal(err)
 		}
 		mustPlace(ctx, t, shop, p.ID, "a")

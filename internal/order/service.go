@@ -137,3 +137,31 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 	}
 	return created, nil
 }
+
+// closeWait is how long Close lets the settlements under way finish.
+const closeWait = 5 * time.Second
+
+// Close lets the settlements of reservations still under way (settle)
+// finish, for at most closeWait, then stops them and waits for them to
+// return: call it after the last Place returned, and before closing the
+// database and Redis clients. A settlement cut short leaves its
+// reservation in Redis, as settleFor running out would. It also waits for
+// the batch leaders (batch.go), which stop once nobody is queued. Calling
+// it again does nothing more.
+func (s *Service) Close() error {
+	done := make(chan struct{})
+	go func() {
+		s.settling.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	s.stop()
+	<-done
+	s.leaders.Wait()
+	return nil
+}

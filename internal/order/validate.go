@@ -22,8 +22,8 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 // Unwrap returns ErrInvalid.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
-// Validate is the one check of an order's fields: both ids 1..64 characters
-// of [A-Za-z0-9._:-] (stock.ValidID), quantity 1..MaxQuantity. It returns
+// Validate is the one check of an order's fields: both ids as
+// stock.CheckID says, quantity 1..MaxQuantity. It returns
 // nil or a *FieldError naming the first bad field.
 //
 // Place calls it before anything touches Redis or the database. Anyone may
@@ -43,10 +43,10 @@ func (r Request) Validate() error {
 }
 
 // checkID returns a *FieldError for field unless id is a valid user or
-// product id.
+// product id (stock.CheckID).
 func checkID(field, id string) error {
-	if !stock.ValidID(id) {
-		return &FieldError{Field: field, Reason: fmt.Sprintf("must be 1..%d characters of [A-Za-z0-9._:-]", stock.MaxIDLen)}
+	if err := stock.CheckID(id); err != nil {
+		return &FieldError{Field: field, Reason: err.Error()}
 	}
 	return nil
 }

@@ -5,13 +5,15 @@
 // write that fails gives its reservation back with a second script, so a
 // failed order never leaves a unit lost in Redis.
 //
-// The two keys of a product are its stock ("flashsale:stock:<id>", the
-// units left) and its buyers ("flashsale:buyers:<id>", a hash from each
+// The two keys of a product are its stock ("flashsale:stock:{<id>}", the
+// units left) and its buyers ("flashsale:buyers:{<id>}", a hash from each
 // buyer holding a reservation or an order to that reservation's id).
 // Neither expires: the sale owns them. A reservation given back before
 // Redis saw its take leaves a mark
-// ("flashsale:given-back:<id>:<reservation>") for an hour, so that the
-// take, if it still arrives, reserves nothing (GiveBack).
+// ("flashsale:given-back:{<id>}:<reservation>") for an hour, so that the
+// take, if it still arrives, reserves nothing (GiveBack). The id is a hash
+// tag, so a product's keys share one Redis Cluster slot (and a script may
+// touch them all), and each kind of key has its own namespace.
 package reserve
 
 import (
@@ -71,10 +73,10 @@ type Stock struct {
 // ContextTimeoutEnabled so that context deadlines cut a hung call short.
 func New(c *redis.Client) *Stock { return &Stock{c: c} }
 
-func stockKey(product string) string  { return "flashsale:stock:" + product }
-func buyersKey(product string) string { return "flashsale:buyers:" + product }
+func stockKey(product string) string  { return "flashsale:stock:{" + product + "}" }
+func buyersKey(product string) string { return "flashsale:buyers:{" + product + "}" }
 func givenBackKey(product, id string) string {
-	return "flashsale:given-back:" + product + ":" + id
+	return "flashsale:given-back:{" + product + "}:" + id
 }
 
 // keys are the keys of the take and give-back scripts.

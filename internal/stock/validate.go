@@ -58,11 +58,23 @@ func ValidID(id string) bool {
 	return true
 }
 
+// CheckID is the one check of a product or user id, for every package
+// that takes one: nil if id is valid (ValidID), else an error that says
+// why, in the one wording every error about an id uses, written for the
+// client ("must be 1..64 characters of [A-Za-z0-9._:-], got \"a b\"").
+// Callers wrap it with the field's name and their own sentinel.
+func CheckID(id string) error {
+	if !ValidID(id) {
+		return fmt.Errorf("must be 1..%d characters of [A-Za-z0-9._:-], got %q", MaxIDLen, clip(id))
+	}
+	return nil
+}
+
 // checkID returns nil if id is valid, or an error wrapping ErrInvalid that
 // names field.
 func checkID(field, id string) error {
-	if !ValidID(id) {
-		return invalid(field, "must be 1..%d characters of [A-Za-z0-9._:-], got %q", MaxIDLen, clip(id))
+	if err := CheckID(id); err != nil {
+		return invalid(field, "%v", err)
 	}
 	return nil
 }

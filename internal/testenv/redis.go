@@ -125,7 +125,7 @@ func (r *RedisNodes) Prefix() string { return r.id + ":" }
 // Key returns name with this test's unique prefix. On real servers, which
 // are shared with other tests, every key containing the prefix's token
 // anywhere is deleted at cleanup, so derive ids from Key too (a product id
-// Key("p1") makes the shop's lock key flashsale:lock:product:t…:p1, which is
+// Key("p1") makes the shop's lock key flashsale:lock:{t…:p1}, which is
 // cleaned up as well). The result is at most 12 bytes longer than name and
 // uses only [A-Za-z0-9:] besides name.
 func (r *RedisNodes) Key(name string) string { return r.id + ":" + name }

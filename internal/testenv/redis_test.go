@@ -120,7 +120,7 @@ func TestRedisCleanupDeletesKeys(t *testing.T) {
 			inner = NewRedis(t, Real)
 			ctx := context.Background()
 			c := inner.Clients()[0]
-			for _, k := range []string{inner.Key("a"), "flashsale:lock:product:" + inner.Key("p")} {
+			for _, k := range []string{inner.Key("a"), "flashsale:lock:{" + inner.Key("p") + "}"} {
 				if err := c.Set(ctx, k, "v", 0).Err(); err != nil {
 					t.Fatal(err)
 				}

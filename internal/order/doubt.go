@@ -1,0 +1,50 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+)
+
+// afterFailure says what the failed write of order o means for whoever
+// waits on ctx (the caller's context, or the lock's, which ends when the
+// lock is lost while the caller still waits). Only a transaction whose
+// COMMIT was sent (a *commitError) may have written anything; for it the
+// database is asked whether o is there after all, a COMMIT that landed
+// and whose answer was lost:
+//   - nil: o landed, and is the buyer's, lock or no lock;
+//   - err wrapped with ErrInDoubt: the database could not tell, so o may
+//     exist; the buyer's retry finds it (ErrDuplicateOrder, with its id)
+//     or buys, never both;
+//   - err as it is: o is not there, or nobody waits for the answer (ctx
+//     ended, not for a lost lock), or the COMMIT was never sent.
+func (s *Service) afterFailure(ctx context.Context, o Order, err error) error {
+	var ce *commitError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), dlock.ErrNotHeld) {
+		return err // the caller gave up: nobody waits for the answer
+	}
+	found, qerr := s.landed(ctx, o.ID)
+	switch {
+	case qerr != nil:
+		return fmt.Errorf("%w: %w", ErrInDoubt, err)
+	case found:
+		return nil
+	}
+	return err
+}
+
+// landed reports whether order id's row is in the database: a commit
+// whose answer was lost may have landed. It asks on a context that
+// survives the caller's, briefly; err says the database could not tell.
+func (s *Service) landed(ctx context.Context, id string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	var n int64
+	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE id = ?", id).Row().Scan(&n)
+	return n > 0, err
+}

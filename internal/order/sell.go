@@ -1,0 +1,168 @@
+package order
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"maps"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// shelf is what a seller holding the product lock knows before it
+// allocates: the units left, and which buyers already have an order (each
+// with the id of one of their orders).
+type shelf struct {
+	left   int
+	bought map[string]string
+}
+
+// answer is what one buyer of a sale is told: its order, or why not.
+type answer struct {
+	order Order
+	err   error
+}
+
+// sell is the one step that sells units holding p's product lock, for one
+// buyer or a batch of them (reqs, in arrival order), in one transaction
+// on ctx, the lock's context:
+//
+//  1. register the lock's fence, if it has one, before anything is read
+//     (fence.go says why first);
+//  2. read the shelf and do the business work, unless the caller did both
+//     before the transaction (read; see buy);
+//  3. allocate, in arrival order: a duplicate if the buyer has bought, sold
+//     out if too few units are left, else a new order;
+//  4. write the stock left (checking the fence again) and insert the
+//     orders, in one multi-row INSERT.
+//
+// A buyer for whom claim(i) is false has given up before it was allocated
+// and is skipped (claim nil: nobody gives up). It returns one answer per
+// buyer; a failed transaction is an error, and then nothing was written,
+// unless it was in doubt (afterFailure).
+func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, reqs []Request,
+	claim func(i int) bool, read *shelf) ([]answer, error) {
+	answers := make([]answer, len(reqs))
+	f := fenceOf(lock)
+	var sold []Order
+	err := s.commit(ctx, lock, p, func(tx *gorm.DB) error {
+		sold = sold[:0] // commit may run this again after a deadlock
+		// 1. Register the fence: no older holder can commit after this.
+		if err := s.registerFence(ctx, tx, p, f); err != nil {
+			return err
+		}
+		// 2. Read, now that no older holder can still commit, and work.
+		sh := read
+		if sh == nil {
+			got, err := s.look(ctx, tx, p.ID, reqs)
+			if err != nil {
+				return err
+			}
+			if err := s.work(ctx, p); err != nil {
+				return err
+			}
+			sh = &got
+		}
+		// 3. Allocate, in arrival order.
+		left, bought := sh.left, maps.Clone(sh.bought)
+		for i, r := range reqs {
+			if claim != nil && !claim(i) {
+				answers[i] = answer{err: errWithdrawn} // nobody reads it
+				continue
+			}
+			answers[i], left = allocate(p, r, left, bought)
+			if answers[i].err == nil {
+				sold = append(sold, answers[i].order)
+			}
+		}
+		if len(sold) == 0 {
+			return commitAnyway{} // a registered fence stays
+		}
+		// 4. Write the stock we computed, and the orders.
+		if err := s.writeStock(ctx, tx, p, left, f); err != nil {
+			return err
+		}
+		rows := make([]orderRow, len(sold))
+		for i, o := range sold {
+			rows[i] = toRow(o)
+		}
+		return tx.Create(&rows).Error
+	})
+	if err != nil && len(sold) > 0 {
+		err = s.afterFailure(ctx, sold[0], err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return answers, nil
+}
+
+// allocate answers one buyer of a sale from left units (refuse says when
+// it is refused) and returns the units left after it; a buyer who gets an
+// order is recorded in bought.
+func allocate(p stock.Product, req Request, left int, bought map[string]string) (answer, int) {
+	if err := refuse(p, req, left, bought); err != nil {
+		return answer{err: err}, left
+	}
+	o := newOrder(p, req)
+	bought[req.UserID] = o.ID
+	return answer{order: o}, left - req.Quantity
+}
+
+// refuse is the one rule of who may buy: a buyer who has an order for p
+// (in bought) is a duplicate, and one who asks for more than left is
+// told sold out. Ids are compared as bytes, here as in the database
+// (migrations make every id column bytewise) and in Redis.
+func refuse(p stock.Product, req Request, left int, bought map[string]string) error {
+	if id, ok := bought[req.UserID]; ok {
+		return &DuplicateOrderError{OrderID: id, UserID: req.UserID, ProductID: p.ID}
+	}
+	if left < req.Quantity {
+		return fmt.Errorf("%w: %q has %d left, asked for %d", ErrSoldOut, p.ID, left, req.Quantity)
+	}
+	return nil
+}
+
+// look reads product's shelf for the buyers of reqs through q (the
+// database, or a transaction): the stock with a plain SELECT, and who of
+// them has bought, in one query each. A stock of 0 is remembered: stock
+// never goes up, so the rest of the rush can be answered at once.
+func (s *Service) look(ctx context.Context, q *gorm.DB, product string, reqs []Request) (shelf, error) {
+	left, err := readStock(ctx, q, product)
+	if err != nil {
+		return shelf{}, err
+	}
+	if left == 0 {
+		s.markSoldOut(product)
+	}
+	users := make([]string, len(reqs))
+	for i, r := range reqs {
+		users[i] = r.UserID
+	}
+	var rows []struct{ UserID, ID string }
+	err = q.WithContext(ctx).
+		Raw("SELECT user_id, id FROM orders WHERE product_id = ? AND user_id IN ?", product, users).
+		Scan(&rows).Error
+	if err != nil {
+		return shelf{}, err
+	}
+	sh := shelf{left: left, bought: make(map[string]string, len(rows))}
+	for _, r := range rows {
+		sh.bought[r.UserID] = r.ID
+	}
+	return sh, nil
+}
+
+// readStock reads the stock of product id with a plain SELECT through q.
+func readStock(ctx context.Context, q *gorm.DB, id string) (int, error) {
+	var left int
+	err := q.WithContext(ctx).Raw("SELECT stock FROM products WHERE id = ?", id).Row().Scan(&left)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("%w: product %q", stock.ErrNotFound, id)
+	}
+	return left, err
+}
