@@ -8,10 +8,10 @@ import (
 )
 
 // applyPending runs on one connection that already holds the migration
-// lock: it creates the history table, reads what ran, and applies the rest.
-// adapt rewrites each statement for the dialect.
-func applyPending(ctx context.Context, conn *sql.Conn, all []migration, adapt func(string) string) error {
-	if _, err := conn.ExecContext(ctx, adapt(createHistory)); err != nil {
+// lock: it creates the history table, reads what ran, and applies the rest
+// that run on d, each statement adapted for d.
+func applyPending(ctx context.Context, conn *sql.Conn, all []migration, d dialect) error {
+	if _, err := conn.ExecContext(ctx, d.adapt(createHistory)); err != nil {
 		return fmt.Errorf("migrations: create schema_migrations: %w", err)
 	}
 	done, err := appliedVersions(ctx, conn)
@@ -22,8 +22,8 @@ func applyPending(ctx context.Context, conn *sql.Conn, all []migration, adapt fu
 		if done[m.version] {
 			continue
 		}
-		for i, stmt := range m.statements {
-			if _, err := conn.ExecContext(ctx, adapt(stmt)); err != nil {
+		for i, stmt := range d.statements(m) {
+			if _, err := conn.ExecContext(ctx, d.adapt(stmt)); err != nil {
 				return fmt.Errorf("migrations: %s.sql statement %d: %w", m.version, i+1, err)
 			}
 		}

@@ -12,9 +12,10 @@ import (
 type migration struct {
 	version    string   // file name without .sql, e.g. 0001_products
 	statements []string // in file order, without the final semicolons
+	only       string   // "mysql" for a *.mysql.sql file; "" runs everywhere
 }
 
-var fileName = regexp.MustCompile(`^[0-9]{4}_[a-z0-9_]+\.sql$`)
+var fileName = regexp.MustCompile(`^[0-9]{4}_[a-z0-9_]+(\.mysql)?\.sql$`)
 
 // load reads and splits the embedded files, sorted by name.
 func load() ([]migration, error) {
@@ -26,7 +27,7 @@ func load() ([]migration, error) {
 	var all []migration
 	for _, name := range names {
 		if !fileName.MatchString(name) {
-			return nil, fmt.Errorf("migrations: file %s: name must look like 0001_what.sql", name)
+			return nil, fmt.Errorf("migrations: file %s: name must look like 0001_what.sql or 0001_what.mysql.sql", name)
 		}
 		b, err := fs.ReadFile(files, name)
 		if err != nil {
@@ -36,7 +37,11 @@ func load() ([]migration, error) {
 		if len(stmts) == 0 {
 			return nil, fmt.Errorf("migrations: file %s has no statement", name)
 		}
-		all = append(all, migration{version: strings.TrimSuffix(name, ".sql"), statements: stmts})
+		m := migration{version: strings.TrimSuffix(name, ".sql"), statements: stmts}
+		if strings.HasSuffix(name, ".mysql.sql") {
+			m.only = mysql.name
+		}
+		all = append(all, m)
 	}
 	return all, nil
 }
@@ -65,6 +70,28 @@ func split(text string) []string {
 		stmts = append(stmts, strings.Join(cur, "\n"))
 	}
 	return stmts
+}
+
+// dialect is what differs between the databases: which files run on it
+// (a file named *.mysql.sql runs on MySQL and MariaDB only), and how a
+// statement is adapted for it.
+type dialect struct {
+	name  string // as gorm's Dialector names it
+	adapt func(string) string
+}
+
+var (
+	mysql  = dialect{name: "mysql", adapt: func(stmt string) string { return stmt }}
+	sqlite = dialect{name: "sqlite", adapt: forSQLite}
+)
+
+// statements returns m's statements if m runs on d, else none: a file for
+// another database has nothing to do on d, and is recorded all the same.
+func (d dialect) statements(m migration) []string {
+	if m.only != "" && m.only != d.name {
+		return nil
+	}
+	return m.statements
 }
 
 // datetimePrecision matches DATETIME(6) and friends.

@@ -32,3 +32,23 @@ func TestEmbeddedFilesLoad(t *testing.T) {
 		t.Errorf("versions not in order: %v", v)
 	}
 }
+
+// A *.mysql.sql file runs on MySQL and MariaDB only; the others everywhere.
+func TestDialectStatements(t *testing.T) {
+	all, err := load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range all {
+		wantSQLite := len(m.statements)
+		if m.version == "0013_ids_bytewise.mysql" {
+			wantSQLite = 0
+		}
+		if got, want := len(mysql.statements(m)), len(m.statements); got != want {
+			t.Errorf("%s on MySQL: got %d statements, want %d", m.version, got, want)
+		}
+		if got := len(sqlite.statements(m)); got != wantSQLite {
+			t.Errorf("%s on SQLite: got %d statements, want %d", m.version, got, wantSQLite)
+		}
+	}
+}

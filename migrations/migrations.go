@@ -1,7 +1,9 @@
 // Package migrations owns the shop's SQL schema: plain .sql files in this
 // directory, embedded in the binary, applied in file-name order and recorded
 // in the table schema_migrations. The same files run on MySQL 8, MariaDB
-// 10.11 and SQLite.
+// 10.11 and SQLite, except a file named *.mysql.sql, which runs on MySQL
+// and MariaDB only (SQLite records it without running it): for what SQLite
+// cannot say and does not need, such as a column's collation.
 //
 // To change the schema, add a new file with the next number (never edit one
 // that has shipped): 0004_something.sql. Statements end with a semicolon at

@@ -45,5 +45,5 @@ func applyMySQL(ctx context.Context, db *sql.DB, all []migration) error {
 	// outlive this call on a connection that goes back to the pool.
 	defer conn.ExecContext(context.WithoutCancel(ctx), "SELECT RELEASE_LOCK(?)", name)
 
-	return applyPending(ctx, conn, all, func(s string) string { return s })
+	return applyPending(ctx, conn, all, mysql)
 }

@@ -35,7 +35,7 @@ func applySQLite(ctx context.Context, db *sql.DB, all []migration) (err error) {
 			conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	return applyPending(ctx, conn, all, forSQLite)
+	return applyPending(ctx, conn, all, sqlite)
 }
 
 // beginImmediate takes the write lock, retrying while another connection

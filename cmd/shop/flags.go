@@ -47,8 +47,8 @@ type flagSpec struct {
 var flagSpecs = []flagSpec{
 	{"addr", "SHOP_ADDR", "listen address, host:port (port 0 picks a free port)"},
 	{"mysql-dsn", "SHOP_MYSQL_DSN", "MySQL/MariaDB DSN, user:pass@tcp(host:3306)/dbname; empty: embedded SQLite file in a temp dir"},
-	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five for redlock; the first also serves lua, naive and dedupe); empty: five embedded in-process servers"},
-	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; empty: an embedded three-member cluster in the process"},
+	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five for redlock; the first also serves lua, naive and dedupe); every shop on one database needs the same nodes, the same one first; empty: five embedded in-process servers, this process's own"},
+	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; every shop on one database needs the same cluster; empty: an embedded three-member cluster, this process's own"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout"},
 	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait (0: the default; negative: no limit)"},
@@ -189,8 +189,16 @@ func usage(out io.Writer, fs *flag.FlagSet) {
 	fmt.Fprint(out, `shop: the flash-sale order service (Gin API, MySQL stock, Redis locks).
 
 With no flags it runs on embedded backends — an SQLite file in a temporary
-directory and five in-process Redis servers — serves on :8080 at once, and
-logs a generated admin token. --mysql-dsn and --redis select real servers.
+directory, five in-process Redis servers and an in-process etcd cluster —
+serves on :8080 at once, and logs a generated admin token. --mysql-dsn,
+--redis and --etcd select real servers.
+
+Shops that share a database must share their lock servers, or their locks
+exclude nothing and the stock oversells: give every shop on one --mysql-dsn
+the same --redis and --etcd. Each shop records its lock servers in the
+database, and one whose servers differ from a live shop's there refuses to
+start (exit status 1). A crashed shop stops counting a few seconds after
+its last heartbeat.
 
 Usage: shop [flags]
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 func noEnv(string) string { return "" }
@@ -129,41 +130,7 @@ func TestMaxInFlight(t *testing.T) {
 func TestRunEmbedded(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	logs, logw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"--addr", "127.0.0.1:0", "--log-format", "json"}, noEnv, logw)
-		logw.Close()
-	}()
-
-	// Read the JSON log lines until the shop says where it serves; keep
-	// draining afterwards so that logging never blocks.
-	found := make(chan [2]string, 1)
-	go func() {
-		var token string
-		sc := bufio.NewScanner(logs)
-		for sc.Scan() {
-			var line map[string]any
-			if json.Unmarshal(sc.Bytes(), &line) != nil {
-				continue
-			}
-			if tok, ok := line["admin_token"].(string); ok {
-				token = tok
-			}
-			if line["msg"] == "shop: serving" {
-				found <- [2]string{line["addr"].(string), token}
-			}
-		}
-	}()
-	var addr, token string
-	select {
-	case f := <-found:
-		addr, token = f[0], f[1]
-	case err := <-done:
-		t.Fatalf("run returned before serving: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("shop did not start within 30s")
-	}
+	addr, token, done := startRun(ctx, t, "--addr", "127.0.0.1:0", "--log-format", "json")
 	if token == "" {
 		t.Error("no admin_token logged in embedded mode")
 	}
@@ -198,4 +165,83 @@ func TestRunEmbedded(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("run did not return after its context ended")
 	}
+}
+
+// TestRunRefusesOtherLockServers starts two shops on one database as two
+// replicas given --mysql-dsn and nothing else would be: each with embedded
+// Redis and etcd of its own. The second refuses to start, exits 1, and
+// says which flags to give.
+func TestRunRefusesOtherLockServers(t *testing.T) {
+	if len(testenv.DBModes(t)) < 2 {
+		t.Skipf("needs %s: two processes can share only a real database", testenv.EnvMySQLDSN)
+	}
+	tdb := testenv.NewDB(t, testenv.Real)
+	args := []string{"--addr", "127.0.0.1:0", "--mysql-dsn", tdb.DSN(), "--log-format", "json"}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	_, _, done := startRun(ctx, t, args...)
+
+	err := run(t.Context(), args, noEnv, io.Discard)
+	var stderr bytes.Buffer
+	if got := exitCode(err, &stderr); got != 1 {
+		t.Fatalf("second shop: run = %v, exit code %d, want 1", err, got)
+	}
+	for _, want := range []string{"another live shop on this database locks on other servers", "this shop:  redis 127.0.0.1:", "the same --redis and --etcd"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	t.Logf("the second shop said:\n%s", stderr.String())
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("first shop: run after cancel = %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("first shop: run did not return after its context ended")
+	}
+}
+
+// startRun runs the shop with args until ctx ends, and returns once it
+// serves: its address, the admin token it logged (if any), and a channel
+// that receives what run returned. args must include --log-format json.
+func startRun(ctx context.Context, t *testing.T, args ...string) (addr, token string, done <-chan error) {
+	t.Helper()
+	logs, logw := io.Pipe()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, args, noEnv, logw)
+		logw.Close()
+	}()
+
+	// Read the JSON log lines until the shop says where it serves; keep
+	// draining afterwards so that logging never blocks.
+	found := make(chan [2]string, 1)
+	go func() {
+		var token string
+		sc := bufio.NewScanner(logs)
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) != nil {
+				continue
+			}
+			if tok, ok := line["admin_token"].(string); ok {
+				token = tok
+			}
+			if line["msg"] == "shop: serving" {
+				found <- [2]string{line["addr"].(string), token}
+			}
+		}
+	}()
+	select {
+	case f := <-found:
+		return f[0], f[1], errc
+	case err := <-errc:
+		t.Fatalf("run returned before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("shop did not start within 30s")
+	}
+	return "", "", nil
 }

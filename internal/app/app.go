@@ -2,7 +2,9 @@
 // MySQL and Redis nodes, or the embedded ones when none are named), and
 // building one shop instance on them — its Redis clients, one locker per
 // lock mode, the order service and the HTTP router — and serving it with
-// timeouts and a graceful shutdown.
+// timeouts and a graceful shutdown. It also keeps the table of the shops
+// running on a database, which stops a shop from starting on lock servers
+// that another live shop there does not share (registry.go).
 //
 // cmd/shop runs one Shop; cmd/loadgen runs three on the same Backends, each
 // with its own clients and lockers exactly as three processes would have.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -91,13 +92,27 @@ func TestMetrics(t *testing.T) {
 		if got := m.count(t, "flashsale_critical_section_seconds", "strategy", "redlock"); got != uint64(asks) {
 			t.Errorf("critical_section_seconds_count{redlock} = %d, want one per lock acquired (%v)", got, asks)
 		}
-		granted := 0.0
+		// A round ends once a majority has granted, and a node that had
+		// not answered by then counts as no_answer: which nodes grant
+		// depends on which are quickest. What always holds: every node is
+		// counted once per round, none failed (all are up), and a majority
+		// granted each acquisition.
+		granted, rounds := 0.0, make([]float64, 5)
 		for node := range 5 {
-			v := counter("flashsale_redlock_votes_total", "node", fmt.Sprint(node), "vote", "granted")
-			if v == 0 {
-				t.Errorf("redlock_votes_total{node=%d,granted} = 0: every node is up and should have granted some", node)
+			for _, vote := range []string{"granted", "refused", "no_answer", "failed"} {
+				if s := m.find("flashsale_redlock_votes_total", "node", fmt.Sprint(node), "vote", vote); s != nil {
+					rounds[node] += s.GetCounter().GetValue()
+				}
 			}
-			granted += v
+			if f := m.find("flashsale_redlock_votes_total", "node", fmt.Sprint(node), "vote", "failed"); f != nil {
+				t.Errorf("redlock_votes_total{node=%d,failed} = %v, want none: every node is up", node, f.GetCounter().GetValue())
+			}
+			if s := m.find("flashsale_redlock_votes_total", "node", fmt.Sprint(node), "vote", "granted"); s != nil {
+				granted += s.GetCounter().GetValue()
+			}
+		}
+		if rounds[0] < asks || slices.Min(rounds) != slices.Max(rounds) {
+			t.Errorf("redlock votes per node = %v, want the same count for every node, at least one per acquisition (%v)", rounds, asks)
 		}
 		if granted < 3*asks {
 			t.Errorf("granted votes = %v, want at least a majority (3) per acquisition (%v)", granted, asks)
@@ -160,12 +175,20 @@ func scrape(t *testing.T, client *http.Client, base string) families {
 // metric finds the series of name with the label pairs given, or fails.
 func (f families) metric(t *testing.T, name string, labels ...string) *dto.Metric {
 	t.Helper()
-	fam, ok := f[name]
-	if !ok {
+	if _, ok := f[name]; !ok {
 		t.Fatalf("%s is not exported", name)
 	}
+	m := f.find(name, labels...)
+	if m == nil {
+		t.Fatalf("%s has no series %v", name, labels)
+	}
+	return m
+}
+
+// find returns the series of name with the label pairs given, or nil.
+func (f families) find(name string, labels ...string) *dto.Metric {
 next:
-	for _, m := range fam.GetMetric() {
+	for _, m := range f[name].GetMetric() {
 		for i := 0; i+1 < len(labels); i += 2 {
 			found := false
 			for _, l := range m.GetLabel() {
@@ -179,7 +202,6 @@ next:
 		}
 		return m
 	}
-	t.Fatalf("%s has no series %v", name, labels)
 	return nil
 }
 

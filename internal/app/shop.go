@@ -29,6 +29,7 @@ import (
 type Shop struct {
 	cfg      Config
 	clients  []*redis.Client
+	reg      *registration    // this shop's row in the table shops
 	etcd     *clientv3.Client // nil without etcd endpoints
 	lockers  map[dlock.Mode]dlock.Locker
 	orders   *order.Service
@@ -39,13 +40,18 @@ type Shop struct {
 	closeErr  error
 }
 
-// NewShop builds a shop on b. It dials nothing at once: the Redis clients
-// connect on first use, so a node that is down at start shows up in
-// /readyz and in 503s, not as a start-up failure. ctx bounds a short
-// reachability check whose result is only logged.
+// NewShop builds a shop on b. It first registers the shop in the
+// database, which refuses a shop whose lock servers differ from those of
+// another live shop on the same database (see registry.go); its heartbeat
+// runs until Close. Beyond that it dials nothing at once: the Redis
+// clients connect on first use, so a node that is down at start shows up
+// in /readyz and in 503s, not as a start-up failure. ctx bounds the
+// registration and a short reachability check whose result is only logged.
 //
-// Errors: a lock mode dlock.New cannot build (a bug, or no Redis address).
-// On error nothing is left open. The caller must Close the shop.
+// Errors: a *LockServersError (wrapping ErrOtherLockServers) naming both
+// shops' servers; the database's error if the registration could not be
+// written or read; a lock mode dlock.New cannot build (a bug, or no Redis
+// address). On error nothing is left open. The caller must Close the shop.
 func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	if b == nil || b.DB == nil {
 		return nil, errors.New("app: NewShop: backends without a database")
@@ -54,7 +60,11 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		return nil, errors.New("app: NewShop: backends without redis nodes")
 	}
 	log := cfg.logger()
-	s := &Shop{cfg: cfg, clients: newRedisClients(b.RedisAddrs), lockers: map[dlock.Mode]dlock.Locker{}}
+	reg, err := register(ctx, b.DB, lockServersOf(b), log)
+	if err != nil {
+		return nil, err
+	}
+	s := &Shop{cfg: cfg, reg: reg, clients: newRedisClients(b.RedisAddrs), lockers: map[dlock.Mode]dlock.Locker{}}
 	for _, mode := range dlock.Modes() {
 		l, err := dlock.New(mode, s.clients)
 		if err != nil {
@@ -125,10 +135,11 @@ func (s *Shop) Handler() http.Handler { return s.handler }
 
 // Close stops the order service's background settlements, closes the
 // lockers (their background goroutines and subscriptions) and then the
-// Redis clients. Call it after Serve returned: by then every
-// order has finished and released its locks. It does not close the
-// Backends. It is safe to call more than once; later calls return the first
-// call's result.
+// Redis clients, and removes the shop's row from the registry (a failure
+// there is only logged: the row goes stale). Call it after Serve returned:
+// by then every order has finished and released its locks. It does not
+// close the Backends. It is safe to call more than once; later calls
+// return the first call's result.
 func (s *Shop) Close() error {
 	s.closeOnce.Do(func() {
 		var errs []error
@@ -149,6 +160,9 @@ func (s *Shop) Close() error {
 			if err := s.etcd.Close(); err != nil && !errors.Is(err, context.Canceled) {
 				errs = append(errs, fmt.Errorf("app: close etcd client: %w", err))
 			}
+		}
+		if s.reg != nil {
+			s.reg.close()
 		}
 		s.closeErr = errors.Join(errs...)
 	})

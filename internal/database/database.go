@@ -10,8 +10,6 @@ package database
 import (
 	"database/sql/driver"
 	"errors"
-
-	"gorm.io/gorm/logger"
 )
 
 // Errors returned by OpenMySQL and OpenSQLite; they are wrapped with the
@@ -30,7 +28,6 @@ type Option func(*options)
 type options struct {
 	maxOpen int
 	wrap    func(driver.Connector) driver.Connector
-	logger  logger.Interface
 }
 
 // WithMaxOpenConns caps the pool at n open connections (n > 0). The default
@@ -51,21 +48,10 @@ func WithConnector(wrap func(driver.Connector) driver.Connector) Option {
 	return func(o *options) { o.wrap = wrap }
 }
 
-// WithLogger replaces the default GORM logger, which is quiet: it logs only
-// statements slower than a second, never each query or each error (errors
-// are returned to the caller, who decides whether they are worth a line).
-// Pass logger.Default.LogMode(logger.Info) to see every statement.
-func WithLogger(l logger.Interface) Option {
-	return func(o *options) { o.logger = l }
-}
-
 func buildOptions(maxOpen int, opts []Option) options {
 	o := options{maxOpen: maxOpen}
 	for _, opt := range opts {
 		opt(&o)
-	}
-	if o.logger == nil {
-		o.logger = quietLogger()
 	}
 	return o
 }

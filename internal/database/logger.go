@@ -21,6 +21,10 @@ type slowOnly struct {
 	logger.Interface
 }
 
+// quietLogger is the GORM logger of every database opened here: it logs
+// only statements slower than a second, never each query or each error
+// (errors are returned to the caller, who decides whether they are worth a
+// line).
 func quietLogger() logger.Interface {
 	return slowOnly{logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{
 		SlowThreshold:             slowQuery,
@@ -43,7 +47,7 @@ func (l slowOnly) Trace(ctx context.Context, begin time.Time, fc func() (string,
 // gormConfig is the GORM configuration shared by both backends.
 func gormConfig(o options) *gorm.Config {
 	return &gorm.Config{
-		Logger: o.logger,
+		Logger: quietLogger(),
 		// The order flow opens its own transaction where it needs one; a
 		// hidden transaction around every single INSERT only costs round
 		// trips.

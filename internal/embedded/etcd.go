@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
@@ -42,19 +43,46 @@ type Etcd struct {
 // etcdReady bounds how long a member may take to join the cluster.
 const etcdReady = 30 * time.Second
 
+// etcdStartTries bounds how often StartEtcd starts over after losing a port.
+const etcdStartTries = 5
+
 // StartEtcd starts an n-member cluster and returns once every member has
 // joined it. It returns an error if n < 1 or a member does not start; then
 // nothing is left running and nothing on disk.
+//
+// A member's ports are chosen before the member binds them: freePorts asks
+// the kernel for free ports and closes them again, because etcd wants
+// addresses, not listeners. Until the member binds, the kernel may hand the
+// same port to anyone else asking for a free one: another cluster starting
+// in this process, or a shop starting beside this one. Holding the ports in
+// between (package porthold) is no cure: only Linux lets etcd's listener
+// bind a port held that way. So a member that finds its port taken ends
+// the try: StartEtcd stops what it started and begins again with fresh
+// ports and a fresh directory. A try loses only to a listener that took one
+// of its ports in the moment between choosing and binding; etcdStartTries
+// losses in a row do not happen by chance.
 func StartEtcd(n int) (*Etcd, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("embedded: need at least one etcd member, got %d", n)
 	}
+	var err error
+	for range etcdStartTries {
+		var e *Etcd
+		if e, err = startEtcd(n); !errors.Is(err, syscall.EADDRINUSE) {
+			return e, err
+		}
+	}
+	return nil, fmt.Errorf("%w (a port was taken in each of %d tries)", err, etcdStartTries)
+}
+
+// startEtcd is one try of StartEtcd, on ports that pickPorts found free.
+func startEtcd(n int) (*Etcd, error) {
 	dir, err := os.MkdirTemp("", "flashsale-etcd-*")
 	if err != nil {
 		return nil, fmt.Errorf("embedded: etcd data dir: %w", err)
 	}
 	e := &Etcd{dir: dir, members: make([]*embed.Etcd, n), held: make([][]*porthold.Held, n)}
-	ports, err := freePorts(2 * n)
+	ports, err := pickPorts(2 * n)
 	if err != nil {
 		e.Close()
 		return nil, err
@@ -106,6 +134,10 @@ func ready(m *embed.Etcd) error {
 		return fmt.Errorf("not ready after %v", etcdReady)
 	}
 }
+
+// pickPorts is freePorts; export_test.go wraps it to lose the race for a
+// port on purpose.
+var pickPorts = freePorts
 
 // freePorts returns n distinct loopback ports that were free a moment ago.
 func freePorts(n int) ([]int, error) {

@@ -53,9 +53,6 @@ func (p *Proxy) Addr() string {
 	return p.addr
 }
 
-// Upstream returns the address the proxy forwards to.
-func (p *Proxy) Upstream() string { return p.upstream }
-
 // Stop closes the listener and every live connection, so clients get
 // errors at once and reconnects are refused, as when a server dies; the
 // port stays held for Start. Stopping a stopped proxy does nothing.
