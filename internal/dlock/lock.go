@@ -30,8 +30,6 @@ type Lock struct {
 	applied    uint64    // the number of the latest-sent refresh whose reply set ttl
 	released   bool
 	dog        watchdog
-	room       *room // the waiting room of the Lock that acquired it, if any
-	quiet      bool  // its room holds the release's announcement back (see fairTurns)
 }
 
 // holder is what each mode adds to a handle: how it renews and how it lets
@@ -79,18 +77,6 @@ func (l *Lock) Context() context.Context { return l.ctx }
 // time has passed.
 func (l *Lock) Validity() time.Duration {
 	return max(0, time.Until(l.until()))
-}
-
-// announceOn returns the pub/sub channel on which the release of l is
-// announced to the waiters, or "" if its waiting room holds the
-// announcement back (see fairTurns).
-func (l *Lock) announceOn() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.quiet {
-		return ""
-	}
-	return releaseChannel(l.key)
 }
 
 // currentTTL returns the TTL the lock was last set to.
@@ -183,7 +169,6 @@ func (l *Lock) Release(ctx context.Context) error {
 	released := l.released
 	l.released = true
 	renewing := l.stopWatchdog()
-	room := l.room
 	l.mu.Unlock()
 	if released {
 		return notHeld(l.key, "was already released")
@@ -192,9 +177,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	if renewing != nil {
 		<-renewing // no renewal may run after the release
 	}
-	var done func(announced bool)
-	if room != nil {
-		done = room.releasing(l)
+	var done func(released bool) // the waiting room's, if a waiter got l
+	if w, ok := l.mode.(waitingHolder); ok {
+		done = w.waitingRoom().releasing(l)
 	}
 	err := l.mode.release(ctx, l)
 	if done != nil {
