@@ -25,9 +25,16 @@ const ModeEtcd Mode = "etcd"
 // them, and waiters are served in the order they came. The watchdog keeps
 // the lease alive; a lease that runs out (its holder paused, or cut off
 // from a quorum of the cluster) takes the key with it, and the handle's
-// Context is cancelled, as the lua lock's is. The key's creation revision
-// is the grant's fencing token (Lock.Fence): the cluster's revision only
-// goes up, so a later grant always carries a larger one.
+// Context is cancelled, as the lua lock's is.
+//
+// The key's creation revision is the grant's fencing token (Lock.Fence):
+// within one cluster revisions only go up, so a later grant carries a
+// larger one. A cluster rebuilt empty counts them from 1 again, so every
+// grant also carries the cluster's epoch (Lock.Epoch), which the same
+// transaction reads from the key "dlock:epoch", creating it on the
+// cluster's first lock; compare grants by (Epoch, Fence). That key has no
+// "/", so it is never one of the queue keys and never inside a queue;
+// etcd_epoch.go says why the epoch is needed and what it does not promise.
 //
 // What it needs: a quorum of the cluster's members. With fewer, no grant,
 // renewal or release gets through: Lock returns ErrUnavailable when the
@@ -37,8 +44,8 @@ const ModeEtcd Mode = "etcd"
 // minimum (about 1.5 election timeouts): a handle's lease is the TTL asked
 // for, rounded up to a second, or the cluster's minimum if that is longer.
 //
-// No lock key may be another followed by "/". Etcd is safe for concurrent
-// use.
+// No lock key may be another followed by "/", and nothing but dlock may
+// write "dlock:epoch". Etcd is safe for concurrent use.
 type Etcd struct {
 	client *clientv3.Client
 	obs    Observer // nil: nobody listens (see Observe)
@@ -194,7 +201,7 @@ func (e *entry) lock(ctx context.Context, since time.Time) (*Lock, error) {
 		return nil, fmt.Errorf("%w: %q: the acquire took longer than the %v lease", ErrUnavailable, e.key, e.ttl)
 	}
 	l := newLock(ctx, e.key, e.token, e.ttl, until, (*etcdHolder)(e), true)
-	l.fence = e.rev // set before anyone but this goroutine has l
+	l.fence, l.epoch = e.rev, e.epoch // set before anyone but this goroutine has l
 	return l, nil
 }
 

@@ -25,13 +25,14 @@ type entry struct {
 	lease   clientv3.LeaseID
 	ttl     time.Duration // the lease's TTL, as the cluster granted it
 	rev     int64         // myKey's creation revision: the fence
+	epoch   int64         // the cluster's epoch, read with rev (etcd_epoch.go)
 	first   bool          // the oldest key: the lock is held
 	granted time.Time     // when the grant was sent: the validity counts from it
 }
 
 // enter grants a lease for ttl and queues on key with it, in one
-// transaction that also reads the oldest key queued: if that is its own,
-// the lock is held.
+// transaction that also reads the oldest key queued (if that is its own,
+// the lock is held) and the cluster's epoch.
 //
 // Each request gets tryTimeout, and a request that fails is tried again
 // until ctx ends: a member that hangs (paused, cut off) holds a request
@@ -39,7 +40,8 @@ type entry struct {
 // keep-alive does in no less than ten seconds, and the client sends the
 // next request to another member. A transaction that failed may have been
 // applied all the same: its lease is revoked, which takes its key out of
-// the queue, and enter starts over with a new one.
+// the queue, and enter starts over with a new one. An epoch key that does
+// not hold an epoch is not tried again: enter returns that error at once.
 func (m *Etcd) enter(ctx context.Context, key string, ttl time.Duration) (*entry, error) {
 	seconds := int64((ttl + time.Second - 1) / time.Second)
 	for {
@@ -47,9 +49,10 @@ func (m *Etcd) enter(ctx context.Context, key string, ttl time.Duration) (*entry
 		if err == nil {
 			return e, nil
 		}
-		if ctx.Err() != nil {
-			// The transaction may have queued the key before ctx ended:
-			// take it out before the caller hears of the failure.
+		if ctx.Err() != nil || errors.Is(err, errBadEpoch) {
+			// The transaction may have queued the key (before ctx ended),
+			// or did (with a bad epoch): take it out before the caller
+			// hears of the failure.
 			if e != nil {
 				e.leave(ctx)
 			}
@@ -81,10 +84,13 @@ func (m *Etcd) tryEnter(ctx context.Context, key string, seconds int64) (*entry,
 	prefix := key + "/"
 	tctx, cancel = context.WithTimeout(ctx, tryTimeout)
 	defer cancel()
+	ops := append([]clientv3.Op{
+		clientv3.OpPut(e.myKey, e.token, clientv3.WithLease(g.ID)),
+		clientv3.OpGet(prefix, clientv3.WithFirstCreate()...),
+	}, epochOps(start)...)
 	resp, err := m.client.Txn(tctx).
 		If(clientv3.Compare(clientv3.CreateRevision(e.myKey), "=", 0)).
-		Then(clientv3.OpPut(e.myKey, e.token, clientv3.WithLease(g.ID)),
-			clientv3.OpGet(prefix, clientv3.WithFirstCreate()...)).
+		Then(ops...).
 		Commit()
 	if err != nil {
 		return e, etcdErr(ctx, err, "acquire", key)
@@ -95,7 +101,8 @@ func (m *Etcd) tryEnter(ctx context.Context, key string, seconds int64) (*entry,
 	e.rev = resp.Header.Revision
 	owner := resp.Responses[1].GetResponseRange().Kvs
 	e.first = len(owner) == 0 || owner[0].CreateRevision == e.rev
-	return e, nil
+	e.epoch, err = readEpoch(resp.Responses[len(resp.Responses)-1], key)
+	return e, err
 }
 
 // errQueued is await's error when ctx ended while the entry was still

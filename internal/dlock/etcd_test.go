@@ -21,8 +21,9 @@ func etcdLocker(t *testing.T, c *testenv.EtcdCluster) *dlock.Etcd {
 	return dlock.NewEtcd(c.Client())
 }
 
-// The basics: one holder at a time, the fence grows with every grant, a
-// released lock is free again, a second release is ErrNotHeld.
+// The basics: one holder at a time, the fence grows with every grant and
+// the epoch stays, a released lock is free again, a second release is
+// ErrNotHeld.
 func TestEtcdLock(t *testing.T) {
 	testenv.Etcd(t, func(t *testing.T, c *testenv.EtcdCluster) {
 		ctx := context.Background()
@@ -54,6 +55,9 @@ func TestEtcdLock(t *testing.T) {
 		defer lb.Release(ctx)
 		if la.Fence() <= 0 || lb.Fence() <= la.Fence() {
 			t.Errorf("fences %d then %d, want positive and growing", la.Fence(), lb.Fence())
+		}
+		if la.Epoch() <= 0 || lb.Epoch() != la.Epoch() {
+			t.Errorf("epochs %d then %d, want the cluster's one positive epoch", la.Epoch(), lb.Epoch())
 		}
 	})
 }

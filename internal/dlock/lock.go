@@ -17,7 +17,8 @@ import (
 type Lock struct {
 	key   string
 	token string
-	fence int64 // the fencing token of this grant (fenced), 0 otherwise
+	fence int64 // the fencing token of this grant (fenced, etcd), 0 otherwise
+	epoch int64 // the epoch of the cluster that granted it (etcd), 0 otherwise
 	mode  holder
 
 	ctx    context.Context
