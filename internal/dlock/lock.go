@@ -12,8 +12,10 @@ import (
 // goroutine holding the handle can refresh or release it. It is safe for
 // concurrent use.
 //
-// The caller must call Release when the work is done, and should do the work
-// under Context, which ends when the lock is released or found lost.
+// The caller must call Release when the work is done, also after the lock
+// was lost (a waiting room keeps track of the handles its waiters got until
+// then), and should do the work under Context, which ends when the lock is
+// released or found lost.
 type Lock struct {
 	key   string
 	token string
@@ -61,15 +63,16 @@ func newLock(ctx context.Context, key, token string, ttl time.Duration, validUnt
 func (l *Lock) Key() string { return l.key }
 
 // Token returns the value this acquisition stored under the key: a fresh
-// UUID for lua, fenced and redlock, the constant "1" for naive (a token that proves
-// nothing, which is the flaw), and "" for off.
+// UUID for lua, fenced, redlock and etcd, the owner for reentrant, the
+// constant "1" for naive (a token that proves nothing, which is the flaw),
+// and "" for off. It is safe for concurrent use.
 func (l *Lock) Token() string { return l.token }
 
 // Context returns the context to do the protected work under. It is derived
 // from the ctx given to TryLock or Lock and is cancelled by Release and, for
-// lua, fenced and redlock, as soon as the lock is known to be lost: then
-// context.Cause returns an error wrapping ErrNotHeld, and the work must stop
-// instead of writing unprotected.
+// every mode with a watchdog (all but off and naive), as soon as the lock
+// is known to be lost: then context.Cause returns an error wrapping
+// ErrNotHeld, and the work must stop instead of writing unprotected.
 func (l *Lock) Context() context.Context { return l.ctx }
 
 // Validity returns how much longer the lock is sure to be held, as last
@@ -94,13 +97,15 @@ func (l *Lock) until() time.Time {
 	return l.validUntil
 }
 
-// Refresh extends the lock to ttl from now, if this handle still holds it.
+// Refresh extends the lock to ttl from now, if this handle still holds it
+// (etcd renews its lease for the TTL it was granted, whatever ttl says).
 // It returns ErrNotHeld (and cancels Context) if the lock expired or was
 // taken over, ErrNotHeld without a round trip after Release, and
-// ErrUnavailable if Redis cannot be reached. Naive locks cannot be
-// refreshed: Refresh returns an error wrapping errors.ErrUnsupported.
-// With a watchdog, later renewals use the new ttl, from ttl/3 after this
-// one on.
+// ErrUnavailable if Redis (or the etcd cluster) cannot be reached. Naive
+// locks cannot be refreshed: Refresh returns an error wrapping
+// errors.ErrUnsupported. With a watchdog, later renewals use the new ttl,
+// from ttl/3 after this one on. Any goroutine may call it, also while
+// another refreshes or releases.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	l.mu.Lock()
 	released := l.released
@@ -159,12 +164,12 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 
 // Release lets go of the lock and cancels Context. It works once: a second
 // call returns ErrNotHeld without a round trip. It returns ErrNotHeld if the
-// lock had already expired or been taken over (lua, fenced and redlock leave
-// the new holder's key alone; naive deletes it anyway, which is the flaw),
-// and ErrUnavailable if Redis cannot be reached, in which case the lock
-// expires after its TTL. Release uses ctx for the round trips: when the work
-// was cancelled, release with a live context such as
-// context.WithoutCancel(ctx).
+// lock had already expired or been taken over (lua, fenced, redlock and
+// etcd leave the new holder's key alone; naive deletes it anyway, which is
+// the flaw), and ErrUnavailable if Redis (or the etcd cluster) cannot be
+// reached, in which case the lock expires after its TTL. Release uses ctx
+// for the round trips: when the work was cancelled, release with a live
+// context such as context.WithoutCancel(ctx). Any goroutine may call it.
 func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
 	released := l.released
