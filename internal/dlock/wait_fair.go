@@ -74,13 +74,16 @@ type fairHead struct {
 	level bool   // the next try follows this process's own run-ending release: a win starts a new run
 }
 
+// fairHead returns the policy's part in the tries of the head of ks's
+// queue, for key.
 func (r *room) fairHead(key string, ks *keyState) *fairHead {
 	return &fairHead{r: r, key: key, ks: ks}
 }
 
 // awaitOwnRelease waits, if this process's last release of the key ended a
 // run, until that release's announcement has come back (ownMax at most),
-// and reports whether it did: the next try is then a level race.
+// and reports whether it waited: the next try is then a level race, as if
+// woken by that announcement.
 func (h *fairHead) awaitOwnRelease(ctx context.Context) bool {
 	r, ks := h.r, h.ks
 	r.mu.Lock()
@@ -89,7 +92,7 @@ func (h *fairHead) awaitOwnRelease(ctx context.Context) bool {
 	if seen == nil {
 		return false
 	}
-	if !sleep(ctx, ownMax, seen) { // it has not come back: wait no longer
+	if !sleep(ctx, ownMax, seen) { // it has not come back: stop waiting for it
 		r.mu.Lock()
 		r.ownHeard(h.key, ks)
 		r.mu.Unlock()
