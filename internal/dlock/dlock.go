@@ -27,8 +27,9 @@
 //
 // A sixth, Etcd (ModeEtcd), is the consensus lock: the same handles, on an
 // etcd cluster instead of Redis, with a lease per grant, waiters queued by
-// revision, and the revision as its fence. New does not build it: it needs
-// an etcd client (NewEtcd).
+// revision, and the revision as its fence, beside the cluster's epoch
+// (Lock.Epoch) for a cluster that is rebuilt. New does not build it: it
+// needs an etcd client (NewEtcd).
 //
 // Beside the modes, Reentrant is the lua lock made reentrant, as the lock
 // texts describe it (an owner's holds counted in a hash); the shop does not

@@ -11,8 +11,8 @@ import (
 )
 
 // Every grant of a key gets a larger fence than the grants before it,
-// whichever process took it and however; a refusal mints none; and the
-// other modes mint none at all.
+// whichever process took it and however; a refusal mints none; the other
+// Redis modes mint none at all, and no Redis mode has an epoch.
 func TestFence(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
@@ -106,6 +106,19 @@ func TestFence(t *testing.T) {
 				}
 				if got := l.Fence(); got != 0 {
 					t.Errorf("%s: Fence = %d, want 0", mode, got)
+				}
+				_ = l.Release(ctx)
+			}
+		})
+
+		t.Run("no epoch", func(t *testing.T) {
+			for _, mode := range dlock.Modes() {
+				l, err := newLocker(t, r, mode).TryLock(ctx, r.Key("epoch-"+string(mode)), time.Second)
+				if err != nil {
+					t.Fatalf("%s: TryLock: %v", mode, err)
+				}
+				if got := l.Epoch(); got != 0 {
+					t.Errorf("%s: Epoch = %d, want 0", mode, got)
 				}
 				_ = l.Release(ctx)
 			}

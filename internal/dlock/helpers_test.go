@@ -2,6 +2,7 @@ package dlock_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"strings"
 	"sync"
@@ -203,4 +204,58 @@ func lockLater(ctx context.Context, locker dlock.Locker, key string, ttl, wait t
 		got <- acquired{l, err, time.Now()}
 	}()
 	return got
+}
+
+// pollTake has other try to take key every 20ms for d, and returns the lock
+// and when it got it, or nil if it never did. Errors other than
+// ErrNotObtained fail t.
+func pollTake(t *testing.T, other dlock.Locker, key string, d time.Duration) (*dlock.Lock, time.Time) {
+	t.Helper()
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		l, err := other.TryLock(context.Background(), key, 5*time.Second)
+		if err == nil {
+			return l, time.Now()
+		}
+		if !errors.Is(err, dlock.ErrNotObtained) {
+			t.Fatalf("second locker: TryLock = %v, want the lock or ErrNotObtained", err)
+		}
+	}
+	return nil, time.Time{}
+}
+
+// endedBy waits at most limit for ctx to end and returns when it had ended
+// (now, if it already had), or the zero time if it is still live.
+func endedBy(ctx context.Context, limit time.Duration) time.Time {
+	select {
+	case <-ctx.Done():
+		return time.Now()
+	case <-time.After(limit):
+		return time.Time{}
+	}
+}
+
+// lateBy says how long after taken the context ended, or "over limit".
+func lateBy(ended, taken time.Time, limit time.Duration) string {
+	if ended.IsZero() {
+		return "over " + limit.String()
+	}
+	return ended.Sub(taken).Round(time.Millisecond).String()
+}
+
+// handOff has waiter Lock key in a goroutine, lets it find the key held,
+// releases held, and returns how long after the release the waiter got it.
+func handOff(t *testing.T, waiter dlock.Locker, key string, ttl time.Duration, held *dlock.Lock) (*dlock.Lock, time.Duration) {
+	t.Helper()
+	ctx := context.Background()
+	got := lockLater(ctx, waiter, key, ttl, 5*time.Second)
+	time.Sleep(30 * time.Millisecond) // the waiter found it held, subscribed, sleeps
+	if err := held.Release(ctx); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	released := time.Now()
+	r := <-got
+	if r.err != nil {
+		t.Fatalf("waiter Lock: %v", r.err)
+	}
+	return r.l, r.at.Sub(released)
 }

@@ -12,12 +12,15 @@ import (
 // goroutine holding the handle can refresh or release it. It is safe for
 // concurrent use.
 //
-// The caller must call Release when the work is done, and should do the work
-// under Context, which ends when the lock is released or found lost.
+// The caller must call Release when the work is done, also after the lock
+// was lost (a waiting room keeps track of the handles its waiters got until
+// then), and should do the work under Context, which ends when the lock is
+// released or found lost.
 type Lock struct {
 	key   string
 	token string
-	fence int64 // the fencing token of this grant (fenced), 0 otherwise
+	fence int64 // the fencing token of this grant (fenced, etcd), 0 otherwise
+	epoch int64 // the epoch of the cluster that granted it (etcd), 0 otherwise
 	mode  holder
 
 	ctx    context.Context
@@ -30,8 +33,6 @@ type Lock struct {
 	applied    uint64    // the number of the latest-sent refresh whose reply set ttl
 	released   bool
 	dog        watchdog
-	room       *room // the waiting room of the Lock that acquired it, if any
-	quiet      bool  // its room holds the release's announcement back (see fairTurns)
 }
 
 // holder is what each mode adds to a handle: how it renews and how it lets
@@ -62,15 +63,16 @@ func newLock(ctx context.Context, key, token string, ttl time.Duration, validUnt
 func (l *Lock) Key() string { return l.key }
 
 // Token returns the value this acquisition stored under the key: a fresh
-// UUID for lua, fenced and redlock, the constant "1" for naive (a token that proves
-// nothing, which is the flaw), and "" for off.
+// UUID for lua, fenced, redlock and etcd, the owner for reentrant, the
+// constant "1" for naive (a token that proves nothing, which is the flaw),
+// and "" for off. It is safe for concurrent use.
 func (l *Lock) Token() string { return l.token }
 
 // Context returns the context to do the protected work under. It is derived
 // from the ctx given to TryLock or Lock and is cancelled by Release and, for
-// lua, fenced and redlock, as soon as the lock is known to be lost: then
-// context.Cause returns an error wrapping ErrNotHeld, and the work must stop
-// instead of writing unprotected.
+// every mode with a watchdog (all but off and naive), as soon as the lock
+// is known to be lost: then context.Cause returns an error wrapping
+// ErrNotHeld, and the work must stop instead of writing unprotected.
 func (l *Lock) Context() context.Context { return l.ctx }
 
 // Validity returns how much longer the lock is sure to be held, as last
@@ -79,18 +81,6 @@ func (l *Lock) Context() context.Context { return l.ctx }
 // time has passed.
 func (l *Lock) Validity() time.Duration {
 	return max(0, time.Until(l.until()))
-}
-
-// announceOn returns the pub/sub channel on which the release of l is
-// announced to the waiters, or "" if its waiting room holds the
-// announcement back (see fairTurns).
-func (l *Lock) announceOn() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.quiet {
-		return ""
-	}
-	return releaseChannel(l.key)
 }
 
 // currentTTL returns the TTL the lock was last set to.
@@ -107,13 +97,15 @@ func (l *Lock) until() time.Time {
 	return l.validUntil
 }
 
-// Refresh extends the lock to ttl from now, if this handle still holds it.
+// Refresh extends the lock to ttl from now, if this handle still holds it
+// (etcd renews its lease for the TTL it was granted, whatever ttl says).
 // It returns ErrNotHeld (and cancels Context) if the lock expired or was
 // taken over, ErrNotHeld without a round trip after Release, and
-// ErrUnavailable if Redis cannot be reached. Naive locks cannot be
-// refreshed: Refresh returns an error wrapping errors.ErrUnsupported.
-// With a watchdog, later renewals use the new ttl, from ttl/3 after this
-// one on.
+// ErrUnavailable if Redis (or the etcd cluster) cannot be reached. Naive
+// locks cannot be refreshed: Refresh returns an error wrapping
+// errors.ErrUnsupported. With a watchdog, later renewals use the new ttl,
+// from ttl/3 after this one on. Any goroutine may call it, also while
+// another refreshes or releases.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	l.mu.Lock()
 	released := l.released
@@ -172,18 +164,17 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 
 // Release lets go of the lock and cancels Context. It works once: a second
 // call returns ErrNotHeld without a round trip. It returns ErrNotHeld if the
-// lock had already expired or been taken over (lua, fenced and redlock leave
-// the new holder's key alone; naive deletes it anyway, which is the flaw),
-// and ErrUnavailable if Redis cannot be reached, in which case the lock
-// expires after its TTL. Release uses ctx for the round trips: when the work
-// was cancelled, release with a live context such as
-// context.WithoutCancel(ctx).
+// lock had already expired or been taken over (lua, fenced, redlock and
+// etcd leave the new holder's key alone; naive deletes it anyway, which is
+// the flaw), and ErrUnavailable if Redis (or the etcd cluster) cannot be
+// reached, in which case the lock expires after its TTL. Release uses ctx
+// for the round trips: when the work was cancelled, release with a live
+// context such as context.WithoutCancel(ctx). Any goroutine may call it.
 func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
 	released := l.released
 	l.released = true
 	renewing := l.stopWatchdog()
-	room := l.room
 	l.mu.Unlock()
 	if released {
 		return notHeld(l.key, "was already released")
@@ -192,9 +183,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	if renewing != nil {
 		<-renewing // no renewal may run after the release
 	}
-	var done func(announced bool)
-	if room != nil {
-		done = room.releasing(l)
+	var done func(released bool) // the waiting room's, if a waiter got l
+	if w, ok := l.mode.(waitingHolder); ok {
+		done = w.waitingRoom().releasing(l)
 	}
 	err := l.mode.release(ctx, l)
 	if done != nil {

@@ -114,7 +114,7 @@ func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Dur
 // release deletes the key if it still holds this handle's token, and
 // announces the release to the waiters, in one script.
 func (m *Lua) release(ctx context.Context, l *Lock) error {
-	ok, err := releaseOn(ctx, m.client, l.key, l.token, l.announceOn())
+	ok, err := releaseOn(ctx, m.client, l.key, l.token, m.room.announceOn(l))
 	if err != nil {
 		return redisErr(ctx, err, "release", l.key)
 	}

@@ -89,7 +89,7 @@ func (n *Naive) refresh(_ context.Context, l *Lock, _ time.Duration) (time.Durat
 func (n *Naive) release(ctx context.Context, l *Lock) error {
 	pipe := n.client.Pipeline()
 	del := pipe.Del(ctx, l.key)
-	if channel := l.announceOn(); channel != "" {
+	if channel := n.room.announceOn(l); channel != "" {
 		pipe.Publish(ctx, channel, naiveValue)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {

@@ -199,6 +199,9 @@ type redlockHold struct {
 	released atomic.Bool // set before releasing: a grant answered later is undone
 }
 
+// waitingRoom is the room of h's locker, whose waiters may have got h's lock.
+func (h *redlockHold) waitingRoom() *room { return h.r.room }
+
 // refresh is Redlock's extend: compare-and-PEXPIRE on every node. It counts
 // only if a majority extended the lock, and did so while the lock was still
 // valid: after its validity another client may have taken a majority, and
@@ -244,6 +247,7 @@ func (h *redlockHold) release(ctx context.Context, l *Lock) error {
 	r := h.r
 	h.released.Store(true)
 	timeout := max(nodeTimeout(l.currentTTL()), time.Until(l.until()))
+	channel := r.room.announceOn(l)
 	got := r.round(ctx, timeout,
 		func(ctx context.Context, i int) nodeReply {
 			select {
@@ -251,7 +255,7 @@ func (h *redlockHold) release(ctx context.Context, l *Lock) error {
 			case <-ctx.Done(): // still on its way: undone when it answers
 				return nodeReply{err: ctx.Err()}
 			}
-			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, l.announceOn())
+			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, channel)
 			return nodeReply{ok: ok, err: err}
 		},
 		func(int) bool { return false }, nil)

@@ -173,6 +173,9 @@ func (o *Owned) attempt(ctx context.Context, key string, ttl time.Duration) (*Lo
 	return newLock(ctx, key, o.owner, ttl, start.Add(ttl), o.m, true), retry{}, nil
 }
 
+// waitingRoom is the room all of m's owners wait in.
+func (m *Reentrant) waitingRoom() *room { return m.room }
+
 // refresh extends the key to at least ttl if the owner still holds it.
 func (m *Reentrant) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
 	n, err := reentrantRefreshScript.Run(ctx, m.client, []string{l.key}, l.token, ttl.Milliseconds()).Int64()
@@ -189,7 +192,7 @@ func (m *Reentrant) refresh(ctx context.Context, l *Lock, ttl time.Duration) (ti
 // key and announces the release to the waiters, in the same script; the
 // others leave the key to the holds still out, and announce nothing.
 func (m *Reentrant) release(ctx context.Context, l *Lock) error {
-	left, err := reentrantReleaseScript.Run(ctx, m.client, []string{l.key}, l.token, l.announceOn()).Int64()
+	left, err := reentrantReleaseScript.Run(ctx, m.client, []string{l.key}, l.token, m.room.announceOn(l)).Int64()
 	if err != nil {
 		return redisErr(ctx, err, "release", l.key)
 	}

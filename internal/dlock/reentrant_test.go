@@ -92,134 +92,6 @@ func TestReentrantNesting(t *testing.T) {
 	})
 }
 
-// Another owner still has to wait: TryLock fails, and Lock gets the key
-// once the owner's last hold is released, woken by the release's
-// announcement, which only the last release makes.
-func TestReentrantForeignOwnerWaits(t *testing.T) {
-	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, where := range []string{"same locker", "other locker"} {
-			t.Run(where, func(t *testing.T) {
-				ctx := context.Background()
-				key := r.Key("foreign-" + where[:4])
-				ttl := 5 * time.Second // far longer than a wake-up by announcement
-				m := newReentrant(t, r)
-				other := m
-				if where == "other locker" {
-					other = newReentrant(t, r)
-				}
-				alice, bob := m.As("alice"), other.As("bob")
-
-				// The test listens to the key's channel too.
-				ps := r.Clients()[0].Subscribe(ctx, "dlock:released:"+key)
-				defer ps.Close()
-				if _, err := ps.Receive(ctx); err != nil {
-					t.Fatalf("SUBSCRIBE: %v", err)
-				}
-
-				outer, err := alice.TryLock(ctx, key, ttl)
-				if err != nil {
-					t.Fatalf("alice: TryLock: %v", err)
-				}
-				inner, err := alice.TryLock(ctx, key, ttl)
-				if err != nil {
-					t.Fatalf("alice: nested TryLock: %v", err)
-				}
-				if _, err := bob.TryLock(ctx, key, ttl); !errors.Is(err, dlock.ErrNotObtained) {
-					t.Errorf("bob: TryLock = %v, want ErrNotObtained", err)
-				}
-
-				type result struct {
-					l   *dlock.Lock
-					err error
-					at  time.Time
-				}
-				got := make(chan result, 1)
-				go func() {
-					l, err := bob.Lock(ctx, key, ttl, 3*ttl)
-					got <- result{l, err, time.Now()}
-				}()
-				time.Sleep(300 * time.Millisecond) // bob is waiting
-
-				if err := outer.Release(ctx); err != nil {
-					t.Fatalf("alice: outer Release = %v", err)
-				}
-				select {
-				case res := <-got:
-					t.Fatalf("bob: Lock returned (%v) while alice still held the key", res.err)
-				case msg := <-ps.Channel():
-					t.Errorf("release announced (%q) while alice still held the key", msg.Payload)
-				case <-time.After(300 * time.Millisecond):
-				}
-
-				released := time.Now()
-				if err := inner.Release(ctx); err != nil {
-					t.Fatalf("alice: inner Release = %v", err)
-				}
-				select {
-				case msg := <-ps.Channel():
-					if msg.Payload != "alice" {
-						t.Errorf("announcement = %q, want the owner %q", msg.Payload, "alice")
-					}
-				case <-time.After(2 * time.Second):
-					t.Error("last release not announced within 2s")
-				}
-				res := <-got
-				if res.err != nil {
-					t.Fatalf("bob: Lock = %v, want the key after alice's last release", res.err)
-				}
-				// Without the announcement bob would sleep until the key
-				// would expire (at most a second, maxSleep); with it he
-				// wakes at once.
-				within(t, "bob's Lock after alice's last release", res.at.Sub(released), 300*time.Millisecond)
-				if err := res.l.Release(ctx); err != nil {
-					t.Errorf("bob: Release = %v", err)
-				}
-			})
-		}
-	})
-}
-
-// A hold that is not renewed (its context ended, so its watchdog stopped)
-// expires, nested or not; releasing it then returns ErrNotHeld, and
-// another owner gets the key.
-func TestReentrantExpiry(t *testing.T) {
-	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		ctx := context.Background()
-		key := r.Key("expired")
-		ttl := 300 * time.Millisecond
-		m := newReentrant(t, r)
-		req := m.As("req-1")
-
-		cctx, stall := context.WithCancel(ctx)
-		outer, err := req.TryLock(cctx, key, ttl)
-		if err != nil {
-			t.Fatalf("TryLock: %v", err)
-		}
-		inner, err := req.TryLock(cctx, key, ttl)
-		if err != nil {
-			t.Fatalf("nested TryLock: %v", err)
-		}
-		stall()
-		waitGone(t, r.Clients()[0], key, 10*ttl)
-
-		if err := inner.Refresh(ctx, ttl); !errors.Is(err, dlock.ErrNotHeld) {
-			t.Errorf("Refresh of an expired hold = %v, want ErrNotHeld", err)
-		}
-		for name, l := range map[string]*dlock.Lock{"inner": inner, "outer": outer} {
-			if err := l.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
-				t.Errorf("%s Release of an expired hold = %v, want ErrNotHeld", name, err)
-			}
-		}
-		other, err := m.As("req-2").TryLock(ctx, key, ttl)
-		if err != nil {
-			t.Fatalf("TryLock by another owner after the expiry = %v, want the key", err)
-		}
-		if err := other.Release(ctx); err != nil {
-			t.Errorf("Release = %v", err)
-		}
-	})
-}
-
 // Holds can be released in any order: the outer before the inner ones,
 // the key staying until the last.
 func TestReentrantReleaseOrder(t *testing.T) {
@@ -261,6 +133,47 @@ func TestReentrantReleaseOrder(t *testing.T) {
 			t.Fatalf("TryLock by another owner after the last release = %v, want the key", err)
 		}
 		if err := l.Release(ctx); err != nil {
+			t.Errorf("Release = %v", err)
+		}
+	})
+}
+
+// A hold that is not renewed (its context ended, so its watchdog stopped)
+// expires, nested or not; releasing it then returns ErrNotHeld, and
+// another owner gets the key.
+func TestReentrantExpiry(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("expired")
+		ttl := 300 * time.Millisecond
+		m := newReentrant(t, r)
+		req := m.As("req-1")
+
+		cctx, stall := context.WithCancel(ctx)
+		outer, err := req.TryLock(cctx, key, ttl)
+		if err != nil {
+			t.Fatalf("TryLock: %v", err)
+		}
+		inner, err := req.TryLock(cctx, key, ttl)
+		if err != nil {
+			t.Fatalf("nested TryLock: %v", err)
+		}
+		stall()
+		waitGone(t, r.Clients()[0], key, 10*ttl)
+
+		if err := inner.Refresh(ctx, ttl); !errors.Is(err, dlock.ErrNotHeld) {
+			t.Errorf("Refresh of an expired hold = %v, want ErrNotHeld", err)
+		}
+		for name, l := range map[string]*dlock.Lock{"inner": inner, "outer": outer} {
+			if err := l.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
+				t.Errorf("%s Release of an expired hold = %v, want ErrNotHeld", name, err)
+			}
+		}
+		other, err := m.As("req-2").TryLock(ctx, key, ttl)
+		if err != nil {
+			t.Fatalf("TryLock by another owner after the expiry = %v, want the key", err)
+		}
+		if err := other.Release(ctx); err != nil {
 			t.Errorf("Release = %v", err)
 		}
 	})
@@ -341,46 +254,6 @@ func TestReentrantBadArguments(t *testing.T) {
 		}
 		if got, want := m.As("req-1").Owner(), "req-1"; got != want {
 			t.Errorf("Owner = %q, want %q", got, want)
-		}
-	})
-}
-
-// A nested Lock does not queue behind another owner's waiter in the same
-// process: that waiter waits for this very owner's release.
-func TestReentrantNestsPastWaiters(t *testing.T) {
-	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		ctx := context.Background()
-		key := r.Key("queued")
-		m := newReentrant(t, r)
-		alice, bob := m.As("alice"), m.As("bob")
-
-		outer, err := alice.TryLock(ctx, key, time.Second)
-		if err != nil {
-			t.Fatalf("alice: TryLock: %v", err)
-		}
-		got := make(chan error, 1)
-		go func() {
-			l, err := bob.Lock(ctx, key, time.Second, 10*time.Second)
-			if err == nil {
-				err = l.Release(ctx)
-			}
-			got <- err
-		}()
-		time.Sleep(200 * time.Millisecond) // bob heads the queue for key
-
-		start := time.Now()
-		inner, err := alice.Lock(ctx, key, time.Second, 2*time.Second)
-		if err != nil {
-			t.Fatalf("alice: nested Lock behind bob's waiter = %v, want it at once", err)
-		}
-		within(t, "alice's nested Lock", time.Since(start), 500*time.Millisecond)
-		for _, l := range []*dlock.Lock{inner, outer} {
-			if err := l.Release(ctx); err != nil {
-				t.Errorf("alice: Release = %v", err)
-			}
-		}
-		if err := <-got; err != nil {
-			t.Errorf("bob: Lock and Release = %v, want the key after alice's holds", err)
 		}
 	})
 }

@@ -4,17 +4,17 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"runtime"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// waiting adds waiting to a mode: embedded in Naive, Lua and Redlock, it
-// gives them Lock and Close. A mode only says how to make one attempt
-// (attempt) and what a failed attempt means for whoever waits (retry); the
-// queue, the wake-ups and the fairness policy are all here and in the
-// wait_*.go files beside this one.
+// waiting adds waiting to a mode: embedded in Naive, Lua and Redlock (and
+// used by Reentrant), it gives them Lock and Close. A mode only says how to
+// make one attempt (attempt) and what a failed attempt means for whoever
+// waits (retry). The loop is here; the queue per key is in wait_queue.go,
+// the wake-ups in wait_announce.go and wait_subscriber.go, and the fairness
+// policy between processes in wait_fair.go.
 type waiting struct {
 	tryLock func(ctx context.Context, key string, ttl time.Duration) (*Lock, error)
 	attempt attempt
@@ -33,42 +33,19 @@ type retry struct {
 	after time.Duration // when to try again if no release is announced first; 0: back off
 }
 
+// waitingHolder is a holder whose locks a waiting room may have handed out:
+// Lock.Release tells that room of the release (see room.releasing).
+type waitingHolder interface{ waitingRoom() *room }
+
+func (w *waiting) waitingRoom() *room { return w.room }
+
 func newWaiting(nodes []*redis.Client, quorum int,
 	tryLock func(context.Context, string, time.Duration) (*Lock, error), a attempt) *waiting {
 	return &waiting{tryLock: tryLock, attempt: a, room: newRoom(nodes, quorum)}
 }
 
-// How long a waiter sleeps at most without an announcement, and how long a
-// head waits at most for its own process's release to come back on the
-// channel (see fairTurns).
-const (
-	maxSleep = time.Second
-	ownMax   = 50 * time.Millisecond
-)
-
-// fairTurns and graceFor are the whole fairness policy between processes,
-// which each queue their own waiters and send only their first one (the
-// head) to Redis:
-//
-// A process that has the key may keep it for fairTurns turns in a row.
-// When one of its waiters releases the key in the middle of such a run, and
-// other processes may be waiting (this one has seen the key contended), the
-// release is not announced: the other processes' heads sleep on, rather
-// than wake only to lose a race against a process already on a core, and
-// this process's next head takes the key at once, as a running goroutine
-// may barge in on a sync.Mutex. If no waiter here takes it back within
-// graceFor, the release is announced after all (a Redlock attempt may take
-// longer than that: what counts is that it has started). The run's last release is
-// announced, and this process's next head waits until that announcement
-// has come back before trying: by then every other process's head has
-// heard it too, and they race on equal terms. Heads woken by an
-// announcement also yield to the scheduler a random number of times first,
-// so that the fixed order in which Redis and the Go scheduler serve them
-// does not pick the same winner every time. Whoever wins starts a new run.
-const (
-	fairTurns = 8
-	graceFor  = time.Millisecond
-)
+// maxSleep is how long a waiter sleeps at most without an announcement.
+const maxSleep = time.Second
 
 // Lock takes key for ttl, waiting at most wait for a holder to let go and
 // never past ctx's deadline, as described on Locker. The goroutines of one
@@ -98,24 +75,14 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 		return nil, timeoutErr(ctx, key, wait, nil)
 	}
 
+	fair := r.fairHead(key, ks) // the fairness policy's part in this head's tries (wait_fair.go)
+	defer fair.leave()
 	b := backoff{next: time.Millisecond, max: 32 * time.Millisecond}
-	owed := "" // a release held back here, which this head took on to take back
-	defer func() {
-		if owed != "" { // leaving without the key: announce it after all
-			go r.announce(key, owed)
-		}
-	}()
 	var last error // the last try's error, for the timeout's message
 	woken := false // this try follows an announcement: a race with other heads
-	level := false // this try follows this process's own announcement: a new run
 	for {
-		// This process's last release ended a run of fairTurns: let it come
-		// back before trying, as it reaches the other processes' heads.
-		if seen := r.ownRelease(ks); seen != nil {
-			if !sleep(wctx, ownMax, seen) {
-				r.forgetRelease(key, ks)
-			}
-			woken, level = true, true
+		if fair.awaitOwnRelease(wctx) {
+			woken = true
 		}
 		// If a goroutine of this process holds the key, asking Redis is a
 		// wasted round trip: wait for its release (or, if that never comes,
@@ -130,34 +97,27 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 		if wctx.Err() != nil {
 			return nil, timeoutErr(ctx, key, wait, last)
 		}
-		if woken { // see fairTurns
-			for range rand.N(4) {
-				runtime.Gosched()
-			}
+		if woken {
+			yieldToOtherHeads()
 		}
 		select {
 		case <-ks.wake: // an announcement from before this try tells nothing
 		default:
 		}
-		if id := r.retaking(ks); id != "" {
-			owed = id
-		}
+		fair.trying()
 		l, rt, err := w.attempt(ctx, key, ttl)
 		switch {
 		case err == nil:
-			owed = "" // taken back
-			r.hold(key, ks, l, last != nil, level)
+			r.hold(ks, l, last != nil, fair)
 			return l, nil
 		case ctx.Err() != nil:
 			return nil, timeoutErr(ctx, key, wait, nil)
 		case !rt.held && !rt.slow:
 			return nil, err // Redis is unavailable: say so now, not after the wait
 		}
-		last, level = err, false
+		last = err
+		fair.refused(rt.held)
 		w.retried()
-		if rt.held {
-			r.heldElsewhere(ks)
-		}
 		r.listen(key, ks) // from now on, hear of its releases
 		after := rt.after
 		if after == 0 {

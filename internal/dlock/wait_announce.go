@@ -1,11 +1,14 @@
 package dlock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // The room's side of the release announcements: which keys it listens to,
-// what it does when a release is announced, and how this process's next
-// head, after the release that ends a run, waits for its announcement to
-// come back (see fairTurns).
+// what it does when a release is announced or announcements may have been
+// lost, and how it announces a release itself. (Which releases are
+// announced at once is the fairness policy's to say: wait_fair.go.)
 
 // listen makes sure key's announcements are heard: called when a head
 // first fails to get the key. Announcements sent before the subscription
@@ -46,9 +49,7 @@ func (r *room) announced(key, id string) {
 		}
 	}
 	kick(ks.wake)
-	if ks.ownSeen != nil {
-		r.seen(key, ks)
-	}
+	r.ownHeard(key, ks)
 }
 
 // confirmed handles a node's confirmation that key's channel is subscribed
@@ -73,49 +74,16 @@ func (r *room) gap() {
 	for key, ks := range r.keys {
 		ks.confirmed = false
 		kick(ks.wake)
-		if ks.ownSeen != nil {
-			r.seen(key, ks)
-		}
+		r.ownHeard(key, ks)
 	}
 }
 
-// expectRelease records that this process is about to release ks's key
-// at the end of a run, so that its next head tries again only once the
-// announcement has come back. Nothing is recorded for a key whose
-// announcements are not heard here: none would come back. Called with
-// r.mu held.
-func (r *room) expectRelease(ks *keyState) {
-	if !ks.confirmed || ks.run < fairTurns {
-		return
+// announce publishes the release id of key on every node, as the release
+// itself would have. It works after close too.
+func (r *room) announce(key, id string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, c := range r.sub.clients {
+		_ = c.Publish(ctx, releaseChannel(key), id).Err() // lost: the waiters' fallback wakes them
 	}
-	if ks.ownSeen != nil {
-		close(ks.ownSeen)
-	}
-	ks.ownSeen = make(chan struct{})
-	ks.idle = time.Time{}
-}
-
-// ownRelease returns a channel closed when this process's release of ks,
-// ending a run, has been announced back; nil if there is none to wait for.
-func (r *room) ownRelease(ks *keyState) <-chan struct{} {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return ks.ownSeen
-}
-
-// forgetRelease stops waiting for this process's release of key to come
-// back.
-func (r *room) forgetRelease(key string, ks *keyState) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ks.ownSeen != nil {
-		r.seen(key, ks)
-	}
-}
-
-// seen clears ks's own pending release. Called with r.mu held.
-func (r *room) seen(key string, ks *keyState) {
-	close(ks.ownSeen)
-	ks.ownSeen = nil
-	r.tidy(key, ks)
 }

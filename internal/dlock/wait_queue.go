@@ -23,13 +23,14 @@ type room struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu   sync.Mutex
-	keys map[string]*keyState
+	mu       sync.Mutex
+	keys     map[string]*keyState
+	fairRoom // the fairness policy's state (wait_fair.go)
 }
 
 // keyState is what a room knows about one key. It exists while someone
-// waits for the key, holds it after waiting, or while this process's own
-// release of it is awaited on the channel; and, once its announcements are
+// waits for the key, holds it after waiting, or while the fairness policy
+// has a release of it held back or awaited; and, once its announcements are
 // listened to, for keepIdle after that, so that a key contended again soon
 // does not need subscribing again.
 type keyState struct {
@@ -40,9 +41,7 @@ type keyState struct {
 	listening bool // its channel is subscribed to (since a head first failed to get it)
 	confirmed bool // and a node has confirmed the subscription since the last gap
 
-	run     int           // grants to this process in a row, with nobody else holding it between (see fairTurns)
-	grace   *grace        // announces a release held back, unless a waiter here takes the key back first
-	ownSeen chan struct{} // closed when this process's release, ending a run, has come back
+	fairKey // the fairness policy's state (wait_fair.go)
 
 	holder *Lock     // the lock a waiter of this process got, until it is released
 	idle   time.Time // when it last became idle, if listening; zero while in use
@@ -74,13 +73,7 @@ func (r *room) start() {
 func (r *room) close() {
 	r.mu.Lock()
 	r.cancel()
-	var held []string // releases held back: announce them now
-	for key, ks := range r.keys {
-		if ks.grace != nil {
-			stopGrace(ks)
-			held = append(held, key)
-		}
-	}
+	held := r.stopGraces() // releases held back: announce them now
 	r.mu.Unlock()
 	for _, key := range held {
 		r.announce(key, "closed")
@@ -120,35 +113,17 @@ func (r *room) leave(key string, ks *keyState, turn chan struct{}) {
 	r.tidy(key, ks)
 }
 
-// hold records that the head of key's queue got the lock l: one more turn
-// in this process's run, or the first of a new one if the head won a level
-// race (see fairTurns); and, if the key is contended here (the head had to
-// wait, or others wait behind it), the holder that the next head waits for
-// instead of asking Redis. l tells the room of its release (releasing).
-func (r *room) hold(key string, ks *keyState, l *Lock, waited, level bool) {
+// hold records that the head of ks's queue got the lock l: for the
+// fairness policy, which decides how l's release is announced; and, if the
+// key is contended here (the head had to wait, or others wait behind it),
+// as the holder that the next head waits for instead of asking Redis.
+func (r *room) hold(ks *keyState, l *Lock, waited bool, fair *fairHead) {
 	r.mu.Lock()
-	if level {
-		ks.run = 1
-	} else {
-		ks.run++
-	}
+	defer r.mu.Unlock()
+	fair.won(l)
 	if waited || len(ks.queue) > 1 {
 		ks.holder = l
 	}
-	r.mu.Unlock()
-	l.mu.Lock()
-	l.room = r
-	l.mu.Unlock()
-}
-
-// heldElsewhere records that a head found the key held by someone else (or,
-// for Redlock, the vote split): the run of grants to this process is over.
-// A release still held back is announced all the same, when its grace is
-// over: after a split vote nobody holds the key.
-func (r *room) heldElsewhere(ks *keyState) {
-	r.mu.Lock()
-	ks.run = 0
-	r.mu.Unlock()
 }
 
 // localHolder returns the lock a waiter of this process got on ks's key and
@@ -174,7 +149,7 @@ func (r *room) state(key string) *keyState {
 // tidy drops key's state once nothing refers to it, or, if its channel is
 // listened to, marks it idle for the sweeper. Called with r.mu held.
 func (r *room) tidy(key string, ks *keyState) {
-	if len(ks.queue) > 0 || ks.ownSeen != nil || ks.holder != nil || ks.grace != nil || r.keys[key] != ks {
+	if len(ks.queue) > 0 || ks.holder != nil || ks.busy() || r.keys[key] != ks {
 		return
 	}
 	if ks.listening {

@@ -14,7 +14,10 @@ import (
 
 // channelPrefix names the pub/sub channel on which the releases of a key
 // are announced: "dlock:released:<key>", with the release's id as the
-// message (the lock's token for lua, fenced and redlock, a fresh UUID for naive).
+// message: the lock's token for lua, fenced and redlock, the owner for
+// reentrant, and for naive the constant "1" it stores, the same for every
+// release (Redlock, which counts each release's announcements by id, is
+// the one that needs them told apart).
 // A channel per key means a process hears only of the keys it waits for,
 // and a release nobody waits for costs Redis one PUBLISH to no one.
 const channelPrefix = "dlock:released:"

@@ -9,13 +9,13 @@ import (
 )
 
 // The sweeper of idle keys and a waiter that comes back for the key it
-// sweeps must reach the subscriber in the order the key's state saw them:
-// if the waiter's fresh state says it listens, the subscriber must be
-// subscribed, and stay so. When the sweeper unsubscribed after letting go of
-// the room's mutex, a waiter could create fresh state and subscribe in
-// between, and the late unsubscription then left it deaf: its head slept
-// until the holder's TTL after every release. (A white-box test: the window
-// is a few instructions wide, too narrow to hit reliably through Lock.)
+// sweeps reach the subscriber in the order the key's state saw them: if the
+// waiter's fresh state says it listens, the subscriber is subscribed, and
+// stays so. Were the sweeper to unsubscribe after letting go of the room's
+// mutex, a waiter could create fresh state and subscribe in between, and
+// the late unsubscription would leave it deaf: its head would sleep until
+// the holder's TTL after every release. (A white-box test: the window is a
+// few instructions wide, too narrow to hit reliably through Lock.)
 func TestSweepRacingListenStaysSubscribed(t *testing.T) {
 	// The subscriber is never started: its (un)subscriptions queue up in
 	// order, which is what is checked. No connection is made.

@@ -1,0 +1,209 @@
+package dlock_test
+
+// Faults are injected by wrapping the real thing: go-redis hooks that hold
+// up (delayHook) or refuse (failSET) chosen commands on chosen nodes'
+// clients, and matchers that pick a mode's commands out.
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// delayHook is a go-redis hook (add it with AddHook) that holds up the
+// commands match picks, by delay: before they are sent, so that the server
+// runs them late, or, with before unset, after their reply came, so that the
+// server runs them on time and the caller hears late. A pipeline is held up
+// whole if match picks any of its commands. If the call's context ends
+// during the delay, the call fails with the context's error at once. One
+// hook may be added to several clients; delay may be changed at any time.
+type delayHook struct {
+	match  func(redis.Cmder) bool
+	before bool
+	delay  atomic.Int64 // a time.Duration; 0 lets everything through
+
+	hits  atomic.Int64 // calls held up so far
+	once  sync.Once
+	first chan struct{} // closed at the first hit: once sent (before), once run (after)
+}
+
+// newDelayHook returns a hook that holds up what match picks by d, before
+// the commands are sent if before is set, else after their reply.
+func newDelayHook(match func(redis.Cmder) bool, before bool, d time.Duration) *delayHook {
+	h := &delayHook{match: match, before: before, first: make(chan struct{})}
+	h.delay.Store(int64(d))
+	return h
+}
+
+func (h *delayHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *delayHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		return h.around(ctx, []redis.Cmder{cmd}, func() error { return next(ctx, cmd) })
+	}
+}
+
+func (h *delayHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		return h.around(ctx, cmds, func() error { return next(ctx, cmds) })
+	}
+}
+
+// around runs call, held up as the hook says if it carries a picked command.
+func (h *delayHook) around(ctx context.Context, cmds []redis.Cmder, call func() error) error {
+	d := time.Duration(h.delay.Load())
+	picked := false
+	for _, cmd := range cmds {
+		picked = picked || h.match(cmd)
+	}
+	if d <= 0 || !picked {
+		return call()
+	}
+	hit := func() {
+		h.hits.Add(1)
+		h.once.Do(func() { close(h.first) })
+	}
+	if h.before {
+		hit()
+		if err := pause(ctx, d); err != nil {
+			for _, cmd := range cmds {
+				cmd.SetErr(err)
+			}
+			return err
+		}
+		return call()
+	}
+	err := call()
+	hit()
+	if werr := pause(ctx, d); werr != nil {
+		for _, cmd := range cmds {
+			cmd.SetErr(werr)
+		}
+		return werr
+	}
+	return err
+}
+
+// pause waits d, or returns ctx's error if ctx ends first.
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// failSET makes SET fail while it is on: a Redis that refuses this process's
+// acquires (the other commands go through).
+type failSET struct{ on atomic.Bool }
+
+func (h *failSET) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *failSET) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if h.on.Load() && cmd.Name() == "set" {
+			err := errors.New("injected: SET refused")
+			cmd.SetErr(err)
+			return err
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *failSET) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// hookedLocker returns a locker of mode on fresh clients, as newLocker does,
+// with h added to the clients of the listed nodes (node 0 is lua's).
+func hookedLocker(t *testing.T, r *testenv.RedisNodes, mode dlock.Mode, h *delayHook, nodes ...int) dlock.Locker {
+	t.Helper()
+	cs := clients(t, r)
+	for _, i := range nodes {
+		cs[i].AddHook(h)
+	}
+	l, err := dlock.New(mode, cs)
+	if err != nil {
+		t.Fatalf("New(%s): %v", mode, err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	return l
+}
+
+// allNodes lists every node a mode's key lives on: node 0 for lua, all five
+// for redlock.
+func allNodes(mode dlock.Mode) []int {
+	if mode == dlock.ModeRedlock {
+		return []int{0, 1, 2, 3, 4}
+	}
+	return []int{0}
+}
+
+// majorityNodes lists enough of a mode's nodes to decide its outcome: node 0
+// for lua, three of five for redlock.
+func majorityNodes(mode dlock.Mode) []int {
+	if mode == dlock.ModeRedlock {
+		return []int{0, 1, 2}
+	}
+	return []int{0}
+}
+
+// isAcquire picks lua's and redlock's acquire: the pipeline with SET NX.
+func isAcquire(cmd redis.Cmder) bool { return cmd.Name() == "set" }
+
+// isScript returns a matcher for the script in file (under scripts/): its
+// EVALSHA, or the EVAL that go-redis falls back to the first time a server
+// sees it. With lastArg set, only calls whose last argument is lastArg.
+func isScript(t *testing.T, file string, lastArg any) func(redis.Cmder) bool {
+	t.Helper()
+	body, err := os.ReadFile("scripts/" + file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha1.Sum(body)
+	sha := hex.EncodeToString(sum[:])
+	return func(cmd redis.Cmder) bool {
+		args := cmd.Args()
+		if len(args) < 2 {
+			return false
+		}
+		switch cmd.Name() {
+		case "evalsha":
+			if args[1] != sha {
+				return false
+			}
+		case "eval":
+			if args[1] != string(body) {
+				return false
+			}
+		default:
+			return false
+		}
+		return lastArg == nil || args[len(args)-1] == lastArg
+	}
+}
+
+// isRefresh picks the refresh script (a Refresh or a watchdog renewal).
+func isRefresh(t *testing.T) func(redis.Cmder) bool { return isScript(t, "refresh.lua", nil) }
+
+// isRefreshTo picks the refresh script extending the lock to ttl.
+func isRefreshTo(t *testing.T, ttl time.Duration) func(redis.Cmder) bool {
+	return isScript(t, "refresh.lua", ttl.Milliseconds())
+}
+
+// isRelease picks the release script (a Release or an undo).
+func isRelease(t *testing.T) func(redis.Cmder) bool { return isScript(t, "release.lua", nil) }

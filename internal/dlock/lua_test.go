@@ -1,0 +1,102 @@
+package dlock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// A lua acquire whose reply takes as long as the TTL has nothing left of
+// the lock: TryLock reports it not obtained rather than handing out a
+// handle with no validity and a live context.
+func TestLuaAcquireReplyLaterThanTTLIsNotObtained(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("slow-reply")
+		slowSet := newDelayHook(isAcquire, false, 250*time.Millisecond)
+		a := hookedLocker(t, r, dlock.ModeLua, slowSet, 0)
+		l, err := a.TryLock(ctx, key, 150*time.Millisecond)
+		if err == nil {
+			defer func() { _ = l.Release(ctx) }()
+			v, live := l.Validity(), l.Context().Err() == nil
+			_, otherErr := newLocker(t, r, dlock.ModeLua).TryLock(ctx, key, time.Second)
+			t.Fatalf("TryLock with the SET's reply 250ms late and a 150ms TTL = a handle with Validity %v, context live %v; "+
+				"another locker's TryLock then = %v (first context still live: %v); want ErrNotObtained",
+				v, live, otherErr, l.Context().Err() == nil)
+		}
+		if !errors.Is(err, dlock.ErrNotObtained) {
+			t.Errorf("TryLock with the SET's reply 250ms late and a 150ms TTL = %v, want ErrNotObtained", err)
+		}
+	})
+}
+
+// A lua acquire whose SET reaches Redis only after the TTL has passed got a
+// key that is still there: TryLock reports it not obtained and removes it.
+func TestLuaAcquireSentLaterThanTTLIsUndone(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("late-set")
+		lateSet := newDelayHook(isAcquire, true, 700*time.Millisecond)
+		a := hookedLocker(t, r, dlock.ModeLua, lateSet, 0)
+		l, err := a.TryLock(ctx, key, 500*time.Millisecond)
+		keys := r.Keys(0, key) // the key would live 500ms after the SET
+		if err == nil {
+			_ = l.Release(ctx)
+			t.Errorf("TryLock with the SET sent 700ms late and a 500ms TTL = a handle with Validity %v, want ErrNotObtained", l.Validity())
+		} else if !errors.Is(err, dlock.ErrNotObtained) {
+			t.Errorf("TryLock with the SET sent 700ms late and a 500ms TTL = %v, want ErrNotObtained", err)
+		}
+		if len(keys) != 0 {
+			t.Errorf("keys on node 0 right after TryLock returned: %v, want none (the late grant undone)", keys)
+		}
+	})
+}
+
+// A lua acquire whose SET lands late and whose reply comes too late for
+// its TTL is undone (TryLock's "took >= ttl" branch). Between the SET
+// landing and the undo, another process's head may have found the key held
+// and gone to sleep until its fallback: the undo must announce that the
+// key is free, or that head sleeps on for up to a second.
+func TestLuaUndoOfLateAcquireWakesWaiters(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("undo")
+		// A's SET is sent 300ms late and its reply comes 200ms late: it
+		// lands at +300ms with PX 400, and the undo runs at about +500ms,
+		// while the key would live until +700ms.
+		lateSend := newDelayHook(isAcquire, true, 300*time.Millisecond)
+		lateReply := newDelayHook(isAcquire, false, 200*time.Millisecond)
+		cs := clients(t, r)
+		cs[0].AddHook(lateSend)
+		cs[0].AddHook(lateReply)
+		a := dlock.NewLua(cs[0])
+		t.Cleanup(func() { _ = a.Close() })
+		b := newLocker(t, r, dlock.ModeLua)
+
+		aDone := make(chan time.Time, 1)
+		go func() {
+			_, err := a.TryLock(ctx, key, 400*time.Millisecond)
+			if !errors.Is(err, dlock.ErrNotObtained) {
+				t.Errorf("A: TryLock = %v, want ErrNotObtained (undone)", err)
+			}
+			aDone <- time.Now()
+		}()
+		<-lateSend.first
+		time.Sleep(350 * time.Millisecond) // A's SET has landed; its undo comes at ~+500ms
+		got := lockLater(ctx, b, key, 5*time.Second, 5*time.Second)
+		undone := <-aDone
+		res := <-got
+		if res.err != nil {
+			t.Fatalf("B: Lock = %v", res.err)
+		}
+		defer res.l.Release(ctx)
+		if d := res.at.Sub(undone); d > 150*time.Millisecond {
+			t.Errorf("A's undo freed the key, but B's waiter got it only %v later (its fallback sleep), want within 150ms",
+				d.Round(time.Millisecond))
+		}
+	})
+}

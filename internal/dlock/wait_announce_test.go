@@ -1,0 +1,202 @@
+package dlock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// A process listens to a key's release announcements only while the key is
+// contended: it subscribes once a waiter fails to get the key, and
+// unsubscribes a little while after nobody waits any more.
+func TestListensOnlyWhileContended(t *testing.T) {
+	t.Parallel()
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("listened")
+		channel := "dlock:released:" + key
+		node := r.Clients()[0]
+		subscribers := func() int64 {
+			n, err := node.PubSubNumSub(ctx, channel).Result()
+			if err != nil {
+				t.Fatalf("PUBSUB NUMSUB: %v", err)
+			}
+			return n[channel]
+		}
+		waitFor := func(what string, want int64, within time.Duration) {
+			t.Helper()
+			for end := time.Now().Add(within); subscribers() != want; time.Sleep(20 * time.Millisecond) {
+				if time.Now().After(end) {
+					t.Fatalf("%s: %d subscribers after %v, want %d", what, subscribers(), within, want)
+				}
+			}
+		}
+
+		holder, waiter := newLocker(t, r, dlock.ModeLua), newLocker(t, r, dlock.ModeLua)
+		l, err := waiter.Lock(ctx, key, time.Second, time.Second) // free: no need to listen
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = l.Release(ctx)
+		waitFor("uncontended", 0, 0)
+
+		held, err := holder.TryLock(ctx, key, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make(chan error, 1)
+		go func() {
+			l, err := waiter.Lock(ctx, key, time.Second, 5*time.Second)
+			if err == nil {
+				err = l.Release(ctx)
+			}
+			got <- err
+		}()
+		waitFor("while waiting", 1, 2*time.Second)
+		if err := held.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-got; err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+		waitFor("after the contention", 0, 5*time.Second)
+	})
+}
+
+// "Handles already returned keep working" after Close: their release
+// must still wake another process's waiter promptly.
+func TestReleaseAfterCloseIsAnnounced(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock} {
+			t.Run(string(mode), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key("close-" + string(mode))
+				ttl := 5 * time.Second
+				a, b := newLocker(t, r, mode), newLocker(t, r, mode)
+				// A must have waited once, so that it listens and runs.
+				bl, err := b.TryLock(ctx, key, ttl)
+				if err != nil {
+					t.Fatal(err)
+				}
+				al, d := handOff(t, a, key, ttl, bl)
+				t.Logf("B->A hand-off (A open): %v", d.Round(time.Millisecond))
+				if err := a.Close(); err != nil {
+					t.Fatal(err)
+				}
+				_, d = handOff(t, b, key, ttl, al)
+				if d > 200*time.Millisecond {
+					t.Errorf("A released after its Close: B woke %v later, want within 200ms", d.Round(time.Millisecond))
+				}
+			})
+		}
+	})
+}
+
+// With exactly a quorum of nodes up, a redlock waiter must still be
+// woken by every release (each is announced on all three live nodes).
+func TestRedlockWaiterWakesWithOnlyAQuorumUp(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		holder, waiter := newLocker(t, r, dlock.ModeRedlock), newLocker(t, r, dlock.ModeRedlock)
+		r.Stop(3)
+		r.Stop(4)
+		defer r.Start(3)
+		defer r.Start(4)
+		key := r.Key("heard")
+		ttl := 5 * time.Second
+		slow := 0
+		for i := range 30 {
+			h, err := holder.TryLock(ctx, key, ttl)
+			if err != nil {
+				t.Fatalf("cycle %d: holder TryLock: %v", i, err)
+			}
+			wl, d := handOff(t, waiter, key, ttl, h)
+			if d > 200*time.Millisecond {
+				slow++
+				t.Errorf("cycle %d: waiter woke %v after the release (fallback, not the announcement)", i, d.Round(time.Millisecond))
+			}
+			if err := wl.Release(ctx); err != nil {
+				t.Fatalf("cycle %d: waiter Release: %v", i, err)
+			}
+			time.Sleep(5 * time.Millisecond) // let the quiet release's grace announce
+			if slow == 3 {
+				break
+			}
+		}
+	})
+}
+
+// Over many hand-offs between two redlock lockers, the waiter gets the lock
+// within tens of milliseconds of the end of the holder's release, also when
+// the release reaches some nodes a few milliseconds after the others (so
+// the first announcement arrives before most nodes have released).
+func TestRedlockHandOffWakesWaiterPromptly(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		cases := []struct {
+			name     string
+			delay    time.Duration // of the release on nodes 2-4, before it is sent
+			handOffs int
+		}{
+			{"prompt release", 0, 120},
+			{"release 5ms late on nodes 2-4", 5 * time.Millisecond, 40},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				ctx := context.Background()
+				ttl, limit := 2*time.Second, 100*time.Millisecond
+				lateRelease := newDelayHook(isRelease(t), true, c.delay)
+				holder := hookedLocker(t, r, dlock.ModeRedlock, lateRelease, 2, 3, 4)
+				waiter := hookedLocker(t, r, dlock.ModeRedlock, lateRelease, 2, 3, 4)
+				key := r.Key("hand-off")
+
+				l, err := holder.Lock(ctx, key, ttl, time.Second)
+				if err != nil {
+					t.Fatalf("Lock: %v", err)
+				}
+				type result struct {
+					l   *dlock.Lock
+					err error
+					at  time.Time
+				}
+				slow, done := 0, 0
+				var slowest time.Duration
+				for i := range c.handOffs {
+					got := make(chan result, 1)
+					go func() {
+						wl, err := waiter.Lock(ctx, key, ttl, 5*time.Second)
+						got <- result{wl, err, time.Now()}
+					}()
+					time.Sleep(15 * time.Millisecond) // the waiter found the key held and sleeps
+					if err := l.Release(ctx); err != nil {
+						t.Errorf("hand-off %d: Release = %v", i, err)
+					}
+					released := time.Now()
+					res := <-got
+					if res.err != nil {
+						t.Fatalf("hand-off %d: waiter's Lock = %v", i, res.err)
+					}
+					done++
+					d := res.at.Sub(released)
+					slowest = max(slowest, d)
+					if d > limit {
+						slow++
+						t.Errorf("hand-off %d: the waiter got the lock %v after the release ended, want within %v",
+							i, d.Round(time.Millisecond), limit)
+					}
+					l = res.l
+					holder, waiter = waiter, holder
+					if slow == 3 {
+						break // enough said
+					}
+				}
+				t.Logf("%d hand-offs, the slowest %v after the release ended", done, slowest.Round(time.Millisecond))
+				if err := l.Release(ctx); err != nil {
+					t.Errorf("last Release = %v", err)
+				}
+			})
+		}
+	})
+}
