@@ -49,7 +49,7 @@ type fence struct{ epoch, token int64 }
 
 // fenceOf returns lock's fence (none for a lock that mints none).
 func fenceOf(lock *dlock.Lock) fence {
-	return fence{epoch: 0 /* TODO-EPOCH lock.Epoch() */, token: lock.Fence()}
+	return fence{epoch: lock.Epoch(), token: lock.Fence()}
 }
 
 func (f fence) none() bool { return f == fence{} }
