@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/rediserr"
 )
 
 // NodeError is the failure of one Redlock node: it did not answer in time,
@@ -58,18 +60,10 @@ func (e *RedlockError) Unwrap() []error {
 // errReleased is the cause of a lock context cancelled by Release.
 var errReleased = errors.New("dlock: lock released")
 
-// redisErr translates an error from a Redis call about key, at the boundary:
-// if the caller's ctx ended, the error says so and wraps ctx's error; any
-// other failure (refused connection, timeout, closed client, error reply)
-// means Redis could not serve the call and wraps ErrUnavailable and the cause.
+// redisErr translates an error from a Redis call about key, at the
+// boundary (package rediserr's rule, with ErrUnavailable).
 func redisErr(ctx context.Context, err error, op, key string) error {
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("dlock: %s %q: %w", op, key, err)
-	}
-	return fmt.Errorf("%w: %s %q: %w", ErrUnavailable, op, key, err)
+	return rediserr.Wrap(ctx, err, ErrUnavailable, "dlock", op, key)
 }
 
 // timeoutErr is the error of a Lock whose wait ran out. If ctx ended first,

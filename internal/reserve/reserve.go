@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/rediserr"
 )
 
 // Errors returned by Stock. Compare them with errors.Is.
@@ -93,7 +95,7 @@ func (s *Stock) Load(ctx context.Context, product string, units int) error {
 		p.Del(ctx, buyersKey(product))
 		return nil
 	})
-	return redisErr(err, "load", product)
+	return redisErr(ctx, err, "load", product)
 }
 
 // LoadIfMissing sets product's stock to units only if Redis has none, and
@@ -104,7 +106,7 @@ func (s *Stock) Load(ctx context.Context, product string, units int) error {
 // oversell, and the audit shows the drift).
 func (s *Stock) LoadIfMissing(ctx context.Context, product string, units int) (bool, error) {
 	ok, err := s.c.SetNX(ctx, stockKey(product), units, 0).Result()
-	return ok, redisErr(err, "load", product)
+	return ok, redisErr(ctx, err, "load", product)
 }
 
 // DuplicateError is Take's error when the buyer already holds a
@@ -130,7 +132,7 @@ func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int) (int, error) {
 	res, err := takeScript.Run(ctx, s.c, keys(product, id), buyer, qty, id).Slice()
 	if err != nil {
-		return 0, redisErr(err, "take", product)
+		return 0, redisErr(ctx, err, "take", product)
 	}
 	if len(res) != 2 {
 		return 0, fmt.Errorf("reserve: take %q: unexpected reply %v", product, res)
@@ -158,7 +160,7 @@ func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int) (i
 func (s *Stock) Lower(ctx context.Context, product string, units int) (int, error) {
 	n, err := lowerScript.Run(ctx, s.c, []string{stockKey(product)}, units).Int()
 	if err != nil {
-		return 0, redisErr(err, "lower", product)
+		return 0, redisErr(ctx, err, "lower", product)
 	}
 	if n < 0 {
 		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
@@ -177,7 +179,7 @@ func (s *Stock) Lower(ctx context.Context, product string, units int) (int, erro
 func (s *Stock) GiveBack(ctx context.Context, product, buyer, id string, qty int) (bool, error) {
 	n, err := giveBackScript.Run(ctx, s.c, keys(product, id), buyer, qty, id, givenBackTTL.Milliseconds()).Int()
 	if err != nil {
-		return false, redisErr(err, "give back", product)
+		return false, redisErr(ctx, err, "give back", product)
 	}
 	return n >= 0, nil
 }
@@ -189,19 +191,12 @@ func (s *Stock) Left(ctx context.Context, product string) (int, error) {
 		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
 	}
 	if err != nil {
-		return 0, redisErr(err, "read", product)
+		return 0, redisErr(ctx, err, "read", product)
 	}
 	return strconv.Atoi(v)
 }
 
-// redisErr wraps a failed call: a context that ended as it is, anything
-// else as ErrUnavailable.
-func redisErr(err error, op, product string) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("reserve: %s %q: %w", op, product, err)
-	}
-	return fmt.Errorf("%w: %s %q: %w", ErrUnavailable, op, product, err)
+// redisErr translates a failed call (package rediserr's rule).
+func redisErr(ctx context.Context, err error, op, product string) error {
+	return rediserr.Wrap(ctx, err, ErrUnavailable, "reserve", op, product)
 }
