@@ -204,3 +204,16 @@ func (e *everyNth) Rand() float64 {
 
 // randomID returns a fresh UUID-shaped id for hand-made rows.
 func randomID() string { return uuid.NewString() }
+
+// waitFor waits until cond holds, checking every few milliseconds, and
+// fails t if it does not within d; what names what is waited for.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
