@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -79,15 +80,14 @@ func TestRedisDecrGivesBackLandedOrder(t *testing.T) {
 			t.Run(fmt.Sprintf("db-down-after-commit=%v", dbDown), func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				db, f := faultyDB(t, b)
+				db, f := b.DB.OpenPool(t)
 				shop := shopOn(t, b, db, order.Options{})
 				p := newProduct(t, b, "rv-landed", stock.Product{Strategy: strategy.RedisDecr, Stock: 3})
 				mustPlace(ctx, t, shop, p.ID, "warm") // caches the product
 
-				f.downAfterCommit.Store(dbDown)
-				f.loseCommitAnswer.Store(true)
+				f.LoseNextAnswer(dbDown)
 				_, err := shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
-				f.down.Store(false)
+				b.DB.Start()
 				t.Logf("Place for x, whose commit landed: err=%v", err)
 
 				a := audit(t, shop, p.ID)
@@ -453,7 +453,7 @@ func TestNoGoroutineGrowth(t *testing.T) {
 				wg.Wait()
 			}
 			time.Sleep(time.Second)
-			counts = append(counts, runtimeNumGoroutine())
+			counts = append(counts, runtime.NumGoroutine())
 			_ = round
 		}
 		t.Logf("goroutines after each round: %v", counts)
@@ -476,11 +476,11 @@ func TestLostCommitAnswerOtherStrategies(t *testing.T) {
 			t.Run(string(name), func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
-				db, f := faultyDB(t, b)
+				db, f := b.DB.OpenPool(t)
 				shop := shopOn(t, b, db, order.Options{})
 				p := newProduct(t, b, "rv-lost-answer-"+string(name), stock.Product{Strategy: name, Stock: 3})
 				mustPlace(ctx, t, shop, p.ID, "warm")
-				f.loseCommitAnswer.Store(true)
+				f.LoseNextAnswer(false)
 				_, err := shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
 				_, retry := shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
 				a := audit(t, shop, p.ID)
