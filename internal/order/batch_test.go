@@ -225,38 +225,6 @@ func TestBatchLockLost(t *testing.T) {
 	})
 }
 
-// TestBatchQueuedBuyerGivesUp: a buyer whose request ends while it is
-// queued for a batch gets its context's error and is not written; the
-// others in the queue are served.
-func TestBatchQueuedBuyerGivesUp(t *testing.T) {
-	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		shop := newShops(t, b, 1, order.Options{})[0]
-		p := newProduct(t, b, "batch-gone", stock.Product{Strategy: strategy.Fenced, Stock: 5, BatchMax: 32})
-		reqs := buyers(p.ID, 4)
-		ctxs := make([]context.Context, len(reqs))
-		for i := range ctxs {
-			ctxs[i] = context.Background()
-		}
-		short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-		defer cancel()
-		ctxs[1] = short
-		errs := queueBatch(t, b, shop, p, reqs, ctxs)
-		for i, err := range errs {
-			want := error(nil)
-			if i == 1 {
-				want = context.DeadlineExceeded
-			}
-			if (want == nil) != (err == nil) || (want != nil && !errors.Is(err, want)) {
-				t.Errorf("%s: got %v, want %v", reqs[i].UserID, err, want)
-			}
-		}
-		a := audit(t, shop, p.ID)
-		if a.Orders != 3 || a.Stock != 2 {
-			t.Errorf("audit: %d orders, stock %d; want 3 and 2 (%s not written)", a.Orders, a.Stock, reqs[1].UserID)
-		}
-	})
-}
-
 // TestBatchCapsSize: a batch takes at most BatchMax buyers; the rest are
 // served by the next ones.
 func TestBatchCapsSize(t *testing.T) {

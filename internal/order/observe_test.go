@@ -35,9 +35,9 @@ func (r *recorder) Held(strategy.Name, time.Duration)   {}
 func (r *recorder) Happened(strategy.Name, order.Event) {}
 func (r *recorder) Batched(strategy.Name, int)          {}
 
-// A buyer who hangs up while queued for the product lock, well within the
-// lock wait, is counted canceled, not lock_timeout: the lock wait did not
-// run out. (A cold review found it counted as a timeout.)
+// TestHangUpInTheLockWaitIsCanceled: a buyer who hangs up while queued for
+// the product lock, well within the lock wait, is counted canceled, not
+// lock_timeout: the lock wait did not run out.
 func TestHangUpInTheLockWaitIsCanceled(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		rec := &recorder{}
