@@ -2,6 +2,7 @@ package order_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"strconv"
 	"strings"
@@ -36,9 +37,11 @@ func TestCancelWhileWaitingForConnection(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				// Take every connection of the pool.
+				// Take every connection of the pool until Place has returned,
+				// or for 3 s at most: a Place that ignores its context then
+				// fails the test instead of hanging it.
 				n := sqlDB.Stats().MaxOpenConnections
-				var held []interface{ Close() error }
+				var held []*sql.Conn
 				for range n {
 					c, err := sqlDB.Conn(bg)
 					if err != nil {
@@ -46,23 +49,29 @@ func TestCancelWhileWaitingForConnection(t *testing.T) {
 					}
 					held = append(held, c)
 				}
-				const hold = 3 * time.Second
-				go func() {
-					time.Sleep(hold)
-					for _, c := range held {
-						c.Close()
-					}
-				}()
+				var once sync.Once
+				giveBack := func() {
+					once.Do(func() {
+						for _, c := range held {
+							c.Close()
+						}
+					})
+				}
+				timer := time.AfterFunc(3*time.Second, giveBack)
 				ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
 				defer cancel()
 				start := time.Now()
 				_, err = shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
 				took := time.Since(start)
-				t.Logf("Place with a 300ms deadline, pool exhausted for %v: took %v, err %v", hold, took, err)
+				timer.Stop()
+				giveBack()
+				t.Logf("Place with a 300ms deadline, the pool exhausted: took %v, err %v", took, err)
 				if took > time.Second {
 					t.Errorf("Place ignored its context: took %v (deadline 300ms)", took)
 				}
-				time.Sleep(hold) // let the pool come back before cleanup
+				if a := audit(t, shop, p.ID); a.Orders != 1 || a.Stock != 2 {
+					t.Errorf("after x gave up: %d orders, stock %d; want the warm-up's alone: 1, 2", a.Orders, a.Stock)
+				}
 			})
 		}
 	})
@@ -189,8 +198,10 @@ func TestBatchBuyerGivesUpDuringItsBatch(t *testing.T) {
 				if took > 400*time.Millisecond {
 					t.Errorf("%s, batch_max %d: Place returned %v after its 100ms ctx ended, not at once", s, batch, took-100*time.Millisecond)
 				}
-				// The batch goes on without it: wait for its work to end.
-				time.Sleep(time.Second)
+				if batch > 0 {
+					// The batch goes on without it: wait until it has ended.
+					waitFor(t, 10*time.Second, "the batch to end", func() bool { return shop.Events(p.ID).Batches == 1 })
+				}
 				if a := audit(t, shop, p.ID); a.Orders != 0 || a.Stock != 5 {
 					t.Errorf("%s, batch_max %d: %d orders written, stock %d, want none for a buyer who gave up", s, batch, a.Orders, a.Stock)
 				}
