@@ -75,7 +75,8 @@ func TestDatabaseDown(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		shops := newShops(t, b, 2, order.Options{LockWait: 2 * time.Second})
+		h := &hookSleep{}
+		shops := newShops(t, b, 2, order.Options{LockWait: 2 * time.Second, Sleep: h.Sleep})
 		warm, cold := shops[0], shops[1] // warm has the product cached
 		p := newProduct(t, b, "db-down", stock.Product{Strategy: strategy.Lua, Stock: 10, LockTTL: time.Second})
 		mustPlace(ctx, t, warm, p.ID, "before")
@@ -97,15 +98,10 @@ func TestDatabaseDown(t *testing.T) {
 
 		t.Run("inside the critical section", func(t *testing.T) {
 			slow := newProduct(t, b, "db-down-slow", stock.Product{Strategy: strategy.Lua, Stock: 10,
-				LockTTL: time.Second, Work: 500 * time.Millisecond})
-			done := make(chan error, 1)
-			go func() {
-				_, err := warm.Place(ctx, order.Request{UserID: "mid", ProductID: slow.ID, Quantity: 1})
-				done <- err
-			}()
-			time.Sleep(200 * time.Millisecond) // inside the work by now
-			b.DB.Stop()
-			err := <-done
+				LockTTL: time.Second, Work: 100 * time.Millisecond})
+			h.hook = func(context.Context) { b.DB.Stop() } // as the work begins
+			h.armed.Store(true)
+			_, err := warm.Place(ctx, order.Request{UserID: "mid", ProductID: slow.ID, Quantity: 1})
 			b.DB.Start()
 			if !errors.Is(err, order.ErrUnavailable) {
 				t.Errorf("got err %v, want %v", err, order.ErrUnavailable)
@@ -129,19 +125,15 @@ func TestLockLostAbortsWrite(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		shop := newShops(t, b, 1, order.Options{LockWait: 2 * time.Second})[0]
+		h := &hookSleep{}
+		h.hook = func(context.Context) { b.Redis.Stop(0) } // as the work begins
+		shop := newShops(t, b, 1, order.Options{LockWait: 2 * time.Second, Sleep: h.Sleep})[0]
 		p := newProduct(t, b, "lost", stock.Product{Strategy: strategy.Lua, Stock: 10,
 			LockTTL: 300 * time.Millisecond, Work: 5 * time.Second})
 
-		done := make(chan error, 1)
+		h.armed.Store(true)
 		start := time.Now()
-		go func() {
-			_, err := shop.Place(ctx, order.Request{UserID: "u", ProductID: p.ID, Quantity: 1})
-			done <- err
-		}()
-		time.Sleep(100 * time.Millisecond) // inside the work by now
-		b.Redis.Stop(0)
-		err := <-done
+		_, err := shop.Place(ctx, order.Request{UserID: "u", ProductID: p.ID, Quantity: 1})
 		took := time.Since(start)
 		b.Redis.Start(0)
 
