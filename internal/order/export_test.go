@@ -3,3 +3,23 @@ package order
 // ProductKey names product's lock, for tests that hold it from outside a
 // shop.
 var ProductKey = productKey
+
+// Queued returns how many buyers of product wait in s's batch queue
+// (batch_queue.go) and have not given up, for tests that wait until a
+// batch has formed behind a held lock.
+func (s *Service) Queued(product string) int {
+	v, ok := s.batches.Load(product)
+	if !ok {
+		return 0
+	}
+	q := v.(*batchQueue)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := 0
+	for _, w := range q.waiting {
+		if w.state.Load() == waiterQueued {
+			n++
+		}
+	}
+	return n
+}

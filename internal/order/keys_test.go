@@ -12,12 +12,11 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// TestKeysOfOneKindNeverNameAnother: ids may contain ':', and a product
-// named "X:fence" once had the fenced product X's fence counter as its
-// lock key: after X sold, every lua order for "X:fence" waited out its
-// lock wait; and while "Z:fence" held its lock, fenced Z's acquire failed
-// (the counter was not a number) and left Z's lock held by nobody for its
-// TTL. Each kind of key now has its own namespace.
+// TestKeysOfOneKindNeverNameAnother: ids may contain ':', yet a product
+// named "X:fence" never shares a key with the fenced product X's fence
+// counter: each kind of key has its own namespace. A lua order for
+// "X:fence" after X sold is not kept waiting on X's counter, and fenced
+// Z's acquire works while a lua "Z:fence" holds its lock.
 func TestKeysOfOneKindNeverNameAnother(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()

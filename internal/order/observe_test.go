@@ -35,20 +35,23 @@ func (r *recorder) Held(strategy.Name, time.Duration)   {}
 func (r *recorder) Happened(strategy.Name, order.Event) {}
 func (r *recorder) Batched(strategy.Name, int)          {}
 
-// A buyer who hangs up while queued for the product lock, well within the
-// lock wait, is counted canceled, not lock_timeout: the lock wait did not
-// run out. (A cold review found it counted as a timeout.)
+// TestHangUpInTheLockWaitIsCanceled: a buyer who hangs up while queued for
+// the product lock, well within the lock wait, is counted canceled, not
+// lock_timeout: the lock wait did not run out.
 func TestHangUpInTheLockWaitIsCanceled(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		rec := &recorder{}
-		shop := newShops(t, b, 1, order.Options{Observer: rec, LockWait: 5 * time.Second})[0]
+		holding := make(chan struct{})
+		h := &hookSleep{hook: func(context.Context) { close(holding) }}
+		h.armed.Store(true)
+		shop := newShops(t, b, 1, order.Options{Observer: rec, LockWait: 5 * time.Second, Sleep: h.Sleep})[0]
 		p := newProduct(t, b, "hangup", stock.Product{Strategy: strategy.Lua, Stock: 5,
 			LockTTL: 2 * time.Second, Work: 600 * time.Millisecond})
 		var wg sync.WaitGroup
 		wg.Go(func() {
 			shop.Place(context.Background(), order.Request{UserID: "holder", ProductID: p.ID, Quantity: 1})
 		})
-		time.Sleep(100 * time.Millisecond)
+		<-holding // the holder works, holding the product lock
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(100*time.Millisecond, cancel) // an HTTP client hangs up
 		if _, err := shop.Place(ctx, order.Request{UserID: "gone", ProductID: p.ID, Quantity: 1}); err == nil {

@@ -71,30 +71,6 @@ func TestSafeModesSellExactly(t *testing.T) {
 // safe lists the strategies that claim to sell exactly the stock.
 var safe = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced, strategy.Etcd, strategy.SQLAtomic, strategy.RedisDecr}
 
-// checkExact compares an audit with want, which has no Redis figures: for
-// a redis-decr product Redis must agree with the database (drift 0).
-func checkExact(t *testing.T, got, want order.Audit) {
-	t.Helper()
-	if got.Strategy == strategy.RedisDecr {
-		if got.RedisStock == nil || got.Drift != 0 {
-			t.Errorf("redis-decr: Redis stock %v, drift %d (%s); want the database's, drift 0",
-				deref(got.RedisStock), got.Drift, got.RedisErr)
-		}
-		got.RedisStock = nil
-	}
-	if got != want {
-		t.Errorf("audit\n got %+v\nwant %+v", got, want)
-	}
-}
-
-// deref shows a *int in a message.
-func deref(p *int) any {
-	if p == nil {
-		return "none"
-	}
-	return *p
-}
-
 // TestUnsafeModesOversell: with settings that make the race certain, off
 // and naive sell more than the stock, and the audit says so.
 func TestUnsafeModesOversell(t *testing.T) {

@@ -119,6 +119,38 @@ func (d *TestDB) Start() {
 	d.down.Store(false)
 }
 
+// poolSize caps a pool opened with OpenPool.
+const poolSize = 8
+
+// OpenPool opens a second pool on d's database, of at most 8 connections,
+// and returns it with its CommitFault, which can make its COMMITs lose
+// their answers (see CommitFault). Stop and Start reach the pool as they
+// reach DB's. It is closed when tb ends; the caller may close it sooner,
+// as a test does that counts what a closed pool leaves behind.
+func (d *TestDB) OpenPool(tb testing.TB) (*gorm.DB, *CommitFault) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	f := &CommitFault{stop: d.Stop}
+	down := d.down
+	if down == nil {
+		down = new(atomic.Bool) // Real: Stop reaches the pool through the proxy
+	}
+	wrap := func(c driver.Connector) driver.Connector { return &faultConnector{inner: c, down: down, commit: f} }
+	var db *gorm.DB
+	var err error
+	if d.mode == Real {
+		db, err = database.OpenMySQL(ctx, d.dsn, database.WithConnector(wrap), database.WithMaxOpenConns(poolSize))
+	} else {
+		db, err = database.OpenSQLite(ctx, d.path, database.WithConnector(wrap), database.WithMaxOpenConns(poolSize))
+	}
+	if err != nil {
+		tb.Fatalf("testenv: open a second pool: %v", err)
+	}
+	tb.Cleanup(func() { closeGorm(db) })
+	return db, f
+}
+
 func newEmbeddedDB(ctx context.Context, tb testing.TB) *TestDB {
 	tb.Helper()
 	d := &TestDB{tb: tb, mode: Embedded, path: filepath.Join(tb.TempDir(), "flashsale.db"), down: new(atomic.Bool)}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/migrations"
 )
@@ -99,6 +101,40 @@ func TestDBStopFailsOpenTransaction(t *testing.T) {
 		}
 		if n != 0 {
 			t.Errorf("orders after a failed commit: got %d, want 0", n)
+		}
+	})
+}
+
+// TestCommitFault checks that a COMMIT whose answer is lost landed all the
+// same, and that with stop the database is down until Start.
+func TestCommitFault(t *testing.T) {
+	DB(t, func(t *testing.T, db *TestDB) {
+		for _, stop := range []bool{false, true} {
+			pool, f := db.OpenPool(t)
+			id := "lost-" + randomID(4)
+			f.LoseNextAnswer(stop)
+			insert := "INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at) VALUES (?, ?, ?, ?, ?, ?)"
+			err := pool.Transaction(func(tx *gorm.DB) error {
+				return tx.Exec(insert, id, "u", "p", 1, "off", time.Now()).Error
+			})
+			if !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("stop=%v: commit: got %v, want an error wrapping ECONNRESET", stop, err)
+			}
+			if got := f.Lost(); got != 1 {
+				t.Errorf("stop=%v: answers lost: got %d, want 1", stop, got)
+			}
+			var n int64
+			err = pool.Raw("SELECT COUNT(*) FROM orders WHERE id = ?", id).Scan(&n).Error
+			if stop && !stock.IsConnError(err) {
+				t.Errorf("stop=%v: query after the commit: got %v, want a connection error", stop, err)
+			}
+			db.Start()
+			if err := db.DB().Raw("SELECT COUNT(*) FROM orders WHERE id = ?", id).Scan(&n).Error; err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 {
+				t.Errorf("stop=%v: rows of the commit whose answer was lost: got %d, want 1", stop, n)
+			}
 		}
 	})
 }

@@ -9,24 +9,64 @@ import (
 	"syscall"
 )
 
-// stoppedAddr names the "server" in the errors of a stopped embedded
-// database, so a log line says where the fault came from.
-type stoppedAddr struct{}
+// faultAddr names the "server" in the errors of an injected fault, so a
+// log line says where the fault came from.
+type faultAddr string
 
-func (stoppedAddr) Network() string { return "tcp" }
-func (stoppedAddr) String() string  { return "sqlite(stopped by testenv)" }
+func (faultAddr) Network() string  { return "tcp" }
+func (a faultAddr) String() string { return string(a) }
 
-// Errors returned while an embedded database is stopped. They are the errors
-// a client gets from a dead MySQL server — a *net.OpError wrapping
-// ECONNREFUSED (new connections) or ECONNRESET (a commit on a connection
-// that was open) — so code that classifies connection failures with
-// errors.Is / errors.As treats them as it would treat the real thing.
+// Errors returned while an embedded database is stopped, and for a COMMIT
+// whose answer a CommitFault lost. They are the errors a client gets from
+// a dead MySQL server — a *net.OpError wrapping ECONNREFUSED (new
+// connections) or ECONNRESET (a commit on a connection that was open) — so
+// code that classifies connection failures with errors.Is / errors.As
+// treats them as it would treat the real thing.
 var (
-	errDBStopped = &net.OpError{Op: "dial", Net: "tcp", Addr: stoppedAddr{},
+	errDBStopped = &net.OpError{Op: "dial", Net: "tcp", Addr: faultAddr("sqlite(stopped by testenv)"),
 		Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
-	errDBReset = &net.OpError{Op: "read", Net: "tcp", Addr: stoppedAddr{},
+	errDBReset = &net.OpError{Op: "read", Net: "tcp", Addr: faultAddr("sqlite(stopped by testenv)"),
+		Err: os.NewSyscallError("read", syscall.ECONNRESET)}
+	errAnswerLost = &net.OpError{Op: "read", Net: "tcp", Addr: faultAddr("database(commit landed, answer lost by testenv)"),
 		Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 )
+
+// CommitFault loses the answers of COMMITs on a pool opened with
+// TestDB.OpenPool: the COMMIT lands, and the client is told the connection
+// was reset, as when a connection dies between the server's commit and its
+// reply. Only asking the database again tells the client that its
+// transaction is there. Its methods are safe for concurrent use.
+type CommitFault struct {
+	stop     func() // the database's Stop
+	lose     atomic.Bool
+	thenStop atomic.Bool
+	lost     atomic.Int64
+}
+
+// LoseNextAnswer makes the next COMMIT on the pool that lands fail with a
+// connection reset (ECONNRESET) instead of succeeding. With stop, the
+// database is also stopped, as by TestDB.Stop, right after that COMMIT
+// landed: until TestDB.Start nobody can ask whether it did.
+func (f *CommitFault) LoseNextAnswer(stop bool) {
+	f.thenStop.Store(stop)
+	f.lose.Store(true)
+}
+
+// Lost returns how many COMMIT answers f has lost.
+func (f *CommitFault) Lost() int64 { return f.lost.Load() }
+
+// landed is told that a COMMIT landed; it returns the error its client
+// gets instead of success, nil if f loses nothing.
+func (f *CommitFault) landed() error {
+	if f == nil || !f.lose.CompareAndSwap(true, false) {
+		return nil
+	}
+	f.lost.Add(1)
+	if f.thenStop.Load() {
+		f.stop()
+	}
+	return errAnswerLost
+}
 
 // faultConnector wraps a driver.Connector so that, while down is set, the
 // database behaves as if its server were gone: new connections fail,
@@ -35,10 +75,12 @@ var (
 // connections already checked out fail. A transaction begun before the
 // fault cannot commit during it; it is rolled back underneath, as the
 // server would on a lost connection. This is how SQLite, which has no
-// network to cut, gets the same faults as MySQL behind a Proxy.
+// network to cut, gets the same faults as MySQL behind a Proxy. With a
+// CommitFault (commit, nil for none), COMMITs may also lose their answers.
 type faultConnector struct {
-	inner driver.Connector
-	down  *atomic.Bool
+	inner  driver.Connector
+	down   *atomic.Bool
+	commit *CommitFault
 }
 
 func (c *faultConnector) Connect(ctx context.Context) (driver.Conn, error) {
@@ -49,7 +91,7 @@ func (c *faultConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &faultConn{inner: conn, down: c.down}, nil
+	return &faultConn{inner: conn, down: c.down, commit: c.commit}, nil
 }
 
 func (c *faultConnector) Driver() driver.Driver { return c.inner.Driver() }
@@ -58,8 +100,9 @@ func (c *faultConnector) Driver() driver.Driver { return c.inner.Driver() }
 // implements the optional interfaces the SQLite driver has, falling back to
 // driver.ErrSkip where the wrapped connection lacks one.
 type faultConn struct {
-	inner driver.Conn
-	down  *atomic.Bool
+	inner  driver.Conn
+	down   *atomic.Bool
+	commit *CommitFault
 }
 
 // check returns driver.ErrBadConn while down: nothing was sent, so
@@ -112,7 +155,7 @@ func (c *faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.
 	if err != nil {
 		return nil, err
 	}
-	return &faultTx{inner: tx, down: c.down}, nil
+	return &faultTx{inner: tx, down: c.down, commit: c.commit}, nil
 }
 
 func (c *faultConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -174,10 +217,12 @@ func (c *faultConn) CheckNamedValue(nv *driver.NamedValue) error {
 	return driver.ErrSkip
 }
 
-// faultTx refuses to commit while down, and rolls back underneath instead.
+// faultTx refuses to commit while down, and rolls back underneath instead;
+// a COMMIT that landed may lose its answer (CommitFault).
 type faultTx struct {
-	inner driver.Tx
-	down  *atomic.Bool
+	inner  driver.Tx
+	down   *atomic.Bool
+	commit *CommitFault
 }
 
 func (t *faultTx) Commit() error {
@@ -185,7 +230,10 @@ func (t *faultTx) Commit() error {
 		t.inner.Rollback()
 		return errDBReset
 	}
-	return t.inner.Commit()
+	if err := t.inner.Commit(); err != nil {
+		return err
+	}
+	return t.commit.landed()
 }
 
 func (t *faultTx) Rollback() error { return t.inner.Rollback() }

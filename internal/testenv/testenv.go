@@ -19,7 +19,9 @@
 // reached through a loopback TCP Proxy per test, which can drop all
 // connections, refuse new ones and add latency; embedded Redis nodes are
 // also closed for real; SQLite, which has no network, is wrapped at the
-// database/sql driver level (see TestDB.Stop).
+// database/sql driver level (see TestDB.Stop). A COMMIT that lands and
+// loses its answer needs a wrapper on either database: a pool from
+// TestDB.OpenPool has one (CommitFault).
 //
 // Real servers are shared with other test packages running at the same time:
 // nothing here ever flushes a Redis or touches a database it did not create.

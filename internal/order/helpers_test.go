@@ -1,0 +1,276 @@
+package order_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// The helpers the order tests share: shops and products on a test's
+// backends, requests, hooks into a shop's options, waiting, and checks of
+// the audit. The crowd of buyers (rush) is in helpers_rush_test.go.
+
+// newShops builds n simulated shop processes on b (shopOn), all sharing
+// b's database.
+func newShops(t *testing.T, b *testenv.Env, n int, opts order.Options) []*order.Service {
+	t.Helper()
+	shops := make([]*order.Service, n)
+	for i := range shops {
+		shops[i] = shopOn(t, b, b.DB.DB(), opts)
+	}
+	return shops
+}
+
+// shopOn builds one simulated shop process on db and b's Redis nodes: its
+// own Redis clients and its own lockers (one per mode, and an etcd one on
+// its own client when b has a cluster), all closed when t ends.
+func shopOn(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options) *order.Service {
+	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	clients := b.Redis.Clients()
+	lockers := make(map[dlock.Mode]dlock.Locker)
+	for _, m := range dlock.Modes() {
+		l, err := dlock.New(m, clients)
+		if err != nil {
+			t.Fatalf("dlock.New(%s): %v", m, err)
+		}
+		t.Cleanup(func() { l.Close() })
+		lockers[m] = l
+	}
+	if b.Etcd != nil {
+		lockers[dlock.ModeEtcd] = dlock.NewEtcd(b.Etcd.Client())
+	}
+	opts.Reservations = reserve.New(clients[0])
+	shop := order.NewService(db, stock.NewStore(db), lockers, opts)
+	t.Cleanup(func() { shop.Close() })
+	return shop
+}
+
+// products numbers the products of a test run, so that their ids are unique.
+var products atomic.Int64
+
+// newProduct creates p with an id unique to this test (so that its Redis
+// keys are too), made of b's key prefix, name and a number, as a shop does
+// (AddProduct: a redis-decr product's stock is loaded into Redis), and
+// returns it as stored.
+func newProduct(t *testing.T, b *testenv.Env, name string, p stock.Product) stock.Product {
+	t.Helper()
+	p.ID = b.Redis.Key(name + "-" + strconv.FormatInt(products.Add(1), 10))
+	clients := b.Redis.Clients()
+	opts := order.Options{Reservations: reserve.New(clients[0])}
+	got, err := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil, opts).AddProduct(context.Background(), p)
+	if err != nil {
+		t.Fatalf("create product %s: %v", p.ID, err)
+	}
+	return got
+}
+
+// buyers returns n requests for one unit of product, by distinct users.
+func buyers(product string, n int) []order.Request {
+	reqs := make([]order.Request, n)
+	for i := range reqs {
+		reqs[i] = order.Request{UserID: "u" + strconv.Itoa(i), ProductID: product, Quantity: 1}
+	}
+	return reqs
+}
+
+// clicks returns n identical requests by one user.
+func clicks(product, user string, n int) []order.Request {
+	reqs := make([]order.Request, n)
+	for i := range reqs {
+		reqs[i] = order.Request{UserID: user, ProductID: product, Quantity: 1}
+	}
+	return reqs
+}
+
+// randomID returns a fresh UUID-shaped id for hand-made rows.
+func randomID() string { return uuid.NewString() }
+
+// mustPlace places one unit of product for user and fails the test if it
+// does not work.
+func mustPlace(ctx context.Context, t *testing.T, shop *order.Service, product, user string) {
+	t.Helper()
+	if _, err := shop.Place(ctx, order.Request{UserID: user, ProductID: product, Quantity: 1}); err != nil {
+		t.Fatalf("Place for %s: %v", user, err)
+	}
+}
+
+// eventuallyPlace is placeAfterRecovery for a buyer who must get an order:
+// any other answer fails the test.
+func eventuallyPlace(ctx context.Context, t *testing.T, shop *order.Service, product, user string) {
+	t.Helper()
+	if err := placeAfterRecovery(ctx, shop, product, user); err != nil {
+		t.Fatalf("Place for %s after recovery: %v", user, err)
+	}
+}
+
+// placeAfterRecovery places one unit of product for user, trying again
+// while Place says ErrUnavailable (pooled connections cut by a fault are
+// found broken one by one), for at most ten seconds; it returns Place's
+// last error.
+func placeAfterRecovery(ctx context.Context, shop *order.Service, product, user string) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, err := shop.Place(ctx, order.Request{UserID: user, ProductID: product, Quantity: 1})
+		if !errors.Is(err, order.ErrUnavailable) || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// hookSleep is an Options.Sleep that runs hook (once, if armed) before
+// sleeping as the default does: a test's way into the business work, in
+// the middle of the order flow.
+type hookSleep struct {
+	armed atomic.Bool
+	hook  func(ctx context.Context)
+}
+
+func (h *hookSleep) Sleep(ctx context.Context, d time.Duration) error {
+	if h.armed.CompareAndSwap(true, false) && h.hook != nil {
+		h.hook(ctx)
+	}
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// everyNth is an Options.Rand that makes exactly every nth critical section
+// stall (given any stall rate between 0 and 0.999), counting the stalls it
+// ordered.
+type everyNth struct {
+	n             int64
+	calls, stalls atomic.Int64
+}
+
+func (e *everyNth) Rand() float64 {
+	if e.calls.Add(1)%e.n == 1 {
+		e.stalls.Add(1)
+		return 0
+	}
+	return 0.999
+}
+
+// waitFor waits until cond holds, checking every few milliseconds, and
+// fails t if it does not within d; what names what is waited for.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited %v for %s", d, what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// audit reads the audit of product through shop, failing the test on error.
+func audit(t *testing.T, shop *order.Service, product string) order.Audit {
+	t.Helper()
+	a, err := shop.Audit(context.Background(), product)
+	if err != nil {
+		t.Fatalf("Audit: %v", err)
+	}
+	return a
+}
+
+// checkExact compares an audit with want, which has no Redis figures: for
+// a redis-decr product Redis must agree with the database (drift 0).
+func checkExact(t *testing.T, got, want order.Audit) {
+	t.Helper()
+	if got.Strategy == strategy.RedisDecr {
+		if got.RedisStock == nil || got.Drift != 0 {
+			t.Errorf("redis-decr: Redis stock %v, drift %d (%s); want the database's, drift 0",
+				deref(got.RedisStock), got.Drift, got.RedisErr)
+		}
+		got.RedisStock = nil
+	}
+	if got != want {
+		t.Errorf("audit\n got %+v\nwant %+v", got, want)
+	}
+}
+
+// deref shows a *int in a message.
+func deref(p *int) any {
+	if p == nil {
+		return "none"
+	}
+	return *p
+}
+
+// checkAudit checks that product has sold exactly orders units, one per
+// order, out of 10, and is consistent.
+func checkAudit(t *testing.T, shop *order.Service, product string, orders int) {
+	t.Helper()
+	a := audit(t, shop, product)
+	if a.Orders != orders || a.Sold != orders || a.Stock != 10-orders || !a.Consistent {
+		t.Errorf("audit: got %d orders, %d sold, stock %d, consistent %v; want %d, %d, %d, true",
+			a.Orders, a.Sold, a.Stock, a.Consistent, orders, orders, 10-orders)
+	}
+}
+
+// checkNoKeys checks that no lock of product outlives its TTL on any node.
+// Usually none is left at all; but a release that met a connection the
+// fault had cut is not retried, and that node's key then expires by its TTL
+// (a second here), which is what the TTL is for.
+func checkNoKeys(t *testing.T, b *testenv.Env, product string) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for i := range b.Redis.Len() {
+		for {
+			keys := b.Redis.Keys(i, "flashsale:*"+product+"*")
+			if len(keys) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("node %d: keys left behind: %v", i, keys)
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// noConnectionInUse fails t if a connection of db's pool is still checked
+// out two seconds after the last call returned. A query cancelled
+// mid-flight gives its connection back from the driver's own goroutine, a
+// little later.
+func noConnectionInUse(t *testing.T, db *gorm.DB) {
+	t.Helper()
+	sqlDB, err := db.DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := sqlDB.Stats().InUse
+	for end := time.Now().Add(2 * time.Second); n != 0 && time.Now().Before(end); n = sqlDB.Stats().InUse {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n != 0 {
+		t.Errorf("%d connections still in use 2s after the last call returned", n)
+	}
+}
