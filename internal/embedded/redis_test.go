@@ -96,9 +96,8 @@ func TestStopRestart(t *testing.T) {
 }
 
 // Stop, Restart and Close may race: whatever the order, a node ends either
-// running or stopped, never both, and Close leaves nothing behind. (A cold
-// review found Stop and Restart reading and closing a node unguarded; -race
-// caught it.)
+// running or stopped, never both, and Close leaves nothing behind; run
+// under -race, it also checks that they guard the node they read and close.
 func TestStopRestartConcurrently(t *testing.T) {
 	for range 10 {
 		r, err := embedded.StartRedis(1)

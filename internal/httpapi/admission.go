@@ -69,7 +69,7 @@ func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 		if caller.Err() == nil { // the wait ran out, not the caller's patience
 			a.obs.TurnedAway()
 		}
-		return nil, &requestError{kind: errBusy, msg: "shop busy: too many orders in flight; retry"}
+		return nil, &requestError{kind: errBusy, msg: "shop busy: too many orders in flight; nothing was written; retry"}
 	}
 }
 

@@ -85,8 +85,7 @@ func TestEvents(t *testing.T) {
 
 // A mode cut short (Ctrl-C, or its final audit failed) has no audit in the
 // report: the page keeps the last one it showed rather than zeros, and the
-// modes the run never reached say so. (A cold review found the figures
-// wiped.)
+// modes the run never reached say so.
 func TestFinishKeepsTheLastAuditOfAModeCutShort(t *testing.T) {
 	b := live.NewBoard("t", []scenario.Mode{"lua", "fenced"})
 	b.Watch(scenario.Snapshot{Mode: "lua", Sent: 50,

@@ -18,15 +18,20 @@ import (
 //   - err wrapped with ErrInDoubt: the database could not tell, so o may
 //     exist; the buyer's retry finds it (ErrDuplicateOrder, with its id)
 //     or buys, never both;
-//   - err as it is: o is not there, or nobody waits for the answer (ctx
-//     ended, not for a lost lock), or the COMMIT was never sent.
+//   - err as it is: o is not there, or the COMMIT was never sent.
+//
+// When nobody waits for the answer any more (ctx ended, not for a lost
+// lock), the database is not asked, and the error is ErrInDoubt too,
+// wrapping ctx's error.
 func (s *Service) afterFailure(ctx context.Context, o Order, err error) error {
 	var ce *commitError
 	if !errors.As(err, &ce) {
 		return err
 	}
 	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), dlock.ErrNotHeld) {
-		return err // the caller gave up: nobody waits for the answer
+		// The caller gave up: nobody waits for the database's answer, and
+		// the honest one is still "may exist".
+		return fmt.Errorf("%w: %w: %w", ErrInDoubt, ctx.Err(), err)
 	}
 	found, qerr := s.landed(ctx, o.ID)
 	switch {

@@ -77,7 +77,10 @@ func (s *Service) transact(ctx context.Context, lock *dlock.Lock, p stock.Produc
 		return err
 	})
 	switch {
-	case err != nil && committing && !stock.IsConflict(err):
+	case err != nil && committing && !stock.IsConflict(err) && !errors.Is(err, txCtx.Err()):
+		// (A context error from Commit means database/sql did not send it:
+		// drivers' Commit takes no context, so only its check before
+		// sending can say "canceled".)
 		return &commitError{err: err}
 	case err != nil:
 		return err

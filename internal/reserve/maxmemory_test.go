@@ -19,8 +19,8 @@ import (
 // may grow memory (a SET), and lets one through that only frees it first.
 // A held reservation must still be given back then; the unit would
 // otherwise stay reserved for a buyer who has no order, and that buyer be
-// refused as a duplicate. (A cold review found the given-back mark written
-// first, before the buyer was read: the whole give-back was refused.)
+// refused as a duplicate. (A script that wrote the given-back mark first,
+// before it read the buyer, would be refused whole.)
 func TestGiveBackAtMaxmemory(t *testing.T) {
 	c := privateRedis(t)
 	ctx := context.Background()

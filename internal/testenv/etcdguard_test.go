@@ -51,9 +51,8 @@ func TestEtcdGuardTakesTurns(t *testing.T) {
 
 // TestEtcdGuardReserveIsNotStarved: a process waiting to reserve keeps
 // newcomers out, so the processes using the cluster when it asked are all
-// it waits for. (flock alone lets shared holds jump a waiting exclusive
-// one: a cold review found a reserving test kept waiting by tests that
-// started after it.)
+// it waits for (flock alone lets shared holds jump a waiting exclusive
+// one, so a reserving test would wait for tests that started after it).
 func TestEtcdGuardReserveIsNotStarved(t *testing.T) {
 	endpoints := []string{"guard-test-" + randomID(5) + ":2379"}
 	cleanLockFiles(t, endpoints)
