@@ -57,8 +57,12 @@ func (e *RedlockError) Unwrap() []error {
 	return errs
 }
 
-// errReleased is the cause of a lock context cancelled by Release.
-var errReleased = errors.New("dlock: lock released")
+// errReleased and errAbandoned are the causes of a lock context cancelled
+// by Release and by Abandon.
+var (
+	errReleased  = errors.New("dlock: lock released")
+	errAbandoned = errors.New("dlock: lock abandoned until it expires")
+)
 
 // redisErr translates an error from a Redis call about key, at the
 // boundary (package rediserr's rule, with ErrUnavailable).

@@ -193,3 +193,31 @@ func (l *Lock) Release(ctx context.Context) error {
 	}
 	return err
 }
+
+// Abandon lets go of the lock without deleting it: the watchdog stops,
+// Context is cancelled, and the key stays until its TTL runs out, keeping
+// others out meanwhile (waiters wake when it would expire). It is for a
+// holder that must not be followed at once but need not hold on: the
+// shop abandons a buyer's dedupe lock this way when it cannot tell
+// whether the buyer's order was written. Like Release it works once: a
+// Release after it returns ErrNotHeld without a round trip. Any goroutine
+// may call it.
+func (l *Lock) Abandon() {
+	l.mu.Lock()
+	released := l.released
+	l.released = true
+	renewing := l.stopWatchdog()
+	l.mu.Unlock()
+	if released {
+		return
+	}
+	l.cancel(errAbandoned)
+	if renewing != nil {
+		<-renewing // no renewal may run after this
+	}
+	if w, ok := l.mode.(waitingHolder); ok {
+		if done := w.waitingRoom().releasing(l); done != nil {
+			done(false) // nothing released, nothing announced
+		}
+	}
+}

@@ -87,7 +87,8 @@ func (s *Service) lead(p stock.Product, locker dlock.Locker, q *batchQueue) {
 
 // serveBatch sells to batch holding lock, on the lock's context, and
 // answers every buyer in it: its order, ErrSoldOut or ErrDuplicateOrder,
-// each its own (sell); or, if the sale failed, all of them the same error.
+// each its own (sell); if the sale failed, every buyer not refused gets
+// its error.
 func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWaiter) {
 	ctx := lock.Context()
 	reqs := make([]Request, len(batch))
@@ -96,10 +97,13 @@ func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWa
 	}
 	answers, err := s.sell(ctx, lock, p, reqs, func(i int) bool { return batch[i].claim() }, nil)
 	if err != nil {
+		// Every buyer the sale failed for gets its error; a refusal stands
+		// (see sell).
 		err = s.fromCritical(context.Background(), ctx, p, err)
-		answers = make([]answer, len(batch))
-		for i := range answers {
-			answers[i] = answer{err: err}
+		for i, a := range answers {
+			if a.err == nil {
+				answers[i] = answer{err: err}
+			}
 		}
 	}
 	answered := 0 // not those who gave up before the batch claimed them

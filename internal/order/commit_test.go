@@ -45,8 +45,9 @@ func TestLostCommitAnswerOtherStrategies(t *testing.T) {
 // whether it landed. Every buyer of the sale (a batch of four, or one
 // buyer unbatched) is told ErrInDoubt, not ErrUnavailable: their rows
 // exist. Once the database is back, each buyer's retry is told
-// ErrDuplicateOrder, as a *DuplicateOrderError naming that buyer's order,
-// and nobody has a second one.
+// ErrDuplicateOrder, as a *DuplicateOrderError naming that buyer's order
+// (unbatched lua first refuses it as a repeated click, until the buyer's
+// dedupe lock runs out), and nobody has a second one.
 func TestCommitLandsAsDatabaseGoesDown(t *testing.T) {
 	cases := []struct {
 		name  strategy.Name
@@ -61,7 +62,10 @@ func TestCommitLandsAsDatabaseGoesDown(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				db, fault := b.DB.OpenPool(t)
-				shop := shopOn(t, b, db, order.Options{})
+				// A short lock wait: unbatched lua's dedupe lock, kept
+				// until its TTL (the lock wait plus the lock's), runs out
+				// sooner.
+				shop := shopOn(t, b, db, order.Options{LockWait: 500 * time.Millisecond})
 				p := newProduct(t, b, "in-doubt-"+string(c.name), stock.Product{Strategy: c.name, Stock: 10,
 					LockTTL: 2 * time.Second, BatchMax: c.batch})
 				mustPlace(ctx, t, shop, p.ID, "warm")

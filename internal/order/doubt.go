@@ -15,9 +15,10 @@ import (
 // database is asked whether o is there after all, a COMMIT that landed
 // and whose answer was lost:
 //   - nil: o landed, and is the buyer's, lock or no lock;
-//   - err wrapped with ErrInDoubt: the database could not tell, so o may
-//     exist; the buyer's retry finds it (ErrDuplicateOrder, with its id)
-//     or buys, never both;
+//   - err wrapped with ErrInDoubt: the database could not tell in time, so
+//     o may exist; the buyer's retry finds it (ErrDuplicateOrder, with its
+//     id) or buys, never both (see ErrInDoubt for the strategies without a
+//     fence);
 //   - err as it is: o is not there, or the COMMIT was never sent.
 //
 // When nobody waits for the answer any more (ctx ended, not for a lost
@@ -33,7 +34,7 @@ func (s *Service) afterFailure(ctx context.Context, o Order, err error) error {
 		// the honest one is still "may exist".
 		return fmt.Errorf("%w: %w: %w", ErrInDoubt, ctx.Err(), err)
 	}
-	found, qerr := s.landed(ctx, o.ID)
+	found, qerr := s.settled(ctx, o)
 	switch {
 	case qerr != nil:
 		return fmt.Errorf("%w: %w", ErrInDoubt, err)
@@ -43,13 +44,41 @@ func (s *Service) afterFailure(ctx context.Context, o Order, err error) error {
 	return err
 }
 
-// landed reports whether order id's row is in the database: a commit
-// whose answer was lost may have landed. It asks on a context that
-// survives the caller's, briefly; err says the database could not tell.
+// landed reports whether order id's row is in the database now, with a
+// plain read that waits for nobody (settled is the one that waits for a
+// COMMIT still on its way). It asks on a context that survives the
+// caller's, briefly; err says the database could not tell.
 func (s *Service) landed(ctx context.Context, id string) (bool, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
 	var n int64
 	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE id = ?", id).Row().Scan(&n)
+	return n > 0, err
+}
+
+// settled reports whether order o is in the database once no transaction
+// is still writing its product's row: a COMMIT whose answer was lost may
+// still be on its way (the server finishing a slow fsync after the client
+// gave up on the connection), and until it lands or rolls back it holds
+// that row, which every sale writes. A plain read would not wait for it,
+// and would answer "not there" about an order that lands a moment later.
+// So it asks in a transaction that first takes the row (a no-op UPDATE:
+// MySQL's row lock and SQLite's write lock alike wait for the writer),
+// then reads, and rolls back. It waits at most releaseTimeout, on a
+// context that survives the caller's; err says the database could not
+// tell in that time.
+func (s *Service) settled(ctx context.Context, o Order) (found bool, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	tx := s.db.WithContext(ctx).Begin()
+	if tx.Error != nil {
+		return false, tx.Error
+	}
+	defer tx.Rollback()
+	if err := tx.Exec("UPDATE products SET stock = stock WHERE id = ?", o.ProductID).Error; err != nil {
+		return false, err
+	}
+	var n int64
+	err = tx.Raw("SELECT COUNT(*) FROM orders WHERE id = ?", o.ID).Row().Scan(&n)
 	return n > 0, err
 }

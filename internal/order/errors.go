@@ -41,9 +41,16 @@ var (
 	// committed. Nothing was written; the buyer may retry.
 	ErrUnavailable = errors.New("order: backend unavailable")
 	// ErrInDoubt means the order's COMMIT was sent and its answer lost,
-	// and the database could not be asked whether it landed: the order may
-	// exist. A retry by the same buyer gets it (ErrDuplicateOrder naming
-	// it) or buys once: never two orders.
+	// and the database could not tell in time whether it landed: the
+	// order may exist, its COMMIT perhaps still on its way. A retry by the
+	// same buyer gets it (ErrDuplicateOrder naming it) or buys once, never
+	// both: under fenced and etcd (the registration waits for the COMMIT)
+	// and the lock-free strategies (the unique key and the database's own
+	// stock check). Under lua, redlock and naive, a COMMIT still on its
+	// way is a late commit (late.go), which no lease keeps out: the
+	// buyer's dedupe lock is kept until its TTL, so that a retry meanwhile
+	// is refused as a repeated click, but a batched retry, or another
+	// buyer, may still read the stock before it lands.
 	ErrInDoubt = errors.New("order: outcome unknown, the order may exist")
 )
 

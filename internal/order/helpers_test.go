@@ -128,7 +128,8 @@ func placeAfterRecovery(ctx context.Context, shop *order.Service, product, user 
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := shop.Place(ctx, order.Request{UserID: user, ProductID: product, Quantity: 1})
-		if !errors.Is(err, order.ErrUnavailable) || time.Now().After(deadline) {
+		retry := errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrDuplicateRequest)
+		if !retry || time.Now().After(deadline) {
 			return err
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
@@ -10,7 +11,7 @@ import (
 
 // placeLocked is the order flow of the locking strategies (off, naive, lua,
 // redlock, fenced, etcd), in the steps numbered below after Place's.
-func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request) (Order, error) {
+func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request) (_ Order, err error) {
 	lockers, err := s.lockersFor(p.Strategy)
 	if err != nil {
 		return Order{}, err
@@ -24,7 +25,16 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 	if err != nil {
 		return Order{}, fromLock(err, "dedupe lock")
 	}
-	defer s.release(ctx, dedupe) // 7b. released last, after the product lock
+	defer func() { // 7b. released last, after the product lock
+		if errors.Is(err, ErrInDoubt) && !p.Strategy.Fences() {
+			// Kept until its TTL: without a fence, a retry while the
+			// COMMIT may still be on its way would not wait for it, so it
+			// is a repeated click (see ErrInDoubt).
+			dedupe.Abandon()
+			return
+		}
+		s.release(ctx, dedupe)
+	}()
 	// 5. Product lock, waiting at most the lock wait for the buyers ahead.
 	lock, err := s.lockProduct(ctx, lockers.product, p)
 	if err != nil {

@@ -42,8 +42,11 @@ type answer struct {
 //
 // A buyer for whom claim(i) is false has given up before it was allocated
 // and is skipped (claim nil: nobody gives up). It returns one answer per
-// buyer; a failed transaction is an error, and then nothing was written,
-// unless it was in doubt (afterFailure).
+// buyer. A failed sale is an error, and then nothing was written unless
+// it says it is in doubt (afterFailure); the answers are still those of
+// its last try, and a refusal among them (sold out, a duplicate) stands
+// whatever became of the transaction: stock never goes up, and a buyer
+// who had an order has it.
 func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, reqs []Request,
 	claim func(i int) bool, read *shelf) ([]answer, error) {
 	answers := make([]answer, len(reqs))
@@ -95,10 +98,7 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	if err != nil && len(sold) > 0 {
 		err = s.afterFailure(ctx, sold[0], err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return answers, nil
+	return answers, err
 }
 
 // allocate answers one buyer of a sale from left units (refuse says when

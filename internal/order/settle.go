@@ -37,7 +37,7 @@ func (s *Service) settle(o Order) {
 			}
 			pause = min(2*pause, settleMaxPause)
 			var found bool
-			if found, err = s.landed(ctx, o.ID); err != nil {
+			if found, err = s.settled(ctx, o); err != nil {
 				continue
 			}
 			if found {

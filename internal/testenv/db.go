@@ -147,7 +147,10 @@ func (d *TestDB) OpenPool(tb testing.TB) (*gorm.DB, *CommitFault) {
 	if err != nil {
 		tb.Fatalf("testenv: open a second pool: %v", err)
 	}
-	tb.Cleanup(func() { closeGorm(db) })
+	tb.Cleanup(func() {
+		f.Wait() // a COMMIT still landing (LoseNextAnswerEarly)
+		closeGorm(db)
+	})
 	return db, f
 }
 

@@ -31,43 +31,6 @@ var (
 		Err: os.NewSyscallError("read", syscall.ECONNRESET)}
 )
 
-// CommitFault loses the answers of COMMITs on a pool opened with
-// TestDB.OpenPool: the COMMIT lands, and the client is told the connection
-// was reset, as when a connection dies between the server's commit and its
-// reply. Only asking the database again tells the client that its
-// transaction is there. Its methods are safe for concurrent use.
-type CommitFault struct {
-	stop     func() // the database's Stop
-	lose     atomic.Bool
-	thenStop atomic.Bool
-	lost     atomic.Int64
-}
-
-// LoseNextAnswer makes the next COMMIT on the pool that lands fail with a
-// connection reset (ECONNRESET) instead of succeeding. With stop, the
-// database is also stopped, as by TestDB.Stop, right after that COMMIT
-// landed: until TestDB.Start nobody can ask whether it did.
-func (f *CommitFault) LoseNextAnswer(stop bool) {
-	f.thenStop.Store(stop)
-	f.lose.Store(true)
-}
-
-// Lost returns how many COMMIT answers f has lost.
-func (f *CommitFault) Lost() int64 { return f.lost.Load() }
-
-// landed is told that a COMMIT landed; it returns the error its client
-// gets instead of success, nil if f loses nothing.
-func (f *CommitFault) landed() error {
-	if f == nil || !f.lose.CompareAndSwap(true, false) {
-		return nil
-	}
-	f.lost.Add(1)
-	if f.thenStop.Load() {
-		f.stop()
-	}
-	return errAnswerLost
-}
-
 // faultConnector wraps a driver.Connector so that, while down is set, the
 // database behaves as if its server were gone: new connections fail,
 // pooled connections report themselves broken (database/sql throws them
@@ -103,12 +66,15 @@ type faultConn struct {
 	inner  driver.Conn
 	down   *atomic.Bool
 	commit *CommitFault
+	// pending is closed once a COMMIT whose answer was lost early has
+	// landed on inner (CommitFault.LoseNextAnswerEarly); nil if none.
+	pending chan struct{}
 }
 
 // check returns driver.ErrBadConn while down: nothing was sent, so
 // database/sql may retry on a new connection, whose Connect then fails.
 func (c *faultConn) check() error {
-	if c.down.Load() {
+	if c.down.Load() || c.pending != nil {
 		return driver.ErrBadConn
 	}
 	return nil
@@ -135,7 +101,14 @@ func (c *faultConn) PrepareContext(ctx context.Context, query string) (driver.St
 	return &faultStmt{inner: s, down: c.down}, nil
 }
 
-func (c *faultConn) Close() error { return c.inner.Close() }
+// Close closes the connection, once a COMMIT still landing on it has.
+func (c *faultConn) Close() error {
+	if p := c.pending; p != nil {
+		go func() { <-p; c.inner.Close() }()
+		return nil
+	}
+	return c.inner.Close()
+}
 
 func (c *faultConn) Begin() (driver.Tx, error) {
 	return c.BeginTx(context.Background(), driver.TxOptions{})
@@ -155,7 +128,7 @@ func (c *faultConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.
 	if err != nil {
 		return nil, err
 	}
-	return &faultTx{inner: tx, down: c.down, commit: c.commit}, nil
+	return &faultTx{inner: tx, down: c.down, commit: c.commit, conn: c}, nil
 }
 
 func (c *faultConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -201,7 +174,7 @@ func (c *faultConn) ResetSession(ctx context.Context) error {
 }
 
 func (c *faultConn) IsValid() bool {
-	if c.down.Load() {
+	if c.down.Load() || c.pending != nil {
 		return false
 	}
 	if v, ok := c.inner.(driver.Validator); ok {
@@ -223,12 +196,16 @@ type faultTx struct {
 	inner  driver.Tx
 	down   *atomic.Bool
 	commit *CommitFault
+	conn   *faultConn
 }
 
 func (t *faultTx) Commit() error {
 	if t.down.Load() {
 		t.inner.Rollback()
 		return errDBReset
+	}
+	if t.commit.early(t) {
+		return errAnswerLost
 	}
 	if err := t.inner.Commit(); err != nil {
 		return err

@@ -1,0 +1,62 @@
+package order_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// TestCommitLandingAfterItsAnswerWasLost: a COMMIT's connection breaks
+// while the server is still working on it, and it lands 300 ms after the
+// shop heard "connection reset" (a slow fsync, a proxy that dropped the
+// client side first). The shop must not answer "nothing was written":
+// asking the database at once, with a plain read, would say the order is
+// not there. Its question waits behind the transaction still holding the
+// product's row, so the buyer is told its order; a retry is a duplicate
+// naming it; and nobody has a second order, in every strategy.
+func TestCommitLandingAfterItsAnswerWasLost(t *testing.T) {
+	cases := []struct {
+		name  strategy.Name
+		batch int
+	}{
+		{strategy.Lua, 0}, {strategy.Redlock, 0}, {strategy.Fenced, 0}, {strategy.SQLAtomic, 0},
+		{strategy.RedisDecr, 0}, {strategy.Lua, 4}, {strategy.Fenced, 4},
+	}
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		for _, c := range cases {
+			t.Run(string(c.name)+batchSuffix(c.batch), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				db, fault := b.DB.OpenPool(t)
+				shop := shopOn(t, b, db, order.Options{})
+				p := newProduct(t, b, "landing-"+string(c.name), stock.Product{Strategy: c.name, Stock: 5,
+					LockTTL: 2 * time.Second, BatchMax: c.batch})
+				mustPlace(ctx, t, shop, p.ID, "warm")
+
+				fault.LoseNextAnswerEarly(300 * time.Millisecond)
+				o, err := shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
+				_, retry := shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
+				fault.Wait()
+
+				if n := fault.Lost(); n != 1 {
+					t.Fatalf("setup: %d COMMIT answers lost, want 1", n)
+				}
+				if err != nil {
+					t.Errorf("x, whose COMMIT landed: got %v, want its order", err)
+				}
+				var dup *order.DuplicateOrderError
+				if !errors.As(retry, &dup) || dup.OrderID != o.ID {
+					t.Errorf("x retries: got %v, want a duplicate naming order %q", retry, o.ID)
+				}
+				checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: c.name,
+					InitialStock: 5, Stock: 3, Orders: 2, Sold: 2, Consistent: true})
+			})
+		}
+	})
+}
