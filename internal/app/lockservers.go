@@ -20,17 +20,27 @@ var ErrOtherLockServers = errors.New("app: another live shop on this database lo
 // the way the registry compares it. Two shops may share a database when
 // their LockServers are equal (==).
 type LockServers struct {
-	// Redis is the Redis nodes: node 0 first, since lua, naive, dedupe and
-	// redis-decr use it alone, then the others sorted (Redlock asks them
-	// all).
+	// Redis is the Redis nodes: node 0 first, since lua, naive, fenced,
+	// dedupe and redis-decr use it alone, then the others sorted (Redlock
+	// asks them all). With a RedisMaster node 0 serves redlock only, and
+	// all are sorted.
 	Redis string
+	// RedisMaster is the Sentinel-managed master that serves lua, naive,
+	// fenced, dedupe and redis-decr instead of node 0: "name via
+	// sentinel,sentinel,...", the Sentinels sorted; empty without one.
+	RedisMaster string
 	// Etcd is the etcd members' host:port, sorted.
 	Etcd string
 }
 
-// String returns "redis a,b,...; etcd x,y,...".
+// String returns "redis a,b,...; etcd x,y,...", with "; redis master
+// name via s,s,..." after the nodes when there is one.
 func (s LockServers) String() string {
-	return fmt.Sprintf("redis %s; etcd %s", orNone(s.Redis), orNone(s.Etcd))
+	master := ""
+	if s.RedisMaster != "" {
+		master = "; redis master " + s.RedisMaster
+	}
+	return fmt.Sprintf("redis %s%s; etcd %s", orNone(s.Redis), master, orNone(s.Etcd))
 }
 
 // LockServersError is NewShop's error when another live shop on the same
@@ -48,8 +58,14 @@ func (e *LockServersError) Error() string {
 	if e.Ours.Redis != e.Theirs.Redis {
 		flags = append(flags, "--redis")
 	}
+	if e.Ours.RedisMaster != e.Theirs.RedisMaster {
+		flags = append(flags, "--redis-sentinel/--redis-master")
+	}
 	if e.Ours.Etcd != e.Theirs.Etcd {
 		flags = append(flags, "--etcd")
+	}
+	if n := len(flags); n > 1 {
+		flags = []string{strings.Join(flags[:n-1], ", "), flags[n-1]}
 	}
 	return fmt.Sprintf("%v, so their locks would not exclude each other's orders:\n"+
 		"  this shop:  %v\n  shop %s: %v\n"+
@@ -63,7 +79,8 @@ func (e *LockServersError) Unwrap() error { return ErrOtherLockServers }
 
 // lockServersOf returns the servers shops on b lock on. Addresses are
 // lower-cased, etcd endpoints lose their scheme, and a loopback address
-// gets "@" and this machine's name.
+// gets "@" and this machine's name. A Sentinel master's name is kept as
+// given: Sentinel's names are case-sensitive.
 func lockServersOf(b *Backends) LockServers {
 	host, _ := os.Hostname()
 	norm := func(addr string) string {
@@ -84,11 +101,23 @@ func lockServersOf(b *Backends) LockServers {
 	for i, e := range b.EtcdEndpoints {
 		etcd[i] = norm(e)
 	}
-	if len(redis) > 1 {
+	switch {
+	case !b.RedisMaster.IsZero():
+		slices.Sort(redis)
+	case len(redis) > 1:
 		slices.Sort(redis[1:])
 	}
 	slices.Sort(etcd)
-	return LockServers{Redis: strings.Join(redis, ","), Etcd: strings.Join(etcd, ",")}
+	servers := LockServers{Redis: strings.Join(redis, ","), Etcd: strings.Join(etcd, ",")}
+	if !b.RedisMaster.IsZero() {
+		sentinels := make([]string, len(b.RedisMaster.Sentinels))
+		for i, a := range b.RedisMaster.Sentinels {
+			sentinels[i] = norm(a)
+		}
+		slices.Sort(sentinels)
+		servers.RedisMaster = b.RedisMaster.Name + " via " + strings.Join(sentinels, ",")
+	}
+	return servers
 }
 
 func orNone(s string) string {

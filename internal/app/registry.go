@@ -88,8 +88,8 @@ func register(ctx context.Context, db *gorm.DB, servers LockServers, log *slog.L
 
 // insert adds the shop's row, seen now.
 func (r *registration) insert(ctx context.Context) error {
-	err := r.db.WithContext(ctx).Exec("INSERT INTO shops (id, redis_nodes, etcd_endpoints, seen_at) VALUES (?, ?, ?, "+r.clock.now+")",
-		r.id, r.servers.Redis, r.servers.Etcd).Error
+	err := r.db.WithContext(ctx).Exec("INSERT INTO shops (id, redis_nodes, redis_master, etcd_endpoints, seen_at) VALUES (?, ?, ?, ?, "+r.clock.now+")",
+		r.id, r.servers.Redis, r.servers.RedisMaster, r.servers.Etcd).Error
 	if err != nil {
 		return fmt.Errorf("app: shop registry: %w", err)
 	}
@@ -100,14 +100,14 @@ func (r *registration) insert(ctx context.Context) error {
 // servers differ from this one's, nil if there is none, or the database's
 // error.
 func (r *registration) check(ctx context.Context) error {
-	var others []struct{ ID, RedisNodes, EtcdEndpoints string }
-	err := r.db.WithContext(ctx).Raw("SELECT id, redis_nodes, etcd_endpoints FROM shops WHERE id <> ? AND seen_at >= "+r.clock.staleBefore+" ORDER BY id",
+	var others []struct{ ID, RedisNodes, RedisMaster, EtcdEndpoints string }
+	err := r.db.WithContext(ctx).Raw("SELECT id, redis_nodes, redis_master, etcd_endpoints FROM shops WHERE id <> ? AND seen_at >= "+r.clock.staleBefore+" ORDER BY id",
 		r.id).Scan(&others).Error
 	if err != nil {
 		return fmt.Errorf("app: shop registry: %w", err)
 	}
 	for _, o := range others {
-		if theirs := (LockServers{Redis: o.RedisNodes, Etcd: o.EtcdEndpoints}); theirs != r.servers {
+		if theirs := (LockServers{Redis: o.RedisNodes, RedisMaster: o.RedisMaster, Etcd: o.EtcdEndpoints}); theirs != r.servers {
 			return &LockServersError{Ours: r.servers, Other: o.ID, Theirs: theirs}
 		}
 	}
