@@ -20,6 +20,8 @@ type options struct {
 	addr            string
 	mysqlDSN        string
 	redis           string
+	redisSentinel   string
+	redisMaster     string
 	etcd            string
 	adminToken      string
 	lockWait        time.Duration
@@ -47,7 +49,9 @@ type flagSpec struct {
 var flagSpecs = []flagSpec{
 	{"addr", "SHOP_ADDR", "listen address, host:port (port 0 picks a free port)"},
 	{"mysql-dsn", "SHOP_MYSQL_DSN", "MySQL/MariaDB DSN, user:pass@tcp(host:3306)/dbname; empty: embedded SQLite file in a temp dir"},
-	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five for redlock; the first also serves lua, naive and dedupe); every shop on one database needs the same nodes, the same one first; empty: five embedded in-process servers, this process's own"},
+	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five independent masters for redlock; the first also serves lua, naive, fenced, dedupe and redis-decr unless --redis-sentinel is given); every shop on one database needs the same nodes, the same one first; empty: five embedded in-process servers, this process's own (with --redis-sentinel too: then only redlock uses them)"},
+	{"redis-sentinel", "SHOP_REDIS_SENTINEL", "Redis Sentinels, host:port,..., that manage the master named by --redis-master (give both or neither); that master serves lua, naive, fenced, dedupe and redis-decr instead of the first --redis node, and the shop follows it to the replica the Sentinels promote; redlock stays on --redis; every shop on one database needs the same Sentinels and master; empty: none"},
+	{"redis-master", "SHOP_REDIS_MASTER", "the name the --redis-sentinel Sentinels know the master by (sentinel monitor NAME ...)"},
 	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; every shop on one database needs the same cluster; empty: an embedded three-member cluster, this process's own"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout"},
@@ -68,6 +72,8 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.addr, "addr", ":8080", "")
 	fs.StringVar(&o.mysqlDSN, "mysql-dsn", "", "")
 	fs.StringVar(&o.redis, "redis", "", "")
+	fs.StringVar(&o.redisSentinel, "redis-sentinel", "", "")
+	fs.StringVar(&o.redisMaster, "redis-master", "", "")
 	fs.StringVar(&o.etcd, "etcd", "", "")
 	fs.StringVar(&o.adminToken, "admin-token", "", "")
 	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
@@ -116,6 +122,9 @@ func (o *options) validate() error {
 	if o.redis != "" && len(o.redisAddrs()) == 0 {
 		return usagef("--redis %q: no address in it", o.redis)
 	}
+	if err := o.validateSentinel(); err != nil {
+		return err
+	}
 	for _, e := range splitList(o.etcd) {
 		if err := app.CheckEtcdEndpoint(e); err != nil {
 			return usagef("--etcd: %v", err)
@@ -139,6 +148,28 @@ func (o *options) validate() error {
 	return nil
 }
 
+// validateSentinel checks --redis-sentinel and --redis-master: both or
+// neither, each Sentinel host:port, the name one word.
+func (o *options) validateSentinel() error {
+	sentinels := splitList(o.redisSentinel)
+	for _, a := range sentinels {
+		if err := app.CheckRedisAddr(a); err != nil {
+			return usagef("--redis-sentinel: %v", err)
+		}
+	}
+	switch {
+	case o.redisSentinel != "" && len(sentinels) == 0:
+		return usagef("--redis-sentinel %q: no address in it", o.redisSentinel)
+	case len(sentinels) > 0 && o.redisMaster == "":
+		return usagef("--redis-sentinel is given but --redis-master is missing: name the master the Sentinels monitor")
+	case o.redisMaster != "" && len(sentinels) == 0:
+		return usagef("--redis-master %q is given but --redis-sentinel is missing: name the Sentinels, host:port,...", o.redisMaster)
+	case strings.ContainsAny(o.redisMaster, " \t\r\n"):
+		return usagef("--redis-master %q: a master's name has no spaces", o.redisMaster)
+	}
+	return nil
+}
+
 // config is the app.Config the options ask for, logging to log. Every
 // value passes through as is: the flags mean what app.Config's fields
 // mean (--max-in-flight 0 is the default, negative no limit).
@@ -146,6 +177,7 @@ func (o *options) config(log *slog.Logger) app.Config {
 	return app.Config{
 		MySQLDSN:          o.mysqlDSN,
 		RedisAddrs:        o.redisAddrs(),
+		RedisMaster:       app.SentinelMaster{Sentinels: splitList(o.redisSentinel), Name: o.redisMaster},
 		EtcdEndpoints:     splitList(o.etcd),
 		AdminToken:        o.adminToken,
 		LockWait:          o.lockWait,
@@ -191,14 +223,21 @@ func usage(out io.Writer, fs *flag.FlagSet) {
 With no flags it runs on embedded backends — an SQLite file in a temporary
 directory, five in-process Redis servers and an in-process etcd cluster —
 serves on :8080 at once, and logs a generated admin token. --mysql-dsn,
---redis and --etcd select real servers.
+--redis and --etcd select real servers, each on its own.
+
+--redis-sentinel with --redis-master puts lua, naive, fenced, the dedupe
+lock and redis-decr on a Sentinel-managed, replicated master, which
+survives the loss of that master (replication is asynchronous: a lock
+granted just before a failover can be granted again; that is why redlock
+exists). Redlock keeps five independent masters: --redis, or, without it,
+five embedded servers of this process's own, as with no flags at all.
 
 Shops that share a database must share their lock servers, or their locks
 exclude nothing and the stock oversells: give every shop on one --mysql-dsn
-the same --redis and --etcd. Each shop records its lock servers in the
-database, and one whose servers differ from a live shop's there refuses to
-start (exit status 1). A crashed shop stops counting a few seconds after
-its last heartbeat.
+the same --redis, --redis-sentinel with --redis-master, and --etcd. Each
+shop records its lock servers in the database, and one whose servers
+differ from a live shop's there refuses to start (exit status 1). A
+crashed shop stops counting a few seconds after its last heartbeat.
 
 Usage: shop [flags]
 
@@ -222,5 +261,6 @@ Examples:
   shop --addr :9090 --admin-token s3cret
   shop --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale' \
        --redis 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103,127.0.0.1:7104,127.0.0.1:7105
+  shop --redis-sentinel 127.0.0.1:26379,127.0.0.1:26380,127.0.0.1:26381 --redis-master flashsale
 `)
 }

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,6 +64,12 @@ func TestBadFlags(t *testing.T) {
 		{"addr without port", []string{"--addr", "localhost"}, nil, "--addr"},
 		{"redis without port", []string{"--redis", "127.0.0.1"}, nil, "--redis"},
 		{"redis only commas", []string{"--redis", ",,"}, nil, "--redis"},
+		{"sentinel without port", []string{"--redis-sentinel", "127.0.0.1", "--redis-master", "m"}, nil, "--redis-sentinel"},
+		{"sentinel only commas", []string{"--redis-sentinel", ",", "--redis-master", "m"}, nil, "--redis-sentinel"},
+		{"sentinel without master", []string{"--redis-sentinel", "127.0.0.1:26379"}, nil, "--redis-master is missing"},
+		{"master without sentinel", []string{"--redis-master", "m"}, nil, "--redis-sentinel is missing"},
+		{"env master without sentinel", nil, map[string]string{"SHOP_REDIS_MASTER": "m"}, "--redis-sentinel is missing"},
+		{"master with a space", []string{"--redis-sentinel", "127.0.0.1:26379", "--redis-master", "my master"}, nil, "--redis-master"},
 		{"dsn without database", []string{"--mysql-dsn", "root@tcp(127.0.0.1:3306)/"}, nil, "--mysql-dsn"},
 		{"positional argument", []string{"serve"}, nil, "serve"},
 		{"bad env duration", nil, map[string]string{"SHOP_LOCK_WAIT": "later"}, "SHOP_LOCK_WAIT"},
@@ -122,6 +129,95 @@ func TestMaxInFlight(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSentinelFlags checks that --redis-sentinel and --redis-master, or
+// their variables, reach app.Config as one SentinelMaster, and that
+// without them it is the zero value.
+func TestSentinelFlags(t *testing.T) {
+	env := map[string]string{"SHOP_REDIS_SENTINEL": "s1:26379, s2:26379", "SHOP_REDIS_MASTER": "flashsale"}
+	o, err := parseFlags(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := o.config(nil).RedisMaster
+	if want := (app.SentinelMaster{Sentinels: []string{"s1:26379", "s2:26379"}, Name: "flashsale"}); !slices.Equal(got.Sentinels, want.Sentinels) || got.Name != want.Name {
+		t.Errorf("RedisMaster = %+v, want %+v", got, want)
+	}
+	o, err = parseFlags(nil, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.config(nil).RedisMaster; !got.IsZero() {
+		t.Errorf("RedisMaster without the flags = %+v, want the zero value", got)
+	}
+}
+
+// TestRunSentinel starts the shop with --redis-sentinel and --redis-master
+// alone, on real Sentinels: /readyz names their master, redlock runs on
+// five embedded nodes of the shop's own, and a lua order sells.
+func TestRunSentinel(t *testing.T) {
+	sentinels := testenv.NewSentinels(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	addr, token, done := startRun(ctx, t, "--addr", "127.0.0.1:0", "--log-format", "json",
+		"--redis-sentinel", strings.Join(sentinels.Addrs(), ","), "--redis-master", testenv.SentinelMasterName)
+
+	var ready struct {
+		Status      string `json:"status"`
+		RedisNodes  int    `json:"redis_nodes"`
+		RedisMaster string `json:"redis_master"`
+	}
+	if status := getJSON(t, "http://"+addr+"/readyz", &ready); status != http.StatusOK ||
+		ready.RedisMaster != sentinels.Master() || ready.RedisNodes != app.EmbeddedRedisNodes {
+		t.Errorf("readyz = %d %+v, want 200 naming master %s beside %d embedded nodes", status, ready, sentinels.Master(), app.EmbeddedRedisNodes)
+	}
+	for _, req := range []struct{ path, body string }{
+		{"/api/v1/products", `{"id":"phone","stock":3,"strategy":"lua"}`},
+		{"/api/v1/orders", `{"user_id":"alice","product_id":"phone","quantity":1}`},
+	} {
+		if status := postJSON(t, "http://"+addr+req.path, token, req.body); status != http.StatusCreated {
+			t.Errorf("POST %s = %d, want 201", req.path, status)
+		}
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run after cancel = %v, want nil", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+}
+
+// getJSON GETs url and decodes the body into v; it returns the status.
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	return resp.StatusCode
+}
+
+// postJSON POSTs body to url with the admin token; it returns the status.
+func postJSON(t *testing.T, url, token, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
 }
 
 // TestRunEmbedded starts the shop as a newcomer would, with no backend

@@ -1,5 +1,6 @@
 // Package app owns the wiring of a shop: opening the backends (the real
-// MySQL and Redis nodes, or the embedded ones when none are named), and
+// MySQL and Redis nodes, or the embedded ones when none are named, and a
+// Sentinel-managed Redis master when one is named: sentinel.go), and
 // building one shop instance on them — its Redis clients, one locker per
 // lock mode, the order service and the HTTP router — and serving it with
 // timeouts and a graceful shutdown. It also keeps the table of the shops
@@ -28,9 +29,15 @@ type Config struct {
 	// file in a fresh temporary directory.
 	MySQLDSN string
 	// RedisAddrs selects real Redis nodes (host:port each; five for
-	// Redlock). The first node also serves the lua, naive and dedupe locks.
-	// Empty means five embedded in-process Redis servers.
+	// Redlock). Unless RedisMaster is set, the first node also serves the
+	// lua, naive, fenced and dedupe locks and redis-decr's stock. Empty
+	// means five embedded in-process Redis servers.
 	RedisAddrs []string
+	// RedisMaster, when set, selects a Sentinel-managed Redis master for
+	// what the first node serves otherwise (see sentinel.go); Redlock
+	// keeps RedisAddrs, or the embedded servers when that is empty. The
+	// zero value means none.
+	RedisMaster SentinelMaster
 	// EtcdEndpoints selects a real etcd cluster for strategy etcd (its
 	// members' client URLs, or host:port each). Empty means an embedded
 	// three-member cluster in the process.

@@ -27,13 +27,18 @@ const EmbeddedEtcdMembers = 3
 // Backends are the database and the Redis nodes that any number of shops
 // share. Fields are read-only after OpenBackends; the value is safe for
 // concurrent use. Tests may build one by hand from their own backends
-// (DB and RedisAddrs are all NewShop reads).
+// (NewShop reads DB, RedisAddrs, RedisMaster and EtcdEndpoints).
 type Backends struct {
 	// DB is the database, schema applied. Shops share its pool.
 	DB *gorm.DB
-	// RedisAddrs are the Redis nodes, in order; node 0 serves lua, naive
-	// and dedupe locks. Each shop dials its own clients to them.
+	// RedisAddrs are the Redis nodes, in order; node 0 serves lua, naive,
+	// fenced, dedupe and redis-decr unless RedisMaster is set. Each shop
+	// dials its own clients to them.
 	RedisAddrs []string
+	// RedisMaster, when set, is the Sentinel-managed master that serves
+	// lua, naive, fenced, dedupe and redis-decr instead of node 0. Each
+	// shop opens its own failover client to it.
+	RedisMaster SentinelMaster
 	// Embedded is the in-process Redis, nil when RedisAddrs are real
 	// servers. Tests and the load generator use it to stop nodes.
 	Embedded *embedded.Redis
@@ -55,16 +60,25 @@ type Backends struct {
 // and where (never a password). The caller must Close the Backends after
 // every shop on them is closed.
 //
+// cfg.RedisMaster, if set, is recorded as given: lua, naive, fenced, dedupe
+// and redis-decr use it, and redlock the nodes above, embedded ones if
+// none are named.
+//
 // Errors: a malformed DSN or Redis address (database.ErrInvalidDSN,
-// ErrInvalidRedisAddr), an unreachable database (database.ErrUnavailable),
-// a failed migration. Nothing is left open on error. Redis nodes are not
-// contacted here: a node that is down at start only makes /readyz say so.
+// ErrInvalidRedisAddr), half a Sentinel master
+// (ErrIncompleteSentinelMaster), an unreachable database
+// (database.ErrUnavailable), a failed migration. Nothing is left open on
+// error. Redis nodes and Sentinels are not contacted here: a node that is
+// down at start only makes /readyz say so.
 func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 	log := cfg.logger()
 	for _, a := range cfg.RedisAddrs {
 		if err := CheckRedisAddr(a); err != nil {
 			return nil, err
 		}
+	}
+	if err := cfg.RedisMaster.Check(); err != nil {
+		return nil, err
 	}
 	b := &Backends{}
 	defer func() {
@@ -79,7 +93,7 @@ func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 	if err := migrations.Apply(ctx, b.DB); err != nil {
 		return nil, fmt.Errorf("app: apply migrations: %w", err)
 	}
-	if err := b.openRedis(cfg.RedisAddrs, log); err != nil {
+	if err := b.openRedis(cfg.RedisAddrs, cfg.RedisMaster, log); err != nil {
 		return nil, err
 	}
 	if err := b.openEtcd(cfg.EtcdEndpoints, log); err != nil {
@@ -112,8 +126,14 @@ func (b *Backends) openDB(ctx context.Context, dsn string, log *slog.Logger) err
 	return nil
 }
 
-// openRedis records the nodes (checked by OpenBackends) or starts embedded ones.
-func (b *Backends) openRedis(addrs []string, log *slog.Logger) error {
+// openRedis records the nodes (checked by OpenBackends) or starts embedded
+// ones, and records the Sentinel-managed master, if any.
+func (b *Backends) openRedis(addrs []string, master SentinelMaster, log *slog.Logger) error {
+	if !master.IsZero() {
+		b.RedisMaster = SentinelMaster{Sentinels: append([]string(nil), master.Sentinels...), Name: master.Name}
+		log.Info("redis: a Sentinel-managed master serves lua, naive, fenced, dedupe and redis-decr; redlock keeps its own nodes",
+			"master", master.Name, "sentinels", strings.Join(master.Sentinels, ","))
+	}
 	if len(addrs) == 0 {
 		r, err := embedded.StartRedis(EmbeddedRedisNodes)
 		if err != nil {
@@ -124,7 +144,11 @@ func (b *Backends) openRedis(addrs []string, log *slog.Logger) error {
 		return nil
 	}
 	b.RedisAddrs = append([]string(nil), addrs...)
-	log.Info("redis: external nodes; node 0 serves lua, naive and dedupe locks", "nodes", len(addrs), "addrs", strings.Join(addrs, ","))
+	if master.IsZero() {
+		log.Info("redis: external nodes; node 0 serves lua, naive, fenced, dedupe and redis-decr", "nodes", len(addrs), "addrs", strings.Join(addrs, ","))
+	} else {
+		log.Info("redis: external nodes for redlock", "nodes", len(addrs), "addrs", strings.Join(addrs, ","))
+	}
 	if len(addrs) < 3 || len(addrs)%2 == 0 {
 		log.Warn("redis: redlock wants an odd number of at least 3 independent nodes (5 recommended)", "nodes", len(addrs))
 	}

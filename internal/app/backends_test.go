@@ -83,6 +83,9 @@ func TestOpenBackendsInvalid(t *testing.T) {
 		{"dsn garbage", app.Config{MySQLDSN: "not a dsn"}, database.ErrInvalidDSN},
 		{"redis without port", app.Config{RedisAddrs: []string{"127.0.0.1"}}, app.ErrInvalidRedisAddr},
 		{"redis bad port", app.Config{RedisAddrs: []string{"127.0.0.1:x"}}, app.ErrInvalidRedisAddr},
+		{"sentinel without port", app.Config{RedisMaster: app.SentinelMaster{Sentinels: []string{"127.0.0.1"}, Name: "m"}}, app.ErrInvalidRedisAddr},
+		{"sentinels without a name", app.Config{RedisMaster: app.SentinelMaster{Sentinels: []string{"127.0.0.1:26379"}}}, app.ErrIncompleteSentinelMaster},
+		{"a name without sentinels", app.Config{RedisMaster: app.SentinelMaster{Name: "m"}}, app.ErrIncompleteSentinelMaster},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -40,13 +40,19 @@ func backendsOf(env *testenv.Env) *app.Backends {
 // newShop builds a shop on env and closes it at cleanup.
 func newShop(t *testing.T, env *testenv.Env, cfg app.Config) *app.Shop {
 	t.Helper()
+	return newShopOn(t, backendsOf(env), cfg)
+}
+
+// newShopOn builds a shop on b and closes it at cleanup.
+func newShopOn(t *testing.T, b *app.Backends, cfg app.Config) *app.Shop {
+	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = quiet
 	}
 	if cfg.AdminToken == "" {
 		cfg.AdminToken = testToken
 	}
-	shop, err := app.NewShop(t.Context(), cfg, backendsOf(env))
+	shop, err := app.NewShop(t.Context(), cfg, b)
 	if err != nil {
 		t.Fatalf("NewShop: %v", err)
 	}

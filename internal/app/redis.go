@@ -7,7 +7,8 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 )
 
-// Redis client settings of one shop instance, per node.
+// Redis client settings of one shop instance, per node, and for the
+// failover client that stands in for node 0 with --redis-sentinel.
 //
 //   - PoolSize: go-redis defaults to 10 connections per CPU, 20 on a 2-core
 //     box. Every in-flight order needs a connection for its dedupe lock and
@@ -61,4 +62,48 @@ func newRedisClients(addrs []string) []*redis.Client {
 		})
 	}
 	return clients
+}
+
+// newFailoverClient returns go-redis's failover client for m, with the
+// settings above: it stands in for node 0, so it must fail as fast and
+// never resend a lock command either. go-redis gives the same settings to
+// the connections it opens to the Sentinels, and keeps maintenance
+// notifications off for failover clients by itself. It dials nothing yet;
+// the caller closes it.
+func newFailoverClient(m SentinelMaster) *redis.Client {
+	return redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName:            m.Name,
+		SentinelAddrs:         m.Sentinels,
+		PoolSize:              redisPoolSize,
+		PoolTimeout:           redisPoolTimeout,
+		MinIdleConns:          redisMinIdleConns,
+		DialTimeout:           redisDialTimeout,
+		DialerRetries:         1,
+		ReadTimeout:           redisReadTimeout,
+		WriteTimeout:          redisWriteTimeout,
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+		DisableIdentity:       true,
+	})
+}
+
+// newSentinelClient returns a client that asks one Sentinel where the
+// master is, for /readyz and the poll: the same timeouts, a few
+// connections, none kept idle. The caller closes it.
+func newSentinelClient(addr string) *redis.SentinelClient {
+	return redis.NewSentinelClient(&redis.Options{
+		Addr:                  addr,
+		PoolSize:              4,
+		PoolTimeout:           redisPoolTimeout,
+		DialTimeout:           redisDialTimeout,
+		DialerRetries:         1,
+		ReadTimeout:           redisReadTimeout,
+		WriteTimeout:          redisWriteTimeout,
+		MaxRetries:            -1,
+		ContextTimeoutEnabled: true,
+		DisableIdentity:       true,
+		MaintNotificationsConfig: &maintnotifications.Config{
+			Mode: maintnotifications.ModeDisabled,
+		},
+	})
 }

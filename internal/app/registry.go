@@ -36,11 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/url"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -52,84 +48,6 @@ const (
 	heartbeatEvery = 2 * time.Second
 	staleAfter     = 3 * heartbeatEvery
 )
-
-// ErrOtherLockServers is wrapped by NewShop's *LockServersError.
-var ErrOtherLockServers = errors.New("app: another live shop on this database locks on other servers")
-
-// LockServers are the servers a shop takes its locks on, each list written
-// the way the registry compares it. Two shops may share a database when
-// their LockServers are equal (==).
-type LockServers struct {
-	// Redis is the Redis nodes: node 0 first, since lua, naive, dedupe and
-	// redis-decr use it alone, then the others sorted (Redlock asks them
-	// all).
-	Redis string
-	// Etcd is the etcd members' host:port, sorted.
-	Etcd string
-}
-
-// String returns "redis a,b,...; etcd x,y,...".
-func (s LockServers) String() string {
-	return fmt.Sprintf("redis %s; etcd %s", orNone(s.Redis), orNone(s.Etcd))
-}
-
-// LockServersError is NewShop's error when another live shop on the same
-// database locks on other servers: it names both shops' servers, and its
-// message says which flags to give. It wraps ErrOtherLockServers.
-type LockServersError struct {
-	Ours   LockServers // this shop's servers
-	Other  string      // the other shop's id: host/pid/random
-	Theirs LockServers // the other shop's servers
-}
-
-// Error names both shops' servers and the flags that differ.
-func (e *LockServersError) Error() string {
-	var flags []string
-	if e.Ours.Redis != e.Theirs.Redis {
-		flags = append(flags, "--redis")
-	}
-	if e.Ours.Etcd != e.Theirs.Etcd {
-		flags = append(flags, "--etcd")
-	}
-	return fmt.Sprintf("%v, so their locks would not exclude each other's orders:\n"+
-		"  this shop:  %v\n  shop %s: %v\n"+
-		"Give every shop on one database the same %s (a shop without them starts embedded servers of its own). "+
-		"A shop that crashed stops counting %v after its last heartbeat.",
-		ErrOtherLockServers, e.Ours, e.Other, e.Theirs, strings.Join(flags, " and "), staleAfter)
-}
-
-// Unwrap returns ErrOtherLockServers.
-func (e *LockServersError) Unwrap() error { return ErrOtherLockServers }
-
-// lockServersOf returns the servers shops on b lock on. Addresses are
-// lower-cased, etcd endpoints lose their scheme, and a loopback address
-// gets "@" and this machine's name.
-func lockServersOf(b *Backends) LockServers {
-	host, _ := os.Hostname()
-	norm := func(addr string) string {
-		if u, err := url.Parse(addr); err == nil && u.Host != "" {
-			addr = u.Host // http://127.0.0.1:2379 -> 127.0.0.1:2379
-		}
-		addr = strings.ToLower(addr)
-		h, _, _ := net.SplitHostPort(addr)
-		if ip := net.ParseIP(h); h == "localhost" || ip != nil && ip.IsLoopback() {
-			addr += "@" + host
-		}
-		return addr
-	}
-	redis, etcd := make([]string, len(b.RedisAddrs)), make([]string, len(b.EtcdEndpoints))
-	for i, a := range b.RedisAddrs {
-		redis[i] = norm(a)
-	}
-	for i, e := range b.EtcdEndpoints {
-		etcd[i] = norm(e)
-	}
-	if len(redis) > 1 {
-		slices.Sort(redis[1:])
-	}
-	slices.Sort(etcd)
-	return LockServers{Redis: strings.Join(redis, ","), Etcd: strings.Join(etcd, ",")}
-}
 
 // registration is one shop's row in the table shops, renewed by a
 // heartbeat until close.
@@ -170,8 +88,8 @@ func register(ctx context.Context, db *gorm.DB, servers LockServers, log *slog.L
 
 // insert adds the shop's row, seen now.
 func (r *registration) insert(ctx context.Context) error {
-	err := r.db.WithContext(ctx).Exec("INSERT INTO shops (id, redis_nodes, etcd_endpoints, seen_at) VALUES (?, ?, ?, "+r.clock.now+")",
-		r.id, r.servers.Redis, r.servers.Etcd).Error
+	err := r.db.WithContext(ctx).Exec("INSERT INTO shops (id, redis_nodes, redis_master, etcd_endpoints, seen_at) VALUES (?, ?, ?, ?, "+r.clock.now+")",
+		r.id, r.servers.Redis, r.servers.RedisMaster, r.servers.Etcd).Error
 	if err != nil {
 		return fmt.Errorf("app: shop registry: %w", err)
 	}
@@ -182,14 +100,14 @@ func (r *registration) insert(ctx context.Context) error {
 // servers differ from this one's, nil if there is none, or the database's
 // error.
 func (r *registration) check(ctx context.Context) error {
-	var others []struct{ ID, RedisNodes, EtcdEndpoints string }
-	err := r.db.WithContext(ctx).Raw("SELECT id, redis_nodes, etcd_endpoints FROM shops WHERE id <> ? AND seen_at >= "+r.clock.staleBefore+" ORDER BY id",
+	var others []struct{ ID, RedisNodes, RedisMaster, EtcdEndpoints string }
+	err := r.db.WithContext(ctx).Raw("SELECT id, redis_nodes, redis_master, etcd_endpoints FROM shops WHERE id <> ? AND seen_at >= "+r.clock.staleBefore+" ORDER BY id",
 		r.id).Scan(&others).Error
 	if err != nil {
 		return fmt.Errorf("app: shop registry: %w", err)
 	}
 	for _, o := range others {
-		if theirs := (LockServers{Redis: o.RedisNodes, Etcd: o.EtcdEndpoints}); theirs != r.servers {
+		if theirs := (LockServers{Redis: o.RedisNodes, RedisMaster: o.RedisMaster, Etcd: o.EtcdEndpoints}); theirs != r.servers {
 			return &LockServersError{Ours: r.servers, Other: o.ID, Theirs: theirs}
 		}
 	}
@@ -277,11 +195,4 @@ func newShopID() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
 	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), hex.EncodeToString(b))
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
 }

@@ -110,6 +110,48 @@ func TestRegistryHeartbeat(t *testing.T) {
 	})
 }
 
+// Shops with a Sentinel-managed master must name the same one, by the
+// same Sentinels in any order; node 0 then serves redlock only, so the
+// nodes may come in any order too. No Sentinel answers here: the registry
+// compares what the shops were given.
+func TestRegistrySentinelMaster(t *testing.T) {
+	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
+		nodes := redisNodes(t)
+		sentinels := []string{"127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3"}
+		shop := func(nodes, sentinels []string, name string) error {
+			t.Helper()
+			b := &app.Backends{DB: secondPool(t, tdb), RedisAddrs: nodes, RedisMaster: app.SentinelMaster{Sentinels: sentinels, Name: name}}
+			s, err := app.NewShop(t.Context(), app.Config{Logger: quiet}, b)
+			if err == nil {
+				t.Cleanup(func() { s.Close() })
+			}
+			return err
+		}
+		if err := shop(nodes, sentinels, "flashsale"); err != nil {
+			t.Fatalf("first shop: %v", err)
+		}
+		reversed := slices.Clone(nodes)
+		slices.Reverse(reversed)
+		if err := shop(reversed, []string{sentinels[2], sentinels[0], sentinels[1]}, "flashsale"); err != nil {
+			t.Errorf("second shop, nodes and Sentinels in another order: %v", err)
+		}
+		for _, tt := range []struct {
+			name      string
+			sentinels []string
+			master    string
+		}{
+			{"no Sentinel", nil, ""},
+			{"another master's name", sentinels, "other"},
+			{"other Sentinels", sentinels[:2], "flashsale"},
+		} {
+			err := shop(nodes, tt.sentinels, tt.master)
+			if !errors.Is(err, app.ErrOtherLockServers) || !strings.Contains(err.Error(), "--redis-sentinel/--redis-master") {
+				t.Errorf("%s: got %v, want ErrOtherLockServers naming --redis-sentinel/--redis-master", tt.name, err)
+			}
+		}
+	})
+}
+
 // The message says which flags differ.
 func TestLockServersErrorNamesTheFlags(t *testing.T) {
 	ours := app.LockServers{Redis: "a:1", Etcd: "e:1"}
@@ -120,6 +162,8 @@ func TestLockServersErrorNamesTheFlags(t *testing.T) {
 		{app.LockServers{Redis: "b:1", Etcd: "e:1"}, "the same --redis ("},
 		{app.LockServers{Redis: "a:1", Etcd: "f:1"}, "the same --etcd ("},
 		{app.LockServers{Redis: "b:1", Etcd: "f:1"}, "the same --redis and --etcd ("},
+		{app.LockServers{Redis: "a:1", RedisMaster: "m via s:1", Etcd: "e:1"}, "the same --redis-sentinel/--redis-master ("},
+		{app.LockServers{Redis: "b:1", RedisMaster: "m via s:1", Etcd: "f:1"}, "the same --redis, --redis-sentinel/--redis-master and --etcd ("},
 	}
 	for _, tt := range tests {
 		err := &app.LockServersError{Ours: ours, Other: "web-2/42/0a0b0c0d", Theirs: tt.theirs}

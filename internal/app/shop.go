@@ -28,7 +28,8 @@ import (
 // called after Serve returned (or instead of it) and releases the clients.
 type Shop struct {
 	cfg      Config
-	clients  []*redis.Client
+	clients  []*redis.Client  // the --redis nodes, in order
+	master   *failover        // nil without a Sentinel-managed master
 	reg      *registration    // this shop's row in the table shops
 	etcd     *clientv3.Client // nil without etcd endpoints
 	lockers  map[dlock.Mode]dlock.Locker
@@ -45,13 +46,16 @@ type Shop struct {
 // another live shop on the same database (see registry.go); its heartbeat
 // runs until Close. Beyond that it dials nothing at once: the Redis
 // clients connect on first use, so a node that is down at start shows up
-// in /readyz and in 503s, not as a start-up failure. ctx bounds the
-// registration and a short reachability check whose result is only logged.
+// in /readyz and in 503s, not as a start-up failure. With b.RedisMaster it
+// also asks the Sentinels where the master is, now and every second in the
+// background, until Close (sentinel.go). ctx bounds the registration and a
+// short reachability check whose result is only logged.
 //
 // Errors: a *LockServersError (wrapping ErrOtherLockServers) naming both
 // shops' servers; the database's error if the registration could not be
-// written or read; a lock mode dlock.New cannot build (a bug, or no Redis
-// address). On error nothing is left open. The caller must Close the shop.
+// written or read; half a Sentinel master (ErrIncompleteSentinelMaster);
+// a lock mode dlock.New cannot build (a bug, or no Redis address). On
+// error nothing is left open. The caller must Close the shop.
 func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	if b == nil || b.DB == nil {
 		return nil, errors.New("app: NewShop: backends without a database")
@@ -59,14 +63,29 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	if len(b.RedisAddrs) == 0 {
 		return nil, errors.New("app: NewShop: backends without redis nodes")
 	}
+	if err := b.RedisMaster.Check(); err != nil {
+		return nil, err
+	}
 	log := cfg.logger()
 	reg, err := register(ctx, b.DB, lockServersOf(b), log)
 	if err != nil {
 		return nil, err
 	}
+	m := metrics.New()
 	s := &Shop{cfg: cfg, reg: reg, clients: newRedisClients(b.RedisAddrs), lockers: map[dlock.Mode]dlock.Locker{}}
+	// lua, naive, fenced, the dedupe locks and redis-decr use one Redis:
+	// node 0, or the Sentinel-managed master. Redlock asks every node.
+	single := s.clients[0]
+	if !b.RedisMaster.IsZero() {
+		s.master = openFailover(b.RedisMaster, m.RedisMasterChanged, log)
+		single = s.master.client
+	}
 	for _, mode := range dlock.Modes() {
-		l, err := dlock.New(mode, s.clients)
+		nodes := []*redis.Client{single}
+		if mode == dlock.ModeRedlock {
+			nodes = s.clients
+		}
+		l, err := dlock.New(mode, nodes)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("app: %s locker: %w", mode, err)
@@ -82,7 +101,6 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		s.etcd = c
 		s.lockers[dlock.ModeEtcd] = dlock.NewEtcd(c)
 	}
-	m := metrics.New()
 	for mode, l := range s.lockers {
 		dlock.Observe(l, m.Locker(mode))
 	}
@@ -90,19 +108,24 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	products := stock.NewStore(b.DB)
 	s.orders = order.NewService(b.DB, products, s.lockers, order.Options{
 		LockWait: cfg.LockWait, Logger: log,
-		Reservations: reserve.New(s.clients[0]), // redis-decr's stock, on the node lua uses
+		Reservations: reserve.New(single), // redis-decr's stock, on the Redis lua uses
 		Observer:     m,
 	})
 	m.Audits(s.orders)
+	var master httpapi.RedisMaster // a nil *failover would not be a nil interface
+	if s.master != nil {
+		master = s.master
+	}
 	s.handler = httpapi.NewRouter(httpapi.Deps{
-		Products:   products,
-		Orders:     s.orders,
-		DB:         b.DB,
-		Redis:      s.clients,
-		AdminToken: cfg.AdminToken,
-		Logger:     log,
-		Door:       m,
-		Metrics:    m.Handler(),
+		Products:    products,
+		Orders:      s.orders,
+		DB:          b.DB,
+		Redis:       s.clients,
+		RedisMaster: master,
+		AdminToken:  cfg.AdminToken,
+		Logger:      log,
+		Door:        m,
+		Metrics:     m.Handler(),
 
 		MaxInFlightOrders: cfg.maxInFlightOrders(),
 		OrderQueueWait:    cfg.lockWait(),
@@ -111,7 +134,8 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	return s, nil
 }
 
-// logReachability pings every node once, briefly, and logs how many answer.
+// logReachability pings every node and the Sentinel-managed master once,
+// briefly, and logs what does not answer.
 func (s *Shop) logReachability(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, redisDialTimeout)
 	defer cancel()
@@ -122,6 +146,9 @@ func (s *Shop) logReachability(ctx context.Context) {
 		}
 	}
 	log := s.cfg.logger()
+	if s.master != nil && s.master.Ping(ctx) != nil {
+		log.Warn("redis: the Sentinel-managed master does not answer; see /readyz", "master", s.master.master.Name)
+	}
 	if up < len(s.clients) {
 		log.Warn("redis: not every node answers; see /readyz", "up", up, "nodes", len(s.clients))
 		return
@@ -135,7 +162,7 @@ func (s *Shop) Handler() http.Handler { return s.handler }
 
 // Close stops the order service's background settlements, closes the
 // lockers (their background goroutines and subscriptions) and then the
-// Redis clients, and removes the shop's row from the registry (a failure
+// Redis clients and the Sentinel poll, and removes the shop's row from the registry (a failure
 // there is only logged: the row goes stale). Call it after Serve returned:
 // by then every order has finished and released its locks. It does not
 // close the Backends. It is safe to call more than once; later calls
@@ -149,6 +176,11 @@ func (s *Shop) Close() error {
 		for mode, l := range s.lockers {
 			if err := l.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("app: close %s locker: %w", mode, err))
+			}
+		}
+		if s.master != nil {
+			if err := s.master.close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+				errs = append(errs, fmt.Errorf("app: close failover client: %w", err))
 			}
 		}
 		for _, c := range s.clients {

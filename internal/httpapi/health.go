@@ -24,14 +24,22 @@ func (a *api) healthz(c *gin.Context) {
 }
 
 // readyz handles GET /readyz: 200 when the database answers a ping and the
-// Redis quorum answers PING, 503 unavailable (with Retry-After) otherwise.
+// Redis servers the lock modes need answer PING, 503 unavailable (with
+// Retry-After) otherwise.
 //
-// The Redis quorum is what the lock modes need: a majority of the nodes for
-// redlock, and the first node, which alone serves lua, naive and the dedupe
-// locks of every mode. All nodes are pinged at once, so the probe takes as
-// long as the slowest node, capped by redisPingTimeout.
+// The lock modes need a majority of the nodes for redlock, and the one
+// Redis that alone serves lua, naive, fenced, the dedupe locks of every
+// mode and redis-decr: the first node, or, with a Sentinel-managed master,
+// the master the Sentinels name now, whose address the answer carries
+// (redis_master). Everything is asked at once, so the probe takes as long
+// as the slowest backend, capped by the timeouts above.
 func (a *api) readyz(c *gin.Context) {
 	ctx := c.Request.Context()
+	var master, masterProblem string
+	var wg sync.WaitGroup
+	if a.master != nil {
+		wg.Go(func() { master, masterProblem = a.checkMaster(ctx) })
+	}
 	var problems []string
 	if err := a.pingDB(ctx); err != nil {
 		// The driver's error may name hosts and users: log it, answer
@@ -40,17 +48,46 @@ func (a *api) readyz(c *gin.Context) {
 		problems = append(problems, "database: ping failed")
 	}
 	up, firstUp := a.pingRedis(ctx)
+	wg.Wait()
 	n := len(a.redis)
 	need := n/2 + 1
-	if up < need || !firstUp {
+	switch {
+	case a.master == nil && (up < need || !firstUp):
 		problems = append(problems, fmt.Sprintf(
 			"redis: %d of %d nodes answer, need %d including node 0 (first node up: %t)", up, n, need, firstUp))
+	case up < need:
+		problems = append(problems, fmt.Sprintf("redis: %d of %d nodes answer, need %d", up, n, need))
+	}
+	if masterProblem != "" {
+		problems = append(problems, masterProblem)
 	}
 	if len(problems) > 0 {
 		writeError(c, &requestError{kind: errNotReady, msg: "not ready: " + strings.Join(problems, "; ")})
 		return
 	}
-	c.PureJSON(http.StatusOK, gin.H{"status": "ready", "redis_nodes_up": up, "redis_nodes": n})
+	ready := gin.H{"status": "ready", "redis_nodes_up": up, "redis_nodes": n}
+	if a.master != nil {
+		ready["redis_master"] = master
+	}
+	c.PureJSON(http.StatusOK, ready)
+}
+
+// checkMaster asks the Sentinels where the master is and pings it, each
+// within redisPingTimeout. It returns the master's address, if the
+// Sentinels named one, and why it is not ready, if it is not.
+func (a *api) checkMaster(ctx context.Context) (addr, problem string) {
+	askCtx, cancel := context.WithTimeout(ctx, redisPingTimeout)
+	addr, err := a.master.Addr(askCtx)
+	cancel()
+	if err != nil {
+		return "", "redis master: " + err.Error()
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, redisPingTimeout)
+	defer cancel()
+	if err := a.master.Ping(pingCtx); err != nil {
+		return addr, fmt.Sprintf("redis master: %s does not answer", addr)
+	}
+	return addr, ""
 }
 
 // pingDB pings the database's connection pool.

@@ -55,14 +55,19 @@ type Orders interface {
 }
 
 // Deps are the router's collaborators. Products and Orders are required;
-// DB and Redis are only pinged by /readyz (Redis[0] is the node that serves
-// lua, naive and dedupe locks). They must be safe for concurrent use, since
-// every request runs on its own goroutine.
+// DB, Redis and RedisMaster are only asked by /readyz. They must be safe for
+// concurrent use, since every request runs on its own goroutine.
 type Deps struct {
 	Products Products
 	Orders   Orders
 	DB       *gorm.DB
-	Redis    []*redis.Client
+	// Redis are the independent Redis nodes, in order. Without
+	// RedisMaster, Redis[0] also serves lua, naive, fenced, the dedupe
+	// locks and redis-decr.
+	Redis []*redis.Client
+	// RedisMaster, if not nil, is the Sentinel-managed master that serves
+	// those instead of Redis[0].
+	RedisMaster RedisMaster
 	// AdminToken guards the admin routes. Empty closes them: they answer
 	// 403 and say how to set a token.
 	AdminToken string
@@ -82,6 +87,18 @@ type Deps struct {
 	Door DoorObserver
 	// Metrics, if not nil, serves GET /metrics (package metrics).
 	Metrics http.Handler
+}
+
+// RedisMaster is a Redis master that Sentinels manage (package app's, with
+// --redis-sentinel). /readyz calls its methods, concurrently, and honours
+// their errors as reasons to answer 503.
+type RedisMaster interface {
+	// Addr asks the Sentinels where the master is now and returns its
+	// host:port, or an error whose message says why not. The message goes
+	// into the 503, to anyone: it must name no secret.
+	Addr(ctx context.Context) (string, error)
+	// Ping pings the master through the shop's own client.
+	Ping(ctx context.Context) error
 }
 
 // DoorObserver hears of the orders at the shop's door: how many wait for a
@@ -106,7 +123,8 @@ type api struct {
 	orders   Orders
 	db       *gorm.DB
 	redis    []*redis.Client
-	door     *admission // nil: no limit on orders in flight
+	master   RedisMaster // nil: Redis[0] serves the single-node modes
+	door     *admission  // nil: no limit on orders in flight
 }
 
 var releaseMode sync.Once
@@ -125,7 +143,7 @@ func NewRouter(deps Deps) *gin.Engine {
 		logger = slog.Default()
 	}
 	a := &api{products: deps.Products, orders: deps.Orders, db: deps.DB, redis: deps.Redis,
-		door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door)}
+		master: deps.RedisMaster, door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door)}
 
 	r := gin.New() // no default logger or recovery: ours are below
 	r.HandleMethodNotAllowed = true

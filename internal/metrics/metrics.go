@@ -2,8 +2,9 @@
 // format, on GET /metrics: its orders by strategy and outcome, the waits
 // for and the holds of its product locks, the lockers' retries and
 // Redlock's votes, the events the lesson turns on (late commits, holders
-// fenced out, locks lost, reservations given back), batch sizes, and the
-// orders at its door; beside them the Go runtime's and the process's own.
+// fenced out, locks lost, reservations given back), batch sizes, the
+// orders at its door, and the changes of a Sentinel-managed Redis master;
+// beside them the Go runtime's and the process's own.
 // README.md, "Metrics", lists every one and what a workshop should look
 // at.
 //
@@ -43,6 +44,7 @@ type Shop struct {
 	queued       prometheus.Gauge
 	inFlight     prometheus.Gauge
 	turnedAway   prometheus.Counter
+	masterMoves  prometheus.Counter
 }
 
 // durations are the buckets of every duration histogram: 0.5 ms to about
@@ -108,12 +110,17 @@ func New() *Shop {
 			Name: "flashsale_orders_turned_away_total",
 			Help: "Orders that gave up waiting at the door for a slot (503 busy).",
 		}),
+		masterMoves: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "flashsale_redis_master_changes_total",
+			Help: "Times the Sentinels named another address for the shop's Redis master (--redis-sentinel; 0 without): the failovers this shop saw.",
+		}),
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.orders, m.orderSeconds, m.lockAsks, m.lockWait, m.lockHeld, m.retries,
 		m.votes, m.events, m.batchSize, m.queued, m.inFlight, m.turnedAway,
+		m.masterMoves,
 	)
 	m.zeros()
 	return m
@@ -192,6 +199,10 @@ func (m *Shop) InFlight(delta int) { m.inFlight.Add(float64(delta)) }
 
 // TurnedAway counts an order that gave up at the door (httpapi.DoorObserver).
 func (m *Shop) TurnedAway() { m.turnedAway.Inc() }
+
+// RedisMasterChanged counts a change of the Sentinel-managed master's
+// address. Any goroutine may call it.
+func (m *Shop) RedisMasterChanged() { m.masterMoves.Inc() }
 
 // Locker returns the dlock.Observer for the shop's locker of mode.
 func (m *Shop) Locker(mode dlock.Mode) dlock.Observer {

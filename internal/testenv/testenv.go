@@ -9,6 +9,11 @@
 //	FLASHSALE_TEST_ETCD_ENDPOINTS  three etcd members, host:port,...
 //	FLASHSALE_TEST_ETCD_PIDS       their process ids, to pause them
 //
+// NewSentinels starts a replicated Redis of the test's own from the
+// redis-server and redis-sentinel binaries: a master, a replica and three
+// Sentinels (FLASHSALE_TEST_REQUIRE_SENTINEL=1 makes their absence a
+// failure rather than a skip).
+//
 // Redis, DB and Backends run a test function once per available mode, as
 // subtests named "embedded" and "real". A variable that is set but malformed
 // fails the test with a message that says what is wrong; it never skips
