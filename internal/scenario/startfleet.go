@@ -97,7 +97,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		}
 		closers = append(closers, b.Close)
 	}
-	f.Backend = describeBackends(b)
+	f.Backend = describeBackends(b, cfg.RedisRestart && b.Embedded == nil)
 	switch {
 	case cfg.Nodes != nil:
 		f.Nodes = cfg.Nodes
@@ -119,7 +119,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 			return nil, err
 		}
 		closers = append(closers, func() error { proxied.close(); return nil }) // after the shops
-		f.Restarts, f.Backend = proxied, f.Backend+", behind the load generator's proxies"
+		f.Restarts = proxied
 		shopBackends := *b
 		shopBackends.RedisAddrs = proxied.proxyAddrs()
 		b = &shopBackends
@@ -154,8 +154,9 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	return f, nil
 }
 
-// describeBackends says in a few words what the shops run on.
-func describeBackends(b *app.Backends) string {
+// describeBackends says in a few words what the shops run on, and whether
+// they reach the Redis nodes through the fleet's proxies.
+func describeBackends(b *app.Backends, proxied bool) string {
 	db := "MySQL"
 	if b.SQLite != nil {
 		db = "embedded SQLite"
@@ -168,7 +169,11 @@ func describeBackends(b *app.Backends) string {
 	if b.EmbeddedEtcd != nil {
 		etcd = fmt.Sprintf("a %d-member embedded etcd cluster", b.EmbeddedEtcd.Len())
 	}
-	return db + " + " + redis + " (" + strings.Join(b.RedisAddrs, ",") + ") + " + etcd
+	via := ""
+	if proxied {
+		via = " behind the load generator's proxies"
+	}
+	return db + " + " + redis + " (" + strings.Join(b.RedisAddrs, ",") + ")" + via + " + " + etcd
 }
 
 // stoppedNodes takes embedded nodes down by closing them (clients get
