@@ -19,7 +19,7 @@ type config struct {
 	settings     scenario.Settings
 	targets      []string // empty: start the embedded fleet
 	adminToken   string
-	redis        []string // external nodes, for --redlock-kill
+	redis        []string // external nodes, for --redlock-kill and --redis-restart
 	etcd         []string // an external etcd cluster, for the embedded shops
 	mysqlDSN     string   // a real database for the embedded shops
 	out          string
@@ -56,6 +56,11 @@ and redlock oversell; fenced, etcd, fenced+batch, sql-atomic and redis-decr
 stay exact. (The crowd grows to 1200 buyers unless --users is given, so
 that the sale still sells out behind the held-back commits.)
 
+Add --redis-restart 3 to restart three of the five Redis nodes empty, as a
+Redis without persistence comes back from a crash, while a holder holds the
+lock: redlock oversells. Add --restart-delay 1s (the TTL) for the delayed
+restart Redlock asks for: redlock and fenced are exact again.
+
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
 strategy that claims to be safe oversold or duplicated.
 
@@ -86,6 +91,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.settings.LateCommitEvery, "late-commit-every", d.LateCommitEvery, "with --late-commit, which orders commit late: in each shop, the first to reach its commit, then every Nth")
 	fs.IntVar(&c.settings.Batch, "batch", d.Batch, "in the +batch rows, the most queued buyers one holder of the product lock serves in one transaction")
 	fs.IntVar(&c.settings.RedlockKill, "redlock-kill", d.RedlockKill, "stop N of the 5 Redis nodes halfway through the redlock attack, and bring them back after it (default 0: none)")
+	fs.IntVar(&c.settings.RedisRestart, "redis-restart", d.RedisRestart, fmt.Sprintf("restart N of the 5 Redis nodes empty (no persistence) in the redlock and fenced attacks, as soon as a holder is seen taking the lock: embedded nodes are closed and replaced by empty ones on the same port; --redis nodes of the embedded shops are reached through the load generator's own proxies, which drop the shops' connections, and lose the product's keys; --redis nodes of a --targets fleet lose the product's keys and every client connection (CLIENT KILL TYPE normal and pubsub). Unless given, --lock-ttl %v, --work %v, --stall-rate 0 and --stock %d, so that the restart lands inside a critical section every run (default 0: none)", scenario.RestartLockTTL, scenario.RestartWork, scenario.RestartStock))
+	fs.DurationVar(&c.settings.RestartDelay, "restart-delay", d.RestartDelay, "with --redis-restart, how long the restarted nodes stay down before they serve again, empty (a --targets fleet's nodes are held with CLIENT PAUSE <ms> ALL); at least --lock-ttl is Redlock's delayed restart (default 0: at once)")
 	fs.IntVar(&c.settings.EtcdKill, "etcd-kill", d.EtcdKill, "stop N of the 3 embedded etcd members halfway through the etcd attack, and bring them back after it (default 0: none)")
 	live := fs.Bool("live", false, "serve a live page of the run on loopback (a free port; the address is printed) while it lasts: per strategy, units left, oversold, duplicate orders, 503s, orders/s and latency, updating as the attack goes (default off)")
 	fs.StringVar(&c.live, "live-addr", "", "serve the live page on this host:port instead, e.g. 0.0.0.0:8088 to show it to a room; implies --live (default "+defaultLiveAddr+" with --live)")
@@ -94,7 +101,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")
 	fs.StringVar(&targets, "targets", "", "shop base URLs, comma-separated (default none: start the embedded fleet)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")
-	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves); without, the embedded shops use them instead of in-process nodes (default none)")
+	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves) and --redis-restart; without, the embedded shops use them instead of in-process nodes (through proxies of the load generator's own with --redis-restart) (default none)")
 	fs.StringVar(&etcd, "etcd", "", "without --targets: an etcd cluster for the embedded shops' etcd strategy, host:port or http://host:port,... (default none: a three-member cluster in process)")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "without --targets: a MySQL/MariaDB database for the embedded shops, user:pass@tcp(host:3306)/dbname (default none: a SQLite file in a temp dir)")
 	c.settings.ClickWindow = d.ClickWindow
@@ -110,6 +117,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	if c.settings.LateCommit > 0 && !given(fs, "users") {
 		c.settings.Users = scenario.LateCommitUsers
+	}
+	if c.settings.RedisRestart > 0 {
+		c.settings = c.settings.ForRestart(func(name string) bool { return given(fs, name) })
 	}
 	var bad []string
 	for _, m := range split(modes) {
@@ -171,6 +181,14 @@ func (c *config) check() []string {
 	}
 	if kill > 0 && (len(c.targets) > 0 || len(c.redis) > 0) && len(c.redis) < kill {
 		bad = append(bad, fmt.Sprintf("redlock-kill: %d nodes to stop, but --redis names %d; with --targets, give the fleet's five Redis nodes in --redis", kill, len(c.redis)))
+	}
+	if r := c.settings.RedisRestart; r > 0 {
+		switch {
+		case len(c.targets) > 0 && len(c.redis) == 0:
+			bad = append(bad, "redis-restart: --redis is missing: with --targets, give the fleet's five Redis nodes in --redis (the load generator drops their clients and the product's keys)")
+		case len(c.redis) > 0 && len(c.redis) < r:
+			bad = append(bad, fmt.Sprintf("redis-restart: %d nodes to restart, but --redis names %d", r, len(c.redis)))
+		}
 	}
 	for _, e := range c.etcd {
 		if err := app.CheckEtcdEndpoint(e); err != nil {

@@ -16,6 +16,7 @@
 //	go run ./cmd/loadgen --live
 //	go run ./cmd/loadgen --modes lua,redlock --redlock-kill 2
 //	go run ./cmd/loadgen --late-commit 300ms
+//	go run ./cmd/loadgen --modes redlock,fenced --redis-restart 3 --restart-delay 1s
 //	go run ./cmd/loadgen --targets http://127.0.0.1:8080 --admin-token secret
 package main
 
@@ -159,7 +160,8 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 	// --redlock-kill holds nodes down that is hundreds of lines over the
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
-	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd, Logger: log})
+	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
+		RedisRestart: cfg.settings.RedisRestart > 0, Logger: log})
 	if err != nil {
 		logFile.Close()
 		return nil, nil, err

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -45,6 +46,14 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"etcd kill of an external cluster", []string{"--modes", "etcd", "--etcd", "127.0.0.1:2379", "--etcd-kill", "1"}, []string{"etcd-kill: only with the embedded etcd cluster"}},
 		{"etcd kill of four", []string{"--modes", "etcd", "--etcd-kill", "4"}, []string{"etcd-kill: 4, want 0..3 of the 3 etcd members"}},
 		{"ttl below the shop's minimum", []string{"--lock-ttl", "5ms"}, []string{"lock-ttl: 5ms, want 10ms..1m0s"}},
+		{"restart of six nodes", []string{"--redis-restart", "6"}, []string{"redis-restart: 6, want 0..5 of the 5 Redis nodes"}},
+		{"negative restart", []string{"--redis-restart", "-1"}, []string{"redis-restart: -1, want 0..5"}},
+		{"negative restart delay", []string{"--redis-restart", "3", "--restart-delay", "-1s"}, []string{"restart-delay: -1s, want 0..1m0s"}},
+		{"restart delay without a restart", []string{"--restart-delay", "1s"}, []string{"restart-delay: only with --redis-restart"}},
+		{"restart without redlock or fenced", []string{"--modes", "lua", "--redis-restart", "3"}, []string{"redis-restart: needs redlock or fenced in --modes"}},
+		{"restart of an external fleet without nodes", []string{"--targets", "http://a:1", "--admin-token", "x", "--redis-restart", "3"}, []string{"redis-restart: --redis is missing"}},
+		{"restart with too few nodes", []string{"--redis", "127.0.0.1:7001,127.0.0.1:7002", "--redis-restart", "3"}, []string{"redis-restart: 3 nodes to restart, but --redis names 2"}},
+		{"restart and kill", []string{"--redis-restart", "3", "--redlock-kill", "2"}, []string{"redis-restart: not with --redlock-kill"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -75,7 +84,7 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 	}
 	help := stdout.String()
 	for _, flag := range []string{"modes", "users", "stock", "clicks", "rate", "duration", "lock-ttl", "work", "stall",
-		"stall-rate", "late-commit", "late-commit-every", "batch", "seed", "out", "fail-on-unsafe", "redlock-kill", "etcd-kill", "targets", "admin-token", "redis", "mysql-dsn", "etcd", "calibrate"} {
+		"stall-rate", "late-commit", "late-commit-every", "batch", "seed", "out", "fail-on-unsafe", "redlock-kill", "redis-restart", "restart-delay", "etcd-kill", "targets", "admin-token", "redis", "mysql-dsn", "etcd", "calibrate"} {
 		if !strings.Contains(help, "  -"+flag+" ") && !strings.Contains(help, "  -"+flag+"\n") {
 			t.Errorf("--help does not list -%s:\n%s", flag, help)
 		}
@@ -84,6 +93,20 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 		if !strings.Contains(help, def) {
 			t.Errorf("--help does not show %s", def)
 		}
+	}
+}
+
+// --redis-restart sells the product its restart needs, except what the
+// command line gave.
+func TestRedisRestartSellsItsProduct(t *testing.T) {
+	c, err := parseFlags([]string{"--modes", "redlock", "--redis-restart", "3", "--work", "20ms"}, io.Discard)
+	if err != nil {
+		t.Fatalf("parseFlags: %v", err)
+	}
+	s := c.settings
+	if s.LockTTL != scenario.RestartLockTTL || s.Work != 20*time.Millisecond || s.StallRate != 0 || s.Stock != scenario.RestartStock {
+		t.Errorf("settings: ttl %v, work %v, stall rate %v, stock %d; want %v, 20ms (given), 0, %d",
+			s.LockTTL, s.Work, s.StallRate, s.Stock, scenario.RestartLockTTL, scenario.RestartStock)
 	}
 }
 

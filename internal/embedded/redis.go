@@ -72,7 +72,8 @@ func (r *Redis) Len() int {
 }
 
 // Node returns the miniredis server behind node i, for tests that want to
-// inspect it (TTL, Keys) or move its clock. It panics if i is out of range.
+// inspect it (TTL, Keys) or move its clock; after Crash, it is the new
+// server. It panics if i is out of range.
 func (r *Redis) Node(i int) *miniredis.Miniredis {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -87,6 +88,27 @@ func (r *Redis) Node(i int) *miniredis.Miniredis {
 func (r *Redis) Stop(i int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.takeDown(i)
+}
+
+// Crash takes node i down as a Redis without persistence goes down when its
+// process dies: like Stop, but what the server knew is gone with it (keys,
+// loaded scripts, subscriptions). Restart then brings back a new, empty
+// server on the same address, as a restarted process with nothing on disk
+// is. Crashing a stopped node discards the data Stop kept. It panics if i
+// is out of range.
+func (r *Redis) Crash(i int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.takeDown(i)
+	fresh := miniredis.NewMiniRedis()
+	fresh.ClockTTL(true) // as StartRedis's nodes: see its doc comment
+	r.nodes[i] = fresh
+}
+
+// takeDown closes node i and holds its port for Restart. Called with r.mu
+// held.
+func (r *Redis) takeDown(i int) {
 	r.nodes[i].Close()
 	r.down[i] = true
 	if r.held[i] == nil && !r.closed {
@@ -95,9 +117,9 @@ func (r *Redis) Stop(i int) {
 }
 
 // Restart brings node i back on the same address with its data (keys whose
-// TTL ran out while it was down are gone, as on a real server). It returns an
-// error if the node is running or the port was taken meanwhile. It panics if
-// i is out of range.
+// TTL ran out while it was down are gone, as on a real server), or empty
+// after Crash. It returns an error if the node is running or the port was
+// taken meanwhile. It panics if i is out of range.
 func (r *Redis) Restart(i int) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()

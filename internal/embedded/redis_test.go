@@ -124,3 +124,35 @@ func TestStopRestartConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// A crashed node comes back on its address with nothing: no keys, and its
+// clients' connections were dropped, as a Redis without persistence whose
+// process died and was started again.
+func TestCrashRestartsEmpty(t *testing.T) {
+	r := startRedis(t)
+	addr := r.Addrs()[3]
+	c := client(t, addr)
+	ctx := context.Background()
+	if err := c.Set(ctx, "lock", "holder-a", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r.Crash(3)
+	if err := c.Get(ctx, "lock").Err(); err == nil || err == redis.Nil {
+		t.Fatalf("GET on a crashed node: got %v, want a connection error", err)
+	}
+	if err := r.Restart(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Addrs()[3]; got != addr {
+		t.Errorf("address after Crash and Restart: got %s, want %s", got, addr)
+	}
+	if err := c.Get(ctx, "lock").Err(); err != redis.Nil {
+		t.Fatalf("GET after Crash and Restart: got %v, want redis.Nil (the node comes back empty)", err)
+	}
+	if err := c.Set(ctx, "lock", "holder-b", time.Minute).Err(); err != nil {
+		t.Fatalf("SET on the restarted node: %v", err)
+	}
+	if got, _ := r.Node(3).Get("lock"); got != "holder-b" {
+		t.Errorf("Node(3) after Crash: got %q, want the new server's %q", got, "holder-b")
+	}
+}

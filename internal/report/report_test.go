@@ -153,3 +153,30 @@ func TestMillis(t *testing.T) {
 		}
 	}
 }
+
+func TestRestartInReportJSON(t *testing.T) {
+	o := outcome()
+	o.Settings.RedisRestart, o.Settings.RestartDelay = 3, time.Second
+	o.RestartMethod = "test: restarted"
+	o.Modes[1].Restart = &scenario.Restart{Nodes: []int{0, 1, 2}, Restarted: true,
+		At: 50 * time.Millisecond, Back: 1050 * time.Millisecond, Delay: time.Second, GrantedWhileHeld: 0}
+	doc := NewDocument(o)
+	if doc.Modes[0].Restart != nil {
+		t.Errorf("off row: restart %+v, want none", doc.Modes[0].Restart)
+	}
+	r := doc.Modes[1].Restart
+	if r == nil || len(r.Nodes) != 3 || r.Nodes[0] != 1 || r.Nodes[2] != 3 || !r.Restarted ||
+		r.AtSeconds != 0.05 || r.BackSeconds != 1.05 || r.DelayMs != 1000 || r.GrantedWhileHeld == nil || *r.GrantedWhileHeld != 0 {
+		t.Errorf("redlock row: restart %+v, want nodes 1,2,3 at 0.05s, back 1.05s, delay 1000ms, granted while held 0", r)
+	}
+	if doc.Settings.RedisRestart != 3 || doc.Settings.RestartDelayMs != 1000 || doc.RestartMethod != o.RestartMethod {
+		t.Errorf("settings %+v, method %q: want the restart's", doc.Settings, doc.RestartMethod)
+	}
+	o.Modes[1].Restart.GrantedWhileHeld = -1
+	if r := NewDocument(o).Modes[1].Restart; r.GrantedWhileHeld != nil {
+		t.Errorf("granted while held not measured (-1): got %d, want the field left out", *r.GrantedWhileHeld)
+	}
+	if line := settingsLine(o); !strings.Contains(line, "--redis-restart 3 --restart-delay 1s") {
+		t.Errorf("settings line %q does not repeat the restart", line)
+	}
+}

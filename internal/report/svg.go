@@ -150,6 +150,11 @@ func latencyScatter(m *scenario.ModeResult) string {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="kill"/>`, kx, kx, padT, padT+plotH)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="kill-label">%d node(s) down</text>`, kx+4, padT+12, len(k.Nodes))
 	}
+	if r := m.Restart; r != nil && r.Restarted {
+		rx := x(r.At.Seconds())
+		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="kill"/>`, rx, rx, padT, padT+plotH)
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="kill-label">%d node(s) restarted empty</text>`, rx+4, padT+12, len(r.Nodes))
+	}
 	legend(&b, []series{
 		{name: "201", color: kindColor[scenario.KindCreated]},
 		{name: "sold out", color: kindColor[scenario.KindSoldOut]},

@@ -26,6 +26,9 @@ type ModeResult struct {
 	Metrics vegeta.Metrics
 	// Kill records the nodes --redlock-kill took down, if any.
 	Kill *Kill
+	// Restart records the nodes --redis-restart restarted empty, if it
+	// acted in this attack.
+	Restart *Restart
 	// Why says in one line why the row came out as it did.
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.
@@ -84,6 +87,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 
 	stopped := make(chan struct{})
 	killed := a.startKiller(ctx, res.Planned, stopped)
+	restarted := a.startRestarter(ctx, stopped)
 
 	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
 	watch := a.watch(ctx)
@@ -114,6 +118,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	prog.done(tg.Sent(), &res.Tally)
 	close(stopped)
 	res.Kill = a.restore(killed)
+	res.Restart = <-restarted // once the nodes serve again
 	res.Metrics.Close()
 	res.Sent = tg.Sent()
 	if ctxErr != nil {

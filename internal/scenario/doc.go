@@ -24,7 +24,10 @@
 // nodes down halfway through the redlock attack: embedded nodes are closed
 // and restarted on the same port; external nodes are paused with
 // CLIENT PAUSE <ms> ALL and resume by themselves (pause.go says why that is
-// an honest stand-in for a dead node).
+// an honest stand-in for a dead node). --redis-restart restarts Redis nodes
+// empty, as a Redis without persistence comes back from a crash, in the
+// redlock and fenced attacks, as soon as a holder is seen taking the lock
+// (restart.go says why then, and restart_nodes.go how, per kind of fleet).
 //
 // Package report turns the Outcome into the table and the report folder;
 // cmd/loadgen wires flags, fleet, run and report together.

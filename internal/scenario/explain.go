@@ -62,13 +62,20 @@ func explain(s Settings, m *ModeResult) string {
 				ev.LateCommits, s.LateCommit, s.LockTTL, max(overlaps, 0), sold, a.Oversold)
 			break
 		}
-		if outlives {
+		switch {
+		case m.Restart != nil:
+			b.WriteString(restartLine(s, m)) // what held, as far as it was seen
+		case outlives:
 			fmt.Fprintf(&b, "about %.0f critical sections stalled %v, past the %v TTL, and the watchdog renewed the lock every %v through them", stalls, s.Stall, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond))
-		} else {
+		default:
 			b.WriteString("an owner token, compare-and-delete and a renewing watchdog held the lock")
 		}
 		fmt.Fprintf(&b, ": %s, %d overlapping sales, oversold %d, duplicate orders %d", sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
 	case strategy.Fenced:
+		if m.Restart != nil {
+			b.WriteString(restartLine(s, m))
+			b.WriteString("; ")
+		}
 		fmt.Fprintf(&b, "each grant minted a fencing token, registered in the database before the stock was read")
 		if ev.LateCommits > 0 {
 			fmt.Fprintf(&b, "; %d commits were held back %v past their lease, and the next holder's registration waited for each before it read", ev.LateCommits, s.LateCommit)
@@ -129,11 +136,7 @@ func killLine(m *ModeResult) string {
 	if m.Mode.Strategy() == strategy.Etcd {
 		what, total = "members", EtcdMembers
 	}
-	names := make([]string, len(k.Nodes))
-	for i, n := range k.Nodes {
-		names[i] = fmt.Sprint(n + 1)
-	}
-	line := fmt.Sprintf("%s %s of %d went down at %v", what, strings.Join(names, ","), total, k.At.Round(10*time.Millisecond))
+	line := fmt.Sprintf("%s %s of %d went down at %v", what, nodeList(k.Nodes, 0), total, k.At.Round(10*time.Millisecond))
 	if up := total - len(k.Nodes); up > total/2 {
 		line += fmt.Sprintf(", %d of %d still a majority", up, total)
 	} else {
@@ -143,6 +146,66 @@ func killLine(m *ModeResult) string {
 		line += " (" + k.Err + ")"
 	}
 	return line
+}
+
+// restartLine describes a --redis-restart with what the run saw: when the
+// nodes went down, how long they stayed down, and, for redlock, how many
+// other tokens took a majority while the caught holder's token was still
+// on the nodes that were not restarted (Restart.GrantedWhileHeld).
+func restartLine(s Settings, m *ModeResult) string {
+	r := m.Restart
+	if !r.Restarted {
+		return "no holder was seen taking the lock before the attack ended, so no node was restarted"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s of %d restarted empty at %v, as soon as a holder was seen taking the lock (a %v lease, %v of work inside)",
+		plural(len(r.Nodes), "node", "nodes"), nodeList(r.Nodes, 0), RedisNodes, r.At.Round(10*time.Millisecond), s.LockTTL, s.Work)
+	if r.Delay > 0 {
+		fmt.Fprintf(&b, ", and served again %v later", (r.Back - r.At).Round(10*time.Millisecond))
+	} else {
+		b.WriteString(", and served again at once")
+	}
+	if m.Mode.Strategy() == strategy.Fenced {
+		b.WriteString(" (node 1 held the fenced lock and its fence counter)")
+	}
+	switch n := r.GrantedWhileHeld; {
+	case m.Mode.Strategy() != strategy.Redlock:
+	case n < 0:
+		b.WriteString("; with every node restarted, when that holder let go could not be seen")
+	case n == 0:
+		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, no other token held a majority",
+			plural(RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)))
+	default:
+		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, %d other %s held a majority of the nodes (two holders at once)",
+			plural(RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)), n, plural(n, "token", "tokens"))
+	}
+	if r.Err != "" {
+		b.WriteString(" (" + r.Err + ")")
+	}
+	return b.String()
+}
+
+// nodeList names nodes from 1: the given ones, or, with nodes nil, those
+// from index from to the last.
+func nodeList(nodes []int, from int) string {
+	if nodes == nil {
+		for i := from; i < RedisNodes; i++ {
+			nodes = append(nodes, i)
+		}
+	}
+	names := make([]string, len(nodes))
+	for i, n := range nodes {
+		names[i] = fmt.Sprint(n + 1)
+	}
+	return strings.Join(names, ",")
+}
+
+// plural picks one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // errorSummary lists the error answers, most frequent first, e.g.

@@ -6,9 +6,14 @@ import (
 	"time"
 )
 
-// ErrNoNodeControl is returned by Run when the settings ask to kill Redlock
-// nodes or etcd members but the fleet has no way to reach them.
-var ErrNoNodeControl = errors.New("scenario: no control over the nodes to kill: --redlock-kill needs the embedded backends or --redis with the five node addresses, --etcd-kill the embedded etcd cluster")
+// ErrNoNodeControl is returned by Run when the settings ask to kill or
+// restart Redis nodes, or kill etcd members, but the fleet has no way to
+// reach them.
+var ErrNoNodeControl = errors.New("scenario: no control over the nodes to kill or restart: --redlock-kill and --redis-restart need the embedded backends or --redis with the five node addresses, --etcd-kill the embedded etcd cluster")
+
+// RedisNodes is how many Redis nodes --redlock-kill and --redis-restart
+// count on: five, as Redlock, the embedded backends and compose.yaml have.
+const RedisNodes = 5
 
 // EtcdMembers is the size of the etcd cluster --etcd-kill counts on: three,
 // as the embedded cluster and compose.yaml have.
@@ -30,6 +35,11 @@ type Fleet struct {
 	Nodes NodeKiller
 	// EtcdMembers takes etcd members down for --etcd-kill; nil if unknown.
 	EtcdMembers NodeKiller
+	// Restarts restarts Redis nodes empty for --redis-restart; nil if
+	// unknown. RedisAddrs are the nodes' own addresses, in node order,
+	// where --redis-restart reads the product lock to choose its moment.
+	Restarts   NodeRestarter
+	RedisAddrs []string
 	// close stops what StartEmbedded started; nil for external fleets.
 	close func() error
 }
@@ -50,11 +60,13 @@ type NodeKiller interface {
 
 // ExternalFleet is a fleet that someone else started: shops at targets
 // that accept token. redisAddrs, if given, are the five Redis nodes behind
-// them, which --redlock-kill pauses with CLIENT PAUSE.
+// them, which --redlock-kill pauses with CLIENT PAUSE and --redis-restart
+// empties of the product's keys and of their clients (droppedClients).
 func ExternalFleet(targets []string, token string, redisAddrs []string) *Fleet {
 	f := &Fleet{Targets: targets, AdminToken: token, Backend: "external shops"}
 	if len(redisAddrs) > 0 {
 		f.Nodes = &pausedNodes{addrs: redisAddrs}
+		f.Restarts, f.RedisAddrs = &droppedClients{addrs: redisAddrs}, redisAddrs
 	}
 	return f
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,24 +35,31 @@ type Outcome struct {
 	Env      Env
 	Targets  []string
 	Backend  string
-	// KillMethod says how --redlock-kill took nodes down, if it did.
-	KillMethod string
-	Started    time.Time
-	Wall       time.Duration
-	Modes      []*ModeResult
+	// KillMethod says how --redlock-kill took nodes down, if it did;
+	// RestartMethod how --redis-restart restarted them.
+	KillMethod    string
+	RestartMethod string
+	Started       time.Time
+	Wall          time.Duration
+	Modes         []*ModeResult
 }
 
 // Unsafe lists the strategies that claim to be safe in this run but
 // oversold, duplicated an order, lost an update or left Redis and the
 // database apart: what --fail-on-unsafe fails on. Empty is good. Under
 // --late-commit only the strategies that survive it are held to it (lua
-// and redlock are expected to oversell there: that is the lesson).
+// and redlock are expected to oversell there: that is the lesson), and
+// redlock is not held to a --redis-restart of a majority of its nodes
+// sooner than its TTL (the lesson of the delayed restart).
 func (o *Outcome) Unsafe() []string {
 	var out []string
 	for _, m := range o.Modes {
 		claims := m.Mode.Safe()
 		if o.Settings.LateCommit > 0 {
 			claims = m.Mode.SurvivesLateCommit()
+		}
+		if o.Settings.restartBreaks(m.Mode) {
+			claims = false
 		}
 		a := m.Audit
 		drift := a.Drift != nil && *a.Drift != 0
@@ -71,9 +79,10 @@ func (o *Outcome) Unsafe() []string {
 // a fresh product, attacks it with the crowd at s.Rate, and reads the
 // shop's audit. It returns the outcome so far with the first error: invalid
 // settings (ErrInvalidSettings), a shop that refuses the product or the
-// audit (ErrShop), --redlock-kill without node control (ErrNoNodeControl),
-// or ctx's error if ctx ends. Run is not meant to be called concurrently on
-// the same fleet: the attacks would share the shops' CPU and locks.
+// audit (ErrShop), --redlock-kill or --redis-restart without node control
+// (ErrNoNodeControl), or ctx's error if ctx ends. Run is not meant to be
+// called concurrently on the same fleet: the attacks would share the shops'
+// CPU and locks.
 func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -85,6 +94,10 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 		return nil, ErrNoNodeControl
 	}
 	if s.EtcdKill > 0 && hasStrategy(s.Modes, strategy.Etcd) && fleet.EtcdMembers == nil {
+		return nil, ErrNoNodeControl
+	}
+	restarts := slices.ContainsFunc(s.Modes, s.restarts)
+	if restarts && (fleet.Restarts == nil || len(fleet.RedisAddrs) < s.RedisRestart) {
 		return nil, ErrNoNodeControl
 	}
 	o := &Outcome{
@@ -99,6 +112,9 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 		methods = append(methods, fleet.EtcdMembers.Describe())
 	}
 	o.KillMethod = strings.Join(methods, "; ")
+	if restarts {
+		o.RestartMethod = fleet.Restarts.Describe()
+	}
 	defer func() { o.Wall = time.Since(o.Started) }()
 
 	c := newCrowd(s)

@@ -81,4 +81,9 @@ func TestRunRefusesBadFleet(t *testing.T) {
 	if !errors.Is(err, ErrNoNodeControl) {
 		t.Fatalf("Run with --redlock-kill and no nodes: %v, want ErrNoNodeControl", err)
 	}
+	s.RedlockKill, s.RedisRestart = 0, 3
+	_, err = Run(context.Background(), s, ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
+	if !errors.Is(err, ErrNoNodeControl) {
+		t.Fatalf("Run with --redis-restart and no nodes: %v, want ErrNoNodeControl", err)
+	}
 }

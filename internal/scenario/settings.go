@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -63,6 +64,15 @@ type Settings struct {
 	// EtcdKill is how many of the three etcd members to stop halfway
 	// through the etcd attack (0 to leave them alone).
 	EtcdKill int
+	// RedisRestart is how many of the five Redis nodes to restart empty,
+	// as a Redis without persistence comes back from a crash, in the
+	// redlock and fenced attacks, right after a holder takes the lock (0
+	// to leave them alone; restart.go says how and why then).
+	RedisRestart int
+	// RestartDelay is how long the restarted nodes stay down before they
+	// serve again: Redlock's "delayed restart" when it is at least
+	// LockTTL.
+	RestartDelay time.Duration
 }
 
 // Limits of Settings that Validate enforces: beyond them a run would not
@@ -173,11 +183,26 @@ func (s Settings) Problems() []string {
 	millis("late-commit", s.LateCommit, 0, time.Minute)
 	between("late-commit-every", s.LateCommitEvery, 1, 1_000_000, "orders")
 	between("batch", s.Batch, 1, 256, "buyers per batch")
-	if s.RedlockKill < 0 || s.RedlockKill > 5 {
-		add("redlock-kill: %d, want 0..5 of the five Redis nodes", s.RedlockKill)
+	if s.RedlockKill < 0 || s.RedlockKill > RedisNodes {
+		add("redlock-kill: %d, want 0..%d of the five Redis nodes", s.RedlockKill, RedisNodes)
 	}
 	if s.EtcdKill < 0 || s.EtcdKill > EtcdMembers {
 		add("etcd-kill: %d, want 0..%d of the %d etcd members", s.EtcdKill, EtcdMembers, EtcdMembers)
+	}
+	if s.RedisRestart < 0 || s.RedisRestart > RedisNodes {
+		add("redis-restart: %d, want 0..%d of the %d Redis nodes", s.RedisRestart, RedisNodes, RedisNodes)
+	}
+	switch {
+	case s.RestartDelay < 0 || s.RestartDelay > time.Minute:
+		add("restart-delay: %v, want 0..1m0s", s.RestartDelay)
+	case s.RestartDelay > 0 && s.RedisRestart == 0:
+		add("restart-delay: only with --redis-restart (it is how long the restarted nodes stay down)")
+	}
+	if s.RedisRestart > 0 && len(s.Modes) > 0 && !slices.ContainsFunc(s.Modes, s.restarts) {
+		add("redis-restart: needs redlock or fenced in --modes")
+	}
+	if s.RedisRestart > 0 && s.RedlockKill > 0 {
+		add("redis-restart: not with --redlock-kill: one fault on the Redis nodes per run")
 	}
 	return bad
 }

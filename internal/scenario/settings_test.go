@@ -32,6 +32,11 @@ func TestValidateRejectsNonsense(t *testing.T) {
 		{"negative stall", func(s *Settings) { s.Stall = -time.Second }, "stall: -1s"},
 		{"stall rate above 1", func(s *Settings) { s.StallRate = 1.5 }, "stall-rate: 1.5"},
 		{"kill six nodes", func(s *Settings) { s.RedlockKill = 6 }, "redlock-kill: 6"},
+		{"restart six nodes", func(s *Settings) { s.RedisRestart = 6 }, "redis-restart: 6, want 0..5 of the 5 Redis nodes"},
+		{"negative restart delay", func(s *Settings) { s.RedisRestart, s.RestartDelay = 3, -time.Second }, "restart-delay: -1s, want 0..1m0s"},
+		{"restart delay without a restart", func(s *Settings) { s.RestartDelay = time.Second }, "restart-delay: only with --redis-restart"},
+		{"restart and kill", func(s *Settings) { s.RedisRestart, s.RedlockKill = 3, 2 }, "redis-restart: not with --redlock-kill"},
+		{"restart without redlock or fenced", func(s *Settings) { s.Modes, s.RedisRestart = []Mode{"lua"}, 3 }, "redis-restart: needs redlock or fenced"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := DefaultSettings()
@@ -53,5 +58,20 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	got := s.Problems()
 	if len(got) != 2 {
 		t.Fatalf("Problems() = %q, want 2 problems", got)
+	}
+}
+
+func TestForRestartKeepsWhatWasGiven(t *testing.T) {
+	s := DefaultSettings()
+	s.Work = 20 * time.Millisecond
+	got := s.ForRestart(func(flag string) bool { return flag == "work" })
+	if got.LockTTL != RestartLockTTL || got.Work != 20*time.Millisecond || got.StallRate != 0 || got.Stock != RestartStock {
+		t.Errorf("ForRestart: ttl %v, work %v, stall rate %v, stock %d; want %v, 20ms (given), 0, %d",
+			got.LockTTL, got.Work, got.StallRate, got.Stock, RestartLockTTL, RestartStock)
+	}
+	// The numbers restart.go explains: the holder writes before its first
+	// renewal, and a lease outlasts the work.
+	if RestartWork >= RestartLockTTL/3 {
+		t.Errorf("RestartWork %v is not under a third of RestartLockTTL %v: the holder's renewal would come before its write", RestartWork, RestartLockTTL)
 	}
 }

@@ -42,6 +42,11 @@ type FleetConfig struct {
 	// Nodes, if set, is how --redlock-kill takes nodes down. Otherwise the
 	// embedded nodes are stopped and restarted, and real nodes paused.
 	Nodes NodeKiller
+	// RedisRestart readies the fleet for --redis-restart on real Redis
+	// nodes: the shops then reach each node through a proxy of the
+	// fleet's own, which can drop their connections (proxiedNodes).
+	// Embedded nodes need none: they are restarted themselves.
+	RedisRestart bool
 	// LockWait is the shops' product-lock wait (zero: DefaultLockWait).
 	LockWait time.Duration
 	// Logger receives the shops' logs (nil: discarded).
@@ -92,7 +97,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		}
 		closers = append(closers, b.Close)
 	}
-	f.Backend = describeBackends(b)
+	f.Backend = describeBackends(b, cfg.RedisRestart && b.Embedded == nil)
 	switch {
 	case cfg.Nodes != nil:
 		f.Nodes = cfg.Nodes
@@ -103,6 +108,21 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	}
 	if b.EmbeddedEtcd != nil {
 		f.EtcdMembers = &stoppedMembers{e: b.EmbeddedEtcd}
+	}
+	f.RedisAddrs = b.RedisAddrs
+	switch {
+	case b.Embedded != nil:
+		f.Restarts = &crashedNodes{r: b.Embedded}
+	case cfg.RedisRestart:
+		proxied, err := proxyNodes(b.RedisAddrs)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, func() error { proxied.close(); return nil }) // after the shops
+		f.Restarts = proxied
+		shopBackends := *b
+		shopBackends.RedisAddrs = proxied.proxyAddrs()
+		b = &shopBackends
 	}
 
 	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -134,8 +154,9 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	return f, nil
 }
 
-// describeBackends says in a few words what the shops run on.
-func describeBackends(b *app.Backends) string {
+// describeBackends says in a few words what the shops run on, and whether
+// they reach the Redis nodes through the fleet's proxies.
+func describeBackends(b *app.Backends, proxied bool) string {
 	db := "MySQL"
 	if b.SQLite != nil {
 		db = "embedded SQLite"
@@ -148,7 +169,11 @@ func describeBackends(b *app.Backends) string {
 	if b.EmbeddedEtcd != nil {
 		etcd = fmt.Sprintf("a %d-member embedded etcd cluster", b.EmbeddedEtcd.Len())
 	}
-	return db + " + " + redis + " (" + strings.Join(b.RedisAddrs, ",") + ") + " + etcd
+	via := ""
+	if proxied {
+		via = " behind the load generator's proxies"
+	}
+	return db + " + " + redis + " (" + strings.Join(b.RedisAddrs, ",") + ")" + via + " + " + etcd
 }
 
 // stoppedNodes takes embedded nodes down by closing them (clients get
@@ -177,6 +202,20 @@ func (s *stoppedNodes) Kill(_ context.Context, nodes []int, _ time.Duration) (fu
 		}
 		return errors.Join(errs...)
 	}, nil
+}
+
+// proxyNodes puts a proxy in front of each of the nodes at addrs.
+func proxyNodes(addrs []string) (*proxiedNodes, error) {
+	p := &proxiedNodes{addrs: addrs}
+	for _, a := range addrs {
+		px, err := newNodeProxy(a)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.proxies = append(p.proxies, px)
+	}
+	return p, nil
 }
 
 // stoppedMembers takes embedded etcd members down by stopping them and

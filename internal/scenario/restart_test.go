@@ -1,0 +1,114 @@
+package scenario_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// restartSale is the product of a --redis-restart run (ForRestart: a 1 s
+// lease, 150 ms of work, no stalls, 10 units) sold to 80 buyers at 40
+// req/s, about four seconds of clicks, with three of the five nodes
+// restarted as soon as a holder takes the lock.
+func restartSale(modes ...scenario.Mode) scenario.Settings {
+	s := scenario.DefaultSettings().ForRestart(func(string) bool { return false })
+	s.Modes = modes
+	s.Users, s.Rate, s.Duration, s.Seed = 80, 40, 15*time.Second, 11
+	s.RedisRestart = 3
+	return s
+}
+
+// startEmbeddedFleet runs three shops on the test's embedded backends,
+// with the embedded nodes themselves handed to the fleet, as the load
+// generator's own fleet has them: --redis-restart crashes them.
+func startEmbeddedFleet(t *testing.T) (*scenario.Fleet, *testenv.Env) {
+	t.Helper()
+	env := testenv.NewEnv(t, testenv.Embedded)
+	fleet, err := scenario.StartFleet(context.Background(), scenario.FleetConfig{
+		Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.DirectAddrs(), Embedded: env.Redis.Embedded()},
+	})
+	if err != nil {
+		t.Fatalf("StartFleet: %v", err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	return fleet, env
+}
+
+// Three of five nodes restarted empty under a holder: a second holder takes
+// the three empty nodes, a majority, while the first still holds the other
+// two, and redlock oversells. Fenced, whose fence counter restarted too,
+// stays exact: the database refuses the second holder's fence.
+func TestRedisRestartOversellsRedlock(t *testing.T) {
+	fleet, env := startEmbeddedFleet(t)
+	s := restartSale(scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
+	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, m := range out.Modes {
+		a, r := m.Audit, m.Restart
+		t.Logf("%-8s 201=%d errors=%v audit=%+v restart=%+v events=%+v\n         %s",
+			m.Mode, m.Tally.Created, m.Tally.Errors, a, r, m.Events, m.Why)
+		if r == nil || !r.Restarted || r.Err != "" || len(r.Nodes) != 3 {
+			t.Fatalf("%s: restart %+v, want 3 nodes restarted without error", m.Mode, r)
+		}
+		if !strings.Contains(m.Why, "restarted empty") {
+			t.Errorf("%s: why-line does not mention the restart: %s", m.Mode, m.Why)
+		}
+		switch m.Mode.Strategy() {
+		case strategy.Redlock:
+			if r.GrantedWhileHeld < 1 {
+				t.Errorf("redlock: %d tokens granted while the holder held, want at least 1", r.GrantedWhileHeld)
+			}
+			if a.Oversold < 1 || a.Consistent {
+				t.Errorf("redlock: oversold %d, consistent %v; want at least 1, false", a.Oversold, a.Consistent)
+			}
+		case strategy.Fenced:
+			if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent || a.Sold == 0 {
+				t.Errorf("fenced: oversold %d, duplicate orders %d, consistent %v, sold %d; want 0, 0, true, some",
+					a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold)
+			}
+		}
+	}
+	if bad := out.Unsafe(); len(bad) > 0 {
+		t.Errorf("Unsafe() = %q, want none (redlock is not held to an early restart)", bad)
+	}
+}
+
+// Restarted after a delay of one TTL, the nodes come back when every lease
+// they granted is over: no second majority, and both rows are exact.
+func TestDelayedRedisRestartIsExact(t *testing.T) {
+	fleet, env := startEmbeddedFleet(t)
+	s := restartSale(scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
+	s.RestartDelay = s.LockTTL
+	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, m := range out.Modes {
+		a, r := m.Audit, m.Restart
+		t.Logf("%-8s 201=%d errors=%v audit=%+v restart=%+v\n         %s", m.Mode, m.Tally.Created, m.Tally.Errors, a, r, m.Why)
+		if r == nil || !r.Restarted || r.Err != "" {
+			t.Fatalf("%s: restart %+v, want the nodes restarted without error", m.Mode, r)
+		}
+		if down := r.Back - r.At; down < s.RestartDelay {
+			t.Errorf("%s: nodes down for %v, want at least %v", m.Mode, down, s.RestartDelay)
+		}
+		if want := map[strategy.Name]int{strategy.Redlock: 0, strategy.Fenced: -1}[m.Mode.Strategy()]; r.GrantedWhileHeld != want {
+			t.Errorf("%s: granted while held %d, want %d", m.Mode, r.GrantedWhileHeld, want)
+		}
+		if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent || a.Sold == 0 {
+			t.Errorf("%s: oversold %d, duplicate orders %d, consistent %v, sold %d; want 0, 0, true, some",
+				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold)
+		}
+	}
+	if bad := out.Unsafe(); len(bad) > 0 {
+		t.Errorf("Unsafe() = %q, want none", bad)
+	}
+}
