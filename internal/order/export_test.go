@@ -1,9 +1,5 @@
 package order
 
-// ProductKey names product's lock, for tests that hold it from outside a
-// shop.
-var ProductKey = productKey
-
 // Queued returns how many buyers of product wait in s's batch queue
 // (batch_queue.go) and have not given up, for tests that wait until a
 // batch has formed behind a held lock.

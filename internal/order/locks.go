@@ -98,6 +98,10 @@ func (s *Service) locker(mode dlock.Mode) (dlock.Locker, error) {
 // it is never another key's fence counter (dlock keeps that at the lock
 // key followed by ":fence").
 func productKey(product string) string { return "flashsale:lock:{" + product + "}" }
+
+// ProductKey is the key of product's lock, for tools outside a shop that
+// watch it (the load generator's restart fault). Safe for concurrent use.
+func ProductKey(product string) string { return productKey(product) }
 func dedupeKey(product, user string) string {
 	return "flashsale:dedupe:{" + product + "}:" + user
 }

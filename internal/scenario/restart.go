@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -123,8 +124,5 @@ type Restart struct {
 	Err string
 }
 
-// lockKey is the shop's product lock key, as order.productKey names it
-// (README: the fenced lesson lists a product's keys). The restart watches
-// it; a product's other keys (fence counter, dedupe locks) hold the same
-// {id} hash tag.
-func lockKey(product string) string { return "flashsale:lock:{" + product + "}" }
+// lockKey is the shop's product lock key.
+func lockKey(product string) string { return order.ProductKey(product) }
