@@ -19,7 +19,7 @@ import (
 //   - journal_mode=WAL: readers never block the writer and the writer never
 //     blocks readers.
 //   - busy_timeout: a connection that finds the write lock taken waits (up
-//     to sqliteBusyTimeout) instead of failing at once with SQLITE_BUSY.
+//     to SQLiteBusyTimeout) instead of failing at once with SQLITE_BUSY.
 //   - _txlock=immediate: transactions take the write lock at BEGIN. With
 //     the default (deferred) a transaction that reads first and writes later
 //     has to upgrade its lock, and if another writer committed meanwhile
@@ -28,7 +28,9 @@ import (
 //   - a small pool: concurrent writers beyond it wait in database/sql's
 //     queue, in order, rather than in SQLite's sleeping busy handler.
 const (
-	sqliteBusyTimeout = 10 * time.Second
+	// SQLiteBusyTimeout is the longest a SQLite statement waits for the
+	// write lock; no context interrupts that wait.
+	SQLiteBusyTimeout = 10 * time.Second
 	sqliteMaxOpen     = 8
 )
 
@@ -47,7 +49,7 @@ func OpenSQLite(ctx context.Context, path string, opts ...Option) (*gorm.DB, err
 	}
 	o := buildOptions(sqliteMaxOpen, opts)
 	dsn := path + "?" + strings.Join([]string{
-		fmt.Sprintf("_pragma=busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()),
+		fmt.Sprintf("_pragma=busy_timeout(%d)", SQLiteBusyTimeout.Milliseconds()),
 		"_pragma=journal_mode(WAL)",
 		"_pragma=synchronous(NORMAL)",
 		"_pragma=foreign_keys(1)",

@@ -78,18 +78,19 @@ func (s *Service) lead(p stock.Product, locker dlock.Locker, q *batchQueue) {
 			continue
 		}
 		got := time.Now()
+		var sale error
 		if batch := q.take(p.BatchMax, q.lastSeq()); len(batch) > 0 {
-			s.serveBatch(lock, p, batch)
+			sale = s.serveBatch(lock, p, batch)
 		}
-		s.releaseProduct(context.Background(), p, lock, got)
+		s.releaseProduct(context.Background(), p, lock, got, sale)
 	}
 }
 
 // serveBatch sells to batch holding lock, on the lock's context, and
 // answers every buyer in it: its order, ErrSoldOut or ErrDuplicateOrder,
-// each its own (sell); if the sale failed, every buyer not refused gets
-// its error.
-func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWaiter) {
+// each its own (sell); or, if the sale failed, all of them its error,
+// which it returns.
+func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWaiter) error {
 	ctx := lock.Context()
 	reqs := make([]Request, len(batch))
 	for i, w := range batch {
@@ -97,13 +98,12 @@ func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWa
 	}
 	answers, err := s.sell(ctx, lock, p, reqs, func(i int) bool { return batch[i].claim() }, nil)
 	if err != nil {
-		// Every buyer the sale failed for gets its error; a refusal stands
-		// (see sell).
+		// Every buyer gets the sale's error: a refusal in answers was made
+		// against units and buyers of this very sale, which did not happen.
 		err = s.fromCritical(context.Background(), ctx, p, err)
-		for i, a := range answers {
-			if a.err == nil {
-				answers[i] = answer{err: err}
-			}
+		answers = make([]answer, len(batch))
+		for i := range answers {
+			answers[i] = answer{err: err}
 		}
 	}
 	answered := 0 // not those who gave up before the batch claimed them
@@ -119,4 +119,5 @@ func (s *Service) serveBatch(lock *dlock.Lock, p stock.Product, batch []*batchWa
 	for i, w := range batch {
 		w.done <- answers[i]
 	}
+	return err
 }

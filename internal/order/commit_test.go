@@ -46,8 +46,8 @@ func TestLostCommitAnswerOtherStrategies(t *testing.T) {
 // buyer unbatched) is told ErrInDoubt, not ErrUnavailable: their rows
 // exist. Once the database is back, each buyer's retry is told
 // ErrDuplicateOrder, as a *DuplicateOrderError naming that buyer's order
-// (unbatched lua first refuses it as a repeated click, until the buyer's
-// dedupe lock runs out), and nobody has a second one.
+// (under lua the retries first wait out the product and dedupe locks the
+// shop abandoned until their TTL), and nobody has a second one.
 func TestCommitLandsAsDatabaseGoesDown(t *testing.T) {
 	cases := []struct {
 		name  strategy.Name
@@ -62,9 +62,8 @@ func TestCommitLandsAsDatabaseGoesDown(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				db, fault := b.DB.OpenPool(t)
-				// A short lock wait: unbatched lua's dedupe lock, kept
-				// until its TTL (the lock wait plus the lock's), runs out
-				// sooner.
+				// A short lock wait: lua's abandoned dedupe lock (its TTL
+				// is the lock wait plus the lock's) runs out sooner.
 				shop := shopOn(t, b, db, order.Options{LockWait: 500 * time.Millisecond})
 				p := newProduct(t, b, "in-doubt-"+string(c.name), stock.Product{Strategy: c.name, Stock: 10,
 					LockTTL: 2 * time.Second, BatchMax: c.batch})

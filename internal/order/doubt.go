@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/flashsale/flashsale/internal/database"
 	"github.com/flashsale/flashsale/internal/dlock"
 )
 
@@ -64,11 +66,11 @@ func (s *Service) landed(ctx context.Context, id string) (bool, error) {
 // and would answer "not there" about an order that lands a moment later.
 // So it asks in a transaction that first takes the row (a no-op UPDATE:
 // MySQL's row lock and SQLite's write lock alike wait for the writer),
-// then reads, and rolls back. It waits at most releaseTimeout, on a
-// context that survives the caller's; err says the database could not
-// tell in that time.
+// then reads, and rolls back. It waits at most settleWait, on a context
+// that survives the caller's; err says the database could not tell in
+// that time.
 func (s *Service) settled(ctx context.Context, o Order) (found bool, err error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.settleWait())
 	defer cancel()
 	tx := s.db.WithContext(ctx).Begin()
 	if tx.Error != nil {
@@ -81,4 +83,16 @@ func (s *Service) settled(ctx context.Context, o Order) (found bool, err error) 
 	var n int64
 	err = tx.Raw("SELECT COUNT(*) FROM orders WHERE id = ?", o.ID).Row().Scan(&n)
 	return n > 0, err
+}
+
+// settleWait bounds settled's wait: releaseTimeout, except on SQLite,
+// which waits for its write lock in a busy handler that no context
+// interrupts, for up to its busy timeout: the bound there is that, and a
+// second for the read after it, lest an order that landed at the end of
+// the wait be answered in doubt.
+func (s *Service) settleWait() time.Duration {
+	if s.db.Dialector.Name() == "sqlite" {
+		return database.SQLiteBusyTimeout + time.Second
+	}
+	return releaseTimeout
 }

@@ -44,13 +44,14 @@ var (
 	// and the database could not tell in time whether it landed: the
 	// order may exist, its COMMIT perhaps still on its way. A retry by the
 	// same buyer gets it (ErrDuplicateOrder naming it) or buys once, never
-	// both: under fenced and etcd (the registration waits for the COMMIT)
-	// and the lock-free strategies (the unique key and the database's own
-	// stock check). Under lua, redlock and naive, a COMMIT still on its
-	// way is a late commit (late.go), which no lease keeps out: the
-	// buyer's dedupe lock is kept until its TTL, so that a retry meanwhile
-	// is refused as a repeated click, but a batched retry, or another
-	// buyer, may still read the stock before it lands.
+	// both, under fenced and etcd (the registration waits for the COMMIT)
+	// and the lock-free strategies (the unique key, and the database's own
+	// stock check). Under lua, redlock and naive a COMMIT still on its way
+	// is a late commit (late.go), which no lease keeps out: the shop
+	// abandons the product and dedupe locks until their TTL instead of
+	// releasing them (letGo), so that nobody reads the stock meanwhile,
+	// but a COMMIT that lands later than that may still meet a second
+	// order, or another buyer's write.
 	ErrInDoubt = errors.New("order: outcome unknown, the order may exist")
 )
 

@@ -122,13 +122,15 @@ func eventuallyPlace(ctx context.Context, t *testing.T, shop *order.Service, pro
 
 // placeAfterRecovery places one unit of product for user, trying again
 // while Place says ErrUnavailable (pooled connections cut by a fault are
-// found broken one by one), for at most ten seconds; it returns Place's
-// last error.
+// found broken one by one), ErrDuplicateRequest or ErrLockTimeout (locks
+// a shop abandoned after an order in doubt, until their TTL), for at most
+// ten seconds; it returns Place's last error.
 func placeAfterRecovery(ctx context.Context, shop *order.Service, product, user string) error {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		_, err := shop.Place(ctx, order.Request{UserID: user, ProductID: product, Quantity: 1})
-		retry := errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrDuplicateRequest)
+		retry := errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrDuplicateRequest) ||
+			errors.Is(err, order.ErrLockTimeout)
 		if !retry || time.Now().After(deadline) {
 			return err
 		}

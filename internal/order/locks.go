@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,11 +41,27 @@ func (s *Service) lockProduct(ctx context.Context, locker dlock.Locker, p stock.
 	return lock, nil
 }
 
-// releaseProduct releases p's product lock, taken at got, and tells the
-// observer how long it was held.
-func (s *Service) releaseProduct(ctx context.Context, p stock.Product, lock *dlock.Lock, got time.Time) {
-	s.release(ctx, lock)
+// releaseProduct lets go of p's product lock, taken at got, after a sale
+// that ended with err (letGo), and tells the observer how long it was
+// held.
+func (s *Service) releaseProduct(ctx context.Context, p stock.Product, lock *dlock.Lock, got time.Time, err error) {
+	s.letGo(ctx, p, lock, err)
 	s.opts.Observer.Held(p.Strategy, time.Since(got))
+}
+
+// letGo releases l after a sale of p that ended with err; or, when the
+// sale is in doubt under a strategy without a fence, abandons it until
+// its TTL runs out (dlock.Lock.Abandon): its COMMIT may still be on its
+// way, and without a fence nothing makes the next holder wait for it, so
+// the lock keeps the next holder (or the buyer's retry, for the dedupe
+// lock) out for as long as the lease would have. That narrows the window
+// of a late commit; it does not close it (see ErrInDoubt).
+func (s *Service) letGo(ctx context.Context, p stock.Product, l *dlock.Lock, err error) {
+	if errors.Is(err, ErrInDoubt) && !p.Strategy.Fences() {
+		l.Abandon()
+		return
+	}
+	s.release(ctx, l)
 }
 
 // lockPair is what a locking strategy locks with: the product lock, and

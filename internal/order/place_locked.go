@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
@@ -25,22 +24,14 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 	if err != nil {
 		return Order{}, fromLock(err, "dedupe lock")
 	}
-	defer func() { // 7b. released last, after the product lock
-		if errors.Is(err, ErrInDoubt) && !p.Strategy.Fences() {
-			// Kept until its TTL: without a fence, a retry while the
-			// COMMIT may still be on its way would not wait for it, so it
-			// is a repeated click (see ErrInDoubt).
-			dedupe.Abandon()
-			return
-		}
-		s.release(ctx, dedupe)
-	}()
+	defer func() { s.letGo(ctx, p, dedupe, err) }() // 7b. last, after the product lock
 	// 5. Product lock, waiting at most the lock wait for the buyers ahead.
 	lock, err := s.lockProduct(ctx, lockers.product, p)
 	if err != nil {
 		return Order{}, err
 	}
-	defer s.releaseProduct(ctx, p, lock, time.Now()) // 7a. released first; held from now
+	got := time.Now()
+	defer func() { s.releaseProduct(ctx, p, lock, got, err) }() // 7a. first
 	// 6. Critical section on the lock's context: a lost lock aborts the work
 	// and rolls the transaction back (all but a late commit; see late.go).
 	o, err := s.buy(lock.Context(), lock, p, req)

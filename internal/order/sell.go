@@ -42,11 +42,8 @@ type answer struct {
 //
 // A buyer for whom claim(i) is false has given up before it was allocated
 // and is skipped (claim nil: nobody gives up). It returns one answer per
-// buyer. A failed sale is an error, and then nothing was written unless
-// it says it is in doubt (afterFailure); the answers are still those of
-// its last try, and a refusal among them (sold out, a duplicate) stands
-// whatever became of the transaction: stock never goes up, and a buyer
-// who had an order has it.
+// buyer, or an error when the sale failed, and then nothing was written
+// unless the error says it is in doubt (afterFailure).
 func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, reqs []Request,
 	claim func(i int) bool, read *shelf) ([]answer, error) {
 	answers := make([]answer, len(reqs))
@@ -98,7 +95,10 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	if err != nil && len(sold) > 0 {
 		err = s.afterFailure(ctx, sold[0], err)
 	}
-	return answers, err
+	if err != nil {
+		return nil, err
+	}
+	return answers, nil
 }
 
 // allocate answers one buyer of a sale from left units (refuse says when
