@@ -60,3 +60,32 @@ func TestCommitLandingAfterItsAnswerWasLost(t *testing.T) {
 		}
 	})
 }
+
+// TestCommitLandingLaterThanTheCheckWaits: the COMMIT lands 3 s after its
+// answer was lost, later than the shop's check waits on MySQL (2 s): the
+// buyer is told in_doubt there, never "nothing was written". SQLite waits
+// for its write lock in a busy handler no context interrupts, for up to
+// its busy timeout, so the check waits that long there, and the buyer is
+// told its order.
+func TestCommitLandingLaterThanTheCheckWaits(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db, fault := b.DB.OpenPool(t)
+		shop := shopOn(t, b, db, order.Options{})
+		p := newProduct(t, b, "landing-late", stock.Product{Strategy: strategy.SQLAtomic, Stock: 5})
+		mustPlace(ctx, t, shop, p.ID, "warm")
+
+		fault.LoseNextAnswerEarly(3 * time.Second)
+		_, err := shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
+		fault.Wait()
+		switch {
+		case b.DB.Mode() == testenv.Embedded && err != nil:
+			t.Errorf("x, whose COMMIT landed within SQLite's busy timeout: got %v, want its order", err)
+		case err != nil && !errors.Is(err, order.ErrInDoubt):
+			t.Errorf("x, whose COMMIT landed: got %v, want its order or %v", err, order.ErrInDoubt)
+		}
+		checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.SQLAtomic,
+			InitialStock: 5, Stock: 3, Orders: 2, Sold: 2, Consistent: true})
+	})
+}
