@@ -14,6 +14,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/faultproxy"
 )
 
 // DefaultShops is how many shop instances StartFleet runs when
@@ -208,7 +209,7 @@ func (s *stoppedNodes) Kill(_ context.Context, nodes []int, _ time.Duration) (fu
 func proxyNodes(addrs []string) (*proxiedNodes, error) {
 	p := &proxiedNodes{addrs: addrs}
 	for _, a := range addrs {
-		px, err := newNodeProxy(a)
+		px, err := faultproxy.New(a)
 		if err != nil {
 			p.close()
 			return nil, err
