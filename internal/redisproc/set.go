@@ -21,15 +21,18 @@ const MasterName = "flashsale"
 // A Set's Sentinels: two of three must agree that the master is down, and
 // elect one of them to promote the replica. The master counts as down after
 // downAfter without an answer: with 500 ms a failover takes a second or
-// two. failoverTimeout is also how long a Sentinel leaves a replica that
-// follows another address than the master's alone before it re-points it
-// (Sentinel's +fix-slave-config): the replica follows the link proxy, not
-// the master, and AwaitReady points it back before every fault.
+// two. failoverTimeout is short because a Sentinel starts no failover of
+// the same master within twice that of its last one: 2 s lets a master be
+// killed every four seconds. It is also how long a Sentinel leaves a
+// replica that follows another address than the master's (here: the link
+// proxy) before it re-points it (+fix-slave-config), counted from the INFO
+// (every 10 s) that showed the change: AwaitReady points it back at the
+// link before every fault, and a fault checks the replica is still behind.
 const (
 	sentinelCount   = 3
 	sentinelQuorum  = 2
 	downAfter       = 500 * time.Millisecond
-	failoverTimeout = 10 * time.Second
+	failoverTimeout = 2 * time.Second
 )
 
 // Set is a replicated Redis of this program's own: a master, one replica
@@ -107,7 +110,10 @@ func StartSet(ctx context.Context, dir string) (_ *Set, err error) {
 		s.sentinels = append(s.sentinels, p)
 		s.clients = append(s.clients, redis.NewSentinelClient(ClientOptions(p.Addr)))
 	}
-	return s, s.AwaitReady(ctx)
+	if err := s.AwaitReady(ctx); err != nil {
+		return nil, err
+	}
+	return s, await(ctx, "the Sentinels to know each other", s.peers)
 }
 
 // serverArgs are a redis-server's arguments, following master if given.

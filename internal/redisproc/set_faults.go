@@ -15,14 +15,45 @@ import (
 
 // AwaitReady returns once the set can fail over: the replica follows the
 // link proxy (it is pointed back there if a Sentinel re-pointed it) and is
-// in sync, and every Sentinel names the master, lists the replica as up
-// with its link up, and knows the two other Sentinels. It returns an error
+// in sync, and every Sentinel names the master and lists the replica as
+// up. It returns an error
 // with the last thing missing if ctx ends first.
 func (s *Set) AwaitReady(ctx context.Context) error {
+	if err := await(ctx, "the Sentinels to name one of the two servers", s.follow); err != nil {
+		return err
+	}
 	if err := await(ctx, "the replica to follow the link proxy, in sync", s.inSync); err != nil {
 		return err
 	}
 	return await(ctx, "the Sentinels to agree on the master, the replica and each other", s.agreed)
+}
+
+// follow makes the server every Sentinel names the master: when they
+// promoted the replica on their own (a master they took for down while it
+// was slow to answer), the replica becomes the master and the master
+// follows it, through a new link proxy (inSync points it there).
+func (s *Set) follow(ctx context.Context) (bool, string) {
+	named := s.Named(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, n := range named {
+		if n != named[0] {
+			return false, "the Sentinels disagree: " + strings.Join(named, ", ")
+		}
+	}
+	switch named[0] {
+	case s.master.Addr:
+		return true, ""
+	case s.replica.Addr:
+		link, err := faultproxy.New(s.replica.Addr)
+		if err != nil {
+			return false, err.Error()
+		}
+		s.link.Close()
+		s.master, s.replica, s.link = s.replica, s.master, link
+		return true, ""
+	}
+	return false, "the Sentinels name " + named[0] + ", neither of the servers"
 }
 
 // inSync reports whether the replica follows the link and the master
@@ -52,8 +83,8 @@ func (s *Set) inSync(ctx context.Context) (bool, string) {
 	return r["master_link_status"] == "up" && online, fmt.Sprintf("replica link %s, master lists it online: %v", r["master_link_status"], online)
 }
 
-// agreed reports whether every Sentinel names the master, lists the
-// replica as up, and knows the other Sentinels.
+// agreed reports whether every Sentinel names the master and lists the
+// replica as up (not down, not disconnected).
 func (s *Set) agreed(ctx context.Context) (bool, string) {
 	s.mu.Lock()
 	master, replica, clients := s.master.Addr, s.replica.Addr, s.clients
@@ -64,12 +95,18 @@ func (s *Set) agreed(ctx context.Context) (bool, string) {
 		}
 		replicas, err := c.Replicas(ctx, MasterName).Result()
 		ok := err == nil && slices.ContainsFunc(replicas, func(r map[string]string) bool {
-			return r["ip"]+":"+r["port"] == replica && !strings.Contains(r["flags"], "down") &&
-				!strings.Contains(r["flags"], "disconnected") && r["master-link-status"] == "ok"
+			return r["ip"]+":"+r["port"] == replica && !strings.Contains(r["flags"], "down") && !strings.Contains(r["flags"], "disconnected")
 		})
 		if !ok {
 			return false, fmt.Sprintf("sentinel%d knows replicas %v (%v)", i+1, replicas, err)
 		}
+	}
+	return true, ""
+}
+
+// peers reports whether every Sentinel knows the two others: at start.
+func (s *Set) peers(ctx context.Context) (bool, string) {
+	for i, c := range s.clients {
 		peers, err := c.Sentinels(ctx, MasterName).Result()
 		if err != nil || len(peers) != sentinelCount-1 {
 			return false, fmt.Sprintf("sentinel%d knows %d other Sentinels (%v)", i+1, len(peers), err)
