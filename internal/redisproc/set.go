@@ -28,6 +28,13 @@ const MasterName = "flashsale"
 // proxy) before it re-points it (+fix-slave-config), counted from the INFO
 // (every 10 s) that showed the change: AwaitReady points it back at the
 // link before every fault, and a fault checks the replica is still behind.
+// KillEvery is the shortest gap between two kills of a Set's master after
+// which its Sentinels promote the replica at once: twice failoverTimeout.
+// Sooner, the Sentinel that led the last failover may not lead this one,
+// and a failover started by a Sentinel whose news of the last one is late
+// may promote the wrong server.
+const KillEvery = 2 * failoverTimeout
+
 const (
 	sentinelCount   = 3
 	sentinelQuorum  = 2

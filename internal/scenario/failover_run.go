@@ -21,7 +21,8 @@ const failoverMoment = 200 * time.Millisecond
 const failoverRestoreWithin = 30 * time.Second
 
 // startFailovers runs Settings.Failovers rounds in this attack, if the
-// fleet has a Sentinel set, one after the other. The returned channel
+// fleet has a Sentinel set, one after the other, kills at least
+// redisproc.KillEvery apart. The returned channel
 // yields the record (nil without rounds to run) once the last round has
 // put the set back together, or once stopped closes and the round under
 // way has.
@@ -36,6 +37,12 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) <-
 	go func() {
 		rec := &Failover{Planned: a.settings.Failovers}
 		for len(rec.Rounds) < rec.Planned {
+			if n := len(rec.Rounds); n > 0 { // Sentinel's own pace (redisproc.KillEvery)
+				next := began.Add(rec.Rounds[n-1].At + redisproc.KillEvery)
+				if !poll(ctx, stopped, func() bool { return !time.Now().Before(next) }) {
+					break
+				}
+			}
 			r, err := a.failoverRound(ctx, set, began, stopped)
 			if r != nil {
 				rec.Rounds = append(rec.Rounds, *r)
