@@ -20,14 +20,18 @@ const MasterName = "flashsale"
 
 // A Set's Sentinels: two of three must agree that the master is down, and
 // elect one of them to promote the replica. The master counts as down after
-// downAfter without an answer: with 500 ms a failover takes a second or
-// two. failoverTimeout is short because a Sentinel starts no failover of
-// the same master within twice that of its last one: 2 s lets a master be
-// killed every four seconds. It is also how long a Sentinel leaves a
-// replica that follows another address than the master's (here: the link
-// proxy) before it re-points it (+fix-slave-config), counted from the INFO
-// (every 10 s) that showed the change: AwaitReady points it back at the
-// link before every fault, and a fault checks the replica is still behind.
+// downAfter without an answer: 1.3 s, and a failover takes two to three
+// seconds. Not less: a Sentinel pings a master it has just switched to
+// only after min(downAfter, 1 s), so with downAfter at or under a second
+// the first answer comes after downAfter has passed, and the new master
+// counts as down at once; a Sentinel then promotes the old master, which
+// has just come back empty. failoverTimeout is short because a Sentinel
+// starts no failover of the same master within twice that of its last
+// one. It is also how long a Sentinel leaves a replica that follows
+// another address than the master's (here: the link proxy) before it
+// re-points it (+fix-slave-config), counted from the INFO (every 10 s)
+// that showed the change: AwaitReady points it back at the link before
+// every fault, and a fault checks the replica is still behind.
 // KillEvery is the shortest gap between two kills of a Set's master after
 // which its Sentinels promote the replica at once: twice failoverTimeout.
 // Sooner, the Sentinel that led the last failover may not lead this one,
@@ -38,7 +42,7 @@ const KillEvery = 2 * failoverTimeout
 const (
 	sentinelCount   = 3
 	sentinelQuorum  = 2
-	downAfter       = 500 * time.Millisecond
+	downAfter       = 1300 * time.Millisecond
 	failoverTimeout = 2 * time.Second
 )
 

@@ -22,28 +22,28 @@ import (
 //
 // The product of a --failover run, and why:
 //
-//   - FailoverLockTTL, 10 s, outlasts the promotion (one to two seconds)
-//     and puts the holder's first renewal at a third of it, 3.3 s: after
-//     its write. With a short lease, say the default 100 ms, the watchdog
+//   - FailoverLockTTL, 12 s, outlasts the promotion (two to three seconds)
+//     and puts the holder's first renewal at a third of it, 4 s: after its
+//     write. With a short lease, say the default 100 ms, the watchdog
 //     would find the dead master at its next renewal, let the validity run
 //     out and cancel the holder about 100 ms after the kill, long before a
 //     new master exists: nobody would be left inside the critical section
 //     to be overlapped, and the failover would look harmless.
-//   - FailoverWork, 3 s of work between the holder's read of the stock and
+//   - FailoverWork, 3.5 s of work between the holder's read of the stock and
 //     its write, outlasts the promotion too, so the next buyer, granted by
 //     the new master, reads the stock before the first holder writes it.
 //   - No stalls; FailoverStock, 3 units: a lost update shows as an oversold
-//     unit only once the stock has run out; a round takes about 4.5 s (the
+//     unit only once the stock has run out; a round takes about 6 s (the
 //     promotion, then the second holder's work), and three rounds sell two
 //     units each, so 3 units run out with them.
-//   - FailoverUsers at FailoverRate click for about 14 s, as long as the
+//   - FailoverUsers at FailoverRate click for about 15 s, as long as the
 //     three rounds take; seven attacks then fit in two minutes.
 //     FailoverDuration caps an attack.
 const (
-	FailoverLockTTL  = 10 * time.Second
-	FailoverWork     = 3 * time.Second
+	FailoverLockTTL  = 12 * time.Second
+	FailoverWork     = 3500 * time.Millisecond
 	FailoverStock    = 3
-	FailoverUsers    = 280
+	FailoverUsers    = 300
 	FailoverRate     = 40
 	FailoverDuration = 30 * time.Second
 	DefaultFailovers = 3

@@ -29,7 +29,7 @@ func TestFailoverOversellsLuaNotFenced(t *testing.T) {
 	}
 	t.Cleanup(func() { fleet.Close() })
 
-	// ForFailover's product (a 10 s lease, 3 s of work) with 2 units, to
+	// ForFailover's product (a 12 s lease, 3.5 s of work) with 2 units, to
 	// 160 buyers at 40 req/s: eight seconds of clicks, long enough for the
 	// round and for the stock to run out after it.
 	s := scenario.DefaultSettings().ForFailover(func(string) bool { return false })
