@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -19,6 +20,10 @@ const failoverMoment = 200 * time.Millisecond
 // failoverRestoreWithin bounds a round's waits on the processes: the
 // promotion, the rejoin, the Sentinels' agreement.
 const failoverRestoreWithin = 30 * time.Second
+
+// errReplicated says a round's grant reached the replica: it is tried
+// again, once the replica follows the link again (AwaitReady).
+var errReplicated = errors.New("scenario: the grant reached the replica")
 
 // startFailovers runs Settings.Failovers rounds in this attack, if the
 // fleet has a Sentinel set, one after the other, kills at least
@@ -44,6 +49,9 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) <-
 				}
 			}
 			r, err := a.failoverRound(ctx, set, began, stopped)
+			if errors.Is(err, errReplicated) {
+				continue // a new round points the replica back at the link
+			}
 			if r != nil {
 				rec.Rounds = append(rec.Rounds, *r)
 			}
@@ -79,25 +87,25 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	var holder string
 	var granted, heldAt time.Time
 	if onMaster(a.mode) {
-		for !r.Caught {
-			// 1. The lock free on the master, then the link held: what is
-			// granted from now on stays on the master.
-			if !poll(ctx, stopped, func() bool { return get(ctx, mc, key) == "" }) {
-				return nil, nil
-			}
-			link.Hold()
-			heldAt = time.Now()
-			// 2. A grant on the master: its holder now reads the stock.
-			if !poll(ctx, stopped, func() bool { holder = get(ctx, mc, key); return holder != "" }) {
-				link.Release()
-				return nil, nil
-			}
-			granted = time.Now()
-			// 3. Unless the grant reached the replica before the hold did,
-			// the replica holds no lock: a promoted replica grants it again.
-			if r.Caught = get(ctx, rc, key) == ""; !r.Caught {
-				link.Release()
-			}
+		// 1. The lock free on the master, then the link held: what is
+		// granted from now on stays on the master.
+		if !poll(ctx, stopped, func() bool { return get(ctx, mc, key) == "" }) {
+			return nil, nil
+		}
+		link.Hold()
+		heldAt = time.Now()
+		// 2. A grant on the master: its holder now reads the stock.
+		if !poll(ctx, stopped, func() bool { holder = get(ctx, mc, key); return holder != "" }) {
+			link.Release()
+			return nil, nil
+		}
+		granted = time.Now()
+		// 3. Unless the grant reached the replica before the hold did,
+		// or a Sentinel had pointed the replica past the link, the
+		// replica holds no lock: a promoted replica grants it again.
+		if r.Caught = get(ctx, rc, key) == ""; !r.Caught {
+			link.Release()
+			return nil, errReplicated
 		}
 	} else {
 		link.Hold()
