@@ -25,7 +25,9 @@ type config struct {
 	out          string
 	failOnUnsafe bool
 	calibrate    bool
-	live         string // the live page's address; empty: no live page
+	live         string   // the live page's address; empty: no live page
+	failover     bool     // start a Sentinel set of our own and kill its master
+	sentinels    []string // --redis-sentinel: refused with --failover (see check)
 }
 
 // defaultLiveAddr is where --live serves its page: loopback, a free port.
@@ -61,6 +63,21 @@ Redis without persistence comes back from a crash, while a holder holds the
 lock: redlock oversells. Add --restart-delay 1s (the TTL) for the delayed
 restart Redlock asks for: redlock and fenced are exact again.
 
+Add --failover to run on a replicated Redis of the load generator's own (a
+master, one replica and three Sentinels from redis-server and redis-sentinel
+on the PATH; without them it exits 1 printing the apt-get line): in each
+attack it holds the replica's replication link, SIGKILLs the master right
+after it granted the product lock, and the Sentinels promote the replica,
+which never heard of that lock; --failovers times per attack. naive and lua
+oversell; fenced, redis-decr, redlock, etcd and sql-atomic stay exact.
+Unless given: --modes naive,lua,fenced,redis-decr,redlock,etcd,sql-atomic,
+--lock-ttl 12s, --work 3.5s, --stall-rate 0, --stock 3, --users 300, --rate 40,
+--duration 30s: a lease and a critical section longer than the promotion,
+and about 100 s on a 2-core machine. It cannot be pointed at another
+deployment (--targets with --redis-sentinel): it must own the master to
+kill it, and SENTINEL FAILOVER, a polite handover in which the replica
+catches up first, is not the crash this shows.
+
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
 strategy that claims to be safe oversold or duplicated.
 
@@ -94,6 +111,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.settings.RedisRestart, "redis-restart", d.RedisRestart, fmt.Sprintf("restart N of the 5 Redis nodes empty (no persistence) in the redlock and fenced attacks, as soon as a holder is seen taking the lock: embedded nodes are closed and replaced by empty ones on the same port; --redis nodes of the embedded shops are reached through the load generator's own proxies, which drop the shops' connections, and lose the product's keys; --redis nodes of a --targets fleet lose the product's keys and every client connection (CLIENT KILL TYPE normal and pubsub). Unless given, --lock-ttl %v, --work %v, --stall-rate 0 and --stock %d, so that the restart lands inside a critical section every run (default 0: none)", scenario.RestartLockTTL, scenario.RestartWork, scenario.RestartStock))
 	fs.DurationVar(&c.settings.RestartDelay, "restart-delay", d.RestartDelay, "with --redis-restart, how long the restarted nodes stay down before they serve again, empty (a --targets fleet's nodes are held with CLIENT PAUSE <ms> ALL); at least --lock-ttl is Redlock's delayed restart (default 0: at once)")
 	fs.IntVar(&c.settings.EtcdKill, "etcd-kill", d.EtcdKill, "stop N of the 3 embedded etcd members halfway through the etcd attack, and bring them back after it (default 0: none)")
+	fs.BoolVar(&c.failover, "failover", false, "start a master, a replica and three Sentinels (redis-server and redis-sentinel on the PATH) for the shops' single-node locks and stock, and in each attack kill the master right after it granted a lock its held replica never got; see above for the settings it changes unless given (default off)")
+	fs.IntVar(&c.settings.Failovers, "failovers", scenario.DefaultFailovers, "with --failover, how many times each attack kills the master")
+	var sentinels string
+	fs.StringVar(&sentinels, "redis-sentinel", "", "the Sentinels (host:port,...) of a --targets fleet; --failover refuses them: it kills only a master it started (default none)")
 	live := fs.Bool("live", false, "serve a live page of the run on loopback (a free port; the address is printed) while it lasts: per strategy, units left, oversold, duplicate orders, 503s, orders/s and latency, updating as the attack goes (default off)")
 	fs.StringVar(&c.live, "live-addr", "", "serve the live page on this host:port instead, e.g. 0.0.0.0:8088 to show it to a room; implies --live (default "+defaultLiveAddr+" with --live)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
@@ -121,7 +142,21 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if c.settings.RedisRestart > 0 {
 		c.settings = c.settings.ForRestart(func(name string) bool { return given(fs, name) })
 	}
+	failoversGiven := given(fs, "failovers")
+	if !c.failover {
+		c.settings.Failovers = 0
+	}
 	var bad []string
+	if c.failover {
+		c.settings = c.settings.ForFailover(func(name string) bool { return given(fs, name) })
+		if !given(fs, "modes") {
+			modes = joinModes(c.settings.Modes)
+		}
+		c.settings.Modes = nil // parsed below
+	}
+	if failoversGiven && !c.failover {
+		bad = append(bad, "failovers: only with --failover")
+	}
 	for _, m := range split(modes) {
 		mode, err := scenario.ParseMode(m)
 		if err != nil {
@@ -134,7 +169,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if *live && c.live == "" {
 		c.live = defaultLiveAddr
 	}
-	c.targets, c.redis, c.etcd = split(targets), split(redis), split(etcd)
+	c.targets, c.redis, c.etcd, c.sentinels = split(targets), split(redis), split(etcd), split(sentinels)
 	bad = append(bad, c.check()...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "modes:") {
@@ -189,6 +224,14 @@ func (c *config) check() []string {
 		case len(c.redis) > 0 && len(c.redis) < r:
 			bad = append(bad, fmt.Sprintf("redis-restart: %d nodes to restart, but --redis names %d", r, len(c.redis)))
 		}
+	}
+	switch {
+	case c.failover && len(c.sentinels) > 0:
+		bad = append(bad, "failover: not with --redis-sentinel: the load generator kills only a master it started (SENTINEL FAILOVER would be a polite handover, not the crash --failover shows); drop --targets and --redis-sentinel")
+	case c.failover && len(c.targets) > 0:
+		bad = append(bad, "failover: --redis-sentinel is missing: with --targets the load generator knows no Sentinels (and would refuse them: it kills only a master it started; drop --targets)")
+	case len(c.sentinels) > 0:
+		bad = append(bad, "redis-sentinel: only with --failover, which refuses it (see --help)")
 	}
 	for _, e := range c.etcd {
 		if err := app.CheckEtcdEndpoint(e); err != nil {

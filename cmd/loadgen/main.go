@@ -17,6 +17,7 @@
 //	go run ./cmd/loadgen --modes lua,redlock --redlock-kill 2
 //	go run ./cmd/loadgen --late-commit 300ms
 //	go run ./cmd/loadgen --modes redlock,fenced --redis-restart 3 --restart-delay 1s
+//	go run ./cmd/loadgen --failover
 //	go run ./cmd/loadgen --targets http://127.0.0.1:8080 --admin-token secret
 package main
 
@@ -36,6 +37,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/live"
+	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -73,6 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 		return exitOK
+	}
+	if _, _, err := redisproc.Binaries(); cfg.failover && err != nil {
+		fmt.Fprintln(stderr, redisproc.InstallHint)
+		return exitFailed
 	}
 	if err := attack(ctx, cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
@@ -160,13 +166,40 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 	// --redlock-kill holds nodes down that is hundreds of lines over the
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
+	var set *redisproc.Set
+	if cfg.failover {
+		if set, err = startSentinels(ctx, filepath.Join(dir, "redis")); err != nil {
+			logFile.Close()
+			return nil, nil, err
+		}
+	}
 	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
-		RedisRestart: cfg.settings.RedisRestart > 0, Logger: log})
+		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log})
 	if err != nil {
+		if set != nil {
+			set.Close()
+		}
 		logFile.Close()
 		return nil, nil, err
 	}
-	return fleet, func() { fleet.Close(); logFile.Close() }, nil
+	return fleet, func() {
+		fleet.Close()
+		if set != nil {
+			set.Close() // after the shops, which lock on it
+		}
+		logFile.Close()
+	}, nil
+}
+
+// startSentinels starts --failover's replicated Redis, its files in dir,
+// and waits up to a minute for the Sentinels to agree.
+func startSentinels(ctx context.Context, dir string) (*redisproc.Set, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return redisproc.StartSet(ctx, dir)
 }
 
 // calibrate prints the load generator's ceiling on this machine (see

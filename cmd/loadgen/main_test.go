@@ -54,6 +54,12 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"restart of an external fleet without nodes", []string{"--targets", "http://a:1", "--admin-token", "x", "--redis-restart", "3"}, []string{"redis-restart: --redis is missing"}},
 		{"restart with too few nodes", []string{"--redis", "127.0.0.1:7001,127.0.0.1:7002", "--redis-restart", "3"}, []string{"redis-restart: 3 nodes to restart, but --redis names 2"}},
 		{"restart and kill", []string{"--redis-restart", "3", "--redlock-kill", "2"}, []string{"redis-restart: not with --redlock-kill"}},
+		{"failover of an external fleet without Sentinels", []string{"--targets", "http://a:1", "--admin-token", "x", "--failover"}, []string{"failover: --redis-sentinel is missing"}},
+		{"failover of another deployment's Sentinels", []string{"--targets", "http://a:1", "--admin-token", "x", "--failover", "--redis-sentinel", "127.0.0.1:26379"}, []string{"failover: not with --redis-sentinel"}},
+		{"sentinels without failover", []string{"--redis-sentinel", "127.0.0.1:26379"}, []string{"redis-sentinel: only with --failover"}},
+		{"failovers without failover", []string{"--failovers", "2"}, []string{"failovers: only with --failover"}},
+		{"too many failovers", []string{"--failover", "--failovers", "11"}, []string{"failovers: 11, want 0..10"}},
+		{"failover and restart", []string{"--failover", "--redis-restart", "3"}, []string{"failover: not with --redis-restart or --redlock-kill"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -193,5 +199,39 @@ func TestLateCommitCrowd(t *testing.T) {
 				t.Errorf("users %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// --failover runs its own modes and product, except what the command line
+// gave, with three rounds per attack unless told otherwise.
+func TestFailoverSellsItsProduct(t *testing.T) {
+	c, err := parseFlags([]string{"--failover", "--stock", "7"}, io.Discard)
+	if err != nil {
+		t.Fatalf("parseFlags: %v", err)
+	}
+	s := c.settings
+	if s.LockTTL != scenario.FailoverLockTTL || s.Work != scenario.FailoverWork || s.Stock != 7 || s.Failovers != scenario.DefaultFailovers ||
+		len(s.Modes) != len(scenario.FailoverModes()) {
+		t.Errorf("settings: ttl %v, work %v, stock %d, failovers %d, modes %v; want %v, %v, 7 (given), %d, %v",
+			s.LockTTL, s.Work, s.Stock, s.Failovers, s.Modes, scenario.FailoverLockTTL, scenario.FailoverWork, scenario.DefaultFailovers, scenario.FailoverModes())
+	}
+	if c, _ := parseFlags([]string{"--failover", "--modes", "lua"}, io.Discard); len(c.settings.Modes) != 1 {
+		t.Errorf("--modes lua with --failover: modes %v, want [lua]", c.settings.Modes)
+	}
+	if c, _ := parseFlags(nil, io.Discard); c.settings.Failovers != 0 {
+		t.Errorf("without --failover: failovers %d, want 0", c.settings.Failovers)
+	}
+}
+
+// Without redis-server and redis-sentinel on the PATH, --failover exits 1
+// with the one line that installs them, before anything starts.
+func TestFailoverWithoutBinariesExits1(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"--failover", "--out", t.TempDir()}, &stdout, &stderr); code != exitFailed {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitFailed, stderr.String())
+	}
+	if got, want := stderr.String(), "apt-get install redis-server redis-sentinel\n"; got != want {
+		t.Errorf("stderr %q, want %q", got, want)
 	}
 }

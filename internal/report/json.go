@@ -45,6 +45,7 @@ type SettingsDoc struct {
 	EtcdKill        int      `json:"etcd_kill"`
 	RedisRestart    int      `json:"redis_restart"`
 	RestartDelayMs  float64  `json:"restart_delay_ms"`
+	Failovers       int      `json:"failovers"`
 	LateCommitMs    float64  `json:"late_commit_ms"`
 	LateCommitEvery int      `json:"late_commit_every"`
 	PlannedRequests int      `json:"planned_requests"`
@@ -66,12 +67,13 @@ type ModeDoc struct {
 	ReqPerSec    float64         `json:"req_per_second"`
 	OrdersPerSec float64         `json:"orders_per_second"`
 	// Throughput is Vegeta's: 2xx/3xx answers per second.
-	Throughput float64     `json:"throughput_2xx_per_second"`
-	Latency    LatencyDoc  `json:"latency_ms"`
-	Kill       *KillDoc    `json:"kill,omitempty"`
-	Restart    *RestartDoc `json:"restart,omitempty"`
-	Why        string      `json:"why"`
-	RawResults string      `json:"raw_results"`
+	Throughput float64      `json:"throughput_2xx_per_second"`
+	Latency    LatencyDoc   `json:"latency_ms"`
+	Kill       *KillDoc     `json:"kill,omitempty"`
+	Restart    *RestartDoc  `json:"restart,omitempty"`
+	Failover   *FailoverDoc `json:"failover,omitempty"`
+	Why        string       `json:"why"`
+	RawResults string       `json:"raw_results"`
 }
 
 // LatencyDoc holds Vegeta's latency figures in milliseconds.
@@ -129,7 +131,7 @@ func NewDocument(o *scenario.Outcome) Document {
 			RatePerSecond: s.Rate, DurationSeconds: s.Duration.Seconds(), LockTTLMs: ms(s.LockTTL),
 			WorkMs: ms(s.Work), StallMs: ms(s.Stall), StallRate: s.StallRate, Seed: s.Seed,
 			RedlockKill: s.RedlockKill, EtcdKill: s.EtcdKill, LateCommitMs: ms(s.LateCommit), LateCommitEvery: s.LateCommitEvery,
-			RedisRestart: s.RedisRestart, RestartDelayMs: ms(s.RestartDelay),
+			RedisRestart: s.RedisRestart, RestartDelayMs: ms(s.RestartDelay), Failovers: s.Failovers,
 			PlannedRequests: s.PlannedRequests(),
 		},
 		Unsafe:  o.Unsafe(),
@@ -164,6 +166,9 @@ func NewDocument(o *scenario.Outcome) Document {
 		}
 		if r := m.Restart; r != nil {
 			md.Restart = newRestartDoc(r)
+		}
+		if f := m.Failover; f != nil {
+			md.Failover = newFailoverDoc(f, m.Events.FencedOut)
 		}
 		d.Modes = append(d.Modes, md)
 	}

@@ -53,6 +53,9 @@ func settingsLine(o *scenario.Outcome) string {
 	if s.EtcdKill > 0 {
 		line += fmt.Sprintf(" --etcd-kill %d", s.EtcdKill)
 	}
+	if s.Failovers > 0 {
+		line += fmt.Sprintf(" --failover --failovers %d", s.Failovers)
+	}
 	if s.RedisRestart > 0 {
 		line += fmt.Sprintf(" --redis-restart %d --restart-delay %v", s.RedisRestart, s.RestartDelay)
 	}

@@ -29,6 +29,8 @@ type ModeResult struct {
 	// Restart records the nodes --redis-restart restarted empty, if it
 	// acted in this attack.
 	Restart *Restart
+	// Failover records the --failover rounds of this attack, if any.
+	Failover *Failover
 	// Why says in one line why the row came out as it did.
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.
@@ -88,6 +90,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	stopped := make(chan struct{})
 	killed := a.startKiller(ctx, res.Planned, stopped)
 	restarted := a.startRestarter(ctx, stopped)
+	failedOver := a.startFailovers(ctx, stopped)
 
 	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
 	watch := a.watch(ctx)
@@ -119,6 +122,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	close(stopped)
 	res.Kill = a.restore(killed)
 	res.Restart = <-restarted // once the nodes serve again
+	if res.Failover = <-failedOver; res.Failover != nil {
+		res.Failover.measureResumed(res.Results)
+	}
 	res.Metrics.Close()
 	res.Sent = tg.Sent()
 	if ctxErr != nil {

@@ -28,6 +28,10 @@
 // empty, as a Redis without persistence comes back from a crash, in the
 // redlock and fenced attacks, as soon as a holder is seen taking the lock
 // (restart.go says why then, and restart_nodes.go how, per kind of fleet).
+// --failover (Settings.Failovers) kills a Sentinel-managed master of the
+// load generator's own (package redisproc) in every attack, right after it
+// granted a lock its held replica never got (failover.go says why then,
+// failover_run.go how).
 //
 // Package report turns the Outcome into the table and the report folder;
 // cmd/loadgen wires flags, fleet, run and report together.

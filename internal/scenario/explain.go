@@ -32,6 +32,10 @@ func explain(s Settings, m *ModeResult) string {
 	sold := fmt.Sprintf("sold %d of %d", a.Sold, a.InitialStock)
 	ev := m.Events
 	var b strings.Builder
+	if m.Failover != nil {
+		b.WriteString(failoverLine(s, m))
+		b.WriteString("; ")
+	}
 	switch m.Mode.Strategy() {
 	case strategy.Off:
 		if overlaps > 0 || a.DuplicateOrders > 0 {
@@ -42,6 +46,8 @@ func explain(s Settings, m *ModeResult) string {
 		}
 	case strategy.Naive:
 		switch {
+		case m.Failover != nil:
+			fmt.Fprintf(&b, "SETNX on the promoted master: %s, %d sales overwrote another's stock update, oversold %d", sold, max(overlaps, 0), a.Oversold)
 		case !outlives && s.Work <= s.LockTTL:
 			fmt.Fprintf(&b, "no critical section outlives the %v TTL (stall %v, work %v), so SETNX held: %s; raise --stall above --lock-ttl",
 				s.LockTTL, s.Stall, s.Work, sold)
@@ -65,6 +71,8 @@ func explain(s Settings, m *ModeResult) string {
 		switch {
 		case m.Restart != nil:
 			b.WriteString(restartLine(s, m)) // what held, as far as it was seen
+		case m.Failover != nil && m.Mode.Strategy() == strategy.Lua:
+			b.WriteString("an owner token and a renewing watchdog held the lock on one master, and its replica had never heard of it")
 		case outlives:
 			fmt.Fprintf(&b, "about %.0f critical sections stalled %v, past the %v TTL, and the watchdog renewed the lock every %v through them", stalls, s.Stall, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond))
 		default:
@@ -106,6 +114,8 @@ func explain(s Settings, m *ModeResult) string {
 		}
 		fmt.Fprintf(&b, ": %s, oversold %d, duplicate orders %d, %d reservations given back after a failed write", sold, a.Oversold, a.DuplicateOrders, ev.GivenBack)
 		switch {
+		case a.Drift != nil && *a.Drift != 0 && m.Failover != nil:
+			fmt.Fprintf(&b, ", drift between Redis and the database %d, not repaired: a promoted counter had not heard of some reservations, the database refused the units it offered again (given back above), and nothing resets the counter by itself", *a.Drift)
 		case a.Drift != nil:
 			fmt.Fprintf(&b, ", drift between Redis and the database %d", *a.Drift)
 		case a.RedisError != "":

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/redisproc"
 )
 
 // ErrNoNodeControl is returned by Run when the settings ask to kill or
@@ -40,6 +42,9 @@ type Fleet struct {
 	// where --redis-restart reads the product lock to choose its moment.
 	Restarts   NodeRestarter
 	RedisAddrs []string
+	// Sentinels, if set, is the Sentinel-managed master and replica the
+	// shops lock on (but for redlock), whose master --failover kills.
+	Sentinels *redisproc.Set
 	// close stops what StartEmbedded started; nil for external fleets.
 	close func() error
 }

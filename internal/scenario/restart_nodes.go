@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/faultproxy"
 )
 
 // The three ways --redis-restart restarts a node empty, one per kind of
@@ -50,7 +51,7 @@ func (c *crashedNodes) Restart(ctx context.Context, nodes []int, delay time.Dura
 // itself. The nodes are never flushed and nobody else's connections are
 // touched: they may serve others.
 type proxiedNodes struct {
-	proxies []*nodeProxy
+	proxies []*faultproxy.Proxy
 	addrs   []string // the nodes' own addresses, behind the proxies
 }
 
@@ -72,7 +73,7 @@ func (p *proxiedNodes) proxyAddrs() []string {
 // close stops the proxies.
 func (p *proxiedNodes) close() {
 	for _, px := range p.proxies {
-		px.close()
+		px.Close()
 	}
 }
 
@@ -82,7 +83,7 @@ func (p *proxiedNodes) Restart(ctx context.Context, nodes []int, delay time.Dura
 		return err
 	}
 	for _, i := range nodes {
-		p.proxies[i].cut()
+		p.proxies[i].Stop()
 	}
 	var errs []error
 	for _, i := range nodes { // nothing of the shops reaches the node now
@@ -96,7 +97,7 @@ func (p *proxiedNodes) Restart(ctx context.Context, nodes []int, delay time.Dura
 	}
 	pause(ctx, delay)
 	for _, i := range nodes {
-		errs = append(errs, p.proxies[i].serve())
+		errs = append(errs, p.proxies[i].Start())
 	}
 	return wrapNodes(errors.Join(errs...))
 }

@@ -50,7 +50,8 @@ type Outcome struct {
 // --late-commit only the strategies that survive it are held to it (lua
 // and redlock are expected to oversell there: that is the lesson), and
 // redlock is not held to a --redis-restart of a majority of its nodes
-// sooner than its TTL (the lesson of the delayed restart).
+// sooner than its TTL (the lesson of the delayed restart), nor lua to
+// --failover, nor redis-decr's drift after one (see failoverBreaks).
 func (o *Outcome) Unsafe() []string {
 	var out []string
 	for _, m := range o.Modes {
@@ -58,11 +59,11 @@ func (o *Outcome) Unsafe() []string {
 		if o.Settings.LateCommit > 0 {
 			claims = m.Mode.SurvivesLateCommit()
 		}
-		if o.Settings.restartBreaks(m.Mode) {
+		if o.Settings.restartBreaks(m.Mode) || o.Settings.failoverBreaks(m.Mode) {
 			claims = false
 		}
 		a := m.Audit
-		drift := a.Drift != nil && *a.Drift != 0
+		drift := a.Drift != nil && *a.Drift != 0 && o.Settings.Failovers == 0
 		if claims && (a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift) {
 			line := fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
 				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent)
@@ -98,6 +99,9 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	}
 	restarts := slices.ContainsFunc(s.Modes, s.restarts)
 	if restarts && (fleet.Restarts == nil || len(fleet.RedisAddrs) < s.RedisRestart) {
+		return nil, ErrNoNodeControl
+	}
+	if s.Failovers > 0 && fleet.Sentinels == nil {
 		return nil, ErrNoNodeControl
 	}
 	o := &Outcome{

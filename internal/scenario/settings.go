@@ -73,6 +73,10 @@ type Settings struct {
 	// serve again: Redlock's "delayed restart" when it is at least
 	// LockTTL.
 	RestartDelay time.Duration
+	// Failovers is how many times each attack kills the Sentinel-managed
+	// master, right after it granted a lock its replica has not heard of
+	// (0 to leave it alone; failover.go says how and why).
+	Failovers int
 }
 
 // Limits of Settings that Validate enforces: beyond them a run would not
@@ -82,6 +86,8 @@ const (
 	MaxStock  = 10_000_000
 	MaxClicks = 100
 	MaxRate   = 1_000_000
+	// MaxFailovers bounds --failovers: each round takes seconds.
+	MaxFailovers = 10
 )
 
 // DefaultSettings returns the 双11 defaults, tuned on a 2-core machine
@@ -200,6 +206,12 @@ func (s Settings) Problems() []string {
 	}
 	if s.RedisRestart > 0 && len(s.Modes) > 0 && !slices.ContainsFunc(s.Modes, s.restarts) {
 		add("redis-restart: needs redlock or fenced in --modes")
+	}
+	if s.Failovers < 0 || s.Failovers > MaxFailovers {
+		add("failovers: %d, want 0..%d per attack", s.Failovers, MaxFailovers)
+	}
+	if s.Failovers > 0 && (s.RedisRestart > 0 || s.RedlockKill > 0) {
+		add("failover: not with --redis-restart or --redlock-kill: one fault on Redis per run")
 	}
 	if s.RedisRestart > 0 && s.RedlockKill > 0 {
 		add("redis-restart: not with --redlock-kill: one fault on the Redis nodes per run")

@@ -14,6 +14,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/faultproxy"
+	"github.com/flashsale/flashsale/internal/redisproc"
 )
 
 // DefaultShops is how many shop instances StartFleet runs when
@@ -47,6 +49,11 @@ type FleetConfig struct {
 	// fleet's own, which can drop their connections (proxiedNodes).
 	// Embedded nodes need none: they are restarted themselves.
 	RedisRestart bool
+	// Sentinels, if set, is a replicated Redis of the caller's own that
+	// serves the shops' lua, naive, fenced, dedupe and redis-decr (redlock
+	// keeps its five nodes): --failover kills its master. The caller
+	// closes it, after the fleet.
+	Sentinels *redisproc.Set
 	// LockWait is the shops' product-lock wait (zero: DefaultLockWait).
 	LockWait time.Duration
 	// Logger receives the shops' logs (nil: discarded).
@@ -75,6 +82,9 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, EtcdEndpoints: cfg.EtcdEndpoints, AdminToken: token,
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), Logger: log,
 	}
+	if cfg.Sentinels != nil {
+		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
+	}
 	f := &Fleet{AdminToken: token}
 	var closers []func() error
 	f.close = func() error {
@@ -98,6 +108,14 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		closers = append(closers, b.Close)
 	}
 	f.Backend = describeBackends(b, cfg.RedisRestart && b.Embedded == nil)
+	if f.Sentinels = cfg.Sentinels; f.Sentinels != nil && b.RedisMaster.IsZero() {
+		withMaster := *b // the caller's Backends, without the master
+		withMaster.RedisMaster = acfg.RedisMaster
+		b = &withMaster
+	}
+	if f.Sentinels != nil {
+		f.Backend += fmt.Sprintf(" + a Sentinel-managed master %s with one replica and 3 Sentinels (lua, naive, fenced, dedupe, redis-decr)", f.Sentinels.Master().Addr)
+	}
 	switch {
 	case cfg.Nodes != nil:
 		f.Nodes = cfg.Nodes
@@ -208,7 +226,7 @@ func (s *stoppedNodes) Kill(_ context.Context, nodes []int, _ time.Duration) (fu
 func proxyNodes(addrs []string) (*proxiedNodes, error) {
 	p := &proxiedNodes{addrs: addrs}
 	for _, a := range addrs {
-		px, err := newNodeProxy(a)
+		px, err := faultproxy.New(a)
 		if err != nil {
 			p.close()
 			return nil, err

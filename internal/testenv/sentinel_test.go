@@ -3,18 +3,20 @@ package testenv
 import (
 	"testing"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/redisproc"
 )
 
 // TestSentinels starts a replicated Redis, kills its master, and waits for
 // the Sentinels to promote the replica; once the test is over, every
 // process it started has exited and been reaped.
 func TestSentinels(t *testing.T) {
-	var procs []*redisProcess
+	var procs []*redisproc.Process
 	t.Run("failover", func(t *testing.T) {
 		s := NewSentinels(t)
-		procs = append([]*redisProcess{s.master, s.replica}, s.sentinels...)
-		if s.Master() == s.Replica() || len(s.Addrs()) != sentinelCount {
-			t.Fatalf("master %s, replica %s, Sentinels %v: want two servers and %d Sentinels", s.Master(), s.Replica(), s.Addrs(), sentinelCount)
+		procs = s.Set().Processes()
+		if s.Master() == s.Replica() || len(s.Addrs()) != 3 {
+			t.Fatalf("master %s, replica %s, Sentinels %v: want two servers and 3 Sentinels", s.Master(), s.Replica(), s.Addrs())
 		}
 		s.AwaitMaster(s.Master(), time.Second) // NewSentinels waited for it
 		start := time.Now()
@@ -24,9 +26,9 @@ func TestSentinels(t *testing.T) {
 	})
 	for _, p := range procs {
 		select {
-		case <-p.exited:
+		case <-p.Exited():
 		default:
-			t.Errorf("%s (pid %d) still runs after its test ended", p.name, p.cmd.Process.Pid)
+			t.Errorf("%s (pid %d) still runs after its test ended", p.Name, p.Pid())
 		}
 	}
 }

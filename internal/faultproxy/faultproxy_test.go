@@ -1,4 +1,4 @@
-package testenv
+package faultproxy
 
 import (
 	"bufio"
@@ -42,7 +42,7 @@ func echoServer(t *testing.T) string {
 
 func newTestProxy(t *testing.T) *Proxy {
 	t.Helper()
-	p, err := NewProxy(echoServer(t))
+	p, err := New(echoServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,4 +147,37 @@ func TestProxyCloseIsFinal(t *testing.T) {
 		t.Fatalf("Start after Close: got nil, want an error")
 	}
 	p.Close() // twice is fine
+}
+
+// A held proxy keeps the connection open and forwards nothing; once
+// released, what was sent meanwhile arrives.
+func TestProxyHoldStallsThenReleaseDelivers(t *testing.T) {
+	p := newTestProxy(t)
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := roundTrip(c, "before"); err != nil {
+		t.Fatalf("before Hold: %v", err)
+	}
+	p.Hold()
+	if !p.Held() {
+		t.Fatalf("Held after Hold: got false, want true")
+	}
+	c.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := c.Write([]byte("held\n")); err != nil {
+		t.Fatalf("write while held: %v, want the connection open", err)
+	}
+	r := bufio.NewReader(c)
+	if line, err := r.ReadString('\n'); err == nil {
+		t.Fatalf("read while held: got %q, want a timeout", line)
+	} else if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatalf("read while held: got %v, want a timeout (not a closed connection)", err)
+	}
+	p.Release()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "held\n" {
+		t.Fatalf("after Release: got %q, %v; want %q", line, err, "held\n")
+	}
 }

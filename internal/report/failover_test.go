@@ -1,0 +1,37 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/scenario"
+)
+
+// A row's failover rounds reach report.json with units and totals; a
+// second grant that could not be watched (-1) is left out, not written
+// as zero, and sales that never resumed read -1.
+func TestFailoverInReportJSON(t *testing.T) {
+	o := outcome()
+	o.Settings.Failovers = 2
+	o.Modes[1].Events.FencedOut = 3
+	o.Modes[1].Failover = &scenario.Failover{Planned: 2, Rounds: []scenario.FailoverRound{
+		{At: time.Second, Promoted: 1500 * time.Millisecond, Held: 30 * time.Millisecond, Behind: 500, Caught: true, GrantedTwice: 1, Resumed: 2 * time.Second},
+		{At: 6 * time.Second, Promoted: 1800 * time.Millisecond, Held: 20 * time.Millisecond, Behind: 300, GrantedTwice: -1, Resumed: -1},
+	}}
+	doc := NewDocument(o)
+	if doc.Modes[0].Failover != nil {
+		t.Errorf("off row: failover %+v, want none", doc.Modes[0].Failover)
+	}
+	f := doc.Modes[1].Failover
+	if f == nil || f.Planned != 2 || f.Done != 2 || f.FencedOut != 3 || f.PromotedMaxMs != 1800 || f.ResumedMaxSeconds != -1 ||
+		f.GrantedTwice == nil || *f.GrantedTwice != 1 || len(f.Rounds) != 2 {
+		t.Fatalf("failover %+v, want 2 of 2 rounds, fenced out 3, promoted ≤1800 ms, resumed -1, granted twice 1", f)
+	}
+	if r := f.Rounds[1]; r.GrantedTwice != nil || r.ResumedSeconds != -1 || r.BehindBytes != 300 || r.HeldMs != 20 {
+		t.Errorf("second round %+v, want granted twice left out, resumed -1, 300 bytes behind, held 20 ms", r)
+	}
+	if doc.Settings.Failovers != 2 || !strings.Contains(settingsLine(o), "--failover --failovers 2") {
+		t.Errorf("settings %+v, line %q: want the failovers", doc.Settings, settingsLine(o))
+	}
+}

@@ -1,0 +1,165 @@
+package scenario
+
+import (
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// --failover is the fault Redlock was written against: one Redis master
+// with a replica, promoted by Sentinel when the master dies. Replication
+// is asynchronous, so the master acknowledges a lock before the replica
+// has it; if the master dies then, the replica is promoted without the
+// lock, and grants it again to the next buyer while the first holder is
+// still inside its critical section. The load generator makes that window
+// certain instead of lucky: it holds the replica's replication link (a
+// fault proxy, package faultproxy), waits for the master to grant the
+// product lock with the replica holding none, SIGKILLs the master at once,
+// and times the Sentinels' promotion (redisproc.Set). Then the old master
+// comes back, empty, as the new replica, and the next round begins.
+//
+// The product of a --failover run, and why:
+//
+//   - FailoverLockTTL, 12 s, outlasts the promotion (two to three seconds)
+//     and puts the holder's first renewal at a third of it, 4 s: after its
+//     write. With a short lease, say the default 100 ms, the watchdog
+//     would find the dead master at its next renewal, let the validity run
+//     out and cancel the holder about 100 ms after the kill, long before a
+//     new master exists: nobody would be left inside the critical section
+//     to be overlapped, and the failover would look harmless.
+//   - FailoverWork, 3.5 s of work between the holder's read of the stock and
+//     its write, outlasts the promotion too, so the next buyer, granted by
+//     the new master, reads the stock before the first holder writes it.
+//   - No stalls; FailoverStock, 3 units: a lost update shows as an oversold
+//     unit only once the stock has run out; a round takes about 6 s (the
+//     promotion, then the second holder's work), and three rounds sell two
+//     units each, so 3 units run out with them.
+//   - FailoverUsers at FailoverRate click for about 15 s, as long as the
+//     three rounds take; seven attacks then fit in two minutes.
+//     FailoverDuration caps an attack.
+const (
+	FailoverLockTTL  = 12 * time.Second
+	FailoverWork     = 3500 * time.Millisecond
+	FailoverStock    = 3
+	FailoverUsers    = 300
+	FailoverRate     = 40
+	FailoverDuration = 30 * time.Second
+	DefaultFailovers = 3
+)
+
+// FailoverModes are the rows --failover runs unless --modes is given: the
+// four that lock or count on the Sentinel-managed master, and three that
+// do not (redlock keeps five independent masters, etcd and sql-atomic use
+// no Redis for the stock). Off is left out: it oversells without a fault.
+func FailoverModes() []Mode {
+	return []Mode{"naive", "lua", "fenced", "redis-decr", "redlock", "etcd", "sql-atomic"}
+}
+
+// ForFailover returns s with the product and crowd a --failover run needs
+// (the constants above, FailoverModes, no stalls), keeping every setting
+// for which given reports true; given is called with the flag's name.
+func (s Settings) ForFailover(given func(flag string) bool) Settings {
+	set := func(flag string, f func()) {
+		if !given(flag) {
+			f()
+		}
+	}
+	set("lock-ttl", func() { s.LockTTL = FailoverLockTTL })
+	set("work", func() { s.Work = FailoverWork })
+	set("stall-rate", func() { s.StallRate = 0 })
+	set("stock", func() { s.Stock = FailoverStock })
+	set("users", func() { s.Users = FailoverUsers })
+	set("rate", func() { s.Rate = FailoverRate })
+	set("duration", func() { s.Duration = FailoverDuration })
+	set("modes", func() { s.Modes = FailoverModes() })
+	return s
+}
+
+// onMaster reports whether m's lock lives on the Sentinel-managed master,
+// where a failover can grant it twice: naive, lua and fenced.
+func onMaster(m Mode) bool {
+	switch m.Strategy() {
+	case strategy.Naive, strategy.Lua, strategy.Fenced:
+		return true
+	}
+	return false
+}
+
+// failoverBreaks reports whether the run's failovers are expected to
+// break m: lua, whose lock the promoted replica grants again. (Naive claims
+// nothing.) Redis-decr stays exact, but the promoted counter keeps the
+// units it never heard were sold: its drift is reported, not held
+// against it.
+func (s Settings) failoverBreaks(m Mode) bool {
+	return s.Failovers > 0 && m.Strategy() == strategy.Lua
+}
+
+// Failover records one attack's --failover rounds. Promoted is what
+// Sentinel needed; the rest is what the load generator saw.
+type Failover struct {
+	// Planned is Settings.Failovers; Rounds are those that happened.
+	Planned int
+	Rounds  []FailoverRound
+	// Err says why a round could not be done or the set not restored.
+	Err string
+}
+
+// FailoverRound is one kill of the master.
+type FailoverRound struct {
+	// At is when the master was killed, since the attack began.
+	At time.Duration
+	// Promoted is kill → every Sentinel names the replica the master.
+	Promoted time.Duration
+	// Held is how long the replication link was held before the kill;
+	// Behind how many bytes of writes the replica was missing then
+	// (the master's master_repl_offset less the replica's).
+	Held   time.Duration
+	Behind int64
+	// Caught is true when the kill came right after the master granted
+	// the product lock that the replica had not heard of.
+	Caught bool
+	// GrantedTwice counts the other tokens seen holding the lock on the
+	// promoted master while the caught holder was still within its work
+	// (its grant + Settings.Work): the lock granted twice. -1 where that
+	// cannot be seen: no holder caught, or naive, whose lock holds a
+	// constant instead of a token.
+	GrantedTwice int
+	// Resumed is kill → the first order answered again (201, or 409 sold
+	// out or duplicate: the shop reached its locks) to a click sent after
+	// the kill; -1 if none came.
+	Resumed time.Duration
+	killed  time.Time
+}
+
+// Totals sums the rounds: locks granted twice (where watched), and the
+// longest promotion
+// and resumption (-1 if sales never resumed after some round).
+func (f *Failover) Totals() (grantedTwice int, promoted, resumed time.Duration) {
+	for _, r := range f.Rounds {
+		grantedTwice += max(r.GrantedTwice, 0)
+		promoted = max(promoted, r.Promoted)
+		if r.Resumed < 0 || resumed < 0 {
+			resumed = -1
+		} else {
+			resumed = max(resumed, r.Resumed)
+		}
+	}
+	return grantedTwice, promoted, resumed
+}
+
+// measureResumed fills each round's Resumed from the attack's results.
+func (f *Failover) measureResumed(results vegeta.Results) {
+	for i := range f.Rounds {
+		r := &f.Rounds[i]
+		r.Resumed = -1
+		for _, res := range results {
+			if (res.Code == 201 || res.Code == 409) && !res.Timestamp.Before(r.killed) {
+				if d := res.Timestamp.Add(res.Latency).Sub(r.killed); r.Resumed < 0 || d < r.Resumed {
+					r.Resumed = d
+				}
+			}
+		}
+	}
+}

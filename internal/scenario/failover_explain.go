@@ -1,0 +1,62 @@
+package scenario
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// failoverLine describes an attack's --failover rounds from what the run
+// counted: how many, how far behind the replica was, how long Sentinel
+// took, how often the lock was granted twice, and when sales resumed.
+func failoverLine(s Settings, m *ModeResult) string {
+	f := m.Failover
+	if len(f.Rounds) == 0 {
+		line := fmt.Sprintf("0 of %d failovers: the attack ended before the first kill", f.Planned)
+		if f.Err != "" {
+			line += " (" + f.Err + ")"
+		}
+		return line
+	}
+	var b strings.Builder
+	caught := 0
+	var held time.Duration
+	var behind int64
+	for _, r := range f.Rounds {
+		if r.Caught {
+			caught++
+		}
+		held, behind = max(held, r.Held), max(behind, r.Behind)
+	}
+	twice, promoted, resumed := f.Totals()
+	fmt.Fprintf(&b, "%d of %d failovers", len(f.Rounds), f.Planned)
+	if onMaster(m.Mode) {
+		fmt.Fprintf(&b, " (the master SIGKILLed right after granting a lock its held replica had not heard of, %d of %d times)", caught, len(f.Rounds))
+	} else {
+		fmt.Fprintf(&b, " (the master SIGKILLed %v after its replica's link was held)", failoverMoment)
+	}
+	fmt.Fprintf(&b, ": the replica was up to %v and %d bytes of writes behind at the kill, and the Sentinels named it the master within %v",
+		held.Round(time.Millisecond), behind, promoted.Round(10*time.Millisecond))
+	switch {
+	case onMaster(m.Mode) && twice == 0 && m.Mode.Strategy() == strategy.Naive:
+		fmt.Fprintf(&b, "; naive's lock holds a constant, so a second holder cannot be told from the first on the wire (the audit below counts what it did); a %v lease outlived the promotion", s.LockTTL)
+	case onMaster(m.Mode):
+		fmt.Fprintf(&b, "; it granted the lock again %d %s while the first holder's %v of work ran (a %v lease, first renewed after %v, outlived the promotion: a lease shorter than the %v promotion would have been cancelled by the watchdog before a new master existed)",
+			twice, plural(twice, "time", "times"), s.Work, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond), promoted.Round(10*time.Millisecond))
+	case m.Mode.Strategy() == strategy.RedisDecr:
+		b.WriteString("; the stock counter is on that master")
+	default:
+		b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
+	}
+	if resumed >= 0 {
+		fmt.Fprintf(&b, "; orders were answered again (201 or 409) within %.1fs of each kill", resumed.Seconds())
+	} else {
+		b.WriteString("; after some kill no later click was answered 201 or 409 again")
+	}
+	if f.Err != "" {
+		b.WriteString(" (" + f.Err + ")")
+	}
+	return b.String()
+}

@@ -1,0 +1,62 @@
+package scenario_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// One failover per attack, on real redis-server and redis-sentinel
+// processes: the master is killed right after it granted the product lock
+// its held replica never got. The promoted replica grants it again while
+// the first holder works, and lua oversells; fenced stays exact, because
+// the database refuses the second holder's fence. It skips without the
+// binaries unless FLASHSALE_TEST_REQUIRE_SENTINEL=1.
+func TestFailoverOversellsLuaNotFenced(t *testing.T) {
+	sentinels := testenv.NewSentinels(t)
+	env := testenv.NewEnv(t, testenv.Embedded)
+	fleet, err := scenario.StartFleet(context.Background(), scenario.FleetConfig{
+		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.DirectAddrs(), Embedded: env.Redis.Embedded()},
+		Sentinels: sentinels.Set(),
+	})
+	if err != nil {
+		t.Fatalf("StartFleet: %v", err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+
+	// ForFailover's product (a 12 s lease, 3.5 s of work) with 2 units, to
+	// 160 buyers at 40 req/s: eight seconds of clicks, long enough for the
+	// round and for the stock to run out after it.
+	s := scenario.DefaultSettings().ForFailover(func(string) bool { return false })
+	s.Modes = []scenario.Mode{scenario.Mode(strategy.Lua), scenario.Mode(strategy.Fenced)}
+	s.Stock, s.Users, s.Rate, s.Duration, s.Failovers = 2, 160, 40, 20*time.Second, 1
+	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	for _, m := range out.Modes {
+		f := m.Failover
+		t.Logf("%-6s 201=%d audit=%+v events=%+v failover=%+v\n       %s", m.Mode, m.Tally.Created, m.Audit, m.Events, f, m.Why)
+		if f == nil || len(f.Rounds) != 1 || f.Err != "" || !f.Rounds[0].Caught {
+			t.Fatalf("%s: failover %+v, want one round that caught a holder, without error", m.Mode, f)
+		}
+		if f.Rounds[0].Behind <= 0 || f.Rounds[0].Promoted <= 0 {
+			t.Errorf("%s: round %+v, want the replica behind and a promotion time", m.Mode, f.Rounds[0])
+		}
+		switch m.Mode.Strategy() {
+		case strategy.Lua:
+			if m.Audit.Oversold < 1 || f.Rounds[0].GrantedTwice < 1 {
+				t.Errorf("lua: oversold %d, granted twice %d; want both at least 1", m.Audit.Oversold, f.Rounds[0].GrantedTwice)
+			}
+		case strategy.Fenced:
+			if m.Audit.Oversold != 0 || !m.Audit.Consistent || m.Audit.Sold != m.Audit.InitialStock {
+				t.Errorf("fenced: audit %+v, want exactly the stock sold", m.Audit)
+			}
+		}
+	}
+}
