@@ -183,7 +183,7 @@ func restartLine(s Settings, m *ModeResult) string {
 	case n < 0:
 		b.WriteString("; with every node restarted, when that holder let go could not be seen")
 	case n == 0:
-		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, no other token held a majority",
+		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, the watch (every node read each millisecond) saw no other token hold a majority",
 			plural(RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)))
 	default:
 		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, %d other %s held a majority of the nodes (two holders at once)",
