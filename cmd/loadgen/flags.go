@@ -28,6 +28,7 @@ type config struct {
 	live         string   // the live page's address; empty: no live page
 	failover     bool     // start a Sentinel set of our own and kill its master
 	sentinels    []string // --redis-sentinel: refused with --failover (see check)
+	cpuProfile   string   // --cpuprofile: where the run's CPU profile goes
 }
 
 // defaultLiveAddr is where --live serves its page: loopback, a free port.
@@ -117,6 +118,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&sentinels, "redis-sentinel", "", "the Sentinels (host:port,...) of a --targets fleet; --failover refuses them: it kills only a master it started (default none)")
 	live := fs.Bool("live", false, "serve a live page of the run on loopback (a free port; the address is printed) while it lasts: per strategy, units left, oversold, duplicate orders, 503s, orders/s and latency, updating as the attack goes (default off)")
 	fs.StringVar(&c.live, "live-addr", "", "serve the live page on this host:port instead, e.g. 0.0.0.0:8088 to show it to a room; implies --live (default "+defaultLiveAddr+" with --live)")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof FILE): without --targets it holds the embedded shops and backends as well as the load generator (default none)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
 	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced and etcd (batched or not), sql-atomic and redis-decr (default off: report only)")
 	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")

@@ -76,6 +76,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	}
+	if cfg.cpuProfile != "" {
+		stop, err := profileCPU(cfg.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "loadgen: %v\n", err)
+			return exitFailed
+		}
+		defer stop()
+	}
 	if _, _, err := redisproc.Binaries(); cfg.failover && err != nil {
 		fmt.Fprintln(stderr, redisproc.InstallHint)
 		return exitFailed

@@ -29,6 +29,7 @@ type options struct {
 	shutdownTimeout time.Duration
 	logFormat       string
 	logLevel        string
+	pprof           string
 }
 
 // usageError is a bad flag or environment value: main prints it and exits
@@ -59,6 +60,7 @@ var flagSpecs = []flagSpec{
 	{"shutdown-timeout", "SHOP_SHUTDOWN_TIMEOUT", "on SIGINT/SIGTERM, how long in-flight orders may take to finish"},
 	{"log-format", "SHOP_LOG_FORMAT", "log format: text or json"},
 	{"log-level", "SHOP_LOG_LEVEL", "log level: debug, info, warn or error"},
+	{"pprof", "SHOP_PPROF", "serve Go's profiles (net/http/pprof: /debug/pprof/...) on this host:port, a listener of its own, e.g. 127.0.0.1:6060; they show where the shop's CPU and time go, and anyone who reaches them can read its memory and stall it with a profile: keep it on loopback; empty: off"},
 }
 
 // parseFlags reads args (without the program name) with the environment
@@ -82,6 +84,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.Var((*durationFlag)(&o.shutdownTimeout), "shutdown-timeout", "")
 	fs.StringVar(&o.logFormat, "log-format", "text", "")
 	fs.StringVar(&o.logLevel, "log-level", "info", "")
+	fs.StringVar(&o.pprof, "pprof", "", "")
 
 	for _, spec := range flagSpecs {
 		if v := getenv(spec.env); v != "" {
@@ -141,6 +144,9 @@ func (o *options) validate() error {
 	}
 	if o.logFormat != "text" && o.logFormat != "json" {
 		return usagef("--log-format %q: want text or json", o.logFormat)
+	}
+	if _, _, err := net.SplitHostPort(o.pprof); o.pprof != "" && err != nil {
+		return usagef("--pprof %q: want host:port, e.g. 127.0.0.1:6060", o.pprof)
 	}
 	if _, err := parseLevel(o.logLevel); err != nil {
 		return usagef("--log-level %q: want debug, info, warn or error", o.logLevel)

@@ -71,6 +71,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 	}
 
+	if opts.pprof != "" {
+		stopProfiles, err := serveProfiles(opts.pprof, log)
+		if err != nil {
+			return err
+		}
+		defer stopProfiles()
+	}
+
 	ln, err := net.Listen("tcp", opts.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", opts.addr, err)

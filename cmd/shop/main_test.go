@@ -74,6 +74,7 @@ func TestBadFlags(t *testing.T) {
 		{"positional argument", []string{"serve"}, nil, "serve"},
 		{"bad env duration", nil, map[string]string{"SHOP_LOCK_WAIT": "later"}, "SHOP_LOCK_WAIT"},
 		{"bad env format", nil, map[string]string{"SHOP_LOG_FORMAT": "xml"}, "log-format"},
+		{"pprof without port", []string{"--pprof", "127.0.0.1"}, nil, "--pprof"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

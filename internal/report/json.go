@@ -66,6 +66,11 @@ type ModeDoc struct {
 	ElapsedSecs  float64         `json:"elapsed_seconds"`
 	ReqPerSec    float64         `json:"req_per_second"`
 	OrdersPerSec float64         `json:"orders_per_second"`
+	// CPUPerOrder and CPUPerAnswer are the fleet's CPU milliseconds per
+	// order made and per request answered (scenario.CPUMeter says whose
+	// CPU); absent if unknown.
+	CPUPerOrder  *float64 `json:"cpu_ms_per_order,omitempty"`
+	CPUPerAnswer *float64 `json:"cpu_ms_per_answer,omitempty"`
 	// Throughput is Vegeta's: 2xx/3xx answers per second.
 	Throughput float64      `json:"throughput_2xx_per_second"`
 	Latency    LatencyDoc   `json:"latency_ms"`
@@ -156,6 +161,14 @@ func NewDocument(o *scenario.Outcome) Document {
 				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
 			},
 			Why: m.Why, RawResults: RawFile(string(m.Mode)),
+		}
+		if d, ok := m.CPUPerOrder(); ok {
+			v := ms(d)
+			md.CPUPerOrder = &v
+		}
+		if d, ok := m.CPUPerAnswer(); ok {
+			v := ms(d)
+			md.CPUPerAnswer = &v
 		}
 		if k := m.Kill; k != nil {
 			kd := &KillDoc{AtSeconds: k.At.Seconds(), Error: k.Err}

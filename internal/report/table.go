@@ -14,12 +14,13 @@ import (
 // every other is right-aligned.
 var Columns = []string{
 	"mode", "reqs", "201", "sold_out", "dup_rejected", "errors", "orders",
-	"oversold", "dup_orders", "consistent", "req/s", "orders/s", "p50", "p95", "p99",
+	"oversold", "dup_orders", "consistent", "req/s", "orders/s", "cpu/order", "p50", "p95", "p99",
 }
 
 // Rows returns the table's cells, one row per mode, in Columns order:
 // answers counted by the load generator (reqs..errors), the shop's audit
-// (orders..consistent), and Vegeta's rate and latency figures.
+// (orders..consistent), Vegeta's rate, the fleet's CPU time per order
+// (scenario.CPUMeter says whose), and Vegeta's latency figures.
 func Rows(o *scenario.Outcome) [][]string {
 	rows := make([][]string, 0, len(o.Modes))
 	for _, m := range o.Modes {
@@ -37,6 +38,7 @@ func Rows(o *scenario.Outcome) [][]string {
 			yesNo(a.Consistent),
 			fmt.Sprintf("%.0f", m.ReqPerSec()),
 			fmt.Sprintf("%.0f", m.OrdersPerSec()),
+			cpuCell(m),
 			Millis(m.Metrics.Latencies.P50),
 			Millis(m.Metrics.Latencies.P95),
 			Millis(m.Metrics.Latencies.P99),
@@ -56,6 +58,15 @@ func Millis(d time.Duration) string {
 	default:
 		return fmt.Sprintf("%.1fms", ms)
 	}
+}
+
+// cpuCell renders the CPU per order: "0.84ms", or "-" if unknown.
+func cpuCell(m *scenario.ModeResult) string {
+	d, ok := m.CPUPerOrder()
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
 }
 
 func yesNo(b bool) string {

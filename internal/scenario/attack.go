@@ -31,6 +31,9 @@ type ModeResult struct {
 	Restart *Restart
 	// Failover records the --failover rounds of this attack, if any.
 	Failover *Failover
+	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
+	// unknown.
+	CPU time.Duration
 	// Why says in one line why the row came out as it did.
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.
@@ -62,6 +65,25 @@ func (m *ModeResult) OrdersPerSec() float64 {
 	return 0
 }
 
+// CPUPerOrder is the fleet's CPU time per order made (201), and
+// CPUPerAnswer per request answered; ok is false if the CPU is unknown or
+// nothing was made or answered.
+func (m *ModeResult) CPUPerOrder() (d time.Duration, ok bool) {
+	return perCount(m.CPU, m.Tally.Created)
+}
+
+// CPUPerAnswer: see CPUPerOrder.
+func (m *ModeResult) CPUPerAnswer() (d time.Duration, ok bool) {
+	return perCount(m.CPU, m.Tally.Requests)
+}
+
+func perCount(cpu time.Duration, n int) (time.Duration, bool) {
+	if cpu < 0 || n == 0 {
+		return 0, false
+	}
+	return cpu / time.Duration(n), true
+}
+
 // attack is one mode's turn: a product, the crowd, and the fleet.
 type attack struct {
 	settings  Settings
@@ -83,6 +105,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.productID)}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
 
+	cpu := cpuSpent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(8192)
 	defer tr.CloseIdleConnections()
 	results := atk.Attack(tg.Targeter(), newPacer(s.Rate, res.Planned), s.Duration, string(a.mode))
@@ -119,6 +142,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		}
 	}
 	prog.done(tg.Sent(), &res.Tally)
+	res.CPU = cpu()
 	close(stopped)
 	res.Kill = a.restore(killed)
 	res.Restart = <-restarted // once the nodes serve again

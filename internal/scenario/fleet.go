@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"net/http"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/redisproc"
@@ -45,6 +46,9 @@ type Fleet struct {
 	// Sentinels, if set, is the Sentinel-managed master and replica the
 	// shops lock on (but for redlock), whose master --failover kills.
 	Sentinels *redisproc.Set
+	// CPU reads the fleet's CPU time, for the cpu/order column; nil if
+	// unknown.
+	CPU CPUMeter
 	// close stops what StartEmbedded started; nil for external fleets.
 	close func() error
 }
@@ -68,7 +72,8 @@ type NodeKiller interface {
 // them, which --redlock-kill pauses with CLIENT PAUSE and --redis-restart
 // empties of the product's keys and of their clients (droppedClients).
 func ExternalFleet(targets []string, token string, redisAddrs []string) *Fleet {
-	f := &Fleet{Targets: targets, AdminToken: token, Backend: "external shops"}
+	f := &Fleet{Targets: targets, AdminToken: token, Backend: "external shops",
+		CPU: scrapeCPU{targets: targets, client: &http.Client{Timeout: 5 * time.Second}}}
 	if len(redisAddrs) > 0 {
 		f.Nodes = &pausedNodes{addrs: redisAddrs}
 		f.Restarts, f.RedisAddrs = &droppedClients{addrs: redisAddrs}, redisAddrs

@@ -85,7 +85,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	if cfg.Sentinels != nil {
 		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
 	}
-	f := &Fleet{AdminToken: token}
+	f := &Fleet{AdminToken: token, CPU: processCPU{}}
 	var closers []func() error
 	f.close = func() error {
 		var errs []error
