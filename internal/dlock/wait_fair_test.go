@@ -280,3 +280,77 @@ func TestHeldBackReleaseAnnouncedWhenRetakeFails(t *testing.T) {
 		}
 	})
 }
+
+// A process whose only waiter releases the key ends its run there: nobody
+// in it is queued to take the key back, and keeping the key quiet for that
+// waiter's next Lock would keep it from the other processes for fairTurns
+// turns. Three processes with one goroutine each (as a batch's leader is:
+// it serves everybody its process queued, releases, and asks again at
+// once) then take turns: the grant after a process's release goes to
+// another process about two times in three. With runs, it went back to the
+// same process seven times in eight.
+func TestLoneWaiterEndsItsRun(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced, dlock.ModeRedlock} {
+			t.Run(string(mode), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key("lone-" + string(mode))
+				const processes = 3
+				var lockers [processes]dlock.Locker
+				for p := range lockers {
+					lockers[p] = newLocker(t, r, mode)
+					lk, err := lockers[p].Lock(ctx, key+"-warm-up", time.Second, time.Second)
+					if err != nil {
+						t.Fatalf("warm-up Lock: %v", err)
+					}
+					_ = lk.Release(ctx)
+				}
+
+				const grants = 150
+				var mu sync.Mutex
+				var order []int // the process of each grant, in grant order
+				errs := make(chan error, processes)
+				var wg sync.WaitGroup
+				for p := range processes {
+					wg.Go(func() {
+						for {
+							l, err := lockers[p].Lock(ctx, key, time.Second, 10*time.Second)
+							if err != nil {
+								errs <- err
+								return
+							}
+							mu.Lock()
+							order = append(order, p) // inside the lock: the grants' true order
+							n := len(order)
+							mu.Unlock()
+							time.Sleep(time.Millisecond)
+							if err := l.Release(ctx); err != nil {
+								errs <- err
+								return
+							}
+							if n >= grants {
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
+					t.Fatalf("Lock or Release: %v", err)
+				}
+				again := 0
+				for i := 1; i < len(order); i++ {
+					if order[i] == order[i-1] {
+						again++
+					}
+				}
+				share := float64(again) / float64(len(order)-1)
+				t.Logf("%d grants; the next went to the same process %.2f of the time (a level race: 1/3)", len(order), share)
+				if share > 0.6 {
+					t.Errorf("the grant after a release went back to the releasing process %.2f of the time, want at most 0.6: a lone waiter keeps the key for a run", share)
+				}
+			})
+		}
+	})
+}
