@@ -47,8 +47,9 @@ type Config struct {
 	// LockWait is the longest an order waits for its product lock; zero
 	// means order.DefaultLockWait.
 	LockWait time.Duration
-	// MaxInFlightOrders caps the orders one shop works on at once; more
-	// queue at the door in arrival order for up to LockWait, then get 503
+	// MaxInFlightOrders caps the orders one shop works on at once, but
+	// for a batched product's, which queue in their batch; more queue at
+	// the door in arrival order for up to LockWait, then get 503
 	// busy (see internal/httpapi/admission.go for why). Zero means
 	// DefaultMaxInFlightOrders; negative means no limit.
 	MaxInFlightOrders int

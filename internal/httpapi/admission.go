@@ -17,6 +17,12 @@ import (
 // Queuing here, before any Redis call, keeps the lock traffic bounded. The
 // lesson of the lock modes is untouched: the buyers inside still race for
 // the stock (mode off still oversells).
+//
+// A batched product's buyers go past the door (Orders.Batched): they
+// already queue in their shop's batch, whose leader alone asks for the
+// lock and writes them all in one transaction. Held at the door, a batch
+// could never hold more buyers than the door has slots, and the sale would
+// sell at most that many per turn of the lock.
 type admission struct {
 	slots chan struct{} // nil: no limit
 	wait  time.Duration

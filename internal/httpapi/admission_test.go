@@ -18,6 +18,7 @@ import (
 type heldOrders struct {
 	entered chan string
 	release chan struct{}
+	batched string // the product whose orders queue for a batch
 }
 
 func newHeldOrders() *heldOrders {
@@ -43,6 +44,10 @@ func (h *heldOrders) AddProduct(context.Context, stock.Product) (stock.Product, 
 }
 
 func (h *heldOrders) Events(string) order.Events { return order.Events{} }
+
+func (h *heldOrders) Batched(_ context.Context, product string) bool {
+	return product != "" && product == h.batched
+}
 
 func orderBy(user string) request {
 	return request{method: "POST", path: "/api/v1/orders", body: `{"user_id":"` + user + `","product_id":"p","quantity":1}`}
@@ -113,6 +118,40 @@ func TestNoOrderLimit(t *testing.T) {
 	waitEntered(t, orders) // both are inside Place together
 	close(orders.release)
 	for range 2 {
+		if got := <-codes; got != http.StatusCreated {
+			t.Errorf("status = %d, want 201", got)
+		}
+	}
+}
+
+// TestBatchedOrdersPassTheDoor: a batched product's buyers queue in their
+// batch, not at the door. With the door's one slot taken, a batched order
+// still reaches Place, as many as come; an unbatched one is turned away.
+func TestBatchedOrdersPassTheDoor(t *testing.T) {
+	orders := newHeldOrders()
+	orders.batched = "b"
+	h := httpapi.NewRouter(httpapi.Deps{Orders: orders, MaxInFlightOrders: 1,
+		OrderQueueWait: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	batchedBy := func(user string) request {
+		r := orderBy(user)
+		r.body = `{"user_id":"` + user + `","product_id":"b","quantity":1}`
+		return r
+	}
+
+	codes := make(chan int, 3)
+	go func() { codes <- do(t, h, orderBy("alice")).Code }()
+	waitEntered(t, orders) // alice holds the one slot
+	for _, user := range []string{"bob", "carol"} {
+		go func() { codes <- do(t, h, batchedBy(user)).Code }()
+	}
+	waitEntered(t, orders)
+	waitEntered(t, orders) // bob and carol are inside Place beside alice
+
+	if rec := do(t, h, orderBy("dave")); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("unbatched order at a full door: status = %d, want 503", rec.Code)
+	}
+	close(orders.release)
+	for range 3 {
 		if got := <-codes; got != http.StatusCreated {
 			t.Errorf("status = %d, want 201", got)
 		}

@@ -114,12 +114,14 @@ func (a *api) placeOrder(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	leave, err := a.door.enter(c.Request.Context())
-	if err != nil {
-		writeError(c, err)
-		return
+	if !a.orders.Batched(c.Request.Context(), req.ProductID) {
+		leave, err := a.door.enter(c.Request.Context())
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		defer leave()
 	}
-	defer leave()
 	o, err := a.orders.Place(c.Request.Context(), req)
 	if err != nil {
 		writeError(c, err)

@@ -52,6 +52,9 @@ type Orders interface {
 	Place(ctx context.Context, req order.Request) (order.Order, error)
 	Audit(ctx context.Context, productID string) (order.Audit, error)
 	Events(productID string) order.Events
+	// Batched reports whether the product's orders queue for a batch,
+	// which lets them past the door (see admission).
+	Batched(ctx context.Context, productID string) bool
 }
 
 // Deps are the router's collaborators. Products and Orders are required;
@@ -71,9 +74,9 @@ type Deps struct {
 	// AdminToken guards the admin routes. Empty closes them: they answer
 	// 403 and say how to set a token.
 	AdminToken string
-	// MaxInFlightOrders caps the orders this router works on at once;
-	// more wait at the door in arrival order, at most OrderQueueWait, then
-	// get 503 busy. Zero or less means no limit. See admission.go
+	// MaxInFlightOrders caps the orders this router works on at once,
+	// but for a batched product's (Orders.Batched); more wait at the door
+	// in arrival order, at most OrderQueueWait, then get 503 busy. Zero or less means no limit. See admission.go
 	// for why a flash-sale shop wants one.
 	MaxInFlightOrders int
 	// OrderQueueWait bounds the wait for an order slot; zero means only

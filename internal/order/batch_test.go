@@ -3,6 +3,7 @@ package order_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -256,4 +257,30 @@ func productLocker(t *testing.T, b *testenv.Env, name strategy.Name) dlock.Locke
 		t.Fatal(err)
 	}
 	return locker
+}
+
+// TestBatched says which products' orders queue for a batch: a batching
+// strategy with BatchMax above zero; not an unbatched or a lock-free one,
+// nor an unknown product.
+func TestBatched(t *testing.T) {
+	b := testenv.NewEnv(t, testenv.Embedded)
+	shop := newShops(t, b, 1, order.Options{})[0]
+	tests := []struct {
+		name string
+		p    stock.Product
+		want bool
+	}{
+		{"fenced+batch", stock.Product{Strategy: strategy.Fenced, Stock: 1, BatchMax: 8}, true},
+		{"fenced", stock.Product{Strategy: strategy.Fenced, Stock: 1}, false},
+		{"sql-atomic", stock.Product{Strategy: strategy.SQLAtomic, Stock: 1}, false},
+	}
+	for _, tt := range tests {
+		p := newProduct(t, b, "is-batched-"+strings.ReplaceAll(tt.name, "+", "-"), tt.p)
+		if got := shop.Batched(context.Background(), p.ID); got != tt.want {
+			t.Errorf("%s: Batched = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if shop.Batched(context.Background(), "no-such-product") {
+		t.Error("an unknown product: Batched = true")
+	}
 }

@@ -27,6 +27,19 @@ func (s *Service) product(ctx context.Context, id string) (stock.Product, error)
 	return p, nil
 }
 
+// Batched reports whether the orders of product id queue for a batch
+// (batch.go), where only the leader asks for the product lock. A shop's
+// door (package httpapi) lets them through: it caps how many orders work
+// at once, so that a crowd neither piles its lock attempts onto Redis nor
+// its transactions onto the hot row, and a batch's buyers do neither;
+// held at the door, a batch could never be larger than its slots. A
+// product that cannot be loaded is not batched (Place will say what is
+// wrong with it). Safe for concurrent use.
+func (s *Service) Batched(ctx context.Context, id string) bool {
+	p, err := s.product(ctx, id)
+	return err == nil && p.BatchMax > 0 && p.Strategy.Batches()
+}
+
 // soldOut reports whether this process has seen product id's stock at 0.
 // Stock never goes up (there is no restocking), so a 0 read under the lock
 // is final, and the rest of the rush can be answered without touching Redis
