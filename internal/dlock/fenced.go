@@ -1,35 +1,17 @@
 package dlock
 
 import (
-	"context"
-	_ "embed"
-	"time"
-
 	"github.com/redis/go-redis/v9"
-)
-
-// The script a fenced locker acquires with, run by SHA like the others. The
-// file says what its KEYS and ARGV are.
-var (
-	//go:embed scripts/fenced_acquire.lua
-	fencedAcquireLua    string
-	fencedAcquireScript = redis.NewScript(fencedAcquireLua)
 )
 
 // NewFenced returns a fenced locker on c: the lua lock, which waits,
 // renews, refreshes and releases exactly as NewLua's does, but whose every
 // grant also mints a fencing token (see Lock.Fence) from a counter kept in
 // Redis beside the lock key, under the key followed by ":fence". That
-// counter never expires, and no other lock key may be named like it. c must
-// not be nil and stays the caller's to close.
-func NewFenced(c *redis.Client) *Lua { return newLua(c, obtainFenced) }
-
-// obtainFenced is fenced's acquire: SET NX and, if it was granted, INCR of
-// the fence counter, in one script (scripts/fenced_acquire.lua).
-func obtainFenced(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (bool, int64, error) {
-	fence, err := fencedAcquireScript.Run(ctx, c, []string{key, key + ":fence"}, token, ttl.Milliseconds()).Int64()
-	return fence > 0, fence, err
-}
+// counter never expires, and no other lock key may be named like it (nor
+// like the turns, see NewLua). c must not be nil and stays the caller's to
+// close.
+func NewFenced(c *redis.Client) *Lua { return newLua(c, true) }
 
 // Fence returns the fencing token minted with this grant: for the fenced
 // mode, a number greater than that of every earlier grant of the same key

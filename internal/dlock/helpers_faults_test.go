@@ -107,15 +107,15 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// failSET makes SET fail while it is on: a Redis that refuses this process's
-// acquires (the other commands go through).
+// failSET makes the acquire (isAcquire) fail while it is on: a Redis that
+// refuses this process's acquires (the other commands go through).
 type failSET struct{ on atomic.Bool }
 
 func (h *failSET) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *failSET) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if h.on.Load() && cmd.Name() == "set" {
+		if h.on.Load() && isAcquire(cmd) {
 			err := errors.New("injected: SET refused")
 			cmd.SetErr(err)
 			return err
@@ -162,17 +162,38 @@ func majorityNodes(mode dlock.Mode) []int {
 	return []int{0}
 }
 
-// isAcquire picks lua's and redlock's acquire: the pipeline with SET NX.
-func isAcquire(cmd redis.Cmder) bool { return cmd.Name() == "set" }
+// isAcquire picks an acquire: lua's and fenced's script
+// (scripts/acquire.lua), or redlock's SET NX.
+func isAcquire(cmd redis.Cmder) bool { return cmd.Name() == "set" || isAcquireScript(cmd) }
+
+var isAcquireScript = mustScript("acquire.lua", nil)
 
 // isScript returns a matcher for the script in file (under scripts/): its
 // EVALSHA, or the EVAL that go-redis falls back to the first time a server
 // sees it. With lastArg set, only calls whose last argument is lastArg.
 func isScript(t *testing.T, file string, lastArg any) func(redis.Cmder) bool {
 	t.Helper()
-	body, err := os.ReadFile("scripts/" + file)
+	m, err := scriptMatcher(file, lastArg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return m
+}
+
+// mustScript is isScript for a package variable: it panics if file cannot
+// be read.
+func mustScript(file string, lastArg any) func(redis.Cmder) bool {
+	m, err := scriptMatcher(file, lastArg)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+func scriptMatcher(file string, lastArg any) (func(redis.Cmder) bool, error) {
+	body, err := os.ReadFile("scripts/" + file)
+	if err != nil {
+		return nil, err
 	}
 	sum := sha1.Sum(body)
 	sha := hex.EncodeToString(sum[:])
@@ -194,7 +215,7 @@ func isScript(t *testing.T, file string, lastArg any) func(redis.Cmder) bool {
 			return false
 		}
 		return lastArg == nil || args[len(args)-1] == lastArg
-	}
+	}, nil
 }
 
 // isRefresh picks the refresh script (a Refresh or a watchdog renewal).

@@ -22,6 +22,25 @@ var (
 	//go:embed scripts/release.lua
 	releaseLua    string
 	releaseScript = redis.NewScript(releaseLua)
+
+	//go:embed scripts/acquire.lua
+	acquireLua    string
+	acquireScript = redis.NewScript(acquireLua)
+)
+
+// Turns (InTurns): waiters that ask for them take a lua or fenced key in
+// turns with the other processes' that do. Each such waiting process (its
+// room: only its first waiter asks Redis) that is refused joins the key's
+// turns, in the order it first asked; every release while a room waits in
+// them, quiet or not (wait_fair.go), hands the key to the room that has
+// waited longest, which alone may take it for handOff. A turn its room
+// does not take in time (the process died, or its waiter gave up) lapses,
+// and the key is anybody's again. The turns are kept under the lock key
+// followed by ":turns" and ":next", and outlive the last refusal by
+// turnsLinger.
+const (
+	handOff     = 20 * time.Millisecond
+	turnsLinger = 10 * time.Second
 )
 
 // Lua is the safe single-node lock: SET key token NX PX ttl with a fresh
@@ -35,20 +54,17 @@ var (
 type Lua struct {
 	*waiting
 	client *redis.Client
-	obtain obtainer // the acquire: plain SET NX (lua) or one that also mints a fence (fenced)
+	fenced bool // its grants mint fencing tokens
 }
-
-// obtainer makes one acquire of key for token on c and reports whether it
-// was granted, with the fencing token it minted (0 if it mints none).
-type obtainer func(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (granted bool, fence int64, err error)
 
 // NewLua returns a lua locker on c, which must not be nil and stays the
 // caller's to close. Build c with ContextTimeoutEnabled so that context
-// deadlines also cut a hung Redis call short.
-func NewLua(c *redis.Client) *Lua { return newLua(c, obtainPlain) }
+// deadlines also cut a hung Redis call short. No other lock key may be
+// named like a key followed by ":turns" or ":next" (see InTurns).
+func NewLua(c *redis.Client) *Lua { return newLua(c, false) }
 
-func newLua(c *redis.Client, obtain obtainer) *Lua {
-	m := &Lua{client: c, obtain: obtain}
+func newLua(c *redis.Client, fenced bool) *Lua {
+	m := &Lua{client: c, fenced: fenced}
 	m.waiting = newWaiting([]*redis.Client{c}, 1, m.TryLock, m.attempt)
 	return m
 }
@@ -57,47 +73,123 @@ func newLua(c *redis.Client, obtain obtainer) *Lua {
 // key and ErrUnavailable if Redis cannot be reached. The handle's watchdog
 // runs until Release or until ctx ends.
 func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
+	l, _, err := m.try(ctx, key, ttl, false)
+	return l, err
+}
+
+// try is one acquire, as TryLock describes; a waiting room's head (wait)
+// joins the key's turns if refused. turnLeft is how long a turn handed to
+// another room has left, when that is why it was refused.
+func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, wait bool) (_ *Lock, turnLeft time.Duration, _ error) {
 	if err := checkTTL(ttl); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	token := uuid.NewString()
 	start := time.Now()
-	granted, fence, err := m.obtain(ctx, m.client, key, token, ttl)
+	granted, fence, turnLeft, err := m.obtain(ctx, key, token, ttl, wait)
 	if err != nil {
 		if ctx.Err() != nil { // the SET may have landed all the same
 			m.undo(ctx, key, token, ttl)
 		}
-		return nil, redisErr(ctx, err, "acquire", key)
+		return nil, 0, redisErr(ctx, err, "acquire", key)
 	}
 	if !granted {
-		return nil, fmt.Errorf("%w: %q", ErrNotObtained, key)
+		return nil, turnLeft, fmt.Errorf("%w: %q", ErrNotObtained, key)
 	}
 	// Valid for the TTL counted from before the SET was sent: not at all if
 	// the SET took that long. Then the key, if it is still there, is no use
 	// to anyone: undo it.
 	if took := time.Since(start); took >= ttl {
 		m.undo(ctx, key, token, ttl)
-		return nil, fmt.Errorf("%w: %q: the acquire took %v, as long as the %v TTL", ErrNotObtained, key, took, ttl)
+		return nil, 0, fmt.Errorf("%w: %q: the acquire took %v, as long as the %v TTL", ErrNotObtained, key, took, ttl)
 	}
 	l := newLock(ctx, key, token, ttl, start.Add(ttl), m, true)
 	l.fence = fence // set before anyone but this goroutine has l
-	return l, nil
+	return l, 0, nil
 }
+
+// obtain runs scripts/acquire.lua for token: whether it was granted, the
+// fence it minted (fenced only), and how long a turn handed to another
+// room has left, if that is why it was not.
+func (m *Lua) obtain(ctx context.Context, key, token string, ttl time.Duration, wait bool) (granted bool, fence int64, turnLeft time.Duration, err error) {
+	keys := []string{key, turnsKey(key), nextKey(key)}
+	if m.fenced {
+		keys = append(keys, key+":fence")
+	}
+	waits := "0"
+	if wait {
+		waits = "1"
+	}
+	res, err := acquireScript.Run(ctx, m.client, keys, token, ttl.Milliseconds(), m.room.id, waits, turnsLinger.Milliseconds()).Int64Slice()
+	if err != nil {
+		return false, 0, 0, err
+	}
+	if len(res) != 2 {
+		return false, 0, 0, fmt.Errorf("dlock: acquire answered %v", res)
+	}
+	if res[0] == 1 {
+		return true, res[1], 0, nil
+	}
+	return false, 0, time.Duration(max(res[1], 0)) * time.Millisecond, nil
+}
+
+// releaseOn runs release.lua for token, handing the key to the next room
+// in its turns if one waits there: 0 if token no longer held key, 1 if it
+// was released, releasedHandedOn if it was also handed on (and announced,
+// even on an empty channel).
+func (m *Lua) releaseOn(ctx context.Context, key, token, channel string) (int64, error) {
+	return releaseScript.Run(ctx, m.client, []string{key, turnsKey(key), nextKey(key)},
+		token, channel, handOff.Milliseconds(), releaseChannel(key)).Int64()
+}
+
+// releasedHandedOn is release.lua's answer for a release that handed the
+// key to another room's turn.
+const releasedHandedOn = 2
+
+// InTurns returns a Locker whose Lock takes l's keys in turns with the
+// other processes' waiters that do, first come, first served, instead of
+// racing them at every release (see the Turns comment above). It is for a
+// process that has one waiter per key that comes back for the key at once,
+// such as a batch's leader: in a race, with three such processes, one can
+// lose a dozen times in a row. Its TryLock, and every method but Lock, are
+// l's own, and closing either closes both. For a locker without turns (all
+// but lua and fenced) it returns l.
+func InTurns(l Locker) Locker {
+	if m, ok := l.(*Lua); ok {
+		return inTurns{m}
+	}
+	return l
+}
+
+type inTurns struct{ *Lua }
+
+func (t inTurns) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
+	return t.lock(ctx, key, ttl, wait, true)
+}
+
+func turnsKey(key string) string { return key + ":turns" }
+func nextKey(key string) string  { return key + ":next" }
 
 // undo deletes key if it holds token, an acquire that is of no use, and
 // announces that: other processes' waiters may have found it held.
 func (m *Lua) undo(ctx context.Context, key, token string, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
 	defer cancel()
-	_, _ = releaseOn(ctx, m.client, key, token, releaseChannel(key))
+	_, _ = m.releaseOn(ctx, key, token, releaseChannel(key))
 }
 
 // attempt is TryLock for a waiting Lock. Without an announcement, a
 // waiter tries again when a lock taken with this TTL would have expired:
 // asking the holder's would cost a round trip on every refusal.
-func (m *Lua) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
-	l, err := m.TryLock(ctx, key, ttl)
-	return l, retry{held: errors.Is(err, ErrNotObtained), after: untilExpiry(ttl)}, err
+// A waiter refused because the turn was handed to another room tries
+// again when that turn lapses; one in turn (InTurns) joins the turns.
+func (m *Lua) attempt(ctx context.Context, key string, ttl time.Duration, inTurn bool) (*Lock, retry, error) {
+	l, turnLeft, err := m.try(ctx, key, ttl, inTurn)
+	after := untilExpiry(ttl)
+	if turnLeft > 0 {
+		after = turnLeft + time.Millisecond
+	}
+	return l, retry{held: errors.Is(err, ErrNotObtained), after: after}, err
 }
 
 func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
@@ -114,11 +206,14 @@ func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Dur
 // release deletes the key if it still holds this handle's token, and
 // announces the release to the waiters, in one script.
 func (m *Lua) release(ctx context.Context, l *Lock) error {
-	ok, err := releaseOn(ctx, m.client, l.key, l.token, m.room.announceOn(l))
+	n, err := m.releaseOn(ctx, l.key, l.token, m.room.announceOn(l))
 	if err != nil {
 		return redisErr(ctx, err, "release", l.key)
 	}
-	if !ok {
+	if n == releasedHandedOn {
+		m.room.handedOn(l)
+	}
+	if n == 0 {
 		return notHeld(l.key, "expired or was taken over")
 	}
 	return nil
@@ -147,20 +242,15 @@ func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.
 	return false, holder, err
 }
 
-// obtainPlain is lua's acquire: obtainOn, minting no fence.
-func obtainPlain(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (bool, int64, error) {
-	granted, _, err := obtainOn(ctx, c, key, token, ttl, false)
-	return granted, 0, err
-}
-
 // refreshOn runs refresh.lua on c: whether token still held key.
 func refreshOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (bool, error) {
 	n, err := refreshScript.Run(ctx, c, []string{key}, token, ttl.Milliseconds()).Int64()
 	return n == 1, err
 }
 
-// releaseOn runs release.lua on c: whether token still held key. An empty
-// channel releases without an announcement.
+// releaseOn runs release.lua on c for Redlock's nodes, which keep no
+// turns: whether token still held key. An empty channel releases without
+// an announcement.
 func releaseOn(ctx context.Context, c *redis.Client, key, token, channel string) (bool, error) {
 	n, err := releaseScript.Run(ctx, c, []string{key}, token, channel).Int64()
 	return n == 1, err

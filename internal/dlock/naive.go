@@ -72,7 +72,7 @@ func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lo
 
 // attempt is TryLock for a waiting Lock. Naive does not ask how long the
 // holder has left, so the waiter backs off.
-func (n *Naive) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
+func (n *Naive) attempt(ctx context.Context, key string, ttl time.Duration, _ bool) (*Lock, retry, error) {
 	l, err := n.TryLock(ctx, key, ttl)
 	return l, retry{held: errors.Is(err, ErrNotObtained)}, err
 }

@@ -76,7 +76,7 @@ func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*
 // a split vote (woken by a release's announcements), and tries again when
 // nodes were only slow; nodes that are down, leaving no majority, end the
 // wait at once.
-func (r *Redlock) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
+func (r *Redlock) attempt(ctx context.Context, key string, ttl time.Duration, _ bool) (*Lock, retry, error) {
 	l, v, _, err := r.obtain(ctx, key, ttl)
 	switch v {
 	case voteHeld:

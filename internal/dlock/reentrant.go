@@ -116,7 +116,7 @@ func (o *Owned) Owner() string { return o.owner }
 // holds it and ErrUnavailable if Redis cannot be reached. The handle's
 // watchdog runs until Release or until ctx ends.
 func (o *Owned) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	l, _, err := o.attempt(ctx, key, ttl)
+	l, _, err := o.attempt(ctx, key, ttl, false)
 	return l, err
 }
 
@@ -128,7 +128,7 @@ func (o *Owned) Lock(ctx context.Context, key string, ttl, wait time.Duration) (
 	// the waiter at the head of the queue may be waiting for this very
 	// owner's release.
 	start := time.Now()
-	l, rt, err := o.attempt(ctx, key, ttl)
+	l, rt, err := o.attempt(ctx, key, ttl, false)
 	switch {
 	case err == nil:
 		return l, nil
@@ -149,7 +149,7 @@ func (o *Owned) Lock(ctx context.Context, key string, ttl, wait time.Duration) (
 
 // attempt tries once; if another owner holds the key, a waiter may sleep
 // until its key would expire.
-func (o *Owned) attempt(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error) {
+func (o *Owned) attempt(ctx context.Context, key string, ttl time.Duration, _ bool) (*Lock, retry, error) {
 	if err := checkTTL(ttl); err != nil {
 		return nil, retry{}, err
 	}

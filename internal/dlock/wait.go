@@ -24,7 +24,9 @@ type waiting struct {
 
 // attempt makes one try for key. When it fails, its retry says whether
 // waiting can still help and when to try again.
-type attempt func(ctx context.Context, key string, ttl time.Duration) (*Lock, retry, error)
+// inTurn says the waiter takes the key in turns with other processes'
+// (InTurns); a mode without turns ignores it.
+type attempt func(ctx context.Context, key string, ttl time.Duration, inTurn bool) (*Lock, retry, error)
 
 // retry is what a failed attempt tells a waiting Lock, as a plain value.
 type retry struct {
@@ -55,6 +57,11 @@ const maxSleep = time.Second
 // wait <= 0 it makes one attempt, as TryLock does, and reports a held lock
 // as ErrTimeout.
 func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
+	return w.lock(ctx, key, ttl, wait, false)
+}
+
+// lock is Lock, for a waiter that takes the key in turns (InTurns) or not.
+func (w *waiting) lock(ctx context.Context, key string, ttl, wait time.Duration, inTurn bool) (*Lock, error) {
 	if wait <= 0 {
 		l, err := w.tryLock(ctx, key, ttl)
 		if errors.Is(err, ErrNotObtained) {
@@ -105,7 +112,7 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 		default:
 		}
 		fair.trying()
-		l, rt, err := w.attempt(ctx, key, ttl)
+		l, rt, err := w.attempt(ctx, key, ttl, inTurn)
 		switch {
 		case err == nil:
 			r.hold(ks, l, last != nil, fair)

@@ -11,14 +11,8 @@ import (
 // processes, which each queue their own waiters and send only their first
 // one (the head) to Redis:
 //
-// A process that has the key may keep it for fairTurns turns in a row, as
-// long as one of its waiters is queued for it when it is released: a run
-// ends at the first release that nobody here is queued to take back. (A
-// batch's leader is such a lone waiter: it serves everybody its process
-// has queued, and comes back for the next batch at once; a run would let
-// it keep the key for fairTurns batches while other processes' buyers
-// wait.) When one of its waiters releases the key in the middle of a run,
-// and
+// A process that has the key may keep it for fairTurns turns in a row.
+// When one of its waiters releases the key in the middle of such a run, and
 // other processes may be waiting (this one has seen the key contended), the
 // release is not announced: the other processes' heads sleep on, rather
 // than wake only to lose a race against a process already on a core, and
@@ -179,13 +173,8 @@ func (r *room) releasing(l *Lock) (done func(released bool)) {
 		return nil
 	}
 	ks := r.keys[l.key]
-	// A run ends after fairTurns, or as soon as nobody here is queued to
-	// take the key back: a lone waiter, such as a batch's leader, would
-	// otherwise come back within the grace and keep the key from the
-	// other processes for a whole run.
-	endsRun := ks != nil && (ks.run >= fairTurns || len(ks.queue) == 0)
-	quiet := ks != nil && ks.listening && !endsRun && r.ctx.Err() == nil
-	if endsRun {
+	quiet := ks != nil && ks.listening && ks.run < fairTurns && r.ctx.Err() == nil
+	if ks != nil && !quiet {
 		r.expectRelease(ks)
 	}
 	r.quiet[l] = quiet
@@ -193,6 +182,7 @@ func (r *room) releasing(l *Lock) (done func(released bool)) {
 	return func(released bool) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
+		quiet := r.quiet[l] // unless the release was announced all the same (handedOn)
 		delete(r.quiet, l)
 		ks := r.keys[l.key]
 		switch {
@@ -218,6 +208,17 @@ func (r *room) releasing(l *Lock) (done func(released bool)) {
 			kick(ks.wake)
 			r.tidy(l.key, ks)
 		}
+	}
+}
+
+// handedOn records that the release of l, though quiet, was announced all
+// the same: it handed the key to another process's turn (lua.go). Nobody
+// here may take it back, and nothing is left to announce.
+func (r *room) handedOn(l *Lock) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.quiet[l]; ok {
+		r.quiet[l] = false
 	}
 }
 
@@ -272,12 +273,12 @@ func (r *room) stopGraces() []string {
 }
 
 // expectRelease records that this process is about to release ks's key
-// at the end of a run (releasing), so that its next head tries again only once the
+// at the end of a run, so that its next head tries again only once the
 // announcement has come back. Nothing is recorded for a key whose
 // announcements are not heard here: none would come back. Called with
 // r.mu held.
 func (r *room) expectRelease(ks *keyState) {
-	if !ks.confirmed {
+	if !ks.confirmed || ks.run < fairTurns {
 		return
 	}
 	if ks.ownSeen != nil {

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -15,6 +16,7 @@ import (
 // Redis sees one contender per process, and the head is woken by the
 // release announcements that the subscriber delivers (wait_announce.go).
 type room struct {
+	id     string // this room's name in a key's turns (see scripts/acquire.lua)
 	sub    *subscriber
 	quorum int // the announcements of one release it takes to free the lock
 
@@ -51,7 +53,7 @@ type keyState struct {
 const keepIdle = 2 * time.Second
 
 func newRoom(clients []*redis.Client, quorum int) *room {
-	r := &room{keys: make(map[string]*keyState), quorum: quorum}
+	r := &room{id: uuid.NewString(), keys: make(map[string]*keyState), quorum: quorum}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.sub = newSubscriber(clients, r.announced, r.confirmed, r.gap)
 	return r

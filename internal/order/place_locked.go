@@ -17,7 +17,9 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 	}
 	if p.BatchMax > 0 && p.Strategy.Batches() {
 		// 4-7 for many buyers at once, under one lock (batch.go).
-		return s.placeBatched(ctx, p, req, lockers.product)
+		// The shops' leaders take the lock in turns: in a race, one of
+		// three can lose it a dozen batches in a row (dlock.InTurns).
+		return s.placeBatched(ctx, p, req, dlock.InTurns(lockers.product))
 	}
 	// 4. Dedupe lock, one try: if it is held, this buyer's order is in flight.
 	dedupe, err := lockers.dedupe.TryLock(ctx, dedupeKey(p.ID, req.UserID), s.dedupeTTL(p))
