@@ -35,9 +35,11 @@ var (
 // them, quiet or not (wait_fair.go), hands the key to the room that has
 // waited longest, which alone may take it for handOff. A turn its room
 // does not take in time (the process died, or its waiter gave up) lapses,
-// and the key is anybody's again. The turns are kept under the lock key
-// followed by ":turns" and ":next", and outlive the last refusal by
-// turnsLinger.
+// and the key is anybody's again. Once a key has turns, its other waiters
+// join them too when refused, or they would never be handed it; TryLock
+// never joins, but respects a turn handed out. The turns are kept under
+// the lock key followed by ":turns" and ":next", and outlive the last
+// refusal by turnsLinger.
 const (
 	handOff     = 20 * time.Millisecond
 	turnsLinger = 10 * time.Second
@@ -73,20 +75,22 @@ func newLua(c *redis.Client, fenced bool) *Lua {
 // key and ErrUnavailable if Redis cannot be reached. The handle's watchdog
 // runs until Release or until ctx ends.
 func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	l, _, err := m.try(ctx, key, ttl, false)
+	l, _, err := m.try(ctx, key, ttl, false, false)
 	return l, err
 }
 
-// try is one acquire, as TryLock describes; a waiting room's head (wait)
-// joins the key's turns if refused. turnLeft is how long a turn handed to
-// another room has left, when that is why it was refused.
-func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, wait bool) (_ *Lock, turnLeft time.Duration, _ error) {
+// try is one acquire, as TryLock describes. A waiting room's head (wait)
+// that is refused joins the key's turns if it waits in turns (inTurn), or
+// if the key has turns already (scripts/acquire.lua says why). turnLeft is
+// how long a turn handed to another room has left, when that is why it was
+// refused.
+func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, wait, inTurn bool) (_ *Lock, turnLeft time.Duration, _ error) {
 	if err := checkTTL(ttl); err != nil {
 		return nil, 0, err
 	}
 	token := uuid.NewString()
 	start := time.Now()
-	granted, fence, turnLeft, err := m.obtain(ctx, key, token, ttl, wait)
+	granted, fence, turnLeft, err := m.obtain(ctx, key, token, ttl, wait, inTurn)
 	if err != nil {
 		if ctx.Err() != nil { // the SET may have landed all the same
 			m.undo(ctx, key, token, ttl)
@@ -111,13 +115,16 @@ func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, wait bool)
 // obtain runs scripts/acquire.lua for token: whether it was granted, the
 // fence it minted (fenced only), and how long a turn handed to another
 // room has left, if that is why it was not.
-func (m *Lua) obtain(ctx context.Context, key, token string, ttl time.Duration, wait bool) (granted bool, fence int64, turnLeft time.Duration, err error) {
+func (m *Lua) obtain(ctx context.Context, key, token string, ttl time.Duration, wait, inTurn bool) (granted bool, fence int64, turnLeft time.Duration, err error) {
 	keys := []string{key, turnsKey(key), nextKey(key)}
 	if m.fenced {
 		keys = append(keys, key+":fence")
 	}
-	waits := "0"
-	if wait {
+	waits := "0" // a one-off try
+	switch {
+	case wait && inTurn:
+		waits = "2"
+	case wait:
 		waits = "1"
 	}
 	res, err := acquireScript.Run(ctx, m.client, keys, token, ttl.Milliseconds(), m.room.id, waits, turnsLinger.Milliseconds()).Int64Slice()
@@ -130,7 +137,7 @@ func (m *Lua) obtain(ctx context.Context, key, token string, ttl time.Duration, 
 	if res[0] == 1 {
 		return true, res[1], 0, nil
 	}
-	return false, 0, time.Duration(max(res[1], 0)) * time.Millisecond, nil
+	return false, 0, time.Duration(res[1]) * time.Millisecond, nil
 }
 
 // releaseOn runs release.lua for token, handing the key to the next room
@@ -182,12 +189,12 @@ func (m *Lua) undo(ctx context.Context, key, token string, ttl time.Duration) {
 // waiter tries again when a lock taken with this TTL would have expired:
 // asking the holder's would cost a round trip on every refusal.
 // A waiter refused because the turn was handed to another room tries
-// again when that turn lapses; one in turn (InTurns) joins the turns.
+// again when that turn lapses (nothing announces a lapse).
 func (m *Lua) attempt(ctx context.Context, key string, ttl time.Duration, inTurn bool) (*Lock, retry, error) {
-	l, turnLeft, err := m.try(ctx, key, ttl, inTurn)
+	l, turnLeft, err := m.try(ctx, key, ttl, true, inTurn)
 	after := untilExpiry(ttl)
 	if turnLeft > 0 {
-		after = turnLeft + time.Millisecond
+		after = turnLeft
 	}
 	return l, retry{held: errors.Is(err, ErrNotObtained), after: after}, err
 }

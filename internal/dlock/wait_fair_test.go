@@ -351,3 +351,76 @@ func TestInTurns(t *testing.T) {
 		}
 	})
 }
+
+// A plain waiter (not InTurns) on a key that two processes in turns keep
+// taking and releasing every couple of milliseconds joins the turns once
+// it is refused, and is handed the key in its turn: it gets it every time,
+// well within its wait. (Had it only respected the turns, every release
+// would have gone to the other two, and it would have timed out.)
+func TestPlainWaiterBesideTurns(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		key := r.Key("beside-turns")
+		ctx, cancel := context.WithCancel(context.Background())
+		var taken atomic.Int64 // grants to the processes in turns
+		var wg sync.WaitGroup
+		for range 2 {
+			lk := dlock.InTurns(newLocker(t, r, dlock.ModeLua))
+			wg.Go(func() {
+				for ctx.Err() == nil {
+					l, err := lk.Lock(ctx, key, time.Second, 5*time.Second)
+					if err != nil {
+						continue
+					}
+					taken.Add(1)
+					time.Sleep(2 * time.Millisecond)
+					_ = l.Release(context.Background())
+				}
+			})
+		}
+		defer wg.Wait()
+		defer cancel()
+		for deadline := time.Now().Add(5 * time.Second); taken.Load() < 20; time.Sleep(time.Millisecond) { // polling the grants
+			if time.Now().After(deadline) {
+				t.Fatalf("the two processes in turns took the key %d times in 5 s", taken.Load())
+			}
+		}
+		plain := newLocker(t, r, dlock.ModeLua)
+		for i := range 5 {
+			l, err := plain.Lock(ctx, key, time.Second, 2*time.Second)
+			if err != nil {
+				t.Fatalf("plain Lock %d beside two processes in turns: %v", i+1, err)
+			}
+			_ = l.Release(context.Background())
+		}
+	})
+}
+
+// A waiter refused in a turn's last millisecond, when the turn's PTTL says
+// 0, tries again as soon as it lapses: it must not take the 0 for "no turn"
+// and sleep until a lock of its TTL would expire (nothing announces a
+// lapsed turn). Each try hands a free key to a room that does not exist,
+// for a millisecond, just before the Lock.
+func TestWaiterRefusedInATurnsLastMillisecond(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		c := r.Clients()[0]
+		const ttl = 4 * time.Second
+		for _, lk := range []dlock.Locker{newLocker(t, r, dlock.ModeLua), dlock.InTurns(newLocker(t, r, dlock.ModeLua))} {
+			for i := range 30 {
+				key := r.Key(fmt.Sprintf("last-ms-%d", i))
+				if err := c.Set(ctx, key+":next", "no-such-room", time.Millisecond).Err(); err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				l, err := lk.Lock(ctx, key, ttl, 2*ttl)
+				if err != nil {
+					t.Fatalf("Lock: %v", err)
+				}
+				_ = l.Release(ctx)
+				if took := time.Since(start); took > ttl/4 {
+					t.Fatalf("Lock of a free key behind a 1 ms turn took %v: it slept as if the key were held", took.Round(time.Millisecond))
+				}
+			}
+		}
+	})
+}

@@ -41,19 +41,29 @@ import (
 // waits for its answer. A buyer whose ctx ends before its batch has
 // allocated it (while it is queued, or while its batch waits for the
 // database or does the work) is withdrawn: nothing is written for it and it
-// gets ctx's error at once. Once allocated, it waits for the batch's
-// answer, which is the rest of one transaction away: its order, if the
-// commit lands, as for a commit already sent.
+// gets ctx's error at once. So is a buyer that no batch has allocated
+// within the lock wait, with ErrLockTimeout, as an unbatched buyer whose
+// lock did not come: the queue is past the shop's door (package httpapi),
+// and this is what bounds it when buyers come faster than batches serve
+// them. Once allocated, a buyer waits for the batch's answer, which is the
+// rest of one transaction away: its order, if the commit lands, as for a
+// commit already sent.
 func (s *Service) placeBatched(ctx context.Context, p stock.Product, req Request, locker dlock.Locker) (Order, error) {
 	w := &batchWaiter{req: req, done: make(chan answer, 1)}
 	s.enqueue(p, locker, w)
+	wait := time.NewTimer(s.opts.LockWait)
+	defer wait.Stop()
 	select {
 	case a := <-w.done:
 		return a.order, a.err
 	case <-ctx.Done():
+	case <-wait.C:
 	}
 	if w.withdraw() {
-		return Order{}, fmt.Errorf("order: waiting for a batch: %w", ctx.Err())
+		if err := ctx.Err(); err != nil {
+			return Order{}, fmt.Errorf("order: waiting for a batch: %w", err)
+		}
+		return Order{}, fmt.Errorf("%w: no batch of %q took this buyer within the lock wait (%v)", ErrLockTimeout, p.ID, s.opts.LockWait)
 	}
 	a := <-w.done
 	return a.order, a.err

@@ -259,9 +259,10 @@ func productLocker(t *testing.T, b *testenv.Env, name strategy.Name) dlock.Locke
 	return locker
 }
 
-// TestBatched says which products' orders queue for a batch: a batching
-// strategy with BatchMax above zero; not an unbatched or a lock-free one,
-// nor an unknown product.
+// TestBatched says which products' orders queue for a batch, as far as
+// this shop knows: a batching strategy with BatchMax above zero, once the
+// shop has sold it (it asks only its cache: an unknown product costs no
+// query); not an unbatched or a lock-free one, nor an unknown product.
 func TestBatched(t *testing.T) {
 	b := testenv.NewEnv(t, testenv.Embedded)
 	shop := newShops(t, b, 1, order.Options{})[0]
@@ -274,13 +275,59 @@ func TestBatched(t *testing.T) {
 		{"fenced", stock.Product{Strategy: strategy.Fenced, Stock: 1}, false},
 		{"sql-atomic", stock.Product{Strategy: strategy.SQLAtomic, Stock: 1}, false},
 	}
+	ctx := context.Background()
 	for _, tt := range tests {
 		p := newProduct(t, b, "is-batched-"+strings.ReplaceAll(tt.name, "+", "-"), tt.p)
-		if got := shop.Batched(context.Background(), p.ID); got != tt.want {
+		if shop.Batched(ctx, p.ID) {
+			t.Errorf("%s: Batched before its first order = true, want false (it goes through the door and loads the product)", tt.name)
+		}
+		if _, err := shop.Place(ctx, order.Request{UserID: "u", ProductID: p.ID, Quantity: 1}); err != nil {
+			t.Fatalf("%s: Place: %v", tt.name, err)
+		}
+		if got := shop.Batched(ctx, p.ID); got != tt.want {
 			t.Errorf("%s: Batched = %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	if shop.Batched(context.Background(), "no-such-product") {
+	if shop.Batched(ctx, "no-such-product") {
 		t.Error("an unknown product: Batched = true")
 	}
+}
+
+// TestBatchedQueueIsBoundedByTheLockWait: batched buyers pass the shop's
+// door, so when they come faster than batches serve them, the lock wait
+// bounds their queue: a buyer no batch has taken within it is withdrawn,
+// told lock_timeout, and nothing is written for it. Here batches of one
+// buyer with 50 ms of work serve 20 buyers a second, and 60 come at once
+// with a lock wait of 300 ms: some are served, the rest time out, and the
+// audit counts exactly the orders answered.
+func TestBatchedQueueIsBoundedByTheLockWait(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		shop := newShops(t, b, 1, order.Options{LockWait: 300 * time.Millisecond})[0]
+		p := newProduct(t, b, "bounded-queue", stock.Product{Strategy: strategy.Fenced, Stock: 1000,
+			LockTTL: 2 * time.Second, Work: 50 * time.Millisecond, BatchMax: 1})
+		const buyerCount = 60
+		var ok, timedOut atomic.Int64
+		var wg sync.WaitGroup
+		for _, req := range buyers(p.ID, buyerCount) {
+			wg.Go(func() {
+				_, err := shop.Place(context.Background(), req)
+				switch {
+				case err == nil:
+					ok.Add(1)
+				case errors.Is(err, order.ErrLockTimeout):
+					timedOut.Add(1)
+				default:
+					t.Errorf("Place: %v, want an order or ErrLockTimeout", err)
+				}
+			})
+		}
+		wg.Wait()
+		t.Logf("%d orders, %d lock timeouts", ok.Load(), timedOut.Load())
+		if timedOut.Load() == 0 {
+			t.Errorf("no buyer timed out: 60 buyers at once waited for batches of one, 50 ms each, past the 300 ms lock wait")
+		}
+		n := int(ok.Load())
+		checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.Fenced,
+			InitialStock: 1000, Stock: 1000 - n, Orders: n, Sold: n, Consistent: true})
+	})
 }

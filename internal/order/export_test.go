@@ -19,3 +19,7 @@ func (s *Service) Queued(product string) int {
 	}
 	return n
 }
+
+// DedupeKey is the key of user's dedupe lock on product, for tests that
+// hold it from outside a shop.
+func DedupeKey(product, user string) string { return dedupeKey(product, user) }

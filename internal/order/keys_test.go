@@ -61,5 +61,34 @@ func TestKeysOfOneKindNeverNameAnother(t *testing.T) {
 			buy(z, "c")
 			buy(z, "d")
 		})
+
+		// A lua lock key followed by ":next" or ":turns" holds its turns
+		// (dlock.InTurns), so no lock key may be named like that: a user
+		// "alice:next"'s dedupe key must not be alice's turn.
+		for _, suffix := range []string{":next", ":turns"} {
+			t.Run("dedupe lock of a user named like a turn: "+suffix, func(t *testing.T) {
+				for _, s := range []strategy.Name{strategy.Lua, strategy.Fenced} {
+					p := mk(b.Redis.Key("D"+suffix[1:]+"-"+string(s)), s)
+					// Each holds its dedupe lock in turn while the other
+					// orders: alice's acquire reads "alice"+suffix's key,
+					// and her release writes it.
+					lua, err := dlock.New(dlock.ModeLua, b.Redis.Clients())
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, pair := range [][2]string{{"alice" + suffix, "alice"}, {"alice", "alice" + suffix}} {
+						held, err := lua.TryLock(ctx, order.DedupeKey(p.ID, pair[0]), 10*time.Second)
+						if err != nil {
+							t.Fatalf("hold %s's dedupe lock: %v", pair[0], err)
+						}
+						buy(p, pair[1])
+						if err := held.Release(ctx); err != nil {
+							t.Errorf("release %s's dedupe lock after %s ordered: %v", pair[0], pair[1], err)
+						}
+					}
+					lua.Close()
+				}
+			})
+		}
 	})
 }

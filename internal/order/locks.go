@@ -111,14 +111,16 @@ func (s *Service) locker(mode dlock.Mode) (dlock.Locker, error) {
 // its fence counter, its stock and buyers in package reserve) share one
 // Redis Cluster slot. Each kind of key has its own namespace
 // ("flashsale:lock:", "flashsale:dedupe:", …), so an id with ':' in it
-// cannot name a key of another kind; a product lock key ends in '}', so
-// it is never another key's fence counter (dlock keeps that at the lock
-// key followed by ":fence").
+// cannot name a key of another kind. And every lock key ends in '}' (the
+// dedupe key wraps the user's id in braces too, after the tag), so it is
+// never the key dlock keeps beside another lock key: its fence counter,
+// ":fence", or its turns, ":turns" and ":next" (dlock.InTurns).
 func productKey(product string) string { return "flashsale:lock:{" + product + "}" }
 
 // ProductKey is the key of product's lock, for tools outside a shop that
 // watch it (the load generator's restart fault). Safe for concurrent use.
 func ProductKey(product string) string { return productKey(product) }
+
 func dedupeKey(product, user string) string {
-	return "flashsale:dedupe:{" + product + "}:" + user
+	return "flashsale:dedupe:{" + product + "}:{" + user + "}"
 }

@@ -32,12 +32,18 @@ func (s *Service) product(ctx context.Context, id string) (stock.Product, error)
 // door (package httpapi) lets them through: it caps how many orders work
 // at once, so that a crowd neither piles its lock attempts onto Redis nor
 // its transactions onto the hot row, and a batch's buyers do neither;
-// held at the door, a batch could never be larger than its slots. A
-// product that cannot be loaded is not batched (Place will say what is
-// wrong with it). Safe for concurrent use.
-func (s *Service) Batched(ctx context.Context, id string) bool {
-	p, err := s.product(ctx, id)
-	return err == nil && p.BatchMax > 0 && p.Strategy.Batches()
+// held at the door, a batch could never be larger than its slots (the lock
+// wait bounds their queue instead: placeBatched). It asks only this
+// process's cache, never the database: a product not sold here yet, or
+// not at all, is not batched, and its first order goes through the door
+// and loads it. Safe for concurrent use.
+func (s *Service) Batched(_ context.Context, id string) bool {
+	v, ok := s.cache.Load(id)
+	if !ok {
+		return false
+	}
+	p := v.(stock.Product)
+	return p.BatchMax > 0 && p.Strategy.Batches()
 }
 
 // soldOut reports whether this process has seen product id's stock at 0.

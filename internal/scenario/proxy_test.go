@@ -24,7 +24,8 @@ func TestProxiedRestartDropsConnectionsAndTheProductsKeys(t *testing.T) {
 		}
 		t.Cleanup(p.close)
 		product := r.Key("p1")
-		keys := []string{lockKey(product), lockKey(product) + ":fence", "flashsale:dedupe:{" + product + "}:u1"}
+		keys := []string{lockKey(product), lockKey(product) + ":fence", lockKey(product) + ":turns", lockKey(product) + ":next",
+			"flashsale:dedupe:{" + product + "}:{u1}"}
 		other := r.Key("other")
 		shop := nodeClient(p.proxyAddrs()[0], time.Second)
 		defer shop.Close()

@@ -16,13 +16,16 @@
 -- ARGV[1]  the holder's token
 -- ARGV[2]  the TTL in milliseconds
 -- ARGV[3]  the asking room's id
--- ARGV[4]  "1" if the room waits (it joins the turns when refused), "0"
---          for a one-off try
+-- ARGV[4]  "2" for a waiter in turns (it joins the turns when refused),
+--          "1" for any other waiter (it joins them only if the key has
+--          turns already: beside waiters in turns, a waiter that never
+--          joined would never be handed the key), "0" for a one-off try
 -- ARGV[5]  how long, in milliseconds, the turns outlive the last refusal
 --
 -- Returns {1, fence} if the lock was taken (fence 0 without KEYS[4]);
--- {0, ms} if not, ms being how long the turn handed to another room has
--- left, or -1 if the key is simply held.
+-- {0, ms} if not, ms being 1 more than how long the turn handed to another
+-- room has left (so at least 1, even in the turn's last millisecond), or 0
+-- if the key is simply held.
 local turn = redis.call("GET", KEYS[3])
 if (not turn or turn == ARGV[3]) and redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   if turn then
@@ -34,12 +37,12 @@ if (not turn or turn == ARGV[3]) and redis.call("SET", KEYS[1], ARGV[1], "NX", "
   end
   return {1, 0}
 end
-if ARGV[4] == "1" then
+if ARGV[4] == "2" or (ARGV[4] == "1" and redis.call("EXISTS", KEYS[2]) == 1) then
   local now = redis.call("TIME")
   redis.call("ZADD", KEYS[2], "NX", tonumber(now[1]) * 1000000 + tonumber(now[2]), ARGV[3])
   redis.call("PEXPIRE", KEYS[2], ARGV[5])
 end
 if turn and turn ~= ARGV[3] then
-  return {0, redis.call("PTTL", KEYS[3])}
+  return {0, math.max(redis.call("PTTL", KEYS[3]), 0) + 1}
 end
-return {0, -1}
+return {0, 0}
