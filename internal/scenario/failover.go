@@ -15,10 +15,11 @@ import (
 // lock, and grants it again to the next buyer while the first holder is
 // still inside its critical section. The load generator makes that window
 // certain instead of lucky: it holds the replica's replication link (a
-// fault proxy, package faultproxy), waits for the master to grant the
-// product lock with the replica holding none, SIGKILLs the master at once,
-// and times the Sentinels' promotion (redisproc.Set). Then the old master
-// comes back, empty, as the new replica, and the next round begins.
+// fault proxy, package faultproxy) at the master's next grant of the
+// product lock (grantCut), SIGKILLs the master as soon as the grant is
+// complete, and times the Sentinels' promotion (redisproc.Set). Then the
+// old master comes back, empty, as the new replica, and the next round
+// begins. The first round is set before the first click.
 //
 // The product of a --failover run, and why:
 //
@@ -32,13 +33,22 @@ import (
 //   - FailoverWork, 3.5 s of work between the holder's read of the stock and
 //     its write, outlasts the promotion too, so the next buyer, granted by
 //     the new master, reads the stock before the first holder writes it.
+//   - The kills' pace: kills are at least redisproc.KillEvery (4 s) apart,
+//     and each waits for a grant after its hold. The lock changes hands
+//     once per FailoverWork, and the promoted master grants it at once, so
+//     a locked row's kills fall a promotion and a FailoverWork apart: at
+//     about 0, 6 and 12 s (fenced at about 0, 7 and 14 s: each holder's
+//     fence registration waits for the commit before it).
 //   - No stalls; FailoverStock, 3 units: a lost update shows as an oversold
-//     unit only once the stock has run out; a round takes about 6 s (the
-//     promotion, then the second holder's work), and three rounds sell two
-//     units each, so 3 units run out with them.
-//   - FailoverUsers at FailoverRate click for about 15 s, as long as the
-//     three rounds take; seven attacks then fit in two minutes.
-//     FailoverDuration caps an attack.
+//     unit only once the stock has run out, and three units do within the
+//     attack. The third kill still has a grant to catch after that: a
+//     holder works under the lock whether units are left or not, and a shop
+//     answers sold out without the lock only once its own holder read 0.
+//   - FailoverUsers at FailoverRate click for about 15 s, past every row's
+//     third kill, and the buyers still waiting for the lock (up to the
+//     shops' lock wait, 5 s) are there for the promoted master to grant it
+//     to; seven attacks then fit in two minutes. FailoverDuration caps an
+//     attack.
 const (
 	FailoverLockTTL  = 12 * time.Second
 	FailoverWork     = 3500 * time.Millisecond

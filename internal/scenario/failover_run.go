@@ -3,6 +3,8 @@ package scenario
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,19 +29,25 @@ var errReplicated = errors.New("scenario: the grant reached the replica")
 
 // startFailovers runs Settings.Failovers rounds in this attack, if the
 // fleet has a Sentinel set, one after the other, kills at least
-// redisproc.KillEvery apart. The returned channel
-// yields the record (nil without rounds to run) once the last round has
-// put the set back together, or once stopped closes and the round under
-// way has.
-func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) <-chan *Failover {
-	out := make(chan *Failover, 1)
+// redisproc.KillEvery apart. The first round's hold is in place, or set
+// to come at the next grant (HoldAt), before the attack's first click:
+// armed closes once it is (at once if there is no round to run, or the
+// first could not begin). The returned record
+// channel yields the record (nil without rounds to run) once the last
+// round has put the set back together, or once stopped closes and the
+// round under way has.
+func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (record <-chan *Failover, armed <-chan struct{}) {
+	out, held := make(chan *Failover, 1), make(chan struct{})
 	set := a.fleet.Sentinels
 	if a.settings.Failovers == 0 || set == nil {
 		out <- nil
-		return out
+		close(held)
+		return out, held
 	}
+	arm := sync.OnceFunc(func() { close(held) })
 	began := time.Now()
 	go func() {
+		defer arm()
 		rec := &Failover{Planned: a.settings.Failovers}
 		for len(rec.Rounds) < rec.Planned {
 			if n := len(rec.Rounds); n > 0 { // Sentinel's own pace (redisproc.KillEvery)
@@ -48,7 +56,8 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) <-
 					break
 				}
 			}
-			r, err := a.failoverRound(ctx, set, began, stopped)
+			r, err := a.failoverRound(ctx, set, began, stopped, arm)
+			arm() // the first round could not set its hold: the attack waits no longer
 			if errors.Is(err, errReplicated) {
 				continue // a new round points the replica back at the link
 			}
@@ -64,15 +73,16 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) <-
 		}
 		out <- rec
 	}()
-	return out
+	return out, held
 }
 
 // failoverRound holds the link, kills the master at the right moment,
-// times the promotion, counts second grants and rejoins the old master.
-// It returns nil, nil if stopped closed before the kill; after the kill it
-// finishes on a context of its own, even after Ctrl-C, so that the set is
-// whole for the next attack.
-func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began time.Time, stopped <-chan struct{}) (*FailoverRound, error) {
+// times the promotion, counts second grants and rejoins the old master;
+// held is called once the hold is in place or set. It returns nil, nil if stopped
+// closed before the kill; after the kill it finishes on a context of its
+// own, even after Ctrl-C, so that the set is whole for the next attack.
+func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began time.Time, stopped <-chan struct{},
+	held func()) (*FailoverRound, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
 	defer cancel()
 	if err := set.AwaitReady(rctx); err != nil {
@@ -84,32 +94,43 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	defer rc.Close()
 	key := lockKey(a.productID)
 	r := &FailoverRound{GrantedTwice: -1}
+	// 0. The replica has what the master had when the round began: what
+	// it misses at the kill is what came after the hold.
+	if err := caughtUp(rctx, set); err != nil {
+		return nil, err
+	}
 	var holder string
 	var granted, heldAt time.Time
-	if onMaster(a.mode) {
-		// 1. The lock free on the master, then the link held: what is
-		// granted from now on stays on the master.
-		if !poll(ctx, stopped, func() bool { return get(ctx, mc, key) == "" }) {
-			return nil, nil
-		}
-		link.Hold()
-		heldAt = time.Now()
-		// 2. A grant on the master: its holder now reads the stock.
-		if !poll(ctx, stopped, func() bool { holder = get(ctx, mc, key); return holder != "" }) {
+	switch {
+	case onMaster(a.mode):
+		// 1. The link held at the master's next grant of the lock
+		// (grantCut): the replica gets everything before it, the last
+		// holder's release too, and not the grant.
+		link.HoldAt(grantCut(key))
+		held()
+		if !poll(ctx, stopped, link.Held) {
 			link.Release()
 			return nil, nil
 		}
-		granted = time.Now()
-		// 3. Unless the grant reached the replica before the hold did,
-		// or a Sentinel had pointed the replica past the link, the
-		// replica holds no lock: a promoted replica grants it again.
-		if r.Caught = get(ctx, rc, key) == ""; !r.Caught {
+		heldAt = time.Now()
+		// 2. The grant complete (naive's PEXPIRE follows its SETNX): its
+		// holder now reads the stock.
+		if !poll(ctx, stopped, func() bool { return mc.PTTL(ctx, key).Val() > 0 }) {
+			link.Release()
+			return nil, nil
+		}
+		granted, holder = time.Now(), get(ctx, mc, key)
+		// 3. Unless a Sentinel had pointed the replica past the link, the
+		// replica never heard of that grant: a promoted replica grants the
+		// lock again.
+		if r.Caught = set.FollowsLink(ctx) && (a.mode.Strategy() == strategy.Naive || get(ctx, rc, key) != holder); !r.Caught {
 			link.Release()
 			return nil, errReplicated
 		}
-	} else {
+	default:
 		link.Hold()
 		heldAt = time.Now()
+		held()
 		if !poll(ctx, stopped, func() bool { return time.Since(heldAt) >= failoverMoment }) {
 			link.Release()
 			return nil, nil
@@ -125,7 +146,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	link.Stop()
 	r.At, r.Held = r.killed.Sub(began), r.killed.Sub(heldAt)
 	twice := make(chan int, 1)
-	if r.Caught && a.mode.Strategy() != strategy.Naive { // naive's value is a constant: no holder tells from another
+	if r.Caught && onMaster(a.mode) && a.mode.Strategy() != strategy.Naive { // naive's value is a constant: no holder tells from another
 		go func() { twice <- secondGrants(rctx, rc, key, holder, granted.Add(a.settings.Work)) }()
 	}
 	// 5. Sentinel promotes the replica; the old master rejoins, empty.
@@ -134,10 +155,30 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	}
 	r.Promoted = time.Since(r.killed)
 	err := set.Rejoin(rctx)
-	if r.Caught && a.mode.Strategy() != strategy.Naive {
+	if r.Caught && onMaster(a.mode) && a.mode.Strategy() != strategy.Naive {
 		r.GrantedTwice = <-twice
 	}
 	return r, err
+}
+
+// caughtUp waits until the replica's replication offset reaches the
+// master's as it is now.
+func caughtUp(ctx context.Context, set *redisproc.Set) error {
+	m0, _, err := set.Offsets(ctx)
+	if err != nil {
+		return err
+	}
+	for {
+		_, rep, err := set.Offsets(ctx)
+		if err == nil && rep >= m0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scenario: waiting for the replica to catch up: %w (last %v)", ctx.Err(), err)
+		case <-time.After(5 * time.Millisecond): // the processes' state
+		}
+	}
 }
 
 // secondGrants counts the tokens other than holder's seen holding key on
