@@ -37,7 +37,7 @@ func TestSweepRetiresPhantomUnits(t *testing.T) {
 		mustPlace(ctx, t, shop, p.ID, "a")
 		mustPlace(ctx, t, shop, p.ID, "b")
 		// The database has 1 left; Redis offers 3.
-		if n, err := b.Redis.Clients()[0].IncrBy(ctx, stockKey(p.ID), 2).Result(); err != nil || n != 3 {
+		if n, err := b.Redis.Clients()[0].IncrBy(ctx, reserve.StockKey(p.ID), 2).Result(); err != nil || n != 3 {
 			t.Fatalf("Redis stock after the lost reservations: %d (%v), want 3", n, err)
 		}
 		waitFor(t, sweptWithin, "the sweep to bring the drift to 0", func() bool {
@@ -133,7 +133,7 @@ func TestSweepRepairsFailoverDrift(t *testing.T) {
 	replica := redis.NewClient(&redis.Options{Addr: sentinels.Replica(), DisableIdentity: true})
 	t.Cleanup(func() { replica.Close() })
 	waitFor(t, sweptWithin, "the replica to have the stock", func() bool {
-		n, err := replica.Get(ctx, stockKey(p.ID)).Int()
+		n, err := replica.Get(ctx, reserve.StockKey(p.ID)).Int()
 		return err == nil && n == 2
 	})
 
@@ -142,19 +142,16 @@ func TestSweepRepairsFailoverDrift(t *testing.T) {
 	mustPlace(ctx, t, shop, p.ID, "b")
 	sentinels.KillMaster()
 	set.Link().Stop() // what it held dies with the master
-	offered, err := replica.Get(ctx, stockKey(p.ID)).Int()
+	offered, err := replica.Get(ctx, reserve.StockKey(p.ID)).Int()
 	if err != nil || offered != 2 {
 		t.Fatalf("the replica's stock before its promotion: %d (%v), want 2: the two reservations never reached it", offered, err)
 	}
 	sentinels.AwaitMaster(sentinels.Replica(), 30*time.Second)
 
 	waitFor(t, sweptWithin, "the sweep to lower the promoted counter to the database's stock", func() bool {
-		n, err := replica.Get(ctx, stockKey(p.ID)).Int()
+		n, err := replica.Get(ctx, reserve.StockKey(p.ID)).Int()
 		return err == nil && n == 0
 	})
 	checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
 		InitialStock: 2, Stock: 0, Orders: 2, Sold: 2, Consistent: true})
 }
-
-// stockKey is a redis-decr product's stock in Redis (package reserve).
-func stockKey(product string) string { return "flashsale:stock:{" + product + "}" }

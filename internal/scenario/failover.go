@@ -49,6 +49,13 @@ import (
 //     shops' lock wait, 5 s) are there for the promoted master to grant it
 //     to; seven attacks then fit in two minutes. FailoverDuration caps an
 //     attack.
+//
+// Redis-decr has no lock to catch: its round waits, with the link held,
+// until the database has sold a unit the replica's counter still offers,
+// and the promoted counter then offers it again (a phantom unit). The
+// shops' sweep lowers Redis's stock to the database's once a second
+// (package order, reconcile.go), and the load generator watches the drift
+// come back to 0 (driftWatch).
 const (
 	FailoverLockTTL  = 12 * time.Second
 	FailoverWork     = 3500 * time.Millisecond
@@ -99,9 +106,8 @@ func onMaster(m Mode) bool {
 
 // failoverBreaks reports whether the run's failovers are expected to
 // break m: lua, whose lock the promoted replica grants again. (Naive claims
-// nothing.) Redis-decr stays exact, but the promoted counter keeps the
-// units it never heard were sold: its drift is reported, not held
-// against it.
+// nothing.) Redis-decr stays exact, and the shops' sweep repairs the drift
+// a promoted counter leaves.
 func (s Settings) failoverBreaks(m Mode) bool {
 	return s.Failovers > 0 && m.Strategy() == strategy.Lua
 }
@@ -112,8 +118,27 @@ type Failover struct {
 	// Planned is Settings.Failovers; Rounds are those that happened.
 	Planned int
 	Rounds  []FailoverRound
+	// Drift is redis-decr's drift as the load generator saw it; nil for
+	// the other strategies.
+	Drift *FailoverDrift
 	// Err says why a round could not be done or the set not restored.
 	Err string
+}
+
+// FailoverDrift is what the load generator saw of redis-decr's drift
+// during and after an attack's failovers: the stock on the master the
+// Sentinels name, less the database's (driftWatch).
+type FailoverDrift struct {
+	// Peak is the most units Redis offered that the database did not have
+	// (0 if it never offered more).
+	Peak int
+	// Repaired is the last kill → the drift back to 0 for good; -1 if it
+	// was not by the end.
+	Repaired time.Duration
+	// End is the last drift read, once the sale was over.
+	End int
+	// Samples counts the readings.
+	Samples int
 }
 
 // FailoverRound is one kill of the master.
@@ -128,8 +153,14 @@ type FailoverRound struct {
 	Held   time.Duration
 	Behind int64
 	// Caught is true when the kill came right after the master granted
-	// the product lock that the replica had not heard of.
+	// the product lock that the replica had not heard of (redis-decr:
+	// right after the database sold a unit the replica still offered).
 	Caught bool
+	// Phantom is, for redis-decr, the units the promoted counter offered
+	// that the database did not have when the Sentinels named it the
+	// master: its stock (the replica's when killed) less the database's.
+	// -1 for the other strategies.
+	Phantom int
 	// GrantedTwice counts the other tokens seen holding the lock on the
 	// promoted master while the caught holder was still within its work
 	// (its grant + Settings.Work): the lock granted twice. -1 where that

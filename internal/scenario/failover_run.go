@@ -4,18 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // failoverMoment is how long the link is held before the kill in the
-// attacks whose lock is not on the master (redlock, etcd, sql-atomic,
-// redis-decr): no grant to wait for, only the buyers' dedupe locks and
+// attacks whose lock and stock are not on the master (redlock, etcd,
+// sql-atomic), and in redis-decr's once its replica offers no unit: no
+// grant or sale to wait for, only the buyers' dedupe locks and
 // reservations, which a moment of clicks writes.
 const failoverMoment = 200 * time.Millisecond
 
@@ -35,7 +38,8 @@ var errReplicated = errors.New("scenario: the grant reached the replica")
 // first could not begin). The returned record
 // channel yields the record (nil without rounds to run) once the last
 // round has put the set back together, or once stopped closes and the
-// round under way has.
+// round under way has; for redis-decr, once the drift has been read back
+// to 0 too (driftWatch.settle).
 func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (record <-chan *Failover, armed <-chan struct{}) {
 	out, held := make(chan *Failover, 1), make(chan struct{})
 	set := a.fleet.Sentinels
@@ -49,6 +53,10 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 	go func() {
 		defer arm()
 		rec := &Failover{Planned: a.settings.Failovers}
+		var drift *driftWatch
+		if a.mode.Strategy() == strategy.RedisDecr {
+			drift = a.watchDrift(ctx, set, began)
+		}
 		for len(rec.Rounds) < rec.Planned {
 			if n := len(rec.Rounds); n > 0 { // Sentinel's own pace (redisproc.KillEvery)
 				next := began.Add(rec.Rounds[n-1].At + redisproc.KillEvery)
@@ -56,7 +64,7 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 					break
 				}
 			}
-			r, err := a.failoverRound(ctx, set, began, stopped, arm)
+			r, err := a.failoverRound(ctx, set, began, stopped, arm, drift)
 			arm() // the first round could not set its hold: the attack waits no longer
 			if errors.Is(err, errReplicated) {
 				continue // a new round points the replica back at the link
@@ -71,6 +79,9 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 				break
 			}
 		}
+		if drift != nil {
+			rec.Drift = drift.settle(ctx, stopped, rec.Rounds)
+		}
 		out <- rec
 	}()
 	return out, held
@@ -81,8 +92,9 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 // held is called once the hold is in place or set. It returns nil, nil if stopped
 // closed before the kill; after the kill it finishes on a context of its
 // own, even after Ctrl-C, so that the set is whole for the next attack.
+// drift, for redis-decr, is sent the promoted counter's first reading.
 func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began time.Time, stopped <-chan struct{},
-	held func()) (*FailoverRound, error) {
+	held func(), drift *driftWatch) (*FailoverRound, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
 	defer cancel()
 	if err := set.AwaitReady(rctx); err != nil {
@@ -93,7 +105,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	defer mc.Close()
 	defer rc.Close()
 	key := lockKey(a.productID)
-	r := &FailoverRound{GrantedTwice: -1}
+	r := &FailoverRound{GrantedTwice: -1, Phantom: -1}
 	// 0. The replica has what the master had when the round began: what
 	// it misses at the kill is what came after the hold.
 	if err := caughtUp(rctx, set); err != nil {
@@ -101,6 +113,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	}
 	var holder string
 	var granted, heldAt time.Time
+	var offered int // redis-decr: the replica's stock, frozen by the hold
 	switch {
 	case onMaster(a.mode):
 		// 1. The link held at the master's next grant of the lock
@@ -127,6 +140,28 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 			link.Release()
 			return nil, errReplicated
 		}
+	case a.mode.Strategy() == strategy.RedisDecr:
+		// 1. The link held: the replica's stock stays what it is now.
+		link.Hold()
+		heldAt = time.Now()
+		held()
+		offered = stockOn(ctx, rc, a.productID)
+		// 2. The database sells a unit the replica's stock still offers (a
+		// buyer reserved it on the master after the hold, and its order
+		// was written): the promoted counter will offer it again. With
+		// nothing offered, a moment of clicks.
+		sold := func() bool {
+			au, err := a.api.audit(ctx, a.productID)
+			return err == nil && au.Stock < offered
+		}
+		if offered <= 0 {
+			sold = func() bool { return time.Since(heldAt) >= failoverMoment }
+		}
+		if !pollEvery(ctx, stopped, 20*time.Millisecond, sold) {
+			link.Release()
+			return nil, nil
+		}
+		r.Caught = offered > 0
 	default:
 		link.Hold()
 		heldAt = time.Now()
@@ -145,6 +180,9 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	r.killed = time.Now()
 	link.Stop()
 	r.At, r.Held = r.killed.Sub(began), r.killed.Sub(heldAt)
+	if a.mode.Strategy() == strategy.RedisDecr {
+		offered = stockOn(rctx, rc, a.productID) // what the promoted counter starts from
+	}
 	twice := make(chan int, 1)
 	if r.Caught && onMaster(a.mode) && a.mode.Strategy() != strategy.Naive { // naive's value is a constant: no holder tells from another
 		go func() { twice <- secondGrants(rctx, rc, key, holder, granted.Add(a.settings.Work)) }()
@@ -154,6 +192,12 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 		return r, err
 	}
 	r.Promoted = time.Since(r.killed)
+	if drift != nil {
+		if au, err := a.api.audit(rctx, a.productID); err == nil {
+			r.Phantom = max(offered-au.Stock, 0)
+			drift.add(time.Since(began), offered-au.Stock)
+		}
+	}
 	err := set.Rejoin(rctx)
 	if r.Caught && onMaster(a.mode) && a.mode.Strategy() != strategy.Naive {
 		r.GrantedTwice = <-twice
@@ -195,6 +239,13 @@ func secondGrants(ctx context.Context, c *redis.Client, key, holder string, unti
 	return len(seen)
 }
 
+// stockOn reads product's redis-decr stock on c; 0 when absent or
+// unanswered.
+func stockOn(ctx context.Context, c *redis.Client, product string) int {
+	n, _ := strconv.Atoi(get(ctx, c, reserve.StockKey(product)))
+	return n
+}
+
 // get reads key on c: its value, "" when absent or unanswered.
 func get(ctx context.Context, c *redis.Client, key string) string {
 	v, _ := c.Get(ctx, key).Result()
@@ -204,8 +255,13 @@ func get(ctx context.Context, c *redis.Client, key string) string {
 // poll asks cond every watchEveryPass until it holds; it reports false if
 // stopped closes or ctx ends first.
 func poll(ctx context.Context, stopped <-chan struct{}, cond func() bool) bool {
+	return pollEvery(ctx, stopped, watchEveryPass, cond)
+}
+
+// pollEvery is poll, asking every d.
+func pollEvery(ctx context.Context, stopped <-chan struct{}, d time.Duration, cond func() bool) bool {
 	for !cond() {
-		t := time.NewTimer(watchEveryPass)
+		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-stopped:
