@@ -32,7 +32,8 @@ type FailoverDriftDoc struct {
 }
 
 // FailoverRoundDoc is one kill of the master (scenario.FailoverRound).
-// ResumedSeconds is -1 if no click sent after the kill was sold.
+// ResumedSeconds is -1 if no click sent after the kill was sold, and
+// AfterCrowd true if, besides, the promotion came after the last click.
 type FailoverRoundDoc struct {
 	AtSeconds    float64 `json:"at_seconds"`
 	PromotedMs   float64 `json:"promoted_ms"`
@@ -44,6 +45,7 @@ type FailoverRoundDoc struct {
 	// stock, when it was named the master.
 	PhantomUnits   *int    `json:"phantom_units,omitempty"`
 	ResumedSeconds float64 `json:"resumed_seconds"`
+	AfterCrowd     bool    `json:"promoted_after_last_click,omitempty"`
 }
 
 // newFailoverDoc is f with units.
@@ -57,7 +59,7 @@ func newFailoverDoc(f *scenario.Failover, fencedOut int64) *FailoverDoc {
 	watched := false
 	for _, r := range f.Rounds {
 		rd := FailoverRoundDoc{AtSeconds: r.At.Seconds(), PromotedMs: ms(r.Promoted), HeldMs: ms(r.Held),
-			BehindBytes: r.Behind, Caught: r.Caught, ResumedSeconds: r.Resumed.Seconds()}
+			BehindBytes: r.Behind, Caught: r.Caught, ResumedSeconds: r.Resumed.Seconds(), AfterCrowd: r.AfterCrowd}
 		if r.Resumed < 0 {
 			rd.ResumedSeconds = -1
 		}

@@ -171,27 +171,40 @@ type FailoverRound struct {
 	// out or duplicate: the shop reached its locks) to a click sent after
 	// the kill; -1 if none came.
 	Resumed time.Duration
-	killed  time.Time
+	// AfterCrowd is true when no order was answered again and the
+	// promotion came after the last click was sent: nobody was left to
+	// answer.
+	AfterCrowd bool
+	killed     time.Time
 }
 
 // Totals sums the rounds: locks granted twice (where watched), and the
-// longest promotion
-// and resumption (-1 if sales never resumed after some round).
+// longest promotion and resumption (-1 if sales never resumed after some
+// round, leaving out the rounds promoted after the crowd had gone).
 func (f *Failover) Totals() (grantedTwice int, promoted, resumed time.Duration) {
 	for _, r := range f.Rounds {
 		grantedTwice += max(r.GrantedTwice, 0)
 		promoted = max(promoted, r.Promoted)
-		if r.Resumed < 0 || resumed < 0 {
+		switch {
+		case r.AfterCrowd:
+		case r.Resumed < 0 || resumed < 0:
 			resumed = -1
-		} else {
+		default:
 			resumed = max(resumed, r.Resumed)
 		}
 	}
 	return grantedTwice, promoted, resumed
 }
 
-// measureResumed fills each round's Resumed from the attack's results.
+// measureResumed fills each round's Resumed and AfterCrowd from the
+// attack's results.
 func (f *Failover) measureResumed(results vegeta.Results) {
+	var lastSent time.Time
+	for _, res := range results {
+		if res.Timestamp.After(lastSent) {
+			lastSent = res.Timestamp
+		}
+	}
 	for i := range f.Rounds {
 		r := &f.Rounds[i]
 		r.Resumed = -1
@@ -202,5 +215,6 @@ func (f *Failover) measureResumed(results vegeta.Results) {
 				}
 			}
 		}
+		r.AfterCrowd = r.Resumed < 0 && r.killed.Add(r.Promoted).After(lastSent)
 	}
 }

@@ -55,9 +55,20 @@ func failoverLine(s Settings, m *ModeResult) string {
 	default:
 		b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
 	}
-	if resumed >= 0 {
+	afterCrowd := 0
+	for _, r := range f.Rounds {
+		if r.AfterCrowd {
+			afterCrowd++
+		}
+	}
+	switch {
+	case afterCrowd == len(f.Rounds):
+		b.WriteString("; every promotion came after the last click, so no order was answered again")
+	case resumed >= 0 && afterCrowd > 0:
+		fmt.Fprintf(&b, "; orders were answered again (201 or 409) within %.1fs of each kill but the last %s, promoted after the last click", resumed.Seconds(), plural(afterCrowd, "one", fmt.Sprint(afterCrowd)))
+	case resumed >= 0:
 		fmt.Fprintf(&b, "; orders were answered again (201 or 409) within %.1fs of each kill", resumed.Seconds())
-	} else {
+	default:
 		b.WriteString("; after some kill no later click was answered 201 or 409 again")
 	}
 	if f.Err != "" {
