@@ -34,21 +34,24 @@ import (
 //     its write, outlasts the promotion too, so the next buyer, granted by
 //     the new master, reads the stock before the first holder writes it.
 //   - The kills' pace: kills are at least redisproc.KillEvery (4 s) apart,
-//     and each waits for a grant after its hold. The lock changes hands
+//     and a locked row's waits for the next grant. The lock changes hands
 //     once per FailoverWork, and the promoted master grants it at once, so
-//     a locked row's kills fall a promotion and a FailoverWork apart: at
-//     about 0, 6 and 12 s (fenced at about 0, 7 and 14 s: each holder's
-//     fence registration waits for the commit before it).
+//     the kills fall a promotion and a FailoverWork apart: at about 0, 6.6
+//     and 13 s (fenced at about 0, 7 and 14 s: each holder's fence
+//     registration waits for the commit before it). A Sentinel that has
+//     to try a promotion twice (about one in thirty, 6.6 s) pushes the
+//     next kill later by as much.
 //   - No stalls; FailoverStock, 3 units: a lost update shows as an oversold
 //     unit only once the stock has run out, and three units do within the
 //     attack. The third kill still has a grant to catch after that: a
 //     holder works under the lock whether units are left or not, and a shop
 //     answers sold out without the lock only once its own holder read 0.
-//   - FailoverUsers at FailoverRate click for about 15 s, past every row's
-//     third kill, and the buyers still waiting for the lock (up to the
-//     shops' lock wait, 5 s) are there for the promoted master to grant it
-//     to; seven attacks then fit in two minutes. FailoverDuration caps an
-//     attack.
+//   - FailoverUsers at FailoverRate click for about 14 s, until about the
+//     third kill; the buyers still waiting for the lock then (up to the
+//     shops' lock wait, 5 s) are there for the third grant, and seven
+//     attacks fit in two minutes. The rows whose lock is not on the master
+//     kill after a moment (failoverMoment) and need no buyers for it.
+//     FailoverDuration caps an attack.
 //
 // Redis-decr has no lock to catch: its round waits, with the link held,
 // until the database has sold a unit the replica's counter still offers,
@@ -60,7 +63,7 @@ const (
 	FailoverLockTTL  = 12 * time.Second
 	FailoverWork     = 3500 * time.Millisecond
 	FailoverStock    = 3
-	FailoverUsers    = 300
+	FailoverUsers    = 280
 	FailoverRate     = 40
 	FailoverDuration = 30 * time.Second
 	DefaultFailovers = 3

@@ -39,7 +39,10 @@ var errReplicated = errors.New("scenario: the grant reached the replica")
 // channel yields the record (nil without rounds to run) once the last
 // round has put the set back together, or once stopped closes and the
 // round under way has; for redis-decr, once the drift has been read back
-// to 0 too (driftWatch.settle).
+// to 0 too (driftWatch.settle). A round that waits for nothing but a
+// moment (failoverMoment) needs no buyer: the rows whose lock is not on
+// the master get all their rounds even if a slow promotion pushed the
+// last one past the crowd.
 func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (record <-chan *Failover, armed <-chan struct{}) {
 	out, held := make(chan *Failover, 1), make(chan struct{})
 	set := a.fleet.Sentinels
@@ -50,6 +53,10 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 	}
 	arm := sync.OnceFunc(func() { close(held) })
 	began := time.Now()
+	between := stopped // the rows that wait for a grant need the crowd
+	if !onMaster(a.mode) {
+		between = nil
+	}
 	go func() {
 		defer arm()
 		rec := &Failover{Planned: a.settings.Failovers}
@@ -60,7 +67,7 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 		for len(rec.Rounds) < rec.Planned {
 			if n := len(rec.Rounds); n > 0 { // Sentinel's own pace (redisproc.KillEvery)
 				next := began.Add(rec.Rounds[n-1].At + redisproc.KillEvery)
-				if !poll(ctx, stopped, func() bool { return !time.Now().Before(next) }) {
+				if !poll(ctx, between, func() bool { return !time.Now().Before(next) }) {
 					break
 				}
 			}
@@ -89,8 +96,9 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 
 // failoverRound holds the link, kills the master at the right moment,
 // times the promotion, counts second grants and rejoins the old master;
-// held is called once the hold is in place or set. It returns nil, nil if stopped
-// closed before the kill; after the kill it finishes on a context of its
+// held is called once the hold is in place or set. It returns nil, nil if
+// stopped closed before the kill of a round that waits for a grant or a
+// sale; after the kill it finishes on a context of its
 // own, even after Ctrl-C, so that the set is whole for the next attack.
 // drift, for redis-decr, is sent the promoted counter's first reading.
 func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began time.Time, stopped <-chan struct{},
@@ -149,15 +157,15 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 		// 2. The database sells a unit the replica's stock still offers (a
 		// buyer reserved it on the master after the hold, and its order
 		// was written): the promoted counter will offer it again. With
-		// nothing offered, a moment of clicks.
-		sold := func() bool {
+		// nothing offered, a moment, which needs no buyer.
+		until, wait := func() bool {
 			au, err := a.api.audit(ctx, a.productID)
 			return err == nil && au.Stock < offered
-		}
+		}, stopped
 		if offered <= 0 {
-			sold = func() bool { return time.Since(heldAt) >= failoverMoment }
+			until, wait = func() bool { return time.Since(heldAt) >= failoverMoment }, nil
 		}
-		if !pollEvery(ctx, stopped, 20*time.Millisecond, sold) {
+		if !pollEvery(ctx, wait, 20*time.Millisecond, until) {
 			link.Release()
 			return nil, nil
 		}
@@ -166,7 +174,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 		link.Hold()
 		heldAt = time.Now()
 		held()
-		if !poll(ctx, stopped, func() bool { return time.Since(heldAt) >= failoverMoment }) {
+		if !poll(ctx, nil, func() bool { return time.Since(heldAt) >= failoverMoment }) {
 			link.Release()
 			return nil, nil
 		}
