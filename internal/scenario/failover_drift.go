@@ -14,9 +14,9 @@ import (
 )
 
 // How driftWatch reads and when it is done: a reading every driftEvery;
-// once the sale is over, the drift read at 0 or less for driftQuiet, as
-// long as the shops take between two sweeps, counts as repaired for good.
-// It waits for that at most driftSettleWithin.
+// once the sale is over, the drift read at 0 or less for driftQuiet since
+// the last promotion, as long as the shops take between two sweeps, counts
+// as repaired for good. It waits for that at most driftSettleWithin.
 const (
 	driftEvery        = 100 * time.Millisecond
 	driftQuiet        = time.Second
@@ -28,8 +28,9 @@ const (
 // every Sentinel names. Read in that order, no sale can show as drift:
 // Redis took a sale's units before the database did, and a reservation
 // given back was taken before. Nothing is read while the Sentinels
-// disagree or their master does not answer, as during a failover; each
-// round adds the promoted counter's first reading itself.
+// disagree, their master does not answer, or the shop's audit could not
+// reach Redis, as during a failover; each round adds the promoted
+// counter's first reading itself.
 type driftWatch struct {
 	a     *attack
 	set   *redisproc.Set
@@ -82,7 +83,7 @@ func (w *driftWatch) read(ctx context.Context, clients map[string]*redis.Client)
 	ctx, cancel := context.WithTimeout(ctx, 5*driftEvery)
 	defer cancel()
 	au, err := w.a.api.audit(ctx, w.a.productID)
-	if err != nil {
+	if err != nil || au.RedisStock == nil {
 		return 0, false
 	}
 	named := w.set.Named(ctx)
@@ -109,55 +110,68 @@ func (w *driftWatch) add(at time.Duration, drift int) {
 	slices.SortStableFunc(w.samples, func(a, b driftSample) int { return int(a.at - b.at) })
 }
 
-// quiet is how long the readings have shown no drift, up to the last one.
-func (w *driftWatch) quiet() time.Duration {
+// quiet is how long the readings taken since since have shown no drift,
+// up to the last one.
+func (w *driftWatch) quiet(since time.Duration) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	n := len(w.samples)
-	if n == 0 || w.samples[n-1].drift > 0 {
+	if n == 0 || w.samples[n-1].drift > 0 || w.samples[n-1].at < since {
 		return 0
 	}
 	from := n - 1
-	for from > 0 && w.samples[from-1].drift <= 0 {
+	for from > 0 && w.samples[from-1].drift <= 0 && w.samples[from-1].at >= since {
 		from--
 	}
 	return w.samples[n-1].at - w.samples[from].at
 }
 
 // settle waits until the sale is over (stopped) and the drift has been
-// quiet for driftQuiet, or driftSettleWithin has passed, stops reading,
-// and sums the readings up, measuring Repaired from the last of rounds.
+// quiet for driftQuiet since the last of rounds was promoted, or
+// driftSettleWithin has passed, stops reading, and sums the readings up,
+// measuring Repaired from the last kill.
 func (w *driftWatch) settle(ctx context.Context, stopped <-chan struct{}, rounds []FailoverRound) *FailoverDrift {
 	select {
 	case <-stopped:
 	case <-ctx.Done():
 	}
+	var promoted time.Duration
+	if n := len(rounds); n > 0 {
+		promoted = rounds[n-1].At + rounds[n-1].Promoted
+	}
 	end := time.Now().Add(driftSettleWithin)
-	pollEvery(ctx, nil, driftEvery, func() bool { return w.quiet() >= driftQuiet || !time.Now().Before(end) })
+	pollEvery(ctx, nil, driftEvery, func() bool { return w.quiet(promoted) >= driftQuiet || !time.Now().Before(end) })
 	w.stop()
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return sumDrift(w.samples, rounds)
+}
+
+// sumDrift sums readings up: the peak, the time from the last of rounds'
+// kills to the first reading at 0 or less after the last positive one,
+// and the last reading.
+func sumDrift(samples []driftSample, rounds []FailoverRound) *FailoverDrift {
 	var lastKill time.Duration
 	if len(rounds) > 0 {
 		lastKill = rounds[len(rounds)-1].At
 	}
-	d := &FailoverDrift{Repaired: -1, Samples: len(w.samples)}
+	d := &FailoverDrift{Repaired: -1, Samples: len(samples)}
 	lastPositive := -1
-	for i, s := range w.samples {
+	for i, s := range samples {
 		d.Peak = max(d.Peak, s.drift)
 		if s.drift > 0 {
 			lastPositive = i
 		}
 	}
-	for _, s := range w.samples[lastPositive+1:] {
+	for _, s := range samples[lastPositive+1:] {
 		if s.at >= lastKill {
 			d.Repaired = s.at - lastKill
 			break
 		}
 	}
-	if n := len(w.samples); n > 0 {
-		d.End = w.samples[n-1].drift
+	if n := len(samples); n > 0 {
+		d.End = samples[n-1].drift
 	}
 	return d
 }
