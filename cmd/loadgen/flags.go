@@ -72,9 +72,9 @@ after it granted the product lock, and the Sentinels promote the replica,
 which never heard of that lock; --failovers times per attack. naive and lua
 oversell; fenced, redis-decr, redlock, etcd and sql-atomic stay exact.
 Unless given: --modes naive,lua,fenced,redis-decr,redlock,etcd,sql-atomic,
---lock-ttl 12s, --work 3.5s, --stall-rate 0, --stock 3, --users 300, --rate 40,
+--lock-ttl 12s, --work 3.5s, --stall-rate 0, --stock 3, --users 280, --rate 40,
 --duration 30s: a lease and a critical section longer than the promotion,
-and about 100 s on a 2-core machine. It cannot be pointed at another
+and about 115 s on a 2-core machine. It cannot be pointed at another
 deployment (--targets with --redis-sentinel): it must own the master to
 kill it, and SENTINEL FAILOVER, a polite handover in which the replica
 catches up first, is not the crash this shows.

@@ -8,7 +8,8 @@
 //     as when the server dies; Start serves again on the same address.
 //   - Hold stalls: connections stay open but no byte flows either way, as
 //     when a link is partitioned without a reset; Release lets the bytes
-//     held so far through, in order.
+//     held so far through, in order. HoldAt stalls the link at a place in
+//     what the server sends, found by the caller.
 //   - SetDelay slows every chunk by a fixed delay.
 package faultproxy
 
@@ -32,6 +33,7 @@ type Proxy struct {
 	upstream string
 	delay    atomic.Int64                  // time.Duration added to every chunk, each way
 	gate     atomic.Pointer[chan struct{}] // open (closed channel) unless held
+	cut      atomic.Pointer[Cut]           // pending HoldAt, nil if none
 
 	mu     sync.Mutex
 	addr   string                // fixed at the first listen
@@ -71,6 +73,7 @@ func (p *Proxy) Addr() string {
 // errors at once and reconnects are refused, as when a server dies; the
 // port stays held for Start. Stopping a stopped proxy does nothing.
 func (p *Proxy) Stop() {
+	p.cut.Store(nil)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for c := range p.conns {
@@ -143,9 +146,38 @@ func (p *Proxy) Hold() {
 	}
 }
 
+// Cut finds where a hold begins in one chunk of what the server sent: the
+// index of its first byte to hold, or -1 if the chunk holds no such place.
+type Cut func(chunk []byte) int
+
+// HoldAt holds the proxy as Hold does, from a place in what the server
+// sends: each chunk the server sends from now on, while the proxy is not
+// held, is given to cut, and at the first chunk where cut finds a place
+// the bytes before it are forwarded, then the proxy is held from that
+// byte on. A chunk is what one read returned: a place that spans two
+// chunks is not found. Release, Stop and another HoldAt cancel a cut not
+// yet found.
+func (p *Proxy) HoldAt(cut Cut) { p.cut.Store(&cut) }
+
+// cutAt looks for the pending HoldAt's place in chunk b from the server:
+// its index, or -1. Once found, the cut is no longer pending.
+func (p *Proxy) cutAt(b []byte) int {
+	c := p.cut.Load()
+	if c == nil || !isOpen(*p.gate.Load()) {
+		return -1
+	}
+	i := (*c)(b)
+	if i < 0 || !p.cut.CompareAndSwap(c, nil) {
+		return -1
+	}
+	return min(i, len(b))
+}
+
 // Release lets the bytes a Hold kept through, in order, and forwards
-// again. Releasing a proxy that is not held does nothing.
+// again; it cancels a pending HoldAt. Releasing a proxy that is not held
+// does nothing more.
 func (p *Proxy) Release() {
+	p.cut.Store(nil)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if g := *p.gate.Load(); !isOpen(g) {
@@ -223,42 +255,61 @@ func (p *Proxy) serve(client net.Conn, gen int) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		p.pipe(up, client, done)
+		p.pipe(up, client, done, false)
 		closeBoth()
 	}()
-	p.pipe(client, up, done)
+	p.pipe(client, up, done, true)
 	closeBoth()
 }
 
 // pipe copies src to dst, holding each chunk while the proxy is held and
-// for the current delay.
-func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}) {
+// for the current delay; fromServer says src is the server, whose chunks
+// a HoldAt looks into.
+func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
-		if n > 0 {
-			select {
-			case <-*p.gate.Load():
-			case <-done:
-				return
-			}
-			if d := time.Duration(p.delay.Load()); d > 0 {
-				t := time.NewTimer(d)
-				select {
-				case <-done:
-					t.Stop()
+		b := buf[:n]
+		if fromServer && n > 0 {
+			if i := p.cutAt(b); i >= 0 {
+				if !p.forward(dst, b[:i], done) {
 					return
-				case <-t.C:
 				}
+				p.Hold()
+				b = b[i:]
 			}
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
+		}
+		if len(b) > 0 && !p.forward(dst, b, done) {
+			return
 		}
 		if err != nil {
 			return
 		}
 	}
+}
+
+// forward writes b to dst once the proxy is not held, after the current
+// delay; false if done closed first or the write failed.
+func (p *Proxy) forward(dst net.Conn, b []byte, done <-chan struct{}) bool {
+	if len(b) == 0 {
+		return true
+	}
+	select {
+	case <-*p.gate.Load():
+	case <-done:
+		return false
+	}
+	if d := time.Duration(p.delay.Load()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-done:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	_, err := dst.Write(b)
+	return err == nil
 }
 
 // track registers c as live unless the proxy was stopped (or stopped and

@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"bufio"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -179,5 +180,44 @@ func TestProxyHoldStallsThenReleaseDelivers(t *testing.T) {
 	c.SetDeadline(time.Now().Add(2 * time.Second))
 	if line, err := r.ReadString('\n'); err != nil || line != "held\n" {
 		t.Fatalf("after Release: got %q, %v; want %q", line, err, "held\n")
+	}
+}
+
+// HoldAt forwards what the server sends up to the place its cut finds,
+// then holds the rest, as Hold does, until Release; what the client sends
+// is not looked into.
+func TestProxyHoldAtCutsWhatTheServerSends(t *testing.T) {
+	p := newTestProxy(t)
+	c, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := roundTrip(c, "CUT before"); err != nil { // not cut: no HoldAt yet
+		t.Fatalf("before HoldAt: %v", err)
+	}
+	p.HoldAt(func(b []byte) int { return strings.Index(string(b), "CUT") })
+	c.SetDeadline(time.Now().Add(300 * time.Millisecond))
+	if _, err := c.Write([]byte("kept|CUT|held\n")); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+	got := make([]byte, 64)
+	n, err := io.ReadAtLeast(c, got, len("kept|"))
+	if err != nil || string(got[:n]) != "kept|" {
+		t.Fatalf("before the cut: got %q, %v; want %q", got[:n], err, "kept|")
+	}
+	if !p.Held() {
+		t.Fatalf("Held after the cut: got false, want true")
+	}
+	if n, err := c.Read(got); err == nil {
+		t.Fatalf("read past the cut while held: got %q, want a timeout", got[:n])
+	}
+	p.Release()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "CUT|held\n" {
+		t.Fatalf("after Release: got %q, %v; want %q", line, err, "CUT|held\n")
+	}
+	if got, err := roundTrip(c, "CUT after"); err != nil || got != "CUT after" { // the cut was used up
+		t.Fatalf("after Release: got %q, %v; want %q", got, err, "CUT after")
 	}
 }

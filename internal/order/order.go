@@ -10,7 +10,8 @@
 //     one transaction (place_atomic.go);
 //   - redis-decr reserves the units in Redis with one script, then writes
 //     the order, and gives the reservation back if the write fails
-//     (place_reserved.go).
+//     (place_reserved.go); every shop lowers Redis's stock of the products
+//     it sells to the database's once a second (reconcile.go).
 //
 // It also owns the audit that tells, from the database, whether a sale
 // oversold or took duplicate orders, and the late-commit fault that shows

@@ -47,7 +47,12 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if err != nil {
 		return Order{}, "", err
 	}
-	// 2b. Sold out already, as this process has seen: answer at once.
+	// 2b. A redis-decr product asked for is swept (reconcile.go), sold
+	// out or not.
+	if p.Strategy == strategy.RedisDecr && s.opts.Reservations != nil {
+		s.touch(p.ID)
+	}
+	// 2c. Sold out already, as this process has seen: answer at once.
 	if s.soldOut(p.ID) {
 		return Order{}, p.Strategy, fmt.Errorf("%w: %q (seen earlier)", ErrSoldOut, p.ID)
 	}

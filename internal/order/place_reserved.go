@@ -54,7 +54,11 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 		// apart (Redis lost its data and was loaded again mid-sale). The
 		// database wins: Redis comes down to it.
 		s.giveBack(ctx, o)
-		s.lowerToDatabase(ctx, p.ID)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		if err := s.lowerToDatabase(lctx, p.ID); err != nil {
+			s.opts.Logger.WarnContext(ctx, "lower the redis stock to the database's; the next sweep will", "product", p.ID, "err", err)
+		}
+		cancel()
 		return Order{}, fmt.Errorf("%w: %q: the database has fewer units than Redis had", ErrSoldOut, p.ID)
 	}
 	// 4. The write failed, and its COMMIT may have landed (its answer may
@@ -107,20 +111,21 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 }
 
 // lowerToDatabase brings the Redis stock of product down to the
-// database's, and remembers a product the database has sold out of.
-func (s *Service) lowerToDatabase(ctx context.Context, product string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer cancel()
+// database's (never up: reserve.Stock.Lower), and remembers a product the
+// database has sold out of. It is the one step both the order flow, after
+// the database refused a unit Redis offered, and the sweep (reconcile.go)
+// take. Errors: the database's read, or Lower's (reserve.ErrNotLoaded when
+// Redis has no stock for product: nothing to lower).
+func (s *Service) lowerToDatabase(ctx context.Context, product string) error {
 	left, err := readStock(ctx, s.db, product)
 	if err != nil {
-		return
+		return err
 	}
 	if left == 0 {
 		s.markSoldOut(product)
 	}
-	if _, err := s.opts.Reservations.Lower(ctx, product, left); err != nil {
-		s.opts.Logger.WarnContext(ctx, "lower the redis stock to the database's", "product", product, "err", err)
-	}
+	_, err = s.opts.Reservations.Lower(ctx, product, left)
+	return err
 }
 
 // giveBack gives o's reservation back now, on a context that survives the

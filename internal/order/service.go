@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -53,7 +54,9 @@ type Options struct {
 // Service places orders and audits sales. It is safe for concurrent use.
 // One Service stands for one shop process: several of them may share a
 // database and Redis, each with its own lockers. Close it when done: a
-// redis-decr order that failed in doubt is settled in the background.
+// redis-decr order that failed in doubt is settled in the background, and
+// while it sells redis-decr products it sweeps their Redis stock down to
+// the database's (reconcile.go).
 type Service struct {
 	db          *gorm.DB
 	products    *stock.Store
@@ -65,6 +68,10 @@ type Service struct {
 	batches     sync.Map // product id -> *batchQueue; see placeBatched
 
 	leaders sync.WaitGroup // lead's goroutines
+
+	asked    sync.Map // redis-decr product id -> *atomic.Int64, when last asked; see touch
+	sweeping atomic.Bool
+	sweeps   sync.WaitGroup // sweep's goroutine
 
 	settling sync.WaitGroup  // settle's goroutines
 	stopping context.Context // ended by Close: settle stops
@@ -145,9 +152,10 @@ const closeWait = 5 * time.Second
 // finish, for at most closeWait, then stops them and waits for them to
 // return: call it after the last Place returned, and before closing the
 // database and Redis clients. A settlement cut short leaves its
-// reservation in Redis, as settleFor running out would. It also waits for
-// the batch leaders (batch.go), which stop once nobody is queued. Calling
-// it again does nothing more.
+// reservation in Redis, as settleFor running out would. It also stops the
+// sweep (reconcile.go) and waits for it, and for the batch leaders
+// (batch.go), which stop once nobody is queued. Calling it again does
+// nothing more.
 func (s *Service) Close() error {
 	done := make(chan struct{})
 	go func() {
@@ -162,6 +170,7 @@ func (s *Service) Close() error {
 	}
 	s.stop()
 	<-done
+	s.sweeps.Wait()
 	s.leaders.Wait()
 	return nil
 }

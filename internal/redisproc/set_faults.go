@@ -83,6 +83,21 @@ func (s *Set) inSync(ctx context.Context) (bool, string) {
 	return r["master_link_status"] == "up" && online, fmt.Sprintf("replica link %s, master lists it online: %v", r["master_link_status"], online)
 }
 
+// FollowsLink reports whether the replica replicates through the link
+// proxy now: while the link is held, nothing the master writes reaches it.
+// A Sentinel may have pointed it elsewhere (see failoverTimeout).
+func (s *Set) FollowsLink(ctx context.Context) bool {
+	s.mu.Lock()
+	replica, link := s.replica, s.link
+	s.mu.Unlock()
+	r, err := info(ctx, replica.Client)
+	if err != nil {
+		return false
+	}
+	host, port := splitAddr(link.Addr())
+	return r["master_host"] == host && r["master_port"] == port
+}
+
 // agreed reports whether every Sentinel names the master and lists the
 // replica as up (not down, not disconnected).
 func (s *Set) agreed(ctx context.Context) (bool, string) {

@@ -75,6 +75,10 @@ type Stock struct {
 // ContextTimeoutEnabled so that context deadlines cut a hung call short.
 func New(c *redis.Client) *Stock { return &Stock{c: c} }
 
+// StockKey is the key of product's stock: the one name of it, which the
+// load generator reads to measure the drift.
+func StockKey(product string) string { return stockKey(product) }
+
 func stockKey(product string) string  { return "flashsale:stock:{" + product + "}" }
 func buyersKey(product string) string { return "flashsale:buyers:{" + product + "}" }
 func givenBackKey(product, id string) string {

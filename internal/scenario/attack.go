@@ -105,15 +105,17 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.productID)}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
 
+	stopped := make(chan struct{})
+	failedOver, armed := a.startFailovers(ctx, stopped)
+	<-armed // the first failover's hold is set before the first click
+
 	cpu := cpuSpent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(8192)
 	defer tr.CloseIdleConnections()
 	results := atk.Attack(tg.Targeter(), newPacer(s.Rate, res.Planned), s.Duration, string(a.mode))
 
-	stopped := make(chan struct{})
 	killed := a.startKiller(ctx, res.Planned, stopped)
 	restarted := a.startRestarter(ctx, stopped)
-	failedOver := a.startFailovers(ctx, stopped)
 
 	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
 	watch := a.watch(ctx)

@@ -115,7 +115,7 @@ func explain(s Settings, m *ModeResult) string {
 		fmt.Fprintf(&b, ": %s, oversold %d, duplicate orders %d, %d reservations given back after a failed write", sold, a.Oversold, a.DuplicateOrders, ev.GivenBack)
 		switch {
 		case a.Drift != nil && *a.Drift != 0 && m.Failover != nil:
-			fmt.Fprintf(&b, ", drift between Redis and the database %d, not repaired: a promoted counter had not heard of some reservations, the database refused the units it offered again (given back above), and nothing resets the counter by itself", *a.Drift)
+			fmt.Fprintf(&b, ", drift between Redis and the database %d, not repaired: a promoted counter had not heard of some reservations, and the shops' sweep had not lowered it to the database's stock by the audit", *a.Drift)
 		case a.Drift != nil:
 			fmt.Fprintf(&b, ", drift between Redis and the database %d", *a.Drift)
 		case a.RedisError != "":

@@ -15,10 +15,11 @@ import (
 // lock, and grants it again to the next buyer while the first holder is
 // still inside its critical section. The load generator makes that window
 // certain instead of lucky: it holds the replica's replication link (a
-// fault proxy, package faultproxy), waits for the master to grant the
-// product lock with the replica holding none, SIGKILLs the master at once,
-// and times the Sentinels' promotion (redisproc.Set). Then the old master
-// comes back, empty, as the new replica, and the next round begins.
+// fault proxy, package faultproxy) at the master's next grant of the
+// product lock (grantCut), SIGKILLs the master as soon as the grant is
+// complete, and times the Sentinels' promotion (redisproc.Set). Then the
+// old master comes back, empty, as the new replica, and the next round
+// begins. The first round is set before the first click.
 //
 // The product of a --failover run, and why:
 //
@@ -32,18 +33,37 @@ import (
 //   - FailoverWork, 3.5 s of work between the holder's read of the stock and
 //     its write, outlasts the promotion too, so the next buyer, granted by
 //     the new master, reads the stock before the first holder writes it.
+//   - The kills' pace: kills are at least redisproc.KillEvery (4 s) apart,
+//     and a locked row's waits for the next grant. The lock changes hands
+//     once per FailoverWork, and the promoted master grants it at once, so
+//     the kills fall a promotion and a FailoverWork apart: at about 0, 6.6
+//     and 13 s (fenced at about 0, 7 and 14 s: each holder's fence
+//     registration waits for the commit before it). A Sentinel that has
+//     to try a promotion twice (about one in thirty, 6.6 s) pushes the
+//     next kill later by as much.
 //   - No stalls; FailoverStock, 3 units: a lost update shows as an oversold
-//     unit only once the stock has run out; a round takes about 6 s (the
-//     promotion, then the second holder's work), and three rounds sell two
-//     units each, so 3 units run out with them.
-//   - FailoverUsers at FailoverRate click for about 15 s, as long as the
-//     three rounds take; seven attacks then fit in two minutes.
+//     unit only once the stock has run out, and three units do within the
+//     attack. The third kill still has a grant to catch after that: a
+//     holder works under the lock whether units are left or not, and a shop
+//     answers sold out without the lock only once its own holder read 0.
+//   - FailoverUsers at FailoverRate click for about 14 s, until about the
+//     third kill; the buyers still waiting for the lock then (up to the
+//     shops' lock wait, 5 s) are there for the third grant, and seven
+//     attacks fit in two minutes. The rows whose lock is not on the master
+//     kill after a moment (failoverMoment) and need no buyers for it.
 //     FailoverDuration caps an attack.
+//
+// Redis-decr has no lock to catch: its round waits, with the link held,
+// until the database has sold a unit the replica's counter still offers,
+// and the promoted counter then offers it again (a phantom unit). The
+// shops' sweep lowers Redis's stock to the database's once a second
+// (package order, reconcile.go), and the load generator watches the drift
+// come back to 0 (driftWatch).
 const (
 	FailoverLockTTL  = 12 * time.Second
 	FailoverWork     = 3500 * time.Millisecond
 	FailoverStock    = 3
-	FailoverUsers    = 300
+	FailoverUsers    = 280
 	FailoverRate     = 40
 	FailoverDuration = 30 * time.Second
 	DefaultFailovers = 3
@@ -89,9 +109,8 @@ func onMaster(m Mode) bool {
 
 // failoverBreaks reports whether the run's failovers are expected to
 // break m: lua, whose lock the promoted replica grants again. (Naive claims
-// nothing.) Redis-decr stays exact, but the promoted counter keeps the
-// units it never heard were sold: its drift is reported, not held
-// against it.
+// nothing.) Redis-decr stays exact, and the shops' sweep repairs the drift
+// a promoted counter leaves.
 func (s Settings) failoverBreaks(m Mode) bool {
 	return s.Failovers > 0 && m.Strategy() == strategy.Lua
 }
@@ -102,8 +121,27 @@ type Failover struct {
 	// Planned is Settings.Failovers; Rounds are those that happened.
 	Planned int
 	Rounds  []FailoverRound
+	// Drift is redis-decr's drift as the load generator saw it; nil for
+	// the other strategies.
+	Drift *FailoverDrift
 	// Err says why a round could not be done or the set not restored.
 	Err string
+}
+
+// FailoverDrift is what the load generator saw of redis-decr's drift
+// during and after an attack's failovers: the stock on the master the
+// Sentinels name, less the database's (driftWatch).
+type FailoverDrift struct {
+	// Peak is the most units Redis offered that the database did not have
+	// (0 if it never offered more).
+	Peak int
+	// Repaired is the last kill → the drift back to 0 for good; -1 if it
+	// was not by the end.
+	Repaired time.Duration
+	// End is the last drift read, once the sale was over.
+	End int
+	// Samples counts the readings.
+	Samples int
 }
 
 // FailoverRound is one kill of the master.
@@ -118,8 +156,14 @@ type FailoverRound struct {
 	Held   time.Duration
 	Behind int64
 	// Caught is true when the kill came right after the master granted
-	// the product lock that the replica had not heard of.
+	// the product lock that the replica had not heard of (redis-decr:
+	// right after the database sold a unit the replica still offered).
 	Caught bool
+	// Phantom is, for redis-decr, the units the promoted counter offered
+	// that the database did not have when the Sentinels named it the
+	// master: its stock (the replica's when killed) less the database's.
+	// -1 for the other strategies.
+	Phantom int
 	// GrantedTwice counts the other tokens seen holding the lock on the
 	// promoted master while the caught holder was still within its work
 	// (its grant + Settings.Work): the lock granted twice. -1 where that
@@ -130,27 +174,40 @@ type FailoverRound struct {
 	// out or duplicate: the shop reached its locks) to a click sent after
 	// the kill; -1 if none came.
 	Resumed time.Duration
-	killed  time.Time
+	// AfterCrowd is true when no order was answered again and the
+	// promotion came after the last click was sent: nobody was left to
+	// answer.
+	AfterCrowd bool
+	killed     time.Time
 }
 
 // Totals sums the rounds: locks granted twice (where watched), and the
-// longest promotion
-// and resumption (-1 if sales never resumed after some round).
+// longest promotion and resumption (-1 if sales never resumed after some
+// round, leaving out the rounds promoted after the crowd had gone).
 func (f *Failover) Totals() (grantedTwice int, promoted, resumed time.Duration) {
 	for _, r := range f.Rounds {
 		grantedTwice += max(r.GrantedTwice, 0)
 		promoted = max(promoted, r.Promoted)
-		if r.Resumed < 0 || resumed < 0 {
+		switch {
+		case r.AfterCrowd:
+		case r.Resumed < 0 || resumed < 0:
 			resumed = -1
-		} else {
+		default:
 			resumed = max(resumed, r.Resumed)
 		}
 	}
 	return grantedTwice, promoted, resumed
 }
 
-// measureResumed fills each round's Resumed from the attack's results.
+// measureResumed fills each round's Resumed and AfterCrowd from the
+// attack's results.
 func (f *Failover) measureResumed(results vegeta.Results) {
+	var lastSent time.Time
+	for _, res := range results {
+		if res.Timestamp.After(lastSent) {
+			lastSent = res.Timestamp
+		}
+	}
 	for i := range f.Rounds {
 		r := &f.Rounds[i]
 		r.Resumed = -1
@@ -161,5 +218,6 @@ func (f *Failover) measureResumed(results vegeta.Results) {
 				}
 			}
 		}
+		r.AfterCrowd = r.Resumed < 0 && r.killed.Add(r.Promoted).After(lastSent)
 	}
 }

@@ -32,9 +32,13 @@ func failoverLine(s Settings, m *ModeResult) string {
 	}
 	twice, promoted, resumed := f.Totals()
 	fmt.Fprintf(&b, "%d of %d failovers", len(f.Rounds), f.Planned)
-	if onMaster(m.Mode) {
+	switch {
+	case onMaster(m.Mode):
 		fmt.Fprintf(&b, " (the master SIGKILLed right after granting a lock its held replica had not heard of, %d of %d times)", caught, len(f.Rounds))
-	} else {
+	case m.Mode.Strategy() == strategy.RedisDecr:
+		fmt.Fprintf(&b, " (the master SIGKILLed, its replica's link held, once the database had sold a unit the replica's stock still offered, %d of %d times; when the replica offered none, %v after the hold)",
+			caught, len(f.Rounds), failoverMoment)
+	default:
 		fmt.Fprintf(&b, " (the master SIGKILLed %v after its replica's link was held)", failoverMoment)
 	}
 	fmt.Fprintf(&b, ": the replica was up to %v and %d bytes of writes behind at the kill, and the Sentinels named it the master within %v",
@@ -47,16 +51,59 @@ func failoverLine(s Settings, m *ModeResult) string {
 			twice, plural(twice, "time", "times"), s.Work, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond), promoted.Round(10*time.Millisecond))
 	case m.Mode.Strategy() == strategy.RedisDecr:
 		b.WriteString("; the stock counter is on that master")
+		b.WriteString(driftClause(f))
 	default:
 		b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
 	}
-	if resumed >= 0 {
+	afterCrowd := 0
+	for _, r := range f.Rounds {
+		if r.AfterCrowd {
+			afterCrowd++
+		}
+	}
+	switch {
+	case afterCrowd == len(f.Rounds):
+		b.WriteString("; every promotion came after the last click, so no order was answered again")
+	case resumed >= 0 && afterCrowd > 0:
+		fmt.Fprintf(&b, "; orders were answered again (201 or 409) within %.1fs of each kill but the last %s, promoted after the last click", resumed.Seconds(), plural(afterCrowd, "one", fmt.Sprint(afterCrowd)))
+	case resumed >= 0:
 		fmt.Fprintf(&b, "; orders were answered again (201 or 409) within %.1fs of each kill", resumed.Seconds())
-	} else {
+	default:
 		b.WriteString("; after some kill no later click was answered 201 or 409 again")
 	}
 	if f.Err != "" {
 		b.WriteString(" (" + f.Err + ")")
+	}
+	return b.String()
+}
+
+// driftClause says what the load generator saw of redis-decr's drift
+// (Failover.Drift, FailoverRound.Phantom), or "" if it did not watch.
+func driftClause(f *Failover) string {
+	d := f.Drift
+	if d == nil {
+		return ""
+	}
+	var b strings.Builder
+	phantom, at := 0, 0
+	for i, r := range f.Rounds {
+		if r.Phantom > phantom {
+			phantom, at = r.Phantom, i+1
+		}
+	}
+	if phantom > 0 {
+		fmt.Fprintf(&b, ": promoted after kill %d, it offered %d %s the database had sold (phantom units)", at, phantom, plural(phantom, "unit", "units"))
+	}
+	switch {
+	case d.Samples == 0:
+		b.WriteString("; the drift could not be read")
+	case d.End > 0 || d.Repaired < 0:
+		fmt.Fprintf(&b, "; drift +%d at the peak, not repaired: %+d at the end", d.Peak, d.End)
+	case d.Peak > 0:
+		fmt.Fprintf(&b, "; drift +%d at the peak, repaired within %.1fs of the last kill, %d at the end (each shop lowers Redis's stock to the database's once a second)",
+			d.Peak, d.Repaired.Seconds(), d.End)
+	default:
+		fmt.Fprintf(&b, "; no drift read, %d at the end", d.End)
 	}
 	return b.String()
 }

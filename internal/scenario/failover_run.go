@@ -3,17 +3,22 @@ package scenario
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // failoverMoment is how long the link is held before the kill in the
-// attacks whose lock is not on the master (redlock, etcd, sql-atomic,
-// redis-decr): no grant to wait for, only the buyers' dedupe locks and
+// attacks whose lock and stock are not on the master (redlock, etcd,
+// sql-atomic), and in redis-decr's once its replica offers no unit: no
+// grant or sale to wait for, only the buyers' dedupe locks and
 // reservations, which a moment of clicks writes.
 const failoverMoment = 200 * time.Millisecond
 
@@ -27,28 +32,47 @@ var errReplicated = errors.New("scenario: the grant reached the replica")
 
 // startFailovers runs Settings.Failovers rounds in this attack, if the
 // fleet has a Sentinel set, one after the other, kills at least
-// redisproc.KillEvery apart. The returned channel
-// yields the record (nil without rounds to run) once the last round has
-// put the set back together, or once stopped closes and the round under
-// way has.
-func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) <-chan *Failover {
-	out := make(chan *Failover, 1)
+// redisproc.KillEvery apart. The first round's hold is in place, or set
+// to come at the next grant (HoldAt), before the attack's first click:
+// armed closes once it is (at once if there is no round to run, or the
+// first could not begin). The returned record
+// channel yields the record (nil without rounds to run) once the last
+// round has put the set back together, or once stopped closes and the
+// round under way has; for redis-decr, once the drift has been read back
+// to 0 too (driftWatch.settle). A round that waits for nothing but a
+// moment (failoverMoment) needs no buyer: the rows whose lock is not on
+// the master get all their rounds even if a slow promotion pushed the
+// last one past the crowd.
+func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (record <-chan *Failover, armed <-chan struct{}) {
+	out, held := make(chan *Failover, 1), make(chan struct{})
 	set := a.fleet.Sentinels
 	if a.settings.Failovers == 0 || set == nil {
 		out <- nil
-		return out
+		close(held)
+		return out, held
 	}
+	arm := sync.OnceFunc(func() { close(held) })
 	began := time.Now()
+	between := stopped // the rows that wait for a grant need the crowd
+	if !onMaster(a.mode) {
+		between = nil
+	}
 	go func() {
+		defer arm()
 		rec := &Failover{Planned: a.settings.Failovers}
+		var drift *driftWatch
+		if a.mode.Strategy() == strategy.RedisDecr {
+			drift = a.watchDrift(ctx, set, began)
+		}
 		for len(rec.Rounds) < rec.Planned {
 			if n := len(rec.Rounds); n > 0 { // Sentinel's own pace (redisproc.KillEvery)
 				next := began.Add(rec.Rounds[n-1].At + redisproc.KillEvery)
-				if !poll(ctx, stopped, func() bool { return !time.Now().Before(next) }) {
+				if !poll(ctx, between, func() bool { return !time.Now().Before(next) }) {
 					break
 				}
 			}
-			r, err := a.failoverRound(ctx, set, began, stopped)
+			r, err := a.failoverRound(ctx, set, began, stopped, arm, drift)
+			arm() // the first round could not set its hold: the attack waits no longer
 			if errors.Is(err, errReplicated) {
 				continue // a new round points the replica back at the link
 			}
@@ -62,17 +86,23 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) <-
 				break
 			}
 		}
+		if drift != nil {
+			rec.Drift = drift.settle(ctx, stopped, rec.Rounds)
+		}
 		out <- rec
 	}()
-	return out
+	return out, held
 }
 
 // failoverRound holds the link, kills the master at the right moment,
-// times the promotion, counts second grants and rejoins the old master.
-// It returns nil, nil if stopped closed before the kill; after the kill it
-// finishes on a context of its own, even after Ctrl-C, so that the set is
-// whole for the next attack.
-func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began time.Time, stopped <-chan struct{}) (*FailoverRound, error) {
+// times the promotion, counts second grants and rejoins the old master;
+// held is called once the hold is in place or set. It returns nil, nil if
+// stopped closed before the kill of a round that waits for a grant or a
+// sale; after the kill it finishes on a context of its
+// own, even after Ctrl-C, so that the set is whole for the next attack.
+// drift, for redis-decr, is sent the promoted counter's first reading.
+func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began time.Time, stopped <-chan struct{},
+	held func(), drift *driftWatch) (*FailoverRound, error) {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
 	defer cancel()
 	if err := set.AwaitReady(rctx); err != nil {
@@ -83,34 +113,68 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	defer mc.Close()
 	defer rc.Close()
 	key := lockKey(a.productID)
-	r := &FailoverRound{GrantedTwice: -1}
+	r := &FailoverRound{GrantedTwice: -1, Phantom: -1}
+	// 0. The replica has what the master had when the round began: what
+	// it misses at the kill is what came after the hold.
+	if err := caughtUp(rctx, set); err != nil {
+		return nil, err
+	}
 	var holder string
 	var granted, heldAt time.Time
-	if onMaster(a.mode) {
-		// 1. The lock free on the master, then the link held: what is
-		// granted from now on stays on the master.
-		if !poll(ctx, stopped, func() bool { return get(ctx, mc, key) == "" }) {
-			return nil, nil
-		}
-		link.Hold()
-		heldAt = time.Now()
-		// 2. A grant on the master: its holder now reads the stock.
-		if !poll(ctx, stopped, func() bool { holder = get(ctx, mc, key); return holder != "" }) {
+	var offered int // redis-decr: the replica's stock, frozen by the hold
+	switch {
+	case onMaster(a.mode):
+		// 1. The link held at the master's next grant of the lock
+		// (grantCut): the replica gets everything before it, the last
+		// holder's release too, and not the grant.
+		link.HoldAt(grantCut(key))
+		held()
+		if !poll(ctx, stopped, link.Held) {
 			link.Release()
 			return nil, nil
 		}
-		granted = time.Now()
-		// 3. Unless the grant reached the replica before the hold did,
-		// or a Sentinel had pointed the replica past the link, the
-		// replica holds no lock: a promoted replica grants it again.
-		if r.Caught = get(ctx, rc, key) == ""; !r.Caught {
+		heldAt = time.Now()
+		// 2. The grant complete (naive's PEXPIRE follows its SETNX): its
+		// holder now reads the stock.
+		if !poll(ctx, stopped, func() bool { return mc.PTTL(ctx, key).Val() > 0 }) {
+			link.Release()
+			return nil, nil
+		}
+		granted, holder = time.Now(), get(ctx, mc, key)
+		// 3. Unless a Sentinel had pointed the replica past the link, the
+		// replica never heard of that grant: a promoted replica grants the
+		// lock again.
+		if r.Caught = set.FollowsLink(ctx) && (a.mode.Strategy() == strategy.Naive || get(ctx, rc, key) != holder); !r.Caught {
 			link.Release()
 			return nil, errReplicated
 		}
-	} else {
+	case a.mode.Strategy() == strategy.RedisDecr:
+		// 1. The link held: the replica's stock stays what it is now.
 		link.Hold()
 		heldAt = time.Now()
-		if !poll(ctx, stopped, func() bool { return time.Since(heldAt) >= failoverMoment }) {
+		held()
+		offered = stockOn(ctx, rc, a.productID)
+		// 2. The database sells a unit the replica's stock still offers (a
+		// buyer reserved it on the master after the hold, and its order
+		// was written): the promoted counter will offer it again. With
+		// nothing offered, a moment, which needs no buyer.
+		until, wait := func() bool {
+			au, err := a.api.audit(ctx, a.productID)
+			return err == nil && au.Stock < offered
+		}, stopped
+		if offered <= 0 {
+			until, wait = func() bool { return time.Since(heldAt) >= failoverMoment }, nil
+		}
+		if !pollEvery(ctx, wait, 20*time.Millisecond, until) {
+			link.Release()
+			return nil, nil
+		}
+		r.Caught = offered > 0
+	default:
+		link.Hold()
+		heldAt = time.Now()
+		held()
+		if !poll(ctx, nil, func() bool { return time.Since(heldAt) >= failoverMoment }) {
 			link.Release()
 			return nil, nil
 		}
@@ -124,8 +188,11 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	r.killed = time.Now()
 	link.Stop()
 	r.At, r.Held = r.killed.Sub(began), r.killed.Sub(heldAt)
+	if a.mode.Strategy() == strategy.RedisDecr {
+		offered = stockOn(rctx, rc, a.productID) // what the promoted counter starts from
+	}
 	twice := make(chan int, 1)
-	if r.Caught && a.mode.Strategy() != strategy.Naive { // naive's value is a constant: no holder tells from another
+	if r.Caught && onMaster(a.mode) && a.mode.Strategy() != strategy.Naive { // naive's value is a constant: no holder tells from another
 		go func() { twice <- secondGrants(rctx, rc, key, holder, granted.Add(a.settings.Work)) }()
 	}
 	// 5. Sentinel promotes the replica; the old master rejoins, empty.
@@ -133,11 +200,37 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 		return r, err
 	}
 	r.Promoted = time.Since(r.killed)
+	if drift != nil {
+		if au, err := a.api.audit(rctx, a.productID); err == nil {
+			r.Phantom = max(offered-au.Stock, 0)
+			drift.add(time.Since(began), offered-au.Stock)
+		}
+	}
 	err := set.Rejoin(rctx)
-	if r.Caught && a.mode.Strategy() != strategy.Naive {
+	if r.Caught && onMaster(a.mode) && a.mode.Strategy() != strategy.Naive {
 		r.GrantedTwice = <-twice
 	}
 	return r, err
+}
+
+// caughtUp waits until the replica's replication offset reaches the
+// master's as it is now.
+func caughtUp(ctx context.Context, set *redisproc.Set) error {
+	m0, _, err := set.Offsets(ctx)
+	if err != nil {
+		return err
+	}
+	for {
+		_, rep, err := set.Offsets(ctx)
+		if err == nil && rep >= m0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("scenario: waiting for the replica to catch up: %w (last %v)", ctx.Err(), err)
+		case <-time.After(5 * time.Millisecond): // the processes' state
+		}
+	}
 }
 
 // secondGrants counts the tokens other than holder's seen holding key on
@@ -154,6 +247,13 @@ func secondGrants(ctx context.Context, c *redis.Client, key, holder string, unti
 	return len(seen)
 }
 
+// stockOn reads product's redis-decr stock on c; 0 when absent or
+// unanswered.
+func stockOn(ctx context.Context, c *redis.Client, product string) int {
+	n, _ := strconv.Atoi(get(ctx, c, reserve.StockKey(product)))
+	return n
+}
+
 // get reads key on c: its value, "" when absent or unanswered.
 func get(ctx context.Context, c *redis.Client, key string) string {
 	v, _ := c.Get(ctx, key).Result()
@@ -163,8 +263,13 @@ func get(ctx context.Context, c *redis.Client, key string) string {
 // poll asks cond every watchEveryPass until it holds; it reports false if
 // stopped closes or ctx ends first.
 func poll(ctx context.Context, stopped <-chan struct{}, cond func() bool) bool {
+	return pollEvery(ctx, stopped, watchEveryPass, cond)
+}
+
+// pollEvery is poll, asking every d.
+func pollEvery(ctx context.Context, stopped <-chan struct{}, d time.Duration, cond func() bool) bool {
 	for !cond() {
-		t := time.NewTimer(watchEveryPass)
+		t := time.NewTimer(d)
 		select {
 		case <-t.C:
 		case <-stopped:

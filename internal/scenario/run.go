@@ -51,7 +51,7 @@ type Outcome struct {
 // and redlock are expected to oversell there: that is the lesson), and
 // redlock is not held to a --redis-restart of a majority of its nodes
 // sooner than its TTL (the lesson of the delayed restart), nor lua to
-// --failover, nor redis-decr's drift after one (see failoverBreaks).
+// --failover (see failoverBreaks).
 func (o *Outcome) Unsafe() []string {
 	var out []string
 	for _, m := range o.Modes {
@@ -63,7 +63,7 @@ func (o *Outcome) Unsafe() []string {
 			claims = false
 		}
 		a := m.Audit
-		drift := a.Drift != nil && *a.Drift != 0 && o.Settings.Failovers == 0
+		drift := a.Drift != nil && *a.Drift != 0
 		if claims && (a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift) {
 			line := fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
 				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent)
