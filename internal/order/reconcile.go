@@ -16,8 +16,11 @@ import (
 // offers at most what the database has, less the reservations on their
 // way to it. That holds while Redis remembers every write. It breaks when
 // Redis forgets some: a replica promoted without the newest reservations
-// (a failover), or a give-back or a lowering sent to a master that died
-// before its replica heard of it. Then Redis offers phantom units. The
+// (a failover), or a lowering sent to a master that died before its
+// replica heard of it. Then Redis offers phantom units. (A give-back lost
+// the same way does the opposite: Redis keeps a unit for a reservation
+// that no longer exists, which a sweep that only lowers cannot return; the
+// audit's drift shows it, below zero.) The
 // database refuses them, and the refusal lowers Redis (placeReserved);
 // but once the sale has sold out nobody asks Redis again, and the drift
 // would stay for good.

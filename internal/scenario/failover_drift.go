@@ -150,7 +150,9 @@ func (w *driftWatch) settle(ctx context.Context, stopped <-chan struct{}, rounds
 
 // sumDrift sums readings up: the peak, the time from the last of rounds'
 // kills to the first reading at 0 or less after the last positive one,
-// and the last reading.
+// and the last reading. The drift counts as repaired only if that last
+// reading is exactly 0: below 0 during the sale is reservations on their
+// way to the database, but below 0 at the end is units Redis lost.
 func sumDrift(samples []driftSample, rounds []FailoverRound) *FailoverDrift {
 	var lastKill time.Duration
 	if len(rounds) > 0 {
@@ -172,6 +174,9 @@ func sumDrift(samples []driftSample, rounds []FailoverRound) *FailoverDrift {
 	}
 	if n := len(samples); n > 0 {
 		d.End = samples[n-1].drift
+	}
+	if d.End != 0 {
+		d.Repaired = -1
 	}
 	return d
 }

@@ -37,4 +37,8 @@ func TestDriftSettle(t *testing.T) {
 	if d := sumDrift([]driftSample{s(6.1, 3), s(12, 2)}, rounds); d.Repaired != -1 || d.End != 2 {
 		t.Errorf("unrepaired drift %+v, want repaired -1, end 2", d)
 	}
+	// Below 0 after the sale is units Redis lost, not a repair.
+	if d := sumDrift([]driftSample{s(6.1, 3), s(12, -1), s(13, -1)}, rounds); d.Repaired != -1 || d.End != -1 {
+		t.Errorf("drift that ends below 0 %+v, want repaired -1, end -1", d)
+	}
 }
