@@ -18,23 +18,12 @@ import (
 // the database refuses the second holder's fence. It skips without the
 // binaries unless FLASHSALE_TEST_REQUIRE_SENTINEL=1.
 func TestFailoverOversellsLuaNotFenced(t *testing.T) {
-	sentinels := testenv.NewSentinels(t)
-	env := testenv.NewEnv(t, testenv.Embedded)
-	fleet, err := scenario.StartFleet(context.Background(), scenario.FleetConfig{
-		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.DirectAddrs(), Embedded: env.Redis.Embedded()},
-		Sentinels: sentinels.Set(),
-	})
-	if err != nil {
-		t.Fatalf("StartFleet: %v", err)
-	}
-	t.Cleanup(func() { fleet.Close() })
+	env, fleet := failoverFleet(t)
 
 	// ForFailover's product (a 12 s lease, 3.5 s of work) with 2 units, to
 	// 160 buyers at 40 req/s: eight seconds of clicks, long enough for the
 	// round and for the stock to run out after it.
-	s := scenario.DefaultSettings().ForFailover(func(string) bool { return false })
-	s.Modes = []scenario.Mode{scenario.Mode(strategy.Lua), scenario.Mode(strategy.Fenced)}
-	s.Stock, s.Users, s.Rate, s.Duration, s.Failovers = 2, 160, 40, 20*time.Second, 1
+	s := oneFailover(strategy.Lua, strategy.Fenced)
 	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -69,23 +58,12 @@ func TestFailoverOversellsLuaNotFenced(t *testing.T) {
 // audit agrees. It skips without the binaries unless
 // FLASHSALE_TEST_REQUIRE_SENTINEL=1.
 func TestFailoverDriftRepaired(t *testing.T) {
-	sentinels := testenv.NewSentinels(t)
-	env := testenv.NewEnv(t, testenv.Embedded)
-	fleet, err := scenario.StartFleet(context.Background(), scenario.FleetConfig{
-		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.DirectAddrs(), Embedded: env.Redis.Embedded()},
-		Sentinels: sentinels.Set(),
-	})
-	if err != nil {
-		t.Fatalf("StartFleet: %v", err)
-	}
-	t.Cleanup(func() { fleet.Close() })
+	env, fleet := failoverFleet(t)
 
 	// Two units to 160 buyers at 40 req/s: eight seconds of clicks, past
 	// the kill (once the first order is written, after 3.5 s of work) and
 	// the promotion.
-	s := scenario.DefaultSettings().ForFailover(func(string) bool { return false })
-	s.Modes = []scenario.Mode{scenario.Mode(strategy.RedisDecr)}
-	s.Stock, s.Users, s.Rate, s.Duration, s.Failovers = 2, 160, 40, 20*time.Second, 1
+	s := oneFailover(strategy.RedisDecr)
 	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
@@ -109,4 +87,35 @@ func TestFailoverDriftRepaired(t *testing.T) {
 	if bad := out.Unsafe(); len(bad) > 0 {
 		t.Errorf("Unsafe() = %q, want none", bad)
 	}
+}
+
+// failoverFleet starts the embedded fleet with a Sentinel set of real
+// processes of its own for the single-node strategies (it skips without the
+// binaries unless FLASHSALE_TEST_REQUIRE_SENTINEL=1).
+func failoverFleet(t *testing.T) (*testenv.Env, *scenario.Fleet) {
+	t.Helper()
+	sentinels := testenv.NewSentinels(t)
+	env := testenv.NewEnv(t, testenv.Embedded)
+	fleet, err := scenario.StartFleet(context.Background(), scenario.FleetConfig{
+		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.DirectAddrs(), Embedded: env.Redis.Embedded()},
+		Sentinels: sentinels.Set(),
+	})
+	if err != nil {
+		t.Fatalf("StartFleet: %v", err)
+	}
+	t.Cleanup(func() { fleet.Close() })
+	return env, fleet
+}
+
+// oneFailover is ForFailover's product (a 12 s lease, 3.5 s of work) with
+// two units, for the given strategies, to 160 buyers at 40 req/s, and one
+// failover per attack.
+func oneFailover(strategies ...strategy.Name) scenario.Settings {
+	s := scenario.DefaultSettings().ForFailover(func(string) bool { return false })
+	s.Modes = nil
+	for _, n := range strategies {
+		s.Modes = append(s.Modes, scenario.Mode(n))
+	}
+	s.Stock, s.Users, s.Rate, s.Duration, s.Failovers = 2, 160, 40, 20*time.Second, 1
+	return s
 }
