@@ -69,8 +69,13 @@ func raceEnabled() bool {
 }
 
 // helpOutput returns what `<name> --help` prints (flag usage goes to stderr).
+// Under -short it skips the test instead: building the binaries is most
+// of a cold -short run.
 func helpOutput(t *testing.T, name string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: skips building %s for its --help", name)
+	}
 	if err := buildBinaries(); err != nil {
 		t.Fatal(err)
 	}

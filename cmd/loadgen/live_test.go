@@ -28,6 +28,9 @@ import (
 // FLASHSALE_LIVE_SCREENSHOTS if set (README's picture comes from there),
 // else to the test's temp dir.
 func TestLivePageInABrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: skips the browser test (it starts Chromium and a sale)")
+	}
 	browser := chromium(t)
 	addr := freeAddr(t)
 	out := t.TempDir()

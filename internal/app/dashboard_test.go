@@ -66,14 +66,14 @@ func (f families) exports(name string) bool {
 	return false
 }
 
-// documented matches a row of README.md's table of metrics.
+// documented matches a row of docs/metrics.md's table of metrics.
 var documented = regexp.MustCompile("(?m)^\\| `(flashsale_[a-z0-9_]+)` \\|")
 
-// checkREADME checks that every metric README.md documents is in m, a live
-// scrape, and that every flashsale metric in m is documented.
-func checkREADME(t *testing.T, m families) {
+// checkMetricsDoc checks that every metric docs/metrics.md documents is in
+// m, a live scrape, and that every flashsale metric in m is documented.
+func checkMetricsDoc(t *testing.T, m families) {
 	t.Helper()
-	data, err := os.ReadFile("../../README.md")
+	data, err := os.ReadFile("../../docs/metrics.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,12 +81,12 @@ func checkREADME(t *testing.T, m families) {
 	for _, row := range documented.FindAllStringSubmatch(string(data), -1) {
 		seen[row[1]] = true
 		if !m.exports(row[1]) {
-			t.Errorf("README.md documents %s, which the shop does not export", row[1])
+			t.Errorf("docs/metrics.md documents %s, which the shop does not export", row[1])
 		}
 	}
 	for name := range m {
 		if strings.HasPrefix(name, "flashsale_") && !seen[name] {
-			t.Errorf("the shop exports %s, which README.md's table of metrics does not document", name)
+			t.Errorf("the shop exports %s, which docs/metrics.md's table of metrics does not document", name)
 		}
 	}
 }

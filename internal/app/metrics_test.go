@@ -22,7 +22,7 @@ import (
 // waits and critical sections beside them, Redlock's votes per node, the
 // batches, the audit's gauges, the door's gauges back at zero, and the Go
 // and process collectors there. Every query of compose's Grafana dashboard
-// must name metrics of this scrape, and README.md must document exactly
+// must name metrics of this scrape, and docs/metrics.md must document exactly
 // the flashsale metrics it has.
 func TestMetrics(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
@@ -138,7 +138,7 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 		checkDashboard(t, m)
-		checkREADME(t, m)
+		checkMetricsDoc(t, m)
 		for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "flashsale_lock_retries_total", "flashsale_order_events_total", "flashsale_orders_turned_away_total"} {
 			if _, ok := m[name]; !ok {
 				t.Errorf("%s is not exported", name)
