@@ -104,6 +104,9 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	if s.Failovers > 0 && fleet.Sentinels == nil {
 		return nil, ErrNoNodeControl
 	}
+	if s.Crash > 0 && fleet.procs == nil {
+		return nil, ErrNoShopControl
+	}
 	o := &Outcome{
 		Settings: s, Env: CurrentEnv(), Targets: fleet.Targets, Backend: fleet.Backend,
 		Started: time.Now(),
