@@ -156,7 +156,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	res.CPU = cpu()
 	close(stopped)
 	res.Kill = a.restore(killed)
-	res.Restart = <-restarted // once the nodes serve again
+	res.Restart = <-restarted                    // once the nodes serve again
 	if res.Crash = <-crashed; res.Crash != nil { // once the shops serve again
 		res.Crash.measure(res.Results, a.fleet.Targets)
 	}
