@@ -156,8 +156,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	res.CPU = cpu()
 	close(stopped)
 	res.Kill = a.restore(killed)
-	res.Restart = <-restarted                    // once the nodes serve again
-	if res.Crash = <-crashed; res.Crash != nil { // once the shops serve again
+	res.Restart = <-restarted // once the nodes serve again
+	res.Crash = <-crashed     // once the shops serve again
+	if res.Crash != nil {
 		res.Crash.measure(res.Results, a.fleet.Targets)
 	}
 	if res.Failover = <-failedOver; res.Failover != nil {
