@@ -79,6 +79,14 @@ deployment (--targets with --redis-sentinel): it must own the master to
 kill it, and SENTINEL FAILOVER, a polite handover in which the replica
 catches up first, is not the crash this shows.
 
+Add --crash 2 to SIGKILL a shop twice in each attack, at a third and two
+thirds of it, and start it again on its port: the shops then run as child
+processes of the load generator (its own binary, re-executed), on the same
+backends. fenced, sql-atomic, redis-decr and fenced+batch must stay exact:
+no unit oversold, no order duplicated, every buyer told 201 with an order
+row, and Redis's stock back to the database's (read for up to 15 s). It
+cannot be pointed at --targets: it kills only shops it started.
+
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
 strategy that claims to be safe oversold or duplicated.
 
@@ -114,6 +122,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.settings.EtcdKill, "etcd-kill", d.EtcdKill, "stop N of the 3 embedded etcd members halfway through the etcd attack, and bring them back after it (default 0: none)")
 	fs.BoolVar(&c.failover, "failover", false, "start a master, a replica and three Sentinels (redis-server and redis-sentinel on the PATH) for the shops' single-node locks and stock, and in each attack kill the master right after it granted a lock its held replica never got; see above for the settings it changes unless given (default off)")
 	fs.IntVar(&c.settings.Failovers, "failovers", scenario.DefaultFailovers, "with --failover, how many times each attack kills the master")
+	fs.IntVar(&c.settings.Crash, "crash", d.Crash, crashUsage)
 	var sentinels string
 	fs.StringVar(&sentinels, "redis-sentinel", "", "the Sentinels (host:port,...) of a --targets fleet; --failover refuses them: it kills only a master it started (default none)")
 	live := fs.Bool("live", false, "serve a live page of the run on loopback (a free port; the address is printed) while it lasts: per strategy, units left, oversold, duplicate orders, 503s, orders/s and latency, updating as the attack goes (default off)")
@@ -173,6 +182,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	c.targets, c.redis, c.etcd, c.sentinels = split(targets), split(redis), split(etcd), split(sentinels)
 	bad = append(bad, c.check()...)
+	bad = append(bad, c.checkCrash()...)
+	bad = append(bad, c.checkCrash()...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "modes:") {
 			continue // already said which mode is unknown

@@ -18,6 +18,7 @@
 //	go run ./cmd/loadgen --late-commit 300ms
 //	go run ./cmd/loadgen --modes redlock,fenced --redis-restart 3 --restart-delay 1s
 //	go run ./cmd/loadgen --failover
+//	go run ./cmd/loadgen --crash 2
 //	go run ./cmd/loadgen --targets http://127.0.0.1:8080 --admin-token secret
 package main
 
@@ -51,6 +52,7 @@ const (
 )
 
 func main() {
+	serveIfChildShop() // a --crash run's shop: this binary, re-executed
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -182,7 +184,8 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 		}
 	}
 	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
-		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log})
+		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log,
+		Processes: cfg.settings.Crash > 0, LogDir: dir})
 	if err != nil {
 		if set != nil {
 			set.Close()
