@@ -152,9 +152,9 @@ func (a *attack) startCrashes(ctx context.Context, planned int, counts *inFlight
 				return
 			}
 			i := (k - 1) % len(procs.shops)
-			kill := CrashKill{Shop: i, InFlight: counts.of(i), Back: -1}
+			kill := CrashKill{Shop: i, InFlight: counts.of(i), At: time.Since(began), Back: -1}
 			pid, err := procs.kill(i)
-			kill.PID, kill.At = pid, time.Since(began)
+			kill.PID = pid
 			if err == nil {
 				// On a context of its own: the shop comes back even after
 				// Ctrl-C, and the fleet's Close then stops it.
