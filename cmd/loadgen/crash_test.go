@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/scenario"
 )
 
 // TestMain lets this test binary be a --crash run's child shop, as the
@@ -89,5 +92,27 @@ func TestCrashRun(t *testing.T) {
 	logs, _ := filepath.Glob(filepath.Join(filepath.Dir(files[0]), "shop-*.log"))
 	if len(logs) != 3 {
 		t.Errorf("shop logs %v, want one per shop", logs)
+	}
+}
+
+// --crash sells the rows and the stock its kills need, except what the
+// command line gave.
+func TestCrashSellsItsSale(t *testing.T) {
+	c, err := parseFlags([]string{"--crash", "2"}, io.Discard)
+	if err != nil {
+		t.Fatalf("parseFlags: %v", err)
+	}
+	if s := c.settings; s.Stock != scenario.CrashStock || !slices.Equal(s.Modes, scenario.CrashModes()) || s.Crash != 2 {
+		t.Errorf("settings: stock %d, modes %v, crash %d; want %d, %v, 2", s.Stock, s.Modes, s.Crash, scenario.CrashStock, scenario.CrashModes())
+	}
+	c, err = parseFlags([]string{"--crash", "1", "--modes", "lua", "--stock", "7"}, io.Discard)
+	if err != nil {
+		t.Fatalf("parseFlags: %v", err)
+	}
+	if s := c.settings; s.Stock != 7 || len(s.Modes) != 1 || s.Modes[0] != "lua" {
+		t.Errorf("given --modes lua --stock 7: modes %v, stock %d", s.Modes, s.Stock)
+	}
+	if c, _ := parseFlags(nil, io.Discard); c.settings.Stock != scenario.DefaultSettings().Stock || c.settings.Crash != 0 {
+		t.Errorf("without --crash: stock %d, crash %d", c.settings.Stock, c.settings.Crash)
 	}
 }

@@ -84,7 +84,9 @@ thirds of it, and start it again on its port: the shops then run as child
 processes of the load generator (its own binary, re-executed), on the same
 backends. fenced, sql-atomic, redis-decr and fenced+batch must stay exact:
 no unit oversold, no order duplicated, every buyer told 201 with an order
-row, and Redis's stock back to the database's (read for up to 15 s). It
+row, and Redis's stock back to the database's (read for up to 15 s).
+Unless given: --modes fenced,sql-atomic,redis-decr,fenced+batch and
+--stock 600, so that the lock-free rows still sell when the kills come. It
 cannot be pointed at --targets: it kills only shops it started.
 
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
@@ -160,6 +162,13 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var bad []string
 	if c.failover {
 		c.settings = c.settings.ForFailover(func(name string) bool { return given(fs, name) })
+		if !given(fs, "modes") {
+			modes = joinModes(c.settings.Modes)
+		}
+		c.settings.Modes = nil // parsed below
+	}
+	if c.settings.Crash > 0 {
+		c.settings = c.settings.ForCrash(func(name string) bool { return given(fs, name) })
 		if !given(fs, "modes") {
 			modes = joinModes(c.settings.Modes)
 		}
