@@ -61,7 +61,7 @@ func TestCrashUsageErrorsExit2(t *testing.T) {
 // row's kill.
 func TestCrashRun(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts shop processes and kills them: not in -short")
+		t.Skip("-short: skips the crash run (it starts shop processes and kills them)")
 	}
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer

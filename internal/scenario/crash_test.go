@@ -34,7 +34,7 @@ func crashSale() scenario.Settings {
 // this test binary re-executed (TestMain).
 func TestCrashKillsAShopAndTheSafeRowsStayExact(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts shop processes and kills them: not in -short")
+		t.Skip("-short: skips the crash run (it starts shop processes and kills them)")
 	}
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
