@@ -8,8 +8,10 @@
 //
 // With no flags it needs nothing installed: it starts five embedded Redis
 // nodes, a three-member etcd cluster, a SQLite file and three shops on
-// loopback ports in process. With --targets and --admin-token it attacks a
-// running fleet instead. With --live it serves a page that shows the sale
+// loopback ports in process. With --crash N it runs the shops as child
+// processes instead, this binary re-executed, and SIGKILLs one N times in
+// each attack. With --targets and --admin-token it attacks a running fleet
+// instead. With --live it serves a page that shows the sale
 // as it happens (package live).
 //
 //	go run ./cmd/loadgen

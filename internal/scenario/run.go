@@ -81,7 +81,8 @@ func (o *Outcome) Unsafe() []string {
 // shop's audit. It returns the outcome so far with the first error: invalid
 // settings (ErrInvalidSettings), a shop that refuses the product or the
 // audit (ErrShop), --redlock-kill or --redis-restart without node control
-// (ErrNoNodeControl), or ctx's error if ctx ends. Run is not meant to be
+// (ErrNoNodeControl), --crash without shop processes (ErrNoShopControl), a
+// killed shop that did not come back, or ctx's error if ctx ends. Run is not meant to be
 // called concurrently on the same fleet: the attacks would share the shops'
 // CPU and locks.
 func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome, error) {
