@@ -15,12 +15,14 @@ import (
 )
 
 // crashSale is a small sale for --crash 1: 150 buyers clicking up to twice
-// for 30 units at 100 req/s, about 2.3 s of clicks, with the one kill at
-// half of it. No stalls: the kill is the only fault.
+// for 100 units at 100 req/s, about 2.3 s of clicks, with the one kill at
+// half of it, while units are still sold (the buyers' first clicks, some 65
+// a second, take the 100 units in about a second and a half). No stalls:
+// the kill is the only fault.
 func crashSale() scenario.Settings {
 	s := scenario.DefaultSettings()
 	s.Modes = []scenario.Mode{"fenced", "sql-atomic", "redis-decr", "fenced+batch"}
-	s.Users, s.Stock, s.Clicks = 150, 30, 2
+	s.Users, s.Stock, s.Clicks = 150, 100, 2
 	s.Rate, s.Duration = 100, 15*time.Second
 	s.StallRate = 0
 	s.Seed = 21
