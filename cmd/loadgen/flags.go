@@ -79,6 +79,16 @@ deployment (--targets with --redis-sentinel): it must own the master to
 kill it, and SENTINEL FAILOVER, a polite handover in which the replica
 catches up first, is not the crash this shows.
 
+Add --crash 2 to SIGKILL a shop twice in each attack, at a third and two
+thirds of it, and start it again on its port: the shops then run as child
+processes of the load generator (its own binary, re-executed), on the same
+backends. fenced, sql-atomic, redis-decr and fenced+batch must stay exact:
+no unit oversold, no order duplicated, every buyer told 201 with an order
+row, and Redis's stock back to the database's (read for up to 15 s).
+Unless given: --modes fenced,sql-atomic,redis-decr,fenced+batch and
+--stock 600, so that the lock-free rows still sell when the kills come. It
+cannot be pointed at --targets: it kills only shops it started.
+
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
 strategy that claims to be safe oversold or duplicated.
 
@@ -114,6 +124,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.settings.EtcdKill, "etcd-kill", d.EtcdKill, "stop N of the 3 embedded etcd members halfway through the etcd attack, and bring them back after it (default 0: none)")
 	fs.BoolVar(&c.failover, "failover", false, "start a master, a replica and three Sentinels (redis-server and redis-sentinel on the PATH) for the shops' single-node locks and stock, and in each attack kill the master right after it granted a lock its held replica never got; see above for the settings it changes unless given (default off)")
 	fs.IntVar(&c.settings.Failovers, "failovers", scenario.DefaultFailovers, "with --failover, how many times each attack kills the master")
+	fs.IntVar(&c.settings.Crash, "crash", d.Crash, crashUsage)
 	var sentinels string
 	fs.StringVar(&sentinels, "redis-sentinel", "", "the Sentinels (host:port,...) of a --targets fleet; --failover refuses them: it kills only a master it started (default none)")
 	live := fs.Bool("live", false, "serve a live page of the run on loopback (a free port; the address is printed) while it lasts: per strategy, units left, oversold, duplicate orders, 503s, orders/s and latency, updating as the attack goes (default off)")
@@ -156,6 +167,13 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 		c.settings.Modes = nil // parsed below
 	}
+	if c.settings.Crash > 0 {
+		c.settings = c.settings.ForCrash(func(name string) bool { return given(fs, name) })
+		if !given(fs, "modes") {
+			modes = joinModes(c.settings.Modes)
+		}
+		c.settings.Modes = nil // parsed below
+	}
 	if failoversGiven && !c.failover {
 		bad = append(bad, "failovers: only with --failover")
 	}
@@ -173,6 +191,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	c.targets, c.redis, c.etcd, c.sentinels = split(targets), split(redis), split(etcd), split(sentinels)
 	bad = append(bad, c.check()...)
+	bad = append(bad, c.checkCrash()...)
+	bad = append(bad, c.checkCrash()...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "modes:") {
 			continue // already said which mode is unknown

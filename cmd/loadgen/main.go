@@ -8,8 +8,10 @@
 //
 // With no flags it needs nothing installed: it starts five embedded Redis
 // nodes, a three-member etcd cluster, a SQLite file and three shops on
-// loopback ports in process. With --targets and --admin-token it attacks a
-// running fleet instead. With --live it serves a page that shows the sale
+// loopback ports in process. With --crash N it runs the shops as child
+// processes instead, this binary re-executed, and SIGKILLs one N times in
+// each attack. With --targets and --admin-token it attacks a running fleet
+// instead. With --live it serves a page that shows the sale
 // as it happens (package live).
 //
 //	go run ./cmd/loadgen
@@ -18,6 +20,7 @@
 //	go run ./cmd/loadgen --late-commit 300ms
 //	go run ./cmd/loadgen --modes redlock,fenced --redis-restart 3 --restart-delay 1s
 //	go run ./cmd/loadgen --failover
+//	go run ./cmd/loadgen --crash 2
 //	go run ./cmd/loadgen --targets http://127.0.0.1:8080 --admin-token secret
 package main
 
@@ -51,6 +54,7 @@ const (
 )
 
 func main() {
+	serveIfChildShop() // a --crash run's shop: this binary, re-executed
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -182,7 +186,8 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 		}
 	}
 	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
-		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log})
+		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log,
+		Processes: cfg.settings.Crash > 0, LogDir: dir})
 	if err != nil {
 		if set != nil {
 			set.Close()

@@ -46,6 +46,7 @@ type SettingsDoc struct {
 	RedisRestart    int      `json:"redis_restart"`
 	RestartDelayMs  float64  `json:"restart_delay_ms"`
 	Failovers       int      `json:"failovers"`
+	Crash           int      `json:"crash"`
 	LateCommitMs    float64  `json:"late_commit_ms"`
 	LateCommitEvery int      `json:"late_commit_every"`
 	PlannedRequests int      `json:"planned_requests"`
@@ -77,6 +78,7 @@ type ModeDoc struct {
 	Kill       *KillDoc     `json:"kill,omitempty"`
 	Restart    *RestartDoc  `json:"restart,omitempty"`
 	Failover   *FailoverDoc `json:"failover,omitempty"`
+	Crash      *CrashDoc    `json:"crash,omitempty"`
 	Why        string       `json:"why"`
 	RawResults string       `json:"raw_results"`
 }
@@ -136,7 +138,7 @@ func NewDocument(o *scenario.Outcome) Document {
 			RatePerSecond: s.Rate, DurationSeconds: s.Duration.Seconds(), LockTTLMs: ms(s.LockTTL),
 			WorkMs: ms(s.Work), StallMs: ms(s.Stall), StallRate: s.StallRate, Seed: s.Seed,
 			RedlockKill: s.RedlockKill, EtcdKill: s.EtcdKill, LateCommitMs: ms(s.LateCommit), LateCommitEvery: s.LateCommitEvery,
-			RedisRestart: s.RedisRestart, RestartDelayMs: ms(s.RestartDelay), Failovers: s.Failovers,
+			RedisRestart: s.RedisRestart, RestartDelayMs: ms(s.RestartDelay), Failovers: s.Failovers, Crash: s.Crash,
 			PlannedRequests: s.PlannedRequests(),
 		},
 		Unsafe:  o.Unsafe(),
@@ -182,6 +184,9 @@ func NewDocument(o *scenario.Outcome) Document {
 		}
 		if f := m.Failover; f != nil {
 			md.Failover = newFailoverDoc(f, m.Events.FencedOut)
+		}
+		if c := m.Crash; c != nil {
+			md.Crash = newCrashDoc(c)
 		}
 		d.Modes = append(d.Modes, md)
 	}

@@ -59,6 +59,9 @@ func settingsLine(o *scenario.Outcome) string {
 	if s.RedisRestart > 0 {
 		line += fmt.Sprintf(" --redis-restart %d --restart-delay %v", s.RedisRestart, s.RestartDelay)
 	}
+	if s.Crash > 0 {
+		line += fmt.Sprintf(" --crash %d", s.Crash)
+	}
 	if s.LateCommit > 0 {
 		line += fmt.Sprintf(" --late-commit %v --late-commit-every %d", s.LateCommit, s.LateCommitEvery)
 	}

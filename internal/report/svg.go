@@ -101,7 +101,8 @@ const maxPoints = 6000
 
 // latencyScatter draws one attack's latency over time: a dot per request
 // at (when it was sent, how long it took), on a log scale, coloured by the
-// kind of answer, with a line where --redlock-kill struck.
+// kind of answer, with a line where --redlock-kill, --redis-restart or
+// --crash struck.
 func latencyScatter(m *scenario.ModeResult) string {
 	rs := m.Results
 	var b strings.Builder
@@ -155,6 +156,7 @@ func latencyScatter(m *scenario.ModeResult) string {
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="kill"/>`, rx, rx, padT, padT+plotH)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="kill-label">%d node(s) restarted empty</text>`, rx+4, padT+12, len(r.Nodes))
 	}
+	crashMarks(&b, m, x, plotH)
 	legend(&b, []series{
 		{name: "201", color: kindColor[scenario.KindCreated]},
 		{name: "sold out", color: kindColor[scenario.KindSoldOut]},

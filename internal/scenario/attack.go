@@ -31,6 +31,8 @@ type ModeResult struct {
 	Restart *Restart
 	// Failover records the --failover rounds of this attack, if any.
 	Failover *Failover
+	// Crash records the --crash kills of this attack, if any.
+	Crash *Crash
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration
@@ -112,7 +114,13 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	cpu := cpuSpent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(8192)
 	defer tr.CloseIdleConnections()
-	results := atk.Attack(tg.Targeter(), newPacer(s.Rate, res.Planned), s.Duration, string(a.mode))
+	targeter, counts := tg.Targeter(), (*inFlight)(nil)
+	if s.Crash > 0 {
+		counts = newInFlight(a.fleet.Targets)
+		targeter = counts.targeter(targeter)
+	}
+	results := atk.Attack(targeter, newPacer(s.Rate, res.Planned), s.Duration, string(a.mode))
+	crashed := a.startCrashes(ctx, res.Planned, counts, stopped)
 
 	killed := a.startKiller(ctx, res.Planned, stopped)
 	restarted := a.startRestarter(ctx, stopped)
@@ -130,6 +138,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 				results = nil
 				break
 			}
+			counts.answered(r)
 			res.Tally.Add(r)
 			res.Metrics.Add(r)
 			res.Results = append(res.Results, *r)
@@ -148,6 +157,10 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	close(stopped)
 	res.Kill = a.restore(killed)
 	res.Restart = <-restarted // once the nodes serve again
+	res.Crash = <-crashed     // once the shops serve again
+	if res.Crash != nil {
+		res.Crash.measure(res.Results, a.fleet.Targets)
+	}
 	if res.Failover = <-failedOver; res.Failover != nil {
 		res.Failover.measureResumed(res.Results)
 	}
@@ -158,12 +171,20 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, ctxErr
 	}
 	defer watch.finish(res) // after the audit below, whatever it says
+	if err := res.Crash.failed(); err != nil {
+		return res, err // a shop that did not come back: the audit would not be whole
+	}
 
 	audit, err := a.api.audit(ctx, a.productID)
 	if err != nil {
 		return res, err
 	}
 	res.Audit = audit
+	if res.Crash != nil {
+		if err := a.settleCrash(ctx, res); err != nil {
+			return res, err
+		}
+	}
 	if res.Events, err = a.events(ctx); err != nil {
 		return res, err
 	}

@@ -31,7 +31,10 @@
 // --failover (Settings.Failovers) kills a Sentinel-managed master of the
 // load generator's own (package redisproc) in every attack, right after it
 // granted a lock its held replica never got (failover.go says why then,
-// failover_run.go how).
+// failover_run.go how). --crash (Settings.Crash) SIGKILLs a shop process
+// mid-sale and starts it again, in a fleet whose shops are child processes
+// (FleetConfig.Processes; shopprocs.go, childshop.go); crash.go says when
+// and what it counts.
 //
 // Package report turns the Outcome into the table and the report folder;
 // cmd/loadgen wires flags, fleet, run and report together.

@@ -36,6 +36,10 @@ func explain(s Settings, m *ModeResult) string {
 		b.WriteString(failoverLine(s, m))
 		b.WriteString("; ")
 	}
+	if m.Crash != nil {
+		b.WriteString(crashLine(m))
+		b.WriteString("; ")
+	}
 	switch m.Mode.Strategy() {
 	case strategy.Off:
 		if overlaps > 0 || a.DuplicateOrders > 0 {
@@ -116,6 +120,8 @@ func explain(s Settings, m *ModeResult) string {
 		switch {
 		case a.Drift != nil && *a.Drift != 0 && m.Failover != nil:
 			fmt.Fprintf(&b, ", drift between Redis and the database %d, not repaired: a promoted counter had not heard of some reservations, and the shops' sweep had not lowered it to the database's stock by the audit", *a.Drift)
+		case a.Drift != nil && m.Crash != nil:
+			b.WriteString(crashDriftLine(*a.Drift, m.Crash))
 		case a.Drift != nil:
 			fmt.Fprintf(&b, ", drift between Redis and the database %d", *a.Drift)
 		case a.RedisError != "":

@@ -49,6 +49,9 @@ type Fleet struct {
 	// CPU reads the fleet's CPU time, for the cpu/order column; nil if
 	// unknown.
 	CPU CPUMeter
+	// procs are the child shops of a process fleet (FleetConfig.Processes),
+	// which --crash kills; nil otherwise.
+	procs *shopProcs
 	// close stops what StartEmbedded started; nil for external fleets.
 	close func() error
 }

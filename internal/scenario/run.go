@@ -81,7 +81,8 @@ func (o *Outcome) Unsafe() []string {
 // shop's audit. It returns the outcome so far with the first error: invalid
 // settings (ErrInvalidSettings), a shop that refuses the product or the
 // audit (ErrShop), --redlock-kill or --redis-restart without node control
-// (ErrNoNodeControl), or ctx's error if ctx ends. Run is not meant to be
+// (ErrNoNodeControl), --crash without shop processes (ErrNoShopControl), a
+// killed shop that did not come back, or ctx's error if ctx ends. Run is not meant to be
 // called concurrently on the same fleet: the attacks would share the shops'
 // CPU and locks.
 func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome, error) {
@@ -103,6 +104,9 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	}
 	if s.Failovers > 0 && fleet.Sentinels == nil {
 		return nil, ErrNoNodeControl
+	}
+	if s.Crash > 0 && fleet.procs == nil {
+		return nil, ErrNoShopControl
 	}
 	o := &Outcome{
 		Settings: s, Env: CurrentEnv(), Targets: fleet.Targets, Backend: fleet.Backend,

@@ -77,6 +77,10 @@ type Settings struct {
 	// master, right after it granted a lock its replica has not heard of
 	// (0 to leave it alone; failover.go says how and why).
 	Failovers int
+	// Crash is how many times each attack SIGKILLs a shop process and
+	// starts it again (0 to leave the shops alone; crash.go says when and
+	// which). It needs a process fleet (FleetConfig.Processes).
+	Crash int
 }
 
 // Limits of Settings that Validate enforces: beyond them a run would not
@@ -88,6 +92,8 @@ const (
 	MaxRate   = 1_000_000
 	// MaxFailovers bounds --failovers: each round takes seconds.
 	MaxFailovers = 10
+	// MaxCrash bounds --crash: each kill costs a shop's restart.
+	MaxCrash = 20
 )
 
 // DefaultSettings returns the 双11 defaults, tuned on a 2-core machine
@@ -212,6 +218,12 @@ func (s Settings) Problems() []string {
 	}
 	if s.Failovers > 0 && (s.RedisRestart > 0 || s.RedlockKill > 0) {
 		add("failover: not with --redis-restart or --redlock-kill: one fault on Redis per run")
+	}
+	if s.Crash < 0 || s.Crash > MaxCrash {
+		add("crash: %d, want 0..%d shop kills per attack", s.Crash, MaxCrash)
+	}
+	if s.Crash > 0 && (s.Failovers > 0 || s.RedisRestart > 0 || s.RedlockKill > 0 || s.EtcdKill > 0) {
+		add("crash: not with --failover, --redis-restart, --redlock-kill or --etcd-kill: one fault per run")
 	}
 	if s.RedisRestart > 0 && s.RedlockKill > 0 {
 		add("redis-restart: not with --redlock-kill: one fault on the Redis nodes per run")

@@ -58,6 +58,19 @@ type FleetConfig struct {
 	LockWait time.Duration
 	// Logger receives the shops' logs (nil: discarded).
 	Logger *slog.Logger
+	// Processes runs each shop as a child process, this program
+	// re-executed (shopprocs.go), instead of in this process: what --crash
+	// needs. The program must call ServeChildShop first thing when
+	// IsChildShop. The children open the embedded SQLite file, or
+	// MySQLDSN's database, or, with Backends, SQLitePath.
+	Processes bool
+	// SQLitePath, with Processes and Backends, is the file of Backends'
+	// SQLite database, for the child shops to open.
+	SQLitePath string
+	// LogDir, with Processes, receives each shop's output as
+	// shop-<n>.log (empty: discarded, but for the lines quoted when a shop
+	// fails to start). Logger is not used by child shops.
+	LogDir string
 }
 
 // StartFleet starts the backends (embedded by default) and cfg.Shops shop
@@ -143,13 +156,20 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		b = &shopBackends
 	}
 
-	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	var served sync.WaitGroup
-	closers = append(closers, func() error { stop(); served.Wait(); return nil })
 	shops := cfg.Shops
 	if shops <= 0 {
 		shops = DefaultShops
 	}
+	if cfg.Processes {
+		if err := startProcessShops(ctx, f, shops, acfg, cfg, b, &closers); err != nil {
+			return nil, err
+		}
+		f.Backend += fmt.Sprintf("; %d shops as child processes", shops)
+		return f, nil
+	}
+	serveCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	var served sync.WaitGroup
+	closers = append(closers, func() error { stop(); served.Wait(); return nil })
 	for i := range shops {
 		shop, err := app.NewShop(ctx, acfg, b)
 		if err != nil {
