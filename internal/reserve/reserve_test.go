@@ -3,8 +3,8 @@ package reserve_test
 import (
 	"context"
 	"errors"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/testenv"
