@@ -37,7 +37,8 @@ import (
 // reservations that no longer exist. A shop killed between its take and
 // its write never gives its reservation back, and a sweep that only
 // lowers cannot return it (sold 4 of 5: Redis 0, the database 1, drift -1
-// for ever). So every reservation is also in the product's ledger, and the
+// for ever); nor a give-back that a failover lost (the promoted replica
+// still holds the reservation). So every reservation is also in the product's ledger, and the
 // sweep gives back those whose hold (reclaimGrace, 5 s, plus the
 // product's work and stall) has run out with no order written: back
 // within that hold and a sweepEvery of the take, 6.3 s for the default
@@ -61,6 +62,8 @@ const (
 	// sweepFor is how long after this shop was last asked for a product it
 	// keeps sweeping it: long enough for a failover still under way when
 	// the last buyer left (a promotion takes a few seconds), then a sweep.
+	// A product whose ledger still holds reservations is swept longer,
+	// until they are settled.
 	sweepFor = 10 * time.Second
 )
 

@@ -83,6 +83,7 @@ func TestTakeArrivingAfterItsGiveBackReservesNothing(t *testing.T) {
 		if left, err := s.Take(ctx, p, "alice", "r2", 1, time.Hour); err != nil || left != 2 {
 			t.Errorf("alice clicks again: got %d, %v; want 2 left", left, err)
 		}
+		checkDue(t, s, p, 1) // r2's, and nothing of the late take
 	})
 }
 
