@@ -73,6 +73,39 @@ func TestReclaimDeadShop(t *testing.T) {
 	})
 }
 
+// TestReclaimAfterRestart: the only shop selling a product dies right
+// after taking its last unit in Redis, and starts again. The restarted
+// shop knows nothing of the reservation; asked for the product (sold out,
+// as Redis says), it sweeps it, and gives the unit back.
+func TestReclaimAfterRestart(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		ctx := context.Background()
+		h := &hookSleep{hook: func(context.Context) { runtime.Goexit() }}
+		first := shopOn(t, b, b.DB.DB(), order.Options{Sleep: h.Sleep})
+		first.SetReclaimGrace(0) // its reservation is due at once
+		p := newProduct(t, b, "reclaim-restart", stock.Product{Strategy: strategy.RedisDecr, Stock: 1})
+		h.armed.Store(true)
+		died := make(chan struct{})
+		go func() {
+			defer close(died)
+			first.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
+		}()
+		<-died
+		first.Close()
+
+		restarted := newShops(t, b, 1, order.Options{})[0]
+		if _, err := restarted.Place(ctx, order.Request{UserID: "y", ProductID: p.ID, Quantity: 1}); !errors.Is(err, order.ErrSoldOut) {
+			t.Fatalf("y, while the dead shop's reservation holds the unit: got %v, want %v", err, order.ErrSoldOut)
+		}
+		waitFor(t, 3*sweepEvery, "the restarted shop's sweep to give the unit back", func() bool {
+			return restarted.Events(p.ID).Reclaimed == 1
+		})
+		mustPlace(ctx, t, restarted, p.ID, "y")
+		checkExact(t, audit(t, restarted, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
+			InitialStock: 1, Stock: 0, Orders: 1, Sold: 1, Consistent: true})
+	})
+}
+
 // TestReclaimRefusesSlowShop: the shop is not dead but slow (a GC pause, a
 // stalled network), and its write comes after the sweep has reclaimed its
 // reservation. The database refuses it: the buyer is told ErrUnavailable,
