@@ -34,15 +34,15 @@ import (
 // by several shops, and the order flow's own lowering, commute.
 //
 // 2. Reclaiming (reclaim.go). The opposite drift: Redis holds units for
-// reservations that no longer exist. A shop killed between its take and
-// its write never gives its reservation back, and a sweep that only
-// lowers cannot return it (sold 4 of 5: Redis 0, the database 1, drift -1
-// for ever); nor a give-back that a failover lost (the promoted replica
-// still holds the reservation). So every reservation is also in the product's ledger, and the
-// sweep gives back those whose hold (reclaimGrace, 5 s, plus the
-// product's work and stall) has run out with no order written: back
-// within that hold and a sweepEvery of the take, 6.3 s for the default
-// products. The database decides "no order" once and for all, in the
+// reservations nobody will finish. A shop killed between its take and its
+// write never gives its reservation back, and a sweep that only lowers
+// cannot return it (sold 4 of 5: Redis 0, the database 1, drift -1 for
+// ever); nor a give-back that a failover lost (the promoted replica still
+// holds the reservation). So every reservation is also in the product's
+// ledger, and the sweep gives back those whose hold (reclaimGrace, 5 s,
+// plus the product's work and stall) has run out with no order written:
+// back within that hold and a sweepEvery of the take, 6.3 s for the
+// default products. The database decides "no order" once and for all, in the
 // transaction that records the reservation as reclaimed, and refuses the
 // order of a reclaimed reservation, should its shop only have been slow:
 // a timing bound alone would give back units whose COMMIT is still on
