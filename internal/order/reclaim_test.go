@@ -39,22 +39,13 @@ func TestReclaimDeadShop(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
 		survivor := newShops(t, b, 1, order.Options{})[0]
-		h := &hookSleep{hook: func(context.Context) { runtime.Goexit() }}
-		dead := shopOn(t, b, b.DB.DB(), order.Options{Sleep: h.Sleep})
 		p := newProduct(t, b, "reclaim-dead", stock.Product{Strategy: strategy.RedisDecr, Stock: 5})
 		for i := range 4 {
 			mustPlace(ctx, t, survivor, p.ID, "u"+strconv.Itoa(i))
 		}
 
-		h.armed.Store(true)
 		took := time.Now()
-		died := make(chan struct{})
-		go func() {
-			defer close(died)
-			dead.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
-		}()
-		<-died
-		dead.Close() // its sweep dies with it
+		dieAfterTake(ctx, t, b, reclaimGrace, p.ID, "x")
 		if a := audit(t, survivor, p.ID); a.RedisStock == nil || *a.RedisStock != 0 || a.Stock != 1 {
 			t.Fatalf("after the crash: Redis %v, database %d; want 0, 1", deref(a.RedisStock), a.Stock)
 		}
@@ -80,18 +71,8 @@ func TestReclaimDeadShop(t *testing.T) {
 func TestReclaimAfterRestart(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
-		h := &hookSleep{hook: func(context.Context) { runtime.Goexit() }}
-		first := shopOn(t, b, b.DB.DB(), order.Options{Sleep: h.Sleep})
-		first.SetReclaimGrace(0) // its reservation is due at once
 		p := newProduct(t, b, "reclaim-restart", stock.Product{Strategy: strategy.RedisDecr, Stock: 1})
-		h.armed.Store(true)
-		died := make(chan struct{})
-		go func() {
-			defer close(died)
-			first.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
-		}()
-		<-died
-		first.Close()
+		dieAfterTake(ctx, t, b, 0, p.ID, "x") // its reservation is due at once
 
 		restarted := newShops(t, b, 1, order.Options{})[0]
 		if _, err := restarted.Place(ctx, order.Request{UserID: "y", ProductID: p.ID, Quantity: 1}); !errors.Is(err, order.ErrSoldOut) {
@@ -248,6 +229,25 @@ func TestReclaimKeepsSoldOrders(t *testing.T) {
 		checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
 			InitialStock: units, Stock: units - sold, Orders: sold, Sold: sold, Consistent: true})
 	})
+}
+
+// dieAfterTake is a shop, with grace as its reclaimGrace, killed while
+// it sells a unit of product to user: its take is done, and then nothing,
+// neither the database write nor a give-back, as under SIGKILL (the
+// goroutine placing the order ends). Its sweep dies with it.
+func dieAfterTake(ctx context.Context, t *testing.T, b *testenv.Env, grace time.Duration, product, user string) {
+	t.Helper()
+	h := &hookSleep{hook: func(context.Context) { runtime.Goexit() }}
+	shop := shopOn(t, b, b.DB.DB(), order.Options{Sleep: h.Sleep})
+	shop.SetReclaimGrace(grace)
+	h.armed.Store(true)
+	died := make(chan struct{})
+	go func() {
+		defer close(died)
+		shop.Place(ctx, order.Request{UserID: user, ProductID: product, Quantity: 1})
+	}()
+	<-died
+	shop.Close()
 }
 
 // checkLedger checks how many reservations product's ledger holds.
