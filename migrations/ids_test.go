@@ -55,7 +55,7 @@ func TestIdColumnsAreBinary(t *testing.T) {
 		t.Skipf("needs %s: SQLite has no collations to check", testenv.EnvMySQLDSN)
 	}
 	db := testenv.NewDB(t, testenv.Real).DB()
-	for _, col := range [][2]string{{"products", "id"}, {"orders", "id"}, {"orders", "user_id"}, {"orders", "product_id"}, {"shops", "id"}} {
+	for _, col := range [][2]string{{"products", "id"}, {"orders", "id"}, {"orders", "user_id"}, {"orders", "product_id"}, {"shops", "id"}, {"reclaimed", "id"}, {"reclaimed", "product_id"}} {
 		var collation string
 		err := db.Raw("SELECT collation_name FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? AND column_name = ?", col[0], col[1]).Scan(&collation).Error
 		if err != nil {

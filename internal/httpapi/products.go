@@ -184,6 +184,7 @@ type eventsJSON struct {
 	FencedOut   int64  `json:"fenced_out"`
 	LocksLost   int64  `json:"locks_lost"`
 	GivenBack   int64  `json:"given_back"`
+	Reclaimed   int64  `json:"reclaimed"`
 	Batches     int64  `json:"batches"`
 	Batched     int64  `json:"batched_buyers"`
 }
@@ -201,7 +202,7 @@ func (a *api) productEvents(c *gin.Context) {
 	e := a.orders.Events(p.ID)
 	c.PureJSON(http.StatusOK, eventsJSON{
 		ProductID: p.ID, LateCommits: e.LateCommits, FencedOut: e.FencedOut,
-		LocksLost: e.LocksLost, GivenBack: e.GivenBack,
+		LocksLost: e.LocksLost, GivenBack: e.GivenBack, Reclaimed: e.Reclaimed,
 		Batches: e.Batches, Batched: e.BatchedBuyers,
 	})
 }

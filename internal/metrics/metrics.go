@@ -91,7 +91,7 @@ func New() *Shop {
 		}, []string{"node", "vote"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_order_events_total",
-			Help: "What happened inside orders, by strategy and event: late_commit (held back by the late-commit fault), fenced_out (a stale fencing token refused), lock_lost (the watchdog gave the lock up before the write), given_back (a redis-decr reservation returned).",
+			Help: "What happened inside orders, by strategy and event: late_commit (held back by the late-commit fault), fenced_out (a stale fencing token refused), lock_lost (the watchdog gave the lock up before the write), given_back (a redis-decr reservation returned after its order failed), reclaimed (a redis-decr reservation whose hold ran out with no order, returned by the sweep).",
 		}, []string{"strategy", "event"}),
 		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_batch_buyers",
@@ -144,7 +144,7 @@ func (m *Shop) zeros() {
 		if s.Batches() {
 			m.batchSize.WithLabelValues(string(s))
 		}
-		for _, e := range []order.Event{order.EventLateCommit, order.EventFencedOut, order.EventLockLost, order.EventGivenBack} {
+		for _, e := range []order.Event{order.EventLateCommit, order.EventFencedOut, order.EventLockLost, order.EventGivenBack, order.EventReclaimed} {
 			m.events.WithLabelValues(string(s), string(e))
 		}
 	}

@@ -18,6 +18,10 @@ type Events struct {
 	// GivenBack counts redis-decr reservations given back because the
 	// order could not be written.
 	GivenBack int64
+	// Reclaimed counts redis-decr reservations this shop's sweep gave
+	// back because their hold ran out with no order written: their shop
+	// died, or was too slow (reclaim.go).
+	Reclaimed int64
 	// Batches counts the batches served (stock.Product.BatchMax), and
 	// BatchedBuyers the buyers answered in them: their ratio is the mean
 	// batch size.
@@ -28,6 +32,7 @@ type Events struct {
 // its orders that reached their commit (the late-commit schedule).
 type counters struct {
 	lateCommits, fencedOut, locksLost, givenBack atomic.Int64
+	reclaimed                                    atomic.Int64
 	commits                                      atomic.Int64
 	batches, batched                             atomic.Int64
 }
@@ -55,6 +60,7 @@ func (s *Service) Events(product string) Events {
 		FencedOut:     c.fencedOut.Load(),
 		LocksLost:     c.locksLost.Load(),
 		GivenBack:     c.givenBack.Load(),
+		Reclaimed:     c.reclaimed.Load(),
 		Batches:       c.batches.Load(),
 		BatchedBuyers: c.batched.Load(),
 	}

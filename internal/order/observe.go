@@ -39,6 +39,7 @@ const (
 	EventFencedOut  Event = "fenced_out"  // a holder refused for its stale fencing token
 	EventLockLost   Event = "lock_lost"   // a holder found its lock lost before it wrote
 	EventGivenBack  Event = "given_back"  // a redis-decr reservation given back
+	EventReclaimed  Event = "reclaimed"   // a stale redis-decr reservation given back by the sweep
 )
 
 // outcomeFor is Outcome for an order or a lock asked for on ctx: once ctx
@@ -74,6 +75,8 @@ func (s *Service) happened(product string, sn strategy.Name, e Event) {
 		c.locksLost.Add(1)
 	case EventGivenBack:
 		c.givenBack.Add(1)
+	case EventReclaimed:
+		c.reclaimed.Add(1)
 	}
 	s.opts.Observer.Happened(sn, e)
 }

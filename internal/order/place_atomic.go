@@ -51,8 +51,9 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 	return o, nil
 }
 
-// insertAndDeduct writes o and takes its units, for the strategies that
-// need no lock: the INSERT first, so a repeated click fails on the unique
+// insertAndDeduct writes o and takes its units, for sql-atomic (redis-decr
+// writes with writeReserved, which must take the row first): the INSERT
+// first, so a repeated click fails on the unique
 // key before it touches the hot row; the conditional UPDATE last, so the
 // row's lock is held from it to the commit and no longer. Errors:
 // errDuplicateKey, errNoUnits, or the database's.

@@ -23,6 +23,12 @@ import (
 // repeated click must be refused without taking a unit. The database keeps
 // its own guards (the unique key, the conditional UPDATE), so a Redis that
 // lost its data cannot oversell it either.
+//
+// A shop that dies between the two steps cannot give its reservation back;
+// the sweep does, once the reservation's hold has run out with no order
+// written (reclaim.go), and the database refuses the order of a
+// reservation given back that way, should its shop come back with it
+// (writeReserved): the buyer is told ErrUnavailable, never 201.
 func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	if s.opts.Reservations == nil {
 		return Order{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
@@ -38,13 +44,20 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 		s.giveBack(ctx, o)
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
-	// 3. Write the order and take the units in the database.
+	// 3. Write the order and take the units in the database, unless the
+	// sweep gave the reservation back first.
 	err := s.commit(ctx, nil, p, func(tx *gorm.DB) error {
-		return insertAndDeduct(tx, o)
+		return writeReserved(tx, o)
 	})
 	switch {
 	case err == nil:
 		return o, nil
+	case errors.Is(err, errReclaimed):
+		// This shop was too slow: the units are back on sale. Giving back
+		// again is a no-op, or finishes a sweep that died after its
+		// commit.
+		s.giveBack(ctx, o)
+		return Order{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	case errors.Is(err, errDuplicateKey):
 		// The database has an order of this buyer that Redis forgot.
 		s.giveBack(ctx, o)
@@ -71,11 +84,13 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 	return Order{}, fromWrite(ctx, err)
 }
 
-// reserve takes o's units in Redis. A stock Redis does not have is loaded
-// from the database first (LoadIfMissing), once.
+// reserve takes o's units in Redis, held for s.hold(p) before the sweep
+// may reclaim them. A stock Redis does not have is loaded from the
+// database first (LoadIfMissing), once.
 func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 	res := s.opts.Reservations
-	_, err := res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity)
+	hold := s.hold(p)
+	_, err := res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity, hold)
 	if errors.Is(err, reserve.ErrNotLoaded) {
 		left, rerr := readStock(ctx, s.db, p.ID)
 		if rerr != nil {
@@ -84,7 +99,7 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 		if _, lerr := res.LoadIfMissing(ctx, p.ID, left); lerr != nil {
 			err = lerr
 		} else {
-			_, err = res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity)
+			_, err = res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity, hold)
 		}
 	}
 	var dup *reserve.DuplicateError
@@ -126,6 +141,45 @@ func (s *Service) lowerToDatabase(ctx context.Context, product string) error {
 	}
 	_, err = s.opts.Reservations.Lower(ctx, product, left)
 	return err
+}
+
+// writeReserved writes o and takes its units in the database, for
+// redis-decr, unless the sweep has given o's reservation back. Errors:
+// errNoUnits, errDuplicateKey, errReclaimed, or the database's.
+//
+// The UPDATE comes first: it takes the product's row, which the sweep
+// takes too before it decides that a reservation has no order (reclaim.go).
+// So the two take turns: if the sweep went first, its row in reclaimed is
+// committed by the time this UPDATE has the row, and the INSERT, which
+// selects its values from nothing when that row exists, inserts nothing.
+// If this transaction went first, the sweep finds the order. The check
+// costs no round trip of its own; what it costs is that the row is now
+// held from the UPDATE through the INSERT to the commit, one statement
+// longer than sql-atomic holds it (insertAndDeduct). A buyer Redis let
+// through twice (it lost its buyers) fails on the unique key, which rolls
+// the UPDATE back.
+func writeReserved(tx *gorm.DB, o Order) error {
+	res := tx.Exec("UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?", o.Quantity, o.ProductID, o.Quantity)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return errNoUnits
+	}
+	r := toUniqueRow(o)
+	res = tx.Exec(`INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at, unique_buyer)
+SELECT ?, ?, ?, ?, ?, ?, ? FROM (SELECT 1 AS one) AS this_order
+WHERE NOT EXISTS (SELECT 1 FROM reclaimed WHERE id = ?)`,
+		r.ID, r.UserID, r.ProductID, r.Quantity, r.Strategy, r.CreatedAt, *r.UniqueBuyer, r.ID)
+	switch {
+	case stock.IsDuplicateKey(res.Error):
+		return errDuplicateKey
+	case res.Error != nil:
+		return res.Error
+	case res.RowsAffected == 0:
+		return fmt.Errorf("%w: order %s", errReclaimed, o.ID)
+	}
+	return nil
 }
 
 // giveBack gives o's reservation back now, on a context that survives the

@@ -9,26 +9,20 @@ import (
 	"github.com/flashsale/flashsale/internal/reserve"
 )
 
-// The reconciler: every shop brings Redis's stock of the redis-decr
-// products it sells back down to the database's.
+// The reconciler: every shop brings Redis's view of the redis-decr
+// products it sells back to the database's, in two steps, each safe to
+// run in any number of shops at once and again.
 //
-// Every unit the database sells was reserved in Redis first, so Redis
-// offers at most what the database has, less the reservations on their
-// way to it. That holds while Redis remembers every write. It breaks when
-// Redis forgets some: a replica promoted without the newest reservations
-// (a failover), or a lowering sent to a master that died before its
-// replica heard of it. Then Redis offers phantom units. (A give-back lost
-// the same way does the opposite: Redis keeps a unit for a reservation
-// that no longer exists, which a sweep that only lowers cannot return; the
-// audit's drift shows it, below zero.) The
-// database refuses them, and the refusal lowers Redis (placeReserved);
-// but once the sale has sold out nobody asks Redis again, and the drift
-// would stay for good.
-//
-// So each shop sweeps: every sweepEvery, for each redis-decr product it
-// was asked to sell within the last sweepFor, it reads the database's
-// stock and lowers Redis's to it (reconcile). That is one SELECT and one
-// script per product and sweep. A shop with no such product runs no sweep.
+// 1. Lowering. Every unit the database sells was reserved in Redis first,
+// so Redis offers at most what the database has, less the reservations on
+// their way to it. That holds while Redis remembers every write. It breaks
+// when Redis forgets some: a replica promoted without the newest
+// reservations (a failover), or a lowering sent to a master that died
+// before its replica heard of it. Then Redis offers phantom units. The
+// database refuses them, and the refusal lowers Redis (placeReserved); but
+// once the sale has sold out nobody asks Redis again, and the drift would
+// stay for good. So the sweep reads the database's stock and lowers
+// Redis's to it (lowerToDatabase): one SELECT and one script per product.
 //
 // Lowering to a database read is safe with reservations in flight. Stock
 // never goes up in the database, and each unit it sells was reserved in
@@ -37,14 +31,39 @@ import (
 // the stock now: the sweep can leave Redis above the true value, never
 // below it. What it leaves above (a reservation given back right after
 // the read) the next sweep lowers. And Lower only ever lowers, so sweeps
-// by several shops, and the order flow's own lowering, commute: any of
-// them may run at any time, any number of times.
+// by several shops, and the order flow's own lowering, commute.
+//
+// 2. Reclaiming (reclaim.go). The opposite drift: Redis holds units for
+// reservations nobody will finish. A shop killed between its take and its
+// write never gives its reservation back, and a sweep that only lowers
+// cannot return it (sold 4 of 5: Redis 0, the database 1, drift -1 for
+// ever); nor a give-back that a failover lost (the promoted replica still
+// holds the reservation). So every reservation is also in the product's
+// ledger, and the sweep gives back those whose hold (reclaimGrace, 5 s,
+// plus the product's work and stall) has run out with no order written:
+// back within that hold and a sweepEvery of the take, 6.3 s for the
+// default products. The database decides "no order" once and for all, in the
+// transaction that records the reservation as reclaimed, and refuses the
+// order of a reclaimed reservation, should its shop only have been slow:
+// a timing bound alone would give back units whose COMMIT is still on
+// its way.
+//
+// So each shop sweeps: every sweepEvery, for each redis-decr product it
+// was asked to sell within the last sweepFor, or whose ledger still held
+// reservations at its last sweep, it runs both steps (reconcile). A
+// product whose only shop died is swept by the others, which are asked for
+// it too; a shop that restarts sweeps again from its first ask; and a
+// product nobody asks for any more (sold out in Redis before the crash)
+// is swept until its ledger is empty, however long the hold. A shop with
+// no such product runs no sweep.
 const (
 	// sweepEvery is the pause between two sweeps of one shop.
 	sweepEvery = time.Second
 	// sweepFor is how long after this shop was last asked for a product it
 	// keeps sweeping it: long enough for a failover still under way when
 	// the last buyer left (a promotion takes a few seconds), then a sweep.
+	// A product whose ledger still holds reservations is swept longer,
+	// until they are settled.
 	sweepFor = 10 * time.Second
 )
 
@@ -52,11 +71,7 @@ const (
 // and starts the sweep if none runs. Place calls it for every order of such
 // a product, sold out or not.
 func (s *Service) touch(product string) {
-	v, ok := s.asked.Load(product)
-	if !ok {
-		v, _ = s.asked.LoadOrStore(product, new(atomic.Int64))
-	}
-	v.(*atomic.Int64).Store(time.Now().UnixNano())
+	s.sweepUntil(product, time.Now().Add(sweepFor))
 	if s.sweeping.Load() || s.stopping.Err() != nil {
 		return
 	}
@@ -66,8 +81,23 @@ func (s *Service) touch(product string) {
 	}
 }
 
-// sweep reconciles the recently asked products every sweepEvery, until
-// there are none, or Close. It runs in one goroutine per Service at most.
+// sweepUntil makes sure product is swept until at least t.
+func (s *Service) sweepUntil(product string, t time.Time) {
+	v, ok := s.sweepTill.Load(product)
+	if !ok {
+		v, _ = s.sweepTill.LoadOrStore(product, new(atomic.Int64))
+	}
+	till, n := v.(*atomic.Int64), t.UnixNano()
+	for {
+		old := till.Load()
+		if old >= n || till.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// sweep reconciles the products to sweep every sweepEvery, until there
+// are none, or Close. It runs in one goroutine per Service at most.
 func (s *Service) sweep() {
 	defer s.sweeps.Done()
 	t := time.NewTicker(sweepEvery)
@@ -78,29 +108,32 @@ func (s *Service) sweep() {
 			return
 		case <-t.C:
 		}
-		products := s.recentlyAsked()
+		products := s.toSweep()
 		if len(products) == 0 {
 			// Stop, then look once more: a touch that still saw this sweep
-			// running (and so started none) is in asked by now.
+			// running (and so started none) is in sweepTill by now.
 			s.sweeping.Store(false)
-			if len(s.recentlyAsked()) == 0 || !s.sweeping.CompareAndSwap(false, true) {
+			if len(s.toSweep()) == 0 || !s.sweeping.CompareAndSwap(false, true) {
 				return
 			}
 			continue
 		}
 		for _, p := range products {
-			s.reconcile(s.stopping, p)
+			if s.reconcile(s.stopping, p) {
+				// Reservations are left to settle: sweep it next time too.
+				s.sweepUntil(p, time.Now().Add(2*sweepEvery))
+			}
 		}
 	}
 }
 
-// recentlyAsked returns the redis-decr products this shop was asked for
-// within sweepFor.
-func (s *Service) recentlyAsked() []string {
-	since := time.Now().Add(-sweepFor).UnixNano()
+// toSweep returns the redis-decr products this shop sweeps now: asked for
+// within sweepFor, or with reservations left at their last sweep.
+func (s *Service) toSweep() []string {
+	now := time.Now().UnixNano()
 	var out []string
-	s.asked.Range(func(k, v any) bool {
-		if v.(*atomic.Int64).Load() >= since {
+	s.sweepTill.Range(func(k, v any) bool {
+		if v.(*atomic.Int64).Load() >= now {
 			out = append(out, k.(string))
 		}
 		return true
@@ -109,17 +142,26 @@ func (s *Service) recentlyAsked() []string {
 }
 
 // reconcile repairs, within one sweepEvery, what any shop may repair of
-// product's Redis state at any time:
+// product's Redis state at any time, and reports whether product's ledger
+// still holds reservations (or could not be read):
 //
-//  1. Redis's stock comes down to the database's (lowerToDatabase).
+//  1. Redis's stock comes down to the database's (lowerToDatabase);
+//  2. the reservations past their hold are settled: the sold ones leave
+//     the ledger, the rest are given back (reclaim).
 //
 // A failure waits for the next sweep; Redis down or the database down is
 // what the orders themselves report.
-func (s *Service) reconcile(ctx context.Context, product string) {
+func (s *Service) reconcile(ctx context.Context, product string) (pending bool) {
 	ctx, cancel := context.WithTimeout(ctx, sweepEvery)
 	defer cancel()
 	// 1. Lower Redis's stock to the database's.
 	if err := s.lowerToDatabase(ctx, product); err != nil && !errors.Is(err, reserve.ErrNotLoaded) {
 		s.opts.Logger.DebugContext(ctx, "reconcile: lower the redis stock to the database's", "product", product, "err", err)
 	}
+	// 2. Give back the reservations nobody will finish.
+	pending, err := s.reclaim(ctx, product)
+	if err != nil {
+		s.opts.Logger.DebugContext(ctx, "reconcile: reclaim the reservations past their hold", "product", product, "err", err)
+	}
+	return pending
 }

@@ -69,9 +69,10 @@ type Service struct {
 
 	leaders sync.WaitGroup // lead's goroutines
 
-	asked    sync.Map // redis-decr product id -> *atomic.Int64, when last asked; see touch
-	sweeping atomic.Bool
-	sweeps   sync.WaitGroup // sweep's goroutine
+	sweepTill    sync.Map // redis-decr product id -> *atomic.Int64, sweep it until then (Unix ns); see touch
+	sweeping     atomic.Bool
+	sweeps       sync.WaitGroup // sweep's goroutine
+	reclaimGrace time.Duration  // see hold
 
 	settling sync.WaitGroup  // settle's goroutines
 	stopping context.Context // ended by Close: settle stops
@@ -103,7 +104,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	for mode, l := range lockers {
 		m[mode] = l
 	}
-	s := &Service{db: db, products: products, lockers: m, opts: opts}
+	s := &Service{db: db, products: products, lockers: m, opts: opts, reclaimGrace: reclaimGrace}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	return s
 }

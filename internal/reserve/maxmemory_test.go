@@ -28,7 +28,7 @@ func TestGiveBackAtMaxmemory(t *testing.T) {
 	if err := s.Load(ctx, "p", 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Take(ctx, "p", "alice", "r1", 1); err != nil {
+	if _, err := s.Take(ctx, "p", "alice", "r1", 1, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil { // far below what it uses
@@ -42,7 +42,7 @@ func TestGiveBackAtMaxmemory(t *testing.T) {
 		t.Fatalf("GiveBack of a held reservation at maxmemory: %v, %v; want true, nil", held, err)
 	}
 	checkLeft(t, s, "p", 3)
-	if _, err := s.Take(ctx, "p", "alice", "r2", 1); err != nil {
+	if _, err := s.Take(ctx, "p", "alice", "r2", 1, time.Hour); err != nil {
 		t.Errorf("alice clicks again: %v", err)
 	}
 }

@@ -5,10 +5,12 @@
 // write that fails gives its reservation back with a second script, so a
 // failed order never leaves a unit lost in Redis.
 //
-// The two keys of a product are its stock ("flashsale:stock:{<id>}", the
-// units left) and its buyers ("flashsale:buyers:{<id>}", a hash from each
-// buyer holding a reservation or an order to that reservation's id).
-// Neither expires: the sale owns them. A reservation given back before
+// The three keys of a product are its stock ("flashsale:stock:{<id>}", the
+// units left), its buyers ("flashsale:buyers:{<id>}", a hash from each
+// buyer holding a reservation or an order to that reservation's id) and
+// its ledger ("flashsale:reserved:{<id>}", a sorted set of the
+// reservations not yet settled, scored by when each falls due; see Due).
+// None expires: the sale owns them. A reservation given back before
 // Redis saw its take leaves a mark
 // ("flashsale:given-back:{<id>}:<reservation>") for an hour, so that the
 // take, if it still arrives, reserves nothing (GiveBack). The id is a hash
@@ -63,6 +65,10 @@ var (
 	//go:embed scripts/lower.lua
 	lowerLua    string
 	lowerScript = redis.NewScript(lowerLua)
+
+	//go:embed scripts/due.lua
+	dueLua    string
+	dueScript = redis.NewScript(dueLua)
 )
 
 // Stock is the Redis side of the products sold by redis-decr. It holds no
@@ -81,22 +87,24 @@ func StockKey(product string) string { return stockKey(product) }
 
 func stockKey(product string) string  { return "flashsale:stock:{" + product + "}" }
 func buyersKey(product string) string { return "flashsale:buyers:{" + product + "}" }
+func ledgerKey(product string) string { return "flashsale:reserved:{" + product + "}" }
 func givenBackKey(product, id string) string {
 	return "flashsale:given-back:{" + product + "}:" + id
 }
 
 // keys are the keys of the take and give-back scripts.
 func keys(product, id string) []string {
-	return []string{stockKey(product), buyersKey(product), givenBackKey(product, id)}
+	return []string{stockKey(product), buyersKey(product), givenBackKey(product, id), ledgerKey(product)}
 }
 
-// Load sets product's stock to units and forgets its buyers: the start of a
-// sale, for a product just created. Loading a product already on sale
-// would undo its reservations; use LoadIfMissing for that.
+// Load sets product's stock to units and forgets its buyers and its
+// ledger: the start of a sale, for a product just created. Loading a
+// product already on sale would undo its reservations; use LoadIfMissing
+// for that.
 func (s *Stock) Load(ctx context.Context, product string, units int) error {
 	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, stockKey(product), units, 0)
-		p.Del(ctx, buyersKey(product))
+		p.Del(ctx, buyersKey(product), ledgerKey(product))
 		return nil
 	})
 	return redisErr(ctx, err, "load", product)
@@ -128,13 +136,16 @@ func (e *DuplicateError) Error() string {
 func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 
 // Take reserves qty units of product for buyer, under the reservation id
-// id (the order's, used once), and returns the units left. Errors: a
-// *DuplicateError (wrapping ErrDuplicate), ErrSoldOut, ErrNotLoaded and
-// ErrGivenBack, changing nothing; ErrUnavailable when Redis cannot be
-// reached, or an error wrapping ctx.Err(): then the script may or may not
-// have run, or may still run, and giving id back is how to be sure.
-func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int) (int, error) {
-	res, err := takeScript.Run(ctx, s.c, keys(product, id), buyer, qty, id).Slice()
+// id (the order's, used once; it must not contain '|'), and returns the
+// units left. The reservation is written to the ledger too, due hold from
+// now by Redis's clock (Due). Errors: a *DuplicateError (wrapping
+// ErrDuplicate), ErrSoldOut, ErrNotLoaded and ErrGivenBack, changing
+// nothing; ErrUnavailable when Redis cannot be reached, or an error
+// wrapping ctx.Err(): then the script may or may not have run, or may
+// still run, and giving id back is how to be sure.
+func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, hold time.Duration) (int, error) {
+	r := Reservation{Product: product, Buyer: buyer, ID: id, Quantity: qty}
+	res, err := takeScript.Run(ctx, s.c, keys(product, id), buyer, qty, id, hold.Milliseconds(), r.member()).Slice()
 	if err != nil {
 		return 0, redisErr(ctx, err, "take", product)
 	}
@@ -173,7 +184,8 @@ func (s *Stock) Lower(ctx context.Context, product string, units int) (int, erro
 }
 
 // GiveBack undoes reservation id of qty units of product for buyer, and
-// reports whether it was held. It may be called again after an error, and
+// reports whether it was held; either way the reservation leaves the
+// ledger. It may be called again after an error, and
 // for a reservation that may never have been made: a reservation is given
 // back at most once, and only if it is the buyer's current one. Once it
 // has run, a Take of id still on its way reserves nothing (ErrGivenBack),
@@ -181,7 +193,8 @@ func (s *Stock) Lower(ctx context.Context, product string, units int) (int, erro
 // Redis lost the stock meanwhile, the reservation is dropped and the stock
 // left for LoadIfMissing to reload.
 func (s *Stock) GiveBack(ctx context.Context, product, buyer, id string, qty int) (bool, error) {
-	n, err := giveBackScript.Run(ctx, s.c, keys(product, id), buyer, qty, id, givenBackTTL.Milliseconds()).Int()
+	r := Reservation{Product: product, Buyer: buyer, ID: id, Quantity: qty}
+	n, err := giveBackScript.Run(ctx, s.c, keys(product, id), buyer, qty, id, givenBackTTL.Milliseconds(), r.member()).Int()
 	if err != nil {
 		return false, redisErr(ctx, err, "give back", product)
 	}

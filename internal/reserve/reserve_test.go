@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -15,21 +16,21 @@ func TestTakeAndGiveBack(t *testing.T) {
 		s := reserve.New(r.Clients()[0])
 		p := r.Key("p")
 
-		if _, err := s.Take(ctx, p, "alice", "r1", 1); !errors.Is(err, reserve.ErrNotLoaded) {
+		if _, err := s.Take(ctx, p, "alice", "r1", 1, time.Hour); !errors.Is(err, reserve.ErrNotLoaded) {
 			t.Fatalf("Take before Load: got %v, want %v", err, reserve.ErrNotLoaded)
 		}
 		if err := s.Load(ctx, p, 3); err != nil {
 			t.Fatal(err)
 		}
-		if left, err := s.Take(ctx, p, "alice", "r1", 2); err != nil || left != 1 {
+		if left, err := s.Take(ctx, p, "alice", "r1", 2, time.Hour); err != nil || left != 1 {
 			t.Fatalf("alice takes 2 of 3: got %d, %v; want 1 left", left, err)
 		}
 		// The buyer is checked before the stock: a repeated click takes
 		// nothing, whatever is left.
-		if _, err := s.Take(ctx, p, "alice", "r2", 1); !errors.Is(err, reserve.ErrDuplicate) {
+		if _, err := s.Take(ctx, p, "alice", "r2", 1, time.Hour); !errors.Is(err, reserve.ErrDuplicate) {
 			t.Errorf("alice again: got %v, want %v", err, reserve.ErrDuplicate)
 		}
-		if _, err := s.Take(ctx, p, "bob", "r3", 2); !errors.Is(err, reserve.ErrSoldOut) {
+		if _, err := s.Take(ctx, p, "bob", "r3", 2, time.Hour); !errors.Is(err, reserve.ErrSoldOut) {
 			t.Errorf("bob takes 2 of 1: got %v, want %v", err, reserve.ErrSoldOut)
 		}
 		checkLeft(t, s, p, 1)
@@ -51,7 +52,7 @@ func TestTakeAndGiveBack(t *testing.T) {
 		}
 		checkLeft(t, s, p, 3)
 		// Given back, alice may buy again.
-		if _, err := s.Take(ctx, p, "alice", "r4", 1); err != nil {
+		if _, err := s.Take(ctx, p, "alice", "r4", 1, time.Hour); err != nil {
 			t.Errorf("alice after her give-back: %v", err)
 		}
 		if ok, err := s.LoadIfMissing(ctx, p, 100); ok || err != nil {
@@ -75,13 +76,14 @@ func TestTakeArrivingAfterItsGiveBackReservesNothing(t *testing.T) {
 		if held, err := s.GiveBack(ctx, p, "alice", "r1", 1); held || err != nil {
 			t.Fatalf("GiveBack before its take: %v, %v; want false, nil", held, err)
 		}
-		if _, err := s.Take(ctx, p, "alice", "r1", 1); !errors.Is(err, reserve.ErrGivenBack) {
+		if _, err := s.Take(ctx, p, "alice", "r1", 1, time.Hour); !errors.Is(err, reserve.ErrGivenBack) {
 			t.Errorf("the late take: got %v, want %v", err, reserve.ErrGivenBack)
 		}
 		checkLeft(t, s, p, 3)
-		if left, err := s.Take(ctx, p, "alice", "r2", 1); err != nil || left != 2 {
+		if left, err := s.Take(ctx, p, "alice", "r2", 1, time.Hour); err != nil || left != 2 {
 			t.Errorf("alice clicks again: got %d, %v; want 2 left", left, err)
 		}
+		checkDue(t, s, p, 1) // r2's, and nothing of the late take
 	})
 }
 

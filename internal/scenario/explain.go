@@ -117,6 +117,9 @@ func explain(s Settings, m *ModeResult) string {
 			fmt.Fprintf(&b, "; %d commits held back %v changed nothing Redis had not already decided", ev.LateCommits, s.LateCommit)
 		}
 		fmt.Fprintf(&b, ": %s, oversold %d, duplicate orders %d, %d reservations given back after a failed write", sold, a.Oversold, a.DuplicateOrders, ev.GivenBack)
+		if ev.Reclaimed > 0 {
+			fmt.Fprintf(&b, ", %d reclaimed by the sweep (their hold ran out with no order written)", ev.Reclaimed)
+		}
 		switch {
 		case a.Drift != nil && *a.Drift != 0 && m.Failover != nil:
 			fmt.Fprintf(&b, ", drift between Redis and the database %d, not repaired: a promoted counter had not heard of some reservations, and the shops' sweep had not lowered it to the database's stock by the audit", *a.Drift)

@@ -43,6 +43,9 @@ type Events struct {
 	FencedOut   int64 `json:"fenced_out"`
 	LocksLost   int64 `json:"locks_lost"`
 	GivenBack   int64 `json:"given_back"`
+	// Reclaimed: redis-decr reservations the shops' sweeps gave back, their
+	// hold run out with no order written (a shop died, or was too slow).
+	Reclaimed int64 `json:"reclaimed"`
 	// Batches and BatchedBuyers: the batched modes' batches, and the buyers
 	// answered in them.
 	Batches       int64 `json:"batches"`
@@ -54,6 +57,7 @@ func (e *Events) add(o Events) {
 	e.FencedOut += o.FencedOut
 	e.LocksLost += o.LocksLost
 	e.GivenBack += o.GivenBack
+	e.Reclaimed += o.Reclaimed
 	e.Batches += o.Batches
 	e.BatchedBuyers += o.BatchedBuyers
 }
