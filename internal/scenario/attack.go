@@ -110,9 +110,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	<-armed // the first failover's hold is set before the first click
 
 	cpu := cpuSpent(ctx, a.fleet.CPU)
-	atk, tr := newAttacker(8192)
+	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
-	results := atk.Attack(tg.Targeter(), newPacer(s.Rate, res.Planned), s.Duration, string(a.mode))
+	results := atk.Attack(tg.Targeter(), newPacer(s.VegetaRate(), res.Planned), s.Duration, string(a.mode))
 
 	killed := a.startKiller(ctx, res.Planned, stopped)
 	restarted := a.startRestarter(ctx, stopped)
@@ -173,9 +173,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 
 // newAttacker is the Vegeta attacker of every attack, and of Ceiling, and
 // the transport under it, whose idle connections the caller closes when the
-// attack is over. A new attacker is needed per attack: an Attacker stops for
-// good when its attack ends.
-func newAttacker(maxWorkers uint64) (*vegeta.Attacker, *http.Transport) {
+// attack is over; s gives its timeout and workers. A new attacker is needed
+// per attack: an Attacker stops for good when its attack ends.
+func newAttacker(s Settings) (*vegeta.Attacker, *http.Transport) {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -185,10 +185,10 @@ func newAttacker(maxWorkers uint64) (*vegeta.Attacker, *http.Transport) {
 	atk := vegeta.NewAttacker(
 		vegeta.Client(&http.Client{Transport: tr}), // first: the options below adjust tr
 		vegeta.KeepAlive(true),                     // reuse connections: the generator must not be the bottleneck
-		vegeta.Workers(min(64, maxWorkers)),        // initial senders; Vegeta adds more when they are all busy
-		vegeta.MaxWorkers(maxWorkers),              // at most this many requests in flight
+		vegeta.Workers(s.workers()),                // initial senders; Vegeta adds more when they are all busy
+		vegeta.MaxWorkers(s.maxWorkers()),          // at most this many requests in flight
 		vegeta.MaxBody(4096),                       // enough for the error code in the answer
-		vegeta.Timeout(30*time.Second),             // a shop that hangs shows as failed requests
+		vegeta.Timeout(s.timeout()),                // a shop that hangs shows as failed requests
 		vegeta.Redirects(vegeta.NoFollow),          // the API never redirects
 	)
 	return atk, tr
