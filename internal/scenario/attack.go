@@ -38,6 +38,9 @@ type ModeResult struct {
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.
 	Results vegeta.Results
+	// Runs are every run of this row under Settings.Count, this one among
+	// them (count.go); nil when the row ran once.
+	Runs []*ModeResult
 }
 
 // Kill records one --redlock-kill or --etcd-kill: which nodes (0-based)

@@ -11,9 +11,10 @@ import (
 
 // ParseRate reads a rate as Vegeta's own -rate flag does: "300/1s",
 // "50/100ms", "5/s" (a bare unit means one of it), or a plain integer,
-// which is per second. Unlike Vegeta it refuses 0 and "infinity": the
-// scenario paces its crowd, and an unpaced attack measures the load
-// generator, not the shops (see Ceiling for that).
+// which is per second. Unlike Vegeta it has no "infinity": the scenario
+// paces its crowd, and an unpaced attack measures the load generator, not
+// the shops (see Ceiling for that). A count below 1 parses; Settings'
+// Problems refuses it with the other problems of the command line.
 func ParseRate(v string) (vegeta.Rate, error) {
 	freq, per, found := strings.Cut(strings.TrimSpace(v), "/")
 	if !found {
@@ -21,7 +22,7 @@ func ParseRate(v string) (vegeta.Rate, error) {
 	}
 	r := vegeta.Rate{}
 	n, err := strconv.Atoi(freq)
-	if err != nil || n <= 0 {
+	if err != nil {
 		return r, fmt.Errorf("%q: want requests per period, as Vegeta writes it: 300/1s, 50/100ms, or a plain integer per second", v)
 	}
 	switch per {

@@ -26,7 +26,7 @@ func TestParseRate(t *testing.T) {
 			t.Errorf("FormatRate(%v) = %q, which reads back as %v", got, FormatRate(got), back)
 		}
 	}
-	for _, bad := range []string{"", "0", "-5", "infinity", "ten", "50/", "50/fast", "50/-1s", "50/0s"} {
+	for _, bad := range []string{"", "infinity", "ten", "50/", "50/fast", "50/-1s", "50/0s"} {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("ParseRate(%q) = nil error, want one", bad)
 		}
