@@ -4,9 +4,9 @@
 // on the command line beats its variable, and --help lists each flag the
 // same way:
 //
-//	  --lock-wait
-//	        longest an order waits for its product lock
-//	        env SHOP_LOCK_WAIT, default "5s"
+//	--lock-wait
+//	      longest an order waits for its product lock
+//	      env SHOP_LOCK_WAIT, default "5s"
 //
 // Its functions are safe for concurrent use on different flag sets.
 package flagenv
