@@ -162,7 +162,11 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "(no latest link: %v)\n", latestErr)
 	}
 	// The report's folder comes last, for scripts: tail -1.
-	fmt.Fprintf(stdout, "Report (report.html, report.md, report.json, results-<mode>.bin):\n%s\n", dir)
+	files := "report.html, report.md, report.json, results-<mode>.bin"
+	if len(out.Sweep) > 0 {
+		files = "report.html, report.md, report.json" // a sweep keeps no raw results
+	}
+	fmt.Fprintf(stdout, "Report (%s):\n%s\n", files, dir)
 	switch {
 	case runErr != nil:
 		return runErr
