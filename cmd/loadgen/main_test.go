@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -157,22 +155,10 @@ func TestSmallEmbeddedRun(t *testing.T) {
 
 // --fail-on-unsafe turns a row that claims to be safe and oversold into
 // exit 3.
-// The shop here is a stub that claims an oversell in its audit: the point
-// is the exit code, not the shop.
+// The shop here is a stub that claims an oversell in its audit (stubShop):
+// the point is the exit code, not the shop.
 func TestFailOnUnsafeExits3(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/audit"):
-			io.WriteString(w, `{"product_id":"p","strategy":"lua","initial_stock":1,"stock":0,"orders":2,"sold":2,"oversold":1,"duplicate_orders":0,"consistent":false}`)
-		case strings.HasSuffix(r.URL.Path, "/events"):
-			io.WriteString(w, `{"late_commits":0,"fenced_out":0,"locks_lost":0,"given_back":0}`)
-		default:
-			w.WriteHeader(http.StatusCreated)
-			io.WriteString(w, `{}`)
-		}
-	}))
-	defer srv.Close()
-	args := []string{"--targets", srv.URL, "--admin-token", "t", "--modes", "lua", "--users", "5", "--stock", "1",
+	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--modes", "lua", "--users", "5", "--stock", "1",
 		"--rate", "100", "--out", t.TempDir()}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
