@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -30,7 +31,7 @@ func runTitle(cfg config, shops int, backend string) string {
 		crowd = fmt.Sprintf("a fresh buyer per click for %v", s.Duration)
 	}
 	pace := fmt.Sprintf("at %s req/s", scenario.FormatRate(s.VegetaRate()))
-	if s.RatePer > 0 && s.RatePer != 1e9 {
+	if s.RatePer > 0 && s.RatePer != time.Second {
 		pace = fmt.Sprintf("at %s (%.0f req/s)", scenario.FormatRate(s.VegetaRate()), s.PerSecond())
 	}
 	if len(cfg.sweep) > 0 {
