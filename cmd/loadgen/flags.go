@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/flagenv"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -29,6 +31,8 @@ type config struct {
 	failover     bool     // start a Sentinel set of our own and kill its master
 	sentinels    []string // --redis-sentinel: refused with --failover (see check)
 	cpuProfile   string   // --cpuprofile: where the run's CPU profile goes
+	loadFlags
+	flags map[string]string // every flag's value, for report.json
 }
 
 // defaultLiveAddr is where --live serves its page: loopback, a free port.
@@ -89,8 +93,20 @@ Unless given: --modes fenced,sql-atomic,redis-decr,fenced+batch and
 --stock 600, so that the lock-free rows still sell when the kills come. It
 cannot be pointed at --targets: it kills only shops it started.
 
+As a load tester: --rate 300/1s or 50/100ms (Vegeta's form), --users 0
+for an open model (a fresh buyer per click until --duration is up),
+--count 5 for the median and min–max of five runs of each row, --sweep
+250,500,1000,2000 for goodput and p99 against the offered rate, and
+--threshold 'p99<200ms' (repeatable) for pass criteria. Compare two runs:
+  loadgen compare A/report.json B/report.json
+
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
-strategy that claims to be safe oversold or duplicated.
+strategy that claims to be safe oversold or duplicated; 99 a --threshold
+failed (3 wins when both apply).
+
+Every flag can also be set by its environment variable, LOADGEN_ and the
+flag's name in capitals (--max-in-flight: LOADGEN_MAX_IN_FLIGHT); a flag on
+the command line wins.
 
 Flags:
 `
@@ -105,11 +121,11 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var c config
 	var modes, targets, redis, etcd string
 	fs.StringVar(&modes, "modes", joinModes(d.Modes), "rows to run, in order, comma-separated: "+scenario.ModeList())
-	fs.IntVar(&c.settings.Users, "users", d.Users, fmt.Sprintf("distinct buyers in the crowd; with --late-commit, %d unless given (its held-back commits hold the hot row for seconds: a smaller crowd may not sell the stock out, and a lost update shows as oversold only once it has)", scenario.LateCommitUsers))
+	fs.IntVar(&c.settings.Users, "users", d.Users, fmt.Sprintf("distinct buyers in the crowd, 0 for an open model (a fresh buyer for every click, at --rate, until --duration is up); with --late-commit, %d unless given (its held-back commits hold the hot row for seconds: a smaller crowd may not sell the stock out, and a lost update shows as oversold only once it has)", scenario.LateCommitUsers))
 	fs.IntVar(&c.settings.Stock, "stock", d.Stock, "units of the product on sale")
 	fs.IntVar(&c.settings.Clicks, "clicks", d.Clicks, "each buyer clicks 1..N times within a few ms (the repeated clicks the dedupe lock must absorb)")
-	fs.IntVar(&c.settings.Rate, "rate", d.Rate, "requests per second, spread over the shops")
-	fs.DurationVar(&c.settings.Duration, "duration", d.Duration, "longest an attack may last; it ends sooner once every buyer has clicked")
+	addLoadFlags(fs, &c, d)
+	fs.DurationVar(&c.settings.Duration, "duration", d.Duration, "longest an attack may last; it ends sooner once every buyer has clicked; with --users 0, how long the attack lasts")
 	fs.DurationVar(&c.settings.LockTTL, "lock-ttl", d.LockTTL, "product lock TTL")
 	fs.DurationVar(&c.settings.Work, "work", d.Work, "simulated business latency inside the critical section")
 	fs.DurationVar(&c.settings.Stall, "stall", d.Stall, "a rare pause inside the critical section (GC, slow payment); above --lock-ttl it breaks the naive lock")
@@ -140,14 +156,19 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "without --targets: a MySQL/MariaDB database for the embedded shops, user:pass@tcp(host:3306)/dbname (default none: a SQLite file in a temp dir)")
 	c.settings.ClickWindow = d.ClickWindow
 
+	if err := flagenv.SetFromEnv(fs, envPrefix, os.Getenv); err != nil {
+		return c, fmt.Errorf("%w: %v", errUsage, err)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageHeader)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
+			flagenv.PrintFlags(stdout, fs, envPrefix, nil)
 			return c, err
 		}
 		return c, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if len(c.sweep) > 0 {
+		c.settings = c.settings.ForSweep(func(name string) bool { return given(fs, name) })
 	}
 	if c.settings.LateCommit > 0 && !given(fs, "users") {
 		c.settings.Users = scenario.LateCommitUsers
@@ -192,7 +213,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	c.targets, c.redis, c.etcd, c.sentinels = split(targets), split(redis), split(etcd), split(sentinels)
 	bad = append(bad, c.check()...)
 	bad = append(bad, c.checkCrash()...)
-	bad = append(bad, c.checkCrash()...)
+	bad = append(bad, c.checkLoad(func(name string) bool { return given(fs, name) })...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "modes:") {
 			continue // already said which mode is unknown
@@ -205,6 +226,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if len(bad) > 0 {
 		return c, fmt.Errorf("%w:\n  %s", errUsage, strings.Join(dedupe(bad), "\n  "))
 	}
+	c.flags = flagValues(fs)
 	return c, nil
 }
 
@@ -307,6 +329,21 @@ func dedupe(ss []string) []string {
 		if !slices.Contains(out, s) {
 			out = append(out, s)
 		}
+	}
+	return out
+}
+
+// flagValues is every flag's value after parsing, defaults included, as
+// report.json records them.
+func flagValues(fs *flag.FlagSet) map[string]string {
+	out := map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) { out[f.Name] = f.Value.String() })
+	if out["admin-token"] != "" {
+		out["admin-token"] = "(given, not recorded)"
+	}
+	if user, rest, ok := strings.Cut(out["mysql-dsn"], "@"); ok && strings.Contains(user, ":") {
+		name, _, _ := strings.Cut(user, ":")
+		out["mysql-dsn"] = name + ":***@" + rest
 	}
 	return out
 }

@@ -199,7 +199,7 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 // readReport reads the one report.json under out.
 func readReport(t *testing.T, out string) report.Document {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(out, "*", report.JSONFile))
+	files, _ := filepath.Glob(filepath.Join(out, "[0-9]*", report.JSONFile)) // not latest/, the link
 	if len(files) != 1 {
 		t.Fatalf("report.json files under %s: %v, want one", out, files)
 	}

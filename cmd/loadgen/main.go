@@ -51,6 +51,8 @@ const (
 	exitFailed = 1
 	exitUsage  = 2
 	exitUnsafe = 3
+	// exitThreshold is k6's exit code for a failed threshold.
+	exitThreshold = 99
 )
 
 func main() {
@@ -65,6 +67,9 @@ func main() {
 // the scenario, prints the table to stdout and writes the report. It
 // returns the exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "compare" {
+		return compare(args[1:], stdout, stderr)
+	}
 	cfg, err := parseFlags(args, stdout)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -94,8 +99,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := attack(ctx, cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
-		if errors.Is(err, errUnsafe) {
+		switch {
+		case errors.Is(err, errUnsafe):
 			return exitUnsafe
+		case errors.Is(err, errThreshold):
+			return exitThreshold
 		}
 		return exitFailed
 	}
@@ -121,8 +129,7 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	defer closeFleet()
 
 	s := cfg.settings
-	title := fmt.Sprintf("双11: %d buyers clicking 1..%d times (%d requests) for %d units, at %d req/s, on %d shops (%s)",
-		s.Users, s.Clicks, s.PlannedRequests(), s.Stock, s.Rate, len(fleet.Targets), fleet.Backend)
+	title := runTitle(cfg, len(fleet.Targets), fleet.Backend)
 	fmt.Fprintf(stdout, "%s\n\n", title)
 	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)}
 	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
@@ -133,7 +140,7 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	if board != nil {
 		opts.Watch = board.Watch
 	}
-	out, runErr := scenario.Run(ctx, s, fleet, opts)
+	out, runErr := runOrSweep(ctx, cfg, fleet, opts)
 	if out == nil {
 		if board != nil {
 			board.Finish(report.Document{}, runErr)
@@ -147,16 +154,30 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err := report.WriteText(stdout, out); err != nil {
 		return err
 	}
+	out.Flags, out.Thresholds = cfg.flags, thresholdTexts(cfg.thresholds)
+	failed := report.Check(out, cfg.thresholds)
 	if err := report.Write(dir, out); err != nil {
 		return errors.Join(runErr, err)
 	}
-	fmt.Fprintf(stdout, "\nReport: %s (report.html, report.md, report.json, results-<mode>.bin)\nWall time: %.1fs\n",
-		dir, time.Since(began).Seconds())
-	if runErr != nil {
-		return runErr
+	latestErr := report.LinkLatest(cfg.out, dir)
+	fmt.Fprintf(stdout, "\nWall time: %.1fs\n", time.Since(began).Seconds())
+	printThresholds(stdout, cfg.thresholds, failed)
+	if latestErr != nil {
+		fmt.Fprintf(stdout, "(no latest link: %v)\n", latestErr)
 	}
-	if cfg.failOnUnsafe && len(out.Unsafe()) > 0 {
+	// The report's folder comes last, for scripts: tail -1.
+	files := "report.html, report.md, report.json, results-<mode>.bin"
+	if len(out.Sweep) > 0 {
+		files = "report.html, report.md, report.json" // a sweep keeps no raw results
+	}
+	fmt.Fprintf(stdout, "Report (%s):\n%s\n", files, dir)
+	switch {
+	case runErr != nil:
+		return runErr
+	case cfg.failOnUnsafe && len(out.Unsafe()) > 0:
 		return errUnsafe
+	case len(failed) > 0:
+		return errThreshold
 	}
 	return nil
 }
@@ -187,7 +208,8 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 	}
 	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
 		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log,
-		Processes: cfg.settings.Crash > 0, LogDir: dir})
+		Processes: cfg.settings.Crash > 0, LogDir: dir,
+		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight})
 	if err != nil {
 		if set != nil {
 			set.Close()

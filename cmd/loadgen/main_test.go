@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,7 +21,7 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 1..1000000 buyers"}},
+		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 0..1000000 buyers"}},
 		{"zero rate", []string{"--rate", "0"}, []string{"rate: 0, want 1..1000000 requests per second"}},
 		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, etcd, sql-atomic, redis-decr, or one of lua, redlock, fenced, etcd followed by "+batch")`}},
 		{"batched mode that does not batch", []string{"--modes", "naive+batch"}, []string{`modes: "naive+batch": naive does not batch (only lua, redlock, fenced, etcd)`}},
@@ -59,6 +57,17 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"sentinels without failover", []string{"--redis-sentinel", "127.0.0.1:26379"}, []string{"redis-sentinel: only with --failover"}},
 		{"failovers without failover", []string{"--failovers", "2"}, []string{"failovers: only with --failover"}},
 		{"too many failovers", []string{"--failover", "--failovers", "11"}, []string{"failovers: 11, want 0..10"}},
+		{"rate in a period of nothing", []string{"--rate", "50/0s"}, []string{`"50/0s": the period "0s" is not a duration above 0`}},
+		{"rate as a word", []string{"--rate", "fast"}, []string{`"fast": want requests per period, as Vegeta writes it`}},
+		{"sweep of nonsense", []string{"--sweep", "250,lots"}, []string{`"lots": want requests per period`}},
+		{"sweep at a zero rate", []string{"--sweep", "0,250"}, []string{"rate: 0, want 1..1000000"}},
+		{"threshold on no figure", []string{"--threshold", "speed>9"}, []string{`unknown figure "speed"`}},
+		{"threshold as a share of a latency", []string{"--threshold", "p99<1%"}, []string{"p99 is not a count of answers"}},
+		{"count of 0", []string{"--count", "0"}, []string{"count: 0, want 1..50"}},
+		{"workers above max workers", []string{"--workers", "100", "--max-workers", "10"}, []string{"workers: 100, more than --max-workers 10"}},
+		{"lock wait of 0", []string{"--lock-wait", "0s"}, []string{"lock-wait: 0s, want more than 0"}},
+		{"lock wait of a running fleet", []string{"--targets", "http://a:1", "--admin-token", "x", "--max-in-flight", "4"}, []string{"lock-wait, max-in-flight: only without --targets"}},
+		{"open model too long", []string{"--users", "0", "--rate", "100000", "--duration", "60s"}, []string{"shorten --duration"}},
 		{"failover and restart", []string{"--failover", "--redis-restart", "3"}, []string{"failover: not with --redis-restart or --redlock-kill"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -90,12 +99,13 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 	}
 	help := stdout.String()
 	for _, flag := range []string{"modes", "users", "stock", "clicks", "rate", "duration", "lock-ttl", "work", "stall",
-		"stall-rate", "late-commit", "late-commit-every", "batch", "seed", "out", "fail-on-unsafe", "redlock-kill", "redis-restart", "restart-delay", "etcd-kill", "targets", "admin-token", "redis", "mysql-dsn", "etcd", "calibrate"} {
-		if !strings.Contains(help, "  -"+flag+" ") && !strings.Contains(help, "  -"+flag+"\n") {
-			t.Errorf("--help does not list -%s:\n%s", flag, help)
+		"stall-rate", "late-commit", "late-commit-every", "batch", "seed", "out", "fail-on-unsafe", "redlock-kill", "redis-restart", "restart-delay", "etcd-kill", "targets", "admin-token", "redis", "mysql-dsn", "etcd", "calibrate",
+		"timeout", "workers", "max-workers", "count", "lock-wait", "max-in-flight", "sweep", "threshold"} {
+		if !strings.Contains(help, "  --"+flag+"\n") || !strings.Contains(help, "env LOADGEN_"+strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))+",") {
+			t.Errorf("--help does not list --%s with its variable:\n%s", flag, help)
 		}
 	}
-	for _, def := range []string{`(default "off,naive,lua,redlock,fenced,etcd,sql-atomic,redis-decr,fenced+batch")`, `(default "loadgen-report")`} {
+	for _, def := range []string{`default "off,naive,lua,redlock,fenced,etcd,sql-atomic,redis-decr,fenced+batch"`, `default "loadgen-report"`, `default none: start the embedded fleet`} {
 		if !strings.Contains(help, def) {
 			t.Errorf("--help does not show %s", def)
 		}
@@ -129,7 +139,7 @@ func TestSmallEmbeddedRun(t *testing.T) {
 	if !strings.Contains(stdout.String(), "mode ") || !strings.Contains(stdout.String(), "\nlua ") {
 		t.Errorf("no table on stdout:\n%s", stdout.String())
 	}
-	dirs, _ := filepath.Glob(filepath.Join(out, "*", report.JSONFile))
+	dirs, _ := filepath.Glob(filepath.Join(out, "[0-9]*", report.JSONFile)) // not latest/, the link
 	if len(dirs) != 1 {
 		t.Fatalf("report.json files under --out: %v, want one", dirs)
 	}
@@ -145,22 +155,10 @@ func TestSmallEmbeddedRun(t *testing.T) {
 
 // --fail-on-unsafe turns a row that claims to be safe and oversold into
 // exit 3.
-// The shop here is a stub that claims an oversell in its audit: the point
-// is the exit code, not the shop.
+// The shop here is a stub that claims an oversell in its audit (stubShop):
+// the point is the exit code, not the shop.
 func TestFailOnUnsafeExits3(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case strings.HasSuffix(r.URL.Path, "/audit"):
-			io.WriteString(w, `{"product_id":"p","strategy":"lua","initial_stock":1,"stock":0,"orders":2,"sold":2,"oversold":1,"duplicate_orders":0,"consistent":false}`)
-		case strings.HasSuffix(r.URL.Path, "/events"):
-			io.WriteString(w, `{"late_commits":0,"fenced_out":0,"locks_lost":0,"given_back":0}`)
-		default:
-			w.WriteHeader(http.StatusCreated)
-			io.WriteString(w, `{}`)
-		}
-	}))
-	defer srv.Close()
-	args := []string{"--targets", srv.URL, "--admin-token", "t", "--modes", "lua", "--users", "5", "--stock", "1",
+	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--modes", "lua", "--users", "5", "--stock", "1",
 		"--rate", "100", "--out", t.TempDir()}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {

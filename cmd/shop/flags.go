@@ -12,6 +12,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/flagenv"
 	"github.com/flashsale/flashsale/internal/order"
 )
 
@@ -42,7 +43,12 @@ func usagef(format string, args ...any) error {
 	return &usageError{msg: fmt.Sprintf(format, args...)}
 }
 
-// flagSpec ties a flag to its environment variable and its help line.
+// envPrefix starts every flag's environment variable: --lock-wait is
+// SHOP_LOCK_WAIT (package flagenv).
+const envPrefix = "SHOP"
+
+// flagSpec ties a flag to its environment variable and its help line; env
+// is flagenv.EnvName(envPrefix, name), spelt out for the reader.
 type flagSpec struct {
 	name, env, usage string
 }
@@ -86,16 +92,17 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.logLevel, "log-level", "info", "")
 	fs.StringVar(&o.pprof, "pprof", "", "")
 
-	for _, spec := range flagSpecs {
-		if v := getenv(spec.env); v != "" {
-			if err := fs.Set(spec.name, v); err != nil {
-				return o, usagef("%s=%q: invalid value for --%s: %v", spec.env, v, spec.name, err)
-			}
-		}
+	names := make([]string, len(flagSpecs))
+	for i, spec := range flagSpecs {
+		fs.Lookup(spec.name).Usage = spec.usage
+		names[i] = spec.name
+	}
+	if err := flagenv.SetFromEnv(fs, envPrefix, getenv); err != nil {
+		return o, usagef("%v", err)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			usage(out, fs)
+			usage(out, fs, names)
 			return o, flag.ErrHelp
 		}
 		// The flag package says "-name"; the help says "--name".
@@ -222,12 +229,14 @@ func (d *durationFlag) Set(s string) error {
 	return nil
 }
 
-// usage prints every flag with its environment variable and default.
-func usage(out io.Writer, fs *flag.FlagSet) {
+// usage prints every flag with its environment variable and default, in
+// the order of names.
+func usage(out io.Writer, fs *flag.FlagSet, names []string) {
 	fmt.Fprint(out, `shop: the flash-sale order service (Gin API, MySQL stock, Redis locks).
 
 With no flags it runs on embedded backends — an SQLite file in a temporary
-directory, five in-process Redis servers and an in-process etcd cluster —
+directory, five in-process Redis servers and an embedded three-member etcd
+cluster in process (for strategy etcd) —
 serves on :8080 at once, and logs a generated admin token. --mysql-dsn,
 --redis and --etcd select real servers, each on its own.
 
@@ -251,16 +260,7 @@ Every flag can also be set by its environment variable; a flag on the
 command line wins.
 
 `)
-	for _, spec := range flagSpecs {
-		f := fs.Lookup(spec.name)
-		def := f.DefValue
-		if def == "" {
-			def = "none"
-		} else {
-			def = fmt.Sprintf("%q", def)
-		}
-		fmt.Fprintf(out, "  --%s\n        %s\n        env %s, default %s\n", spec.name, spec.usage, spec.env, def)
-	}
+	flagenv.PrintFlags(out, fs, envPrefix, names)
 	fmt.Fprint(out, `
 Examples:
   shop

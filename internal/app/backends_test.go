@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/app"
@@ -68,6 +69,9 @@ func readyz(t *testing.T, b *app.Backends) {
 	shop.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 	if rec.Code != http.StatusOK {
 		t.Errorf("readyz = %d %s, want 200", rec.Code, rec.Body)
+	}
+	if len(b.EtcdEndpoints) > 0 && !strings.Contains(rec.Body.String(), `"etcd":"quorum"`) {
+		t.Errorf("readyz = %s, want it to say etcd's quorum answered", rec.Body)
 	}
 }
 

@@ -139,6 +139,7 @@ func TestMetrics(t *testing.T) {
 		}
 		checkDashboard(t, m)
 		checkMetricsDoc(t, m)
+		checkStrategyLabel(t, m)
 		for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "flashsale_lock_retries_total", "flashsale_order_events_total", "flashsale_orders_turned_away_total"} {
 			if _, ok := m[name]; !ok {
 				t.Errorf("%s is not exported", name)

@@ -116,6 +116,10 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	if s.master != nil {
 		master = s.master
 	}
+	var etcd httpapi.Etcd
+	if s.etcd != nil {
+		etcd = etcdReady{s.etcd}
+	}
 	s.handler = httpapi.NewRouter(httpapi.Deps{
 		Products:    products,
 		Orders:      s.orders,
@@ -126,6 +130,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		Logger:      log,
 		Door:        m,
 		Metrics:     m.Handler(),
+		Etcd:        etcd,
 
 		MaxInFlightOrders: cfg.maxInFlightOrders(),
 		OrderQueueWait:    cfg.lockWait(),

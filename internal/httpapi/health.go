@@ -27,7 +27,8 @@ func (a *api) healthz(c *gin.Context) {
 // Redis servers the lock modes need answer PING, 503 unavailable (with
 // Retry-After) otherwise.
 //
-// The lock modes need a majority of the nodes for redlock, and the one
+// The lock modes need a majority of the nodes for redlock, etcd's quorum
+// for strategy etcd (when the shop has an etcd cluster), and the one
 // Redis that alone serves lua, naive, fenced, the dedupe locks of every
 // mode and redis-decr: the first node, or, with a Sentinel-managed master,
 // the master the Sentinels name now, whose address the answer carries
@@ -40,6 +41,8 @@ func (a *api) readyz(c *gin.Context) {
 	if a.master != nil {
 		wg.Go(func() { master, masterProblem = a.checkMaster(ctx) })
 	}
+	var etcdProblem string
+	wg.Go(func() { etcdProblem = a.checkEtcd(ctx) })
 	var problems []string
 	if err := a.pingDB(ctx); err != nil {
 		// The driver's error may name hosts and users: log it, answer
@@ -61,6 +64,9 @@ func (a *api) readyz(c *gin.Context) {
 	if masterProblem != "" {
 		problems = append(problems, masterProblem)
 	}
+	if etcdProblem != "" {
+		problems = append(problems, etcdProblem)
+	}
 	if len(problems) > 0 {
 		writeError(c, &requestError{kind: errNotReady, msg: "not ready: " + strings.Join(problems, "; ")})
 		return
@@ -68,6 +74,9 @@ func (a *api) readyz(c *gin.Context) {
 	ready := gin.H{"status": "ready", "redis_nodes_up": up, "redis_nodes": n}
 	if a.master != nil {
 		ready["redis_master"] = master
+	}
+	if a.etcd != nil {
+		ready["etcd"] = "quorum"
 	}
 	c.PureJSON(http.StatusOK, ready)
 }

@@ -12,7 +12,7 @@
 //	GET  /api/v1/products/:id/events admin  200 this process's events
 //	POST /api/v1/orders             anyone  201 order
 //	GET  /healthz                   anyone  200 while the process serves
-//	GET  /readyz                    anyone  200 when the database and the Redis quorum answer, else 503
+//	GET  /readyz                    anyone  200 when the database, the Redis quorum and etcd's answer, else 503
 //	GET  /metrics                   anyone  Prometheus metrics, when Deps.Metrics is set
 //
 // Errors are {"error":{"code":"...","message":"..."}}; see errors.go for the
@@ -90,6 +90,9 @@ type Deps struct {
 	Door DoorObserver
 	// Metrics, if not nil, serves GET /metrics (package metrics).
 	Metrics http.Handler
+	// Etcd, if not nil, is the cluster strategy etcd locks on: /readyz
+	// asks it for a quorum read.
+	Etcd Etcd
 }
 
 // RedisMaster is a Redis master that Sentinels manage (package app's, with
@@ -128,6 +131,7 @@ type api struct {
 	redis    []*redis.Client
 	master   RedisMaster // nil: Redis[0] serves the single-node modes
 	door     *admission  // nil: no limit on orders in flight
+	etcd     Etcd        // nil: no etcd to ask
 }
 
 var releaseMode sync.Once
@@ -146,7 +150,7 @@ func NewRouter(deps Deps) *gin.Engine {
 		logger = slog.Default()
 	}
 	a := &api{products: deps.Products, orders: deps.Orders, db: deps.DB, redis: deps.Redis,
-		master: deps.RedisMaster, door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door)}
+		master: deps.RedisMaster, door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door), etcd: deps.Etcd}
 
 	r := gin.New() // no default logger or recovery: ours are below
 	r.HandleMethodNotAllowed = true

@@ -37,7 +37,7 @@ type Shop struct {
 	lockAsks     *prometheus.CounterVec   // strategy, outcome
 	lockWait     *prometheus.HistogramVec // strategy
 	lockHeld     *prometheus.HistogramVec // strategy
-	retries      *prometheus.CounterVec   // mode
+	retries      *prometheus.CounterVec   // strategy
 	votes        *prometheus.CounterVec   // node, vote
 	events       *prometheus.CounterVec   // strategy, event
 	batchSize    *prometheus.HistogramVec // strategy
@@ -83,8 +83,8 @@ func New() *Shop {
 		}, byStrategy),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_lock_retries_total",
-			Help: "Attempts a waiting lock made again (the key was held, a Redlock vote split, or etcd did not answer), by lock mode.",
-		}, []string{"mode"}),
+			Help: "Attempts a waiting lock made again (the key was held, a Redlock vote split, or etcd did not answer), by strategy (the locker's: a batched strategy's retries count under the strategy it batches).",
+		}, byStrategy),
 		votes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_redlock_votes_total",
 			Help: "Redlock nodes' answers to acquires, by node (its index in the shop's Redis list) and vote (granted, refused, no_answer, failed).",

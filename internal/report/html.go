@@ -28,6 +28,10 @@ type htmlData struct {
 	Charts   []template.HTML
 	Scatters []template.HTML
 	RawFiles []string
+	// SweepColumns, SweepRows and SweepChart show a --sweep.
+	SweepColumns []string
+	SweepRows    [][]string
+	SweepChart   template.HTML
 }
 
 // writeHTML writes a self-contained page: the table, the why-lines, and
@@ -70,6 +74,9 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 			{name: "p95", color: "#1e88e5", values: p95},
 			{name: "p99", color: "#0d47a1", values: p99},
 		})),
+	}
+	if len(o.Sweep) > 0 {
+		d.SweepColumns, d.SweepRows, d.SweepChart = SweepColumns, SweepRows(o), template.HTML(sweepChart(o))
 	}
 	return page.Execute(w, d)
 }

@@ -25,6 +25,12 @@ type Document struct {
 	Unsafe        []string    `json:"unsafe"`
 	Columns       []string    `json:"columns"`
 	Table         [][]string  `json:"table"`
+	// Flags are every flag's value, as the command line would repeat them
+	// (defaults included); Thresholds the --threshold results; Sweep a
+	// --sweep's points (Modes and Table are then empty).
+	Flags      map[string]string `json:"flags,omitempty"`
+	Thresholds *ThresholdsDoc    `json:"thresholds,omitempty"`
+	Sweep      *SweepDoc         `json:"sweep,omitempty"`
 }
 
 // SettingsDoc is scenario.Settings with units.
@@ -50,6 +56,7 @@ type SettingsDoc struct {
 	LateCommitMs    float64  `json:"late_commit_ms"`
 	LateCommitEvery int      `json:"late_commit_every"`
 	PlannedRequests int      `json:"planned_requests"`
+	LoadSettingsDoc
 }
 
 // ModeDoc is one row with every figure behind it.
@@ -81,6 +88,12 @@ type ModeDoc struct {
 	Crash      *CrashDoc    `json:"crash,omitempty"`
 	Why        string       `json:"why"`
 	RawResults string       `json:"raw_results"`
+	// Figures are the row's figures by name (Figures), as --threshold and
+	// loadgen compare read them; with --count, those of the run that stands
+	// for the row, and Spread each one's median and min–max over Runs runs.
+	Figures map[string]float64 `json:"figures"`
+	Runs    int                `json:"runs"`
+	Spread  map[string]Spread  `json:"spread,omitempty"`
 }
 
 // LatencyDoc holds Vegeta's latency figures in milliseconds.
@@ -144,7 +157,10 @@ func NewDocument(o *scenario.Outcome) Document {
 		Unsafe:  o.Unsafe(),
 		Columns: Columns,
 		Table:   Rows(o),
+		Flags:   o.Flags,
 	}
+	d.Settings.LoadSettingsDoc = newLoadSettingsDoc(s)
+	d.Thresholds, d.Sweep = newThresholdsDoc(o), newSweepDoc(o)
 	if d.Unsafe == nil {
 		d.Unsafe = []string{}
 	}
@@ -163,6 +179,7 @@ func NewDocument(o *scenario.Outcome) Document {
 				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
 			},
 			Why: m.Why, RawResults: RawFile(string(m.Mode)),
+			Figures: figureValues(m), Runs: max(len(m.Runs), 1), Spread: spreads(m),
 		}
 		if d, ok := m.CPUPerOrder(); ok {
 			v := ms(d)

@@ -14,6 +14,9 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 	var b strings.Builder
 	s := o.Settings
 	fmt.Fprintf(&b, "# 双11 flash sale: %d buyers, %d units, %d req/s\n\n", s.Users, s.Stock, s.Rate)
+	if len(o.Sweep) > 0 {
+		b.WriteString(sweepMarkdown(o) + "\n")
+	}
 	b.WriteString("| " + strings.Join(Columns, " | ") + " |\n|")
 	for i := range Columns {
 		if i == 0 {

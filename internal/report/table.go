@@ -43,6 +43,7 @@ func Rows(o *scenario.Outcome) [][]string {
 			Millis(m.Metrics.Latencies.P95),
 			Millis(m.Metrics.Latencies.P99),
 		})
+		withSpreads(rows[len(rows)-1], m)
 	}
 	return rows
 }
@@ -79,6 +80,12 @@ func yesNo(b bool) string {
 // WriteText writes the table for a terminal, aligned with spaces, then one
 // line per mode saying why it came out that way, and the unsafe modes if any.
 func WriteText(w io.Writer, o *scenario.Outcome) error {
+	if len(o.Sweep) > 0 {
+		var b strings.Builder
+		writeSweepText(&b, o)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	rows := append([][]string{Columns}, Rows(o)...)
 	widths := make([]int, len(Columns))
 	for _, r := range rows {

@@ -40,6 +40,9 @@ type ModeResult struct {
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.
 	Results vegeta.Results
+	// Runs are every run of this row under Settings.Count, this one among
+	// them (count.go); nil when the row ran once.
+	Runs []*ModeResult
 }
 
 // Kill records one --redlock-kill or --etcd-kill: which nodes (0-based)
@@ -112,14 +115,14 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	<-armed // the first failover's hold is set before the first click
 
 	cpu := cpuSpent(ctx, a.fleet.CPU)
-	atk, tr := newAttacker(8192)
+	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
 	targeter, counts := tg.Targeter(), (*inFlight)(nil)
 	if s.Crash > 0 {
 		counts = newInFlight(a.fleet.Targets)
 		targeter = counts.targeter(targeter)
 	}
-	results := atk.Attack(targeter, newPacer(s.Rate, res.Planned), s.Duration, string(a.mode))
+	results := atk.Attack(targeter, newPacer(s.VegetaRate(), res.Planned), s.Duration, string(a.mode))
 	crashed := a.startCrashes(ctx, res.Planned, counts, stopped)
 
 	killed := a.startKiller(ctx, res.Planned, stopped)
@@ -194,9 +197,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 
 // newAttacker is the Vegeta attacker of every attack, and of Ceiling, and
 // the transport under it, whose idle connections the caller closes when the
-// attack is over. A new attacker is needed per attack: an Attacker stops for
-// good when its attack ends.
-func newAttacker(maxWorkers uint64) (*vegeta.Attacker, *http.Transport) {
+// attack is over; s gives its timeout and workers. A new attacker is needed
+// per attack: an Attacker stops for good when its attack ends.
+func newAttacker(s Settings) (*vegeta.Attacker, *http.Transport) {
 	tr := &http.Transport{
 		Proxy:               http.ProxyFromEnvironment,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
@@ -206,10 +209,10 @@ func newAttacker(maxWorkers uint64) (*vegeta.Attacker, *http.Transport) {
 	atk := vegeta.NewAttacker(
 		vegeta.Client(&http.Client{Transport: tr}), // first: the options below adjust tr
 		vegeta.KeepAlive(true),                     // reuse connections: the generator must not be the bottleneck
-		vegeta.Workers(min(64, maxWorkers)),        // initial senders; Vegeta adds more when they are all busy
-		vegeta.MaxWorkers(maxWorkers),              // at most this many requests in flight
+		vegeta.Workers(s.workers()),                // initial senders; Vegeta adds more when they are all busy
+		vegeta.MaxWorkers(s.maxWorkers()),          // at most this many requests in flight
 		vegeta.MaxBody(4096),                       // enough for the error code in the answer
-		vegeta.Timeout(30*time.Second),             // a shop that hangs shows as failed requests
+		vegeta.Timeout(s.timeout()),                // a shop that hangs shows as failed requests
 		vegeta.Redirects(vegeta.NoFollow),          // the API never redirects
 	)
 	return atk, tr

@@ -43,10 +43,10 @@ func Ceiling(ctx context.Context, d time.Duration, workers int) (CeilingResult, 
 	s := DefaultSettings()
 	s.Users = 100_000
 	tg := &targeter{targets: newCrowd(s).targets([]string{srv.URL}, "p")}
-	atk, tr := newAttacker(uint64(workers))
+	atk, tr := newAttacker(Settings{Workers: uint64(workers), MaxWorkers: uint64(workers)})
 	defer tr.CloseIdleConnections()
 	// Rate zero means as fast as the workers go (Vegeta's -rate=0).
-	results := atk.Attack(tg.Targeter(), newPacer(0, len(tg.targets)), d, "ceiling")
+	results := atk.Attack(tg.Targeter(), newPacer(vegeta.Rate{}, len(tg.targets)), d, "ceiling")
 	var m vegeta.Metrics
 	done := ctx.Done()
 	for r := range results {

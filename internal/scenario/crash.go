@@ -142,7 +142,7 @@ func (a *attack) startCrashes(ctx context.Context, planned int, counts *inFlight
 		return out
 	}
 	began := time.Now()
-	expected := min(a.settings.Duration, time.Duration(float64(planned)/float64(a.settings.Rate)*float64(time.Second)))
+	expected := min(a.settings.Duration, time.Duration(float64(planned)/a.settings.PerSecond()*float64(time.Second)))
 	go func() {
 		rec := &Crash{Planned: a.settings.Crash, began: began}
 		defer func() { out <- rec }()

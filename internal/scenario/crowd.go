@@ -37,10 +37,15 @@ type crowd struct {
 // Rate requests a second, so ClickWindow spans ClickWindow·Rate positions;
 // sorting by position interleaves neighbouring buyers' repeated clicks the
 // way a real crowd's do, which is what the dedupe lock must absorb.
+//
+// With Users 0 the crowd is an open model instead (openCrowd).
 func newCrowd(s Settings) *crowd {
 	rng := rand.New(rand.NewPCG(s.Seed, s.Seed^0x9e3779b97f4a7c15))
+	if s.Open() {
+		return openCrowd(s, rng)
+	}
 	order := rng.Perm(max(s.Users, 0))
-	window := s.ClickWindow.Seconds() * float64(s.Rate)
+	window := s.ClickWindow.Seconds() * s.PerSecond()
 
 	c := &crowd{buyers: make([]int, max(s.Users, 0))}
 	pos := 0.0
@@ -65,6 +70,20 @@ func newCrowd(s Settings) *crowd {
 		}
 		return 0
 	})
+	return c
+}
+
+// openCrowd is the open model's crowd: a fresh buyer for every click,
+// each clicking once, as many clicks as the rate sends in Duration, each on
+// a shop drawn from rng. Nobody clicks twice, so no dedupe lock is tested:
+// it measures what the shops serve, not what they refuse.
+func openCrowd(s Settings, rng *rand.Rand) *crowd {
+	n := s.openClicks()
+	c := &crowd{clicks: make([]click, n), buyers: make([]int, n)}
+	for i := range n {
+		c.clicks[i] = click{user: i, nth: 1, shop: rng.Uint32(), at: float64(i)}
+		c.buyers[i] = 1
+	}
 	return c
 }
 
@@ -115,9 +134,13 @@ type countedPacer struct {
 	n uint64
 }
 
-// newPacer paces rate hits a second, n hits in all.
-func newPacer(rate, n int) countedPacer {
-	return countedPacer{ConstantPacer: vegeta.ConstantPacer{Freq: rate, Per: time.Second}, n: uint64(n)}
+// newPacer paces hits at rate, n hits in all. A zero Freq means as fast as
+// the workers go (Vegeta's -rate=0).
+func newPacer(rate vegeta.Rate, n int) countedPacer {
+	if rate.Per == 0 {
+		rate.Per = time.Second
+	}
+	return countedPacer{ConstantPacer: rate, n: uint64(n)}
 }
 
 // Pace implements vegeta.Pacer.

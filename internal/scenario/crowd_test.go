@@ -138,11 +138,30 @@ func TestTargeterHandsOutEachTargetOnce(t *testing.T) {
 }
 
 func TestPacerStopsAfterN(t *testing.T) {
-	p := newPacer(100, 3)
+	p := newPacer(vegeta.Rate{Freq: 100, Per: time.Second}, 3)
 	if _, stop := p.Pace(0, 2); stop {
 		t.Fatalf("stopped after 2 hits, want 3")
 	}
 	if _, stop := p.Pace(0, 3); !stop {
 		t.Fatalf("did not stop after 3 hits")
+	}
+}
+
+func TestOpenCrowd(t *testing.T) {
+	s := DefaultSettings()
+	s.Users, s.Rate, s.RatePer, s.Duration = 0, 50, 100*time.Millisecond, 3*time.Second
+	c := newCrowd(s)
+	if got, want := len(c.clicks), 1500; got != want {
+		t.Fatalf("open crowd at 50/100ms for 3s: %d clicks, want %d", got, want)
+	}
+	seen := map[int]bool{}
+	for _, k := range c.clicks {
+		if seen[k.user] || k.nth != 1 {
+			t.Fatalf("buyer %d clicked again (nth %d): want a fresh buyer per click", k.user, k.nth)
+		}
+		seen[k.user] = true
+	}
+	if got := s.PlannedRequests(); got != 1500 {
+		t.Errorf("PlannedRequests = %d, want 1500", got)
 	}
 }

@@ -53,11 +53,10 @@ func explain(s Settings, m *ModeResult) string {
 		case m.Failover != nil:
 			fmt.Fprintf(&b, "SETNX on the promoted master: %s, %d sales overwrote another's stock update, oversold %d", sold, max(overlaps, 0), a.Oversold)
 		case !outlives && s.Work <= s.LockTTL:
-			fmt.Fprintf(&b, "no critical section outlives the %v TTL (stall %v, work %v), so SETNX held: %s; raise --stall above --lock-ttl",
-				s.LockTTL, s.Stall, s.Work, sold)
+			fmt.Fprintf(&b, "no critical section outlives the %v TTL (stall %v, work %v): %s, %d sales overwrote another's stock update, oversold %d; raise --stall above --lock-ttl",
+				s.LockTTL, s.Stall, s.Work, sold, max(overlaps, 0), a.Oversold)
 		default:
-			fmt.Fprintf(&b, "about %.0f critical sections stalled %v, past the %v TTL (%.0f%% of %d orders): the key expired under the holder, the next buyer got in, and the holder's DEL then freed that buyer's lock; %d sales overwrote another's stock update: oversold %d",
-				stalls, s.Stall, s.LockTTL, 100*s.StallRate, m.Tally.Created, overlaps, a.Oversold)
+			b.WriteString(naiveOutlived(s, m, stalls, outlives, overlaps))
 		}
 		if a.DuplicateOrders > 0 {
 			fmt.Fprintf(&b, ", %d duplicate orders", a.DuplicateOrders)
@@ -68,8 +67,7 @@ func explain(s Settings, m *ModeResult) string {
 			b.WriteString("; ")
 		}
 		if ev.LateCommits > 0 {
-			fmt.Fprintf(&b, "%d commits were held back %v with their renewals, past the %v TTL: their leases ran out, the next buyers read the stock before the old commits landed, and %d sales overwrote another's stock update: %s, oversold %d (a lease is not a mutex; fenced, etcd, sql-atomic and redis-decr are not fooled)",
-				ev.LateCommits, s.LateCommit, s.LockTTL, max(overlaps, 0), sold, a.Oversold)
+			b.WriteString(lateCommitLine(s, m, overlaps))
 			break
 		}
 		switch {
@@ -78,7 +76,7 @@ func explain(s Settings, m *ModeResult) string {
 		case m.Failover != nil && m.Mode.Strategy() == strategy.Lua:
 			b.WriteString("an owner token and a renewing watchdog held the lock on one master, and its replica had never heard of it")
 		case outlives:
-			fmt.Fprintf(&b, "about %.0f critical sections stalled %v, past the %v TTL, and the watchdog renewed the lock every %v through them", stalls, s.Stall, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond))
+			fmt.Fprintf(&b, "about %.0f critical sections stalled %v, longer than the %v TTL; the watchdog renews the lock every %v", stalls, s.Stall, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond))
 		default:
 			b.WriteString("an owner token, compare-and-delete and a renewing watchdog held the lock")
 		}
@@ -90,7 +88,7 @@ func explain(s Settings, m *ModeResult) string {
 		}
 		fmt.Fprintf(&b, "each grant minted a fencing token, registered in the database before the stock was read")
 		if ev.LateCommits > 0 {
-			fmt.Fprintf(&b, "; %d commits were held back %v past their lease, and the next holder's registration waited for each before it read", ev.LateCommits, s.LateCommit)
+			fmt.Fprintf(&b, "; %d commits were held back %v (%s)", ev.LateCommits, s.LateCommit, againstTTL(s))
 		}
 		fmt.Fprintf(&b, ": %d stale holders fenced out, %s, %d overlapping sales, oversold %d, duplicate orders %d",
 			ev.FencedOut, sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
@@ -101,20 +99,20 @@ func explain(s Settings, m *ModeResult) string {
 		}
 		b.WriteString("each holder's lease and place in the queue were written through the etcd cluster's quorum, waiters were woken in revision order, and the key's revision was registered in the database before the stock was read")
 		if ev.LateCommits > 0 {
-			fmt.Fprintf(&b, "; %d commits were held back %v, and the next holder's registration waited for each before it read", ev.LateCommits, s.LateCommit)
+			fmt.Fprintf(&b, "; %d commits were held back %v", ev.LateCommits, s.LateCommit)
 		}
 		fmt.Fprintf(&b, ": %d stale holders fenced out, %s, %d overlapping sales, oversold %d, duplicate orders %d",
 			ev.FencedOut, sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
 	case strategy.SQLAtomic:
 		b.WriteString("no lock: one conditional UPDATE (stock >= quantity) per order and a unique key per buyer")
 		if ev.LateCommits > 0 {
-			fmt.Fprintf(&b, "; %d commits held back %v only made the next buyers wait for the row", ev.LateCommits, s.LateCommit)
+			fmt.Fprintf(&b, "; %d commits were held back %v", ev.LateCommits, s.LateCommit)
 		}
 		fmt.Fprintf(&b, ": %s, %d lost updates, oversold %d, duplicate orders %d", sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
 	case strategy.RedisDecr:
 		b.WriteString("no lock: one Redis script per order reserved the units (buyer checked before the decrement), then the order was written")
 		if ev.LateCommits > 0 {
-			fmt.Fprintf(&b, "; %d commits held back %v changed nothing Redis had not already decided", ev.LateCommits, s.LateCommit)
+			fmt.Fprintf(&b, "; %d commits were held back %v after Redis had reserved their units", ev.LateCommits, s.LateCommit)
 		}
 		fmt.Fprintf(&b, ": %s, oversold %d, duplicate orders %d, %d reservations given back after a failed write", sold, a.Oversold, a.DuplicateOrders, ev.GivenBack)
 		if ev.Reclaimed > 0 {
@@ -159,8 +157,9 @@ func killLine(m *ModeResult) string {
 	if up := total - len(k.Nodes); up > total/2 {
 		line += fmt.Sprintf(", %d of %d still a majority", up, total)
 	} else {
-		line += fmt.Sprintf(", only %d of %d left: no majority, so orders were refused instead of risked", up, total)
+		line += fmt.Sprintf(", only %d of %d left: no majority", up, total)
 	}
+	line += afterKill(m)
 	if k.Err != "" {
 		line += " (" + k.Err + ")"
 	}

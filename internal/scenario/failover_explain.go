@@ -45,10 +45,10 @@ func failoverLine(s Settings, m *ModeResult) string {
 		held.Round(time.Millisecond), behind, promoted.Round(10*time.Millisecond))
 	switch {
 	case onMaster(m.Mode) && twice == 0 && m.Mode.Strategy() == strategy.Naive:
-		fmt.Fprintf(&b, "; naive's lock holds a constant, so a second holder cannot be told from the first on the wire (the audit below counts what it did); a %v lease outlived the promotion", s.LockTTL)
+		fmt.Fprintf(&b, "; naive's lock holds a constant, so a second holder cannot be told from the first on the wire (the audit below counts what it did); the %v lease was %s", s.LockTTL, leaseAgainst(s.LockTTL, promoted))
 	case onMaster(m.Mode):
-		fmt.Fprintf(&b, "; it granted the lock again %d %s while the first holder's %v of work ran (a %v lease, first renewed after %v, outlived the promotion: a lease shorter than the %v promotion would have been cancelled by the watchdog before a new master existed)",
-			twice, plural(twice, "time", "times"), s.Work, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond), promoted.Round(10*time.Millisecond))
+		fmt.Fprintf(&b, "; it granted the lock again %d %s while the first holder's %v of work ran (the %v lease, first renewed after %v, was %s)",
+			twice, plural(twice, "time", "times"), s.Work, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond), leaseAgainst(s.LockTTL, promoted))
 	case m.Mode.Strategy() == strategy.RedisDecr:
 		b.WriteString("; the stock counter is on that master")
 		b.WriteString(driftClause(f))
@@ -106,4 +106,14 @@ func driftClause(f *Failover) string {
 		fmt.Fprintf(&b, "; no drift read, %d at the end", d.End)
 	}
 	return b.String()
+}
+
+// leaseAgainst compares the lease with the slowest promotion: "longer than
+// the 2.1s promotion", "shorter than ...".
+func leaseAgainst(ttl, promoted time.Duration) string {
+	p := promoted.Round(10 * time.Millisecond)
+	if ttl > promoted {
+		return fmt.Sprintf("longer than the %v promotion", p)
+	}
+	return fmt.Sprintf("no longer than the %v promotion", p)
 }

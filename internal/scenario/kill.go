@@ -36,7 +36,7 @@ func (a *attack) startKiller(ctx context.Context, planned int, stopped <-chan st
 		return out
 	}
 	began := time.Now()
-	expected := min(a.settings.Duration, time.Duration(float64(planned)/float64(a.settings.Rate)*float64(time.Second)))
+	expected := min(a.settings.Duration, time.Duration(float64(planned)/a.settings.PerSecond()*float64(time.Second)))
 	half := expected / 2
 	go func() {
 		t := time.NewTimer(half)

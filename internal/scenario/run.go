@@ -42,6 +42,14 @@ type Outcome struct {
 	Started       time.Time
 	Wall          time.Duration
 	Modes         []*ModeResult
+	// Sweep holds a --sweep's points (Sweep), Modes then being empty.
+	Sweep []SweepPoint
+	// Flags are every flag's value as the command line would repeat it,
+	// set by the caller for report.json; nil if not given.
+	Flags map[string]string
+	// Thresholds are the --threshold expressions, for the report to
+	// evaluate (report.Check); nil if none.
+	Thresholds []string
 }
 
 // Unsafe lists the strategies that claim to be safe in this run but
@@ -54,7 +62,7 @@ type Outcome struct {
 // --failover (see failoverBreaks).
 func (o *Outcome) Unsafe() []string {
 	var out []string
-	for _, m := range o.Modes {
+	for _, m := range o.allRuns() {
 		claims := m.Mode.Safe()
 		if o.Settings.LateCommit > 0 {
 			claims = m.Mode.SurvivesLateCommit()
@@ -132,17 +140,22 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	}
 	api := newShopAPI(fleet.Targets[0], fleet.AdminToken)
 	for _, mode := range s.Modes {
-		a := &attack{
-			settings: s, mode: mode, crowd: c, fleet: fleet, api: api, opts: opts,
-			productID: "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-"),
+		var runs []*ModeResult
+		for n := range s.Runs() {
+			a := &attack{
+				settings: s, mode: mode, crowd: c, fleet: fleet, api: api, opts: opts,
+				productID: "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-") + runSuffix(n),
+			}
+			res, err := a.run(ctx)
+			if res != nil {
+				runs = append(runs, res)
+			}
+			if err != nil {
+				o.Modes = appendRow(o.Modes, runs)
+				return o, fmt.Errorf("mode %s: %w", mode, err)
+			}
 		}
-		res, err := a.run(ctx)
-		if res != nil {
-			o.Modes = append(o.Modes, res)
-		}
-		if err != nil {
-			return o, fmt.Errorf("mode %s: %w", mode, err)
-		}
+		o.Modes = appendRow(o.Modes, runs)
 	}
 	return o, nil
 }

@@ -81,6 +81,14 @@ type Settings struct {
 	// starts it again (0 to leave the shops alone; crash.go says when and
 	// which). It needs a process fleet (FleetConfig.Processes).
 	Crash int
+
+	// The load tester's settings (settings_load.go): the pace's period,
+	// Vegeta's timeout and workers, and how many times each row runs.
+	RatePer    time.Duration
+	Timeout    time.Duration
+	Workers    uint64
+	MaxWorkers uint64
+	Count      int
 }
 
 // Limits of Settings that Validate enforces: beyond them a run would not
@@ -167,7 +175,7 @@ func (s Settings) Problems() []string {
 			add("%s: %d, want %d..%d %s", name, v, lo, hi, unit)
 		}
 	}
-	between("users", s.Users, 1, MaxUsers, "buyers")
+	between("users", s.Users, 0, MaxUsers, "buyers (0: a fresh buyer for every click)")
 	between("stock", s.Stock, 1, MaxStock, "units")
 	between("clicks", s.Clicks, 1, MaxClicks, "clicks per buyer")
 	between("rate", s.Rate, 1, MaxRate, "requests per second")
@@ -213,6 +221,7 @@ func (s Settings) Problems() []string {
 	if s.RedisRestart > 0 && len(s.Modes) > 0 && !slices.ContainsFunc(s.Modes, s.restarts) {
 		add("redis-restart: needs redlock or fenced in --modes")
 	}
+	bad = append(bad, s.loadProblems()...)
 	if s.Failovers < 0 || s.Failovers > MaxFailovers {
 		add("failovers: %d, want 0..%d per attack", s.Failovers, MaxFailovers)
 	}

@@ -56,6 +56,10 @@ type FleetConfig struct {
 	Sentinels *redisproc.Set
 	// LockWait is the shops' product-lock wait (zero: DefaultLockWait).
 	LockWait time.Duration
+	// MaxInFlight is each shop's admission limit, as app.Config's
+	// MaxInFlightOrders (zero: app.DefaultMaxInFlightOrders; negative: no
+	// limit).
+	MaxInFlight int
 	// Logger receives the shops' logs (nil: discarded).
 	Logger *slog.Logger
 	// Processes runs each shop as a child process, this program
@@ -93,7 +97,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	}
 	acfg := app.Config{
 		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, EtcdEndpoints: cfg.EtcdEndpoints, AdminToken: token,
-		LockWait: orDefault(cfg.LockWait, DefaultLockWait), Logger: log,
+		LockWait: orDefault(cfg.LockWait, DefaultLockWait), MaxInFlightOrders: cfg.MaxInFlight, Logger: log,
 	}
 	if cfg.Sentinels != nil {
 		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
