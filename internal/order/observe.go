@@ -39,7 +39,13 @@ const (
 	EventFencedOut  Event = "fenced_out"  // a holder refused for its stale fencing token
 	EventLockLost   Event = "lock_lost"   // a holder found its lock lost before it wrote
 	EventGivenBack  Event = "given_back"  // a redis-decr reservation given back
+	EventWritten    Event = "written"     // a queued order written by this shop's consumer
+	EventRefused    Event = "refused"     // a queued order the database refused, dead-lettered
 )
+
+// OutcomeQueued is Placed's outcome for an order accepted into its
+// product's queue (redis-queue): answered 202, written later.
+const OutcomeQueued = "queued"
 
 // outcomeFor is Outcome for an order or a lock asked for on ctx: once ctx
 // has ended, a failure is "canceled" whatever the error says (a buyer who
@@ -74,6 +80,10 @@ func (s *Service) happened(product string, sn strategy.Name, e Event) {
 		c.locksLost.Add(1)
 	case EventGivenBack:
 		c.givenBack.Add(1)
+	case EventWritten:
+		c.queueWritten.Add(1)
+	case EventRefused:
+		c.queueRefused.Add(1)
 	}
 	s.opts.Observer.Happened(sn, e)
 }
