@@ -187,12 +187,13 @@ func (c *Consumers) Close() {
 }
 
 // Problem says why this process's consumers cannot write, "" if they
-// can: a write failed within the last two ClaimIdle and none has worked
-// since. The entries of such a write stay pending, not lost.
+// can: a write failed within the last two rounds of claiming (a failed
+// batch is claimed again after ClaimIdle, within claimEvery) and none has
+// worked since. The entries of such a write stay pending, not lost.
 func (c *Consumers) Problem() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	since := time.Now().Add(-2 * c.opts.ClaimIdle)
+	since := time.Now().Add(-2 * (c.opts.ClaimIdle + claimEvery))
 	for _, k := range c.running {
 		if !k.failed.IsZero() && k.failed.After(since) {
 			return fmt.Sprintf("queue: cannot write the queued orders of %q to the database (they stay pending): %s", k.product, k.why)
