@@ -75,6 +75,9 @@ type auditJSON struct {
 	RedisStock      *int   `json:"redis_stock,omitempty"`
 	Drift           *int   `json:"drift,omitempty"`
 	RedisError      string `json:"redis_error,omitempty"`
+	// QueueLength and QueuePending: a redis-queue product's backlog.
+	QueueLength  *int64 `json:"queue_length,omitempty"`
+	QueuePending *int64 `json:"queue_pending,omitempty"`
 }
 
 func toAuditJSON(a order.Audit) auditJSON {
@@ -94,6 +97,9 @@ func toAuditJSON(a order.Audit) auditJSON {
 	}
 	if a.RedisStock != nil {
 		j.Drift = &a.Drift
+	}
+	if a.Strategy.Queues() {
+		j.QueueLength, j.QueuePending = &a.QueueLength, &a.QueuePending
 	}
 	return j
 }

@@ -186,6 +186,10 @@ type eventsJSON struct {
 	GivenBack   int64  `json:"given_back"`
 	Batches     int64  `json:"batches"`
 	Batched     int64  `json:"batched_buyers"`
+	// QueueWritten and QueueRefused: queued orders (redis-queue) this
+	// shop's consumer wrote, and dead-lettered.
+	QueueWritten int64 `json:"queue_written"`
+	QueueRefused int64 `json:"queue_refused"`
 }
 
 // productEvents handles GET /api/v1/products/:id/events (admin): 200 with
@@ -203,6 +207,7 @@ func (a *api) productEvents(c *gin.Context) {
 		ProductID: p.ID, LateCommits: e.LateCommits, FencedOut: e.FencedOut,
 		LocksLost: e.LocksLost, GivenBack: e.GivenBack,
 		Batches: e.Batches, Batched: e.BatchedBuyers,
+		QueueWritten: e.QueueWritten, QueueRefused: e.QueueRefused,
 	})
 }
 

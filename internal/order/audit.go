@@ -43,6 +43,11 @@ type Audit struct {
 	// RedisErr says why RedisStock is nil for a redis-decr product ("" if
 	// it is not).
 	RedisErr string
+	// QueueLength and QueuePending are a redis-queue product's backlog
+	// (queue.Backlog): orders accepted and not yet written, and those of
+	// them a consumer holds. Both 0 once drained, and for the other
+	// strategies. While they are not, Drift counts the queued units.
+	QueueLength, QueuePending int64
 }
 
 // Audit computes the figures of productID's sale with SQL over the products
@@ -91,6 +96,15 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	}
 	a.Oversold = max(0, a.Sold-a.InitialStock)
 	a.Consistent = a.Stock+a.Sold == a.InitialStock
+	if a.Strategy == strategy.RedisQueue && s.opts.Queue != nil {
+		// The backlog first: a drained queue read before the stock means
+		// the stock read after it has nothing in flight.
+		if b, err := s.opts.Queue.Backlog(ctx, productID); err == nil {
+			a.QueueLength, a.QueuePending = b.Length, b.Pending
+		} else {
+			a.RedisErr = err.Error()
+		}
+	}
 	if a.Strategy == strategy.RedisDecr || a.Strategy == strategy.RedisQueue {
 		s.auditRedis(ctx, &a)
 	}

@@ -26,16 +26,13 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	if s.opts.Queue == nil {
 		return Order{}, fmt.Errorf("order: strategy %s needs Options.Queue", p.Strategy)
 	}
-	// 1. The business work, before anything is taken: a buyer who gives
-	// up during it has taken nothing.
-	if err := s.work(ctx, p); err != nil {
-		return Order{}, fmt.Errorf("order: %w", err)
-	}
-	// 2. Take the units and queue the order, in one script.
+	// 1. Take the units and queue the order, in one script. The business
+	// work is the consumer's, once per batch (WriteQueued): the buyer
+	// waits for Redis only.
 	o := newOrder(p, req)
 	_, err := s.accept(ctx, o)
 	if errors.Is(err, queue.ErrNotLoaded) {
-		// 2b. Redis has no stock for p: load the database's, once.
+		// 1b. Redis has no stock for p: load the database's, once.
 		left, rerr := readStock(ctx, s.db, p.ID)
 		if rerr != nil {
 			return Order{}, fromWrite(ctx, rerr)

@@ -15,8 +15,10 @@ import (
 )
 
 // WriteQueued writes a batch of queued orders of product (strategy
-// redis-queue) to the database, for the queue's consumers. It is the
-// batch's one transaction:
+// redis-queue) to the database, for the queue's consumers. First the
+// business work (the product's work_ms, and its stall), once per batch
+// and outside the transaction, as a batched strategy does it once per
+// batch; then the batch's one transaction:
 //
 //  1. take the product's row (a no-op UPDATE: MySQL's row lock and
 //     SQLite's write lock alike), so that the consumers of every shop
@@ -50,6 +52,11 @@ import (
 // stock left after the commit. An error means nothing was written: the
 // entries stay pending. Safe for concurrent use.
 func (s *Service) WriteQueued(ctx context.Context, product string, orders []queue.Order) ([]*queue.Refusal, int, error) {
+	if p, err := s.product(ctx, product); err == nil {
+		if err := s.work(ctx, p); err != nil {
+			return nil, 0, fmt.Errorf("order: %w", err)
+		}
+	} // (a product the database no longer has is refused below)
 	var refusals []*queue.Refusal
 	left := 0
 	err := s.commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {

@@ -31,6 +31,12 @@ type ModeResult struct {
 	Restart *Restart
 	// Failover records the --failover rounds of this attack, if any.
 	Failover *Failover
+	// Drain records how a queued mode's orders reached the database
+	// after the last click (redis-queue only, else nil).
+	Drain *Drain
+	// Lost counts the buyers told they have an order (201 or 202) whose
+	// order was not written by the end of the drain (confirm).
+	Lost int
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration
@@ -57,10 +63,10 @@ func (m *ModeResult) Elapsed() time.Duration { return m.Metrics.Duration + m.Met
 // ReqPerSec is the rate at which requests were sent (Vegeta's Rate).
 func (m *ModeResult) ReqPerSec() float64 { return m.Metrics.Rate }
 
-// OrdersPerSec is 201s per second of attack.
+// OrdersPerSec is orders per second of attack: 201s and 202s.
 func (m *ModeResult) OrdersPerSec() float64 {
 	if s := m.Elapsed().Seconds(); s > 0 {
-		return float64(m.Tally.Created) / s
+		return float64(m.Tally.Accepted()) / s
 	}
 	return 0
 }
@@ -69,7 +75,7 @@ func (m *ModeResult) OrdersPerSec() float64 {
 // CPUPerAnswer per request answered; ok is false if the CPU is unknown or
 // nothing was made or answered.
 func (m *ModeResult) CPUPerOrder() (d time.Duration, ok bool) {
-	return perCount(m.CPU, m.Tally.Created)
+	return perCount(m.CPU, m.Tally.Accepted())
 }
 
 // CPUPerAnswer: see CPUPerOrder.
@@ -159,11 +165,21 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	}
 	defer watch.finish(res) // after the audit below, whatever it says
 
-	audit, err := a.api.audit(ctx, a.productID)
+	var err error
+	if a.mode.Strategy().Queues() {
+		// The orders are written behind the answers: the audit waits for
+		// the queue to drain.
+		if res.Drain, err = a.waitDrain(ctx, res.Results, func() { watch.update(res.Sent, res) }); err != nil {
+			return res, err
+		}
+	}
+	res.Audit, err = a.api.audit(ctx, a.productID)
 	if err != nil {
 		return res, err
 	}
-	res.Audit = audit
+	if res.Lost, err = a.confirm(ctx, res.Results); err != nil {
+		return res, err
+	}
 	if res.Events, err = a.events(ctx); err != nil {
 		return res, err
 	}
