@@ -114,6 +114,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		Observer:     m,
 	})
 	m.Audits(s.orders)
+	m.Queues(s.orders)
 	var master httpapi.RedisMaster // a nil *failover would not be a nil interface
 	if s.master != nil {
 		master = s.master
