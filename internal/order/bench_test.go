@@ -102,7 +102,7 @@ func BenchmarkPlace(b *testing.B) {
 			{"redis-decr", strategy.RedisDecr, 0},
 			{"redis-queue", strategy.RedisQueue, 0},       // the 202s: bench_queue_test.go
 			{"redis-queue/drain", strategy.RedisQueue, 0}, // the consumers' writes: bench_queue_test.go
-			{"lockfree", strategy.SQLAtomic, 0}, // any product will do: the baseline only UPDATEs it
+			{"lockfree", strategy.SQLAtomic, 0},           // any product will do: the baseline only UPDATEs it
 		}
 		runs := []struct {
 			name          string
