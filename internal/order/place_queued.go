@@ -55,9 +55,10 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	case ctx.Err() != nil:
 		return Order{}, fmt.Errorf("order: queue: %w: %w", ctx.Err(), err)
 	}
-	// Redis did not answer: the script may have run. The buyer's retry
-	// finds out (a duplicate naming this order, or a new one).
-	return Order{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	// Redis did not answer after the script was sent: it may have run,
+	// and the order be queued. The buyer's retry finds out (a duplicate
+	// naming this order, or a new one).
+	return Order{}, fmt.Errorf("%w: queue: %w", ErrInDoubt, err)
 }
 
 // accept is one Accept of o.
