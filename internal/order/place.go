@@ -28,6 +28,11 @@ import (
 // (or, fenced, the database refused its token); ErrUnavailable when Redis
 // or the database could not be reached. When ctx ends first, the error
 // wraps ctx.Err().
+//
+// A redis-queue product's order comes back with Queued set: accepted into
+// its queue, written later by the consumers (WriteQueued), and
+// OrderStatus says how that went. Its ErrInDoubt means Redis's answer was
+// lost and the order may be queued.
 func (s *Service) Place(ctx context.Context, req Request) (Order, error) {
 	start := time.Now()
 	o, sn, err := s.place(ctx, req)
@@ -56,7 +61,7 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if p.Strategy == strategy.RedisDecr && s.opts.Reservations != nil {
 		s.touch(p.ID)
 	}
-	// 2b'. A redis-queue product asked for has its consumer in this shop.
+	// 2b. A redis-queue product asked for has its consumer in this shop.
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
 		s.consumers.Watch(p.ID)
 	}

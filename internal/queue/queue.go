@@ -112,11 +112,7 @@ func (q *Queue) Load(ctx context.Context, product string, units int) error {
 	if err := q.stock.Load(ctx, product, units); err != nil {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	_, err := q.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, buyersKey(product))
-		return nil
-	})
-	if err != nil {
+	if err := q.c.Del(ctx, buyersKey(product)).Err(); err != nil {
 		return redisErr(ctx, err, "load", product)
 	}
 	return q.ensureGroup(ctx, product)
