@@ -90,8 +90,9 @@ func TestComposeServices(t *testing.T) {
 	}
 }
 
-// Every Redis node is an independent master without persistence; compose.yaml
-// says why, next to x-redis.
+// Every Redis node is an independent master without snapshots, and without
+// an append-only file but the queue's node (redis1); compose.yaml says why,
+// next to x-redis.
 func TestComposeRedisIndependentMasters(t *testing.T) {
 	c := loadCompose(t)
 	for _, name := range redisNodes {
@@ -114,9 +115,7 @@ func TestComposeRedisIndependentMasters(t *testing.T) {
 		if got, ok := option(s.Command, "--save"); !ok || got != "" {
 			t.Errorf(`%s: --save = %q (given: %v), want --save "" (no snapshots)`, name, got, ok)
 		}
-		if got, _ := option(s.Command, "--appendonly"); got != "no" {
-			t.Errorf("%s: --appendonly = %q, want no", name, got)
-		}
+		checkAppendOnly(t, name, s.Command, name == queueNode)
 		if len(s.Volumes) > 0 {
 			t.Errorf("%s: volumes = %q, want none (nothing is persisted)", name, s.Volumes)
 		}
@@ -397,6 +396,27 @@ func checkDSN(t *testing.T, shop, dsn string, mysql service) {
 		if !slices.Contains(params, p) {
 			t.Errorf("%s: SHOP_MYSQL_DSN = %q, want %s", shop, dsn, p)
 		}
+	}
+}
+
+// queueNode is the Redis node that holds redis-queue's streams, the first.
+const queueNode = "redis1"
+
+// checkAppendOnly checks a redis-server command's append-only file: on,
+// fsynced every second, for a node that holds queued orders; off for the
+// others.
+func checkAppendOnly(t *testing.T, name string, command []string, queue bool) {
+	t.Helper()
+	got, _ := option(command, "--appendonly")
+	switch {
+	case queue && got != "yes":
+		t.Errorf("%s: --appendonly = %q, want yes: it holds redis-queue's accepted orders", name, got)
+	case queue:
+		if f, _ := option(command, "--appendfsync"); f != "everysec" {
+			t.Errorf("%s: --appendfsync = %q, want everysec", name, f)
+		}
+	case got != "no":
+		t.Errorf("%s: --appendonly = %q, want no", name, got)
 	}
 }
 

@@ -86,11 +86,12 @@ catches up first, is not the crash this shows.
 Add --crash 2 to SIGKILL a shop twice in each attack, at a third and two
 thirds of it, and start it again on its port: the shops then run as child
 processes of the load generator (its own binary, re-executed), on the same
-backends. fenced, sql-atomic, redis-decr and fenced+batch must stay exact:
-no unit oversold, no order duplicated, every buyer told 201 with an order
-row, and Redis's stock back to the database's (read for up to 15 s).
-Unless given: --modes fenced,sql-atomic,redis-decr,fenced+batch and
---stock 600, so that the lock-free rows still sell when the kills come. It
+backends. fenced, sql-atomic, redis-decr, redis-queue and fenced+batch
+must stay exact: no unit oversold, no order duplicated, every buyer told
+201 or 202 with an order row after the drain, and Redis's stock back to
+the database's (read for up to 15 s). Unless given: --modes
+fenced,sql-atomic,redis-decr,redis-queue,fenced+batch and --stock 600, so
+that the lock-free rows still sell when the kills come. It
 cannot be pointed at --targets: it kills only shops it started.
 
 As a load tester: --rate 300/1s or 50/100ms (Vegeta's form), --users 0
@@ -147,7 +148,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.live, "live-addr", "", "serve the live page on this host:port instead, e.g. 0.0.0.0:8088 to show it to a room; implies --live (default "+defaultLiveAddr+" with --live)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof FILE): without --targets it holds the embedded shops and backends as well as the load generator (default none)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
-	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced and etcd (batched or not), sql-atomic and redis-decr (default off: report only)")
+	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced and etcd (batched or not), sql-atomic, redis-decr and redis-queue; also a row with an order answered 201 or 202 that was not written, or a queue that did not drain (default off: report only)")
 	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")
 	fs.StringVar(&targets, "targets", "", "shop base URLs, comma-separated (default none: start the embedded fleet)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")

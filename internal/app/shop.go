@@ -15,6 +15,7 @@ import (
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/metrics"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 )
@@ -109,9 +110,11 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	s.orders = order.NewService(b.DB, products, s.lockers, order.Options{
 		LockWait: cfg.LockWait, Logger: log,
 		Reservations: reserve.New(single), // redis-decr's stock, on the Redis lua uses
+		Queue:        queue.New(single),   // redis-queue's stock and streams, on the same Redis
 		Observer:     m,
 	})
 	m.Audits(s.orders)
+	m.Queues(s.orders)
 	var master httpapi.RedisMaster // a nil *failover would not be a nil interface
 	if s.master != nil {
 		master = s.master
@@ -123,6 +126,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	s.handler = httpapi.NewRouter(httpapi.Deps{
 		Products:    products,
 		Orders:      s.orders,
+		Statuses:    s.orders,
 		DB:          b.DB,
 		Redis:       s.clients,
 		RedisMaster: master,

@@ -32,7 +32,9 @@ func (a *api) healthz(c *gin.Context) {
 // Redis that alone serves lua, naive, fenced, the dedupe locks of every
 // mode and redis-decr: the first node, or, with a Sentinel-managed master,
 // the master the Sentinels name now, whose address the answer carries
-// (redis_master). Everything is asked at once, so the probe takes as long
+// (redis_master). A shop whose queue consumers cannot write their
+// batches (redis-queue) is not ready either, and says which product.
+// Everything is asked at once, so the probe takes as long
 // as the slowest backend, capped by the timeouts above.
 func (a *api) readyz(c *gin.Context) {
 	ctx := c.Request.Context()
@@ -66,6 +68,13 @@ func (a *api) readyz(c *gin.Context) {
 	}
 	if etcdProblem != "" {
 		problems = append(problems, etcdProblem)
+	}
+	if a.statuses != nil {
+		// Queued orders this shop's consumers cannot write stay pending,
+		// not lost; but the shop is not doing its part.
+		if p := a.statuses.QueueProblem(); p != "" {
+			problems = append(problems, p)
+		}
 	}
 	if len(problems) > 0 {
 		writeError(c, &requestError{kind: errNotReady, msg: "not ready: " + strings.Join(problems, "; ")})

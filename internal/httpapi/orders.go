@@ -42,6 +42,8 @@ type orderJSON struct {
 	Strategy  string    `json:"strategy"`
 	LockMode  string    `json:"lock_mode"` // strategy's older name, for older clients
 	CreatedAt time.Time `json:"created_at"`
+	// Status is "queued" in a 202 (redis-queue), absent in a 201.
+	Status string `json:"status,omitempty"`
 }
 
 func toOrderJSON(o order.Order) orderJSON {
@@ -73,6 +75,9 @@ type auditJSON struct {
 	RedisStock      *int   `json:"redis_stock,omitempty"`
 	Drift           *int   `json:"drift,omitempty"`
 	RedisError      string `json:"redis_error,omitempty"`
+	// QueueLength and QueuePending: a redis-queue product's backlog.
+	QueueLength  *int64 `json:"queue_length,omitempty"`
+	QueuePending *int64 `json:"queue_pending,omitempty"`
 }
 
 func toAuditJSON(a order.Audit) auditJSON {
@@ -92,6 +97,9 @@ func toAuditJSON(a order.Audit) auditJSON {
 	}
 	if a.RedisStock != nil {
 		j.Drift = &a.Drift
+	}
+	if a.Strategy.Queues() {
+		j.QueueLength, j.QueuePending = &a.QueueLength, &a.QueuePending
 	}
 	return j
 }
@@ -127,7 +135,53 @@ func (a *api) placeOrder(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	if o.Queued {
+		// Accepted into the product's queue (redis-queue): written later;
+		// the Location says where to ask how it went.
+		j := toOrderJSON(o)
+		j.Status = order.StatusQueued
+		c.Header("Location", "/api/v1/orders/"+o.ID)
+		c.PureJSON(http.StatusAccepted, j)
+		return
+	}
 	c.PureJSON(http.StatusCreated, toOrderJSON(o))
+}
+
+// orderStatusJSON is GET /api/v1/orders/:id's answer: the order as
+// written (created), or what Redis knows of it (queued, refused).
+type orderStatusJSON struct {
+	ID        string     `json:"id"`
+	ProductID string     `json:"product_id"`
+	Status    string     `json:"status"`
+	UserID    string     `json:"user_id,omitempty"`
+	Quantity  int        `json:"quantity,omitempty"`
+	Strategy  string     `json:"strategy,omitempty"`
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	// Code and Reason say why a refused order was refused.
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// orderStatus handles GET /api/v1/orders/:id: 200 with where the order
+// stands; 404 for an id no shop knows; 400 for a malformed id, which is
+// never sent to Redis or the database.
+func (a *api) orderStatus(c *gin.Context) {
+	if a.statuses == nil {
+		writeError(c, &requestError{kind: errRouteNotFound, msg: "no order " + c.Param("id")})
+		return
+	}
+	st, err := a.statuses.OrderStatus(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	j := orderStatusJSON{ID: st.ID, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}
+	if st.Status == order.StatusCreated {
+		o := st.Order
+		at := o.CreatedAt.UTC()
+		j.UserID, j.Quantity, j.Strategy, j.CreatedAt = o.UserID, o.Quantity, string(o.Strategy), &at
+	}
+	c.PureJSON(http.StatusOK, j)
 }
 
 // auditProduct handles GET /api/v1/products/:id/audit (admin): 200 with the

@@ -187,6 +187,10 @@ type eventsJSON struct {
 	Reclaimed   int64  `json:"reclaimed"`
 	Batches     int64  `json:"batches"`
 	Batched     int64  `json:"batched_buyers"`
+	// QueueWritten and QueueRefused: queued orders (redis-queue) this
+	// shop's consumer wrote, and dead-lettered.
+	QueueWritten int64 `json:"queue_written"`
+	QueueRefused int64 `json:"queue_refused"`
 }
 
 // productEvents handles GET /api/v1/products/:id/events (admin): 200 with
@@ -204,6 +208,7 @@ func (a *api) productEvents(c *gin.Context) {
 		ProductID: p.ID, LateCommits: e.LateCommits, FencedOut: e.FencedOut,
 		LocksLost: e.LocksLost, GivenBack: e.GivenBack, Reclaimed: e.Reclaimed,
 		Batches: e.Batches, Batched: e.BatchedBuyers,
+		QueueWritten: e.QueueWritten, QueueRefused: e.QueueRefused,
 	})
 }
 

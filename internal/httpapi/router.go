@@ -10,7 +10,8 @@
 //	GET  /api/v1/products/:id       anyone  200 product
 //	GET  /api/v1/products/:id/audit admin   200 audit
 //	GET  /api/v1/products/:id/events admin  200 this process's events
-//	POST /api/v1/orders             anyone  201 order
+//	POST /api/v1/orders             anyone  201 order, or 202 queued (redis-queue) with a Location
+//	GET  /api/v1/orders/:id         anyone  200 where the order stands: queued, created or refused
 //	GET  /healthz                   anyone  200 while the process serves
 //	GET  /readyz                    anyone  200 when the database, the Redis quorum and etcd's answer, else 503
 //	GET  /metrics                   anyone  Prometheus metrics, when Deps.Metrics is set
@@ -57,12 +58,25 @@ type Orders interface {
 	Batched(ctx context.Context, productID string) bool
 }
 
+// Statuses is what GET /api/v1/orders/:id and the readiness probe need
+// from the order flow; *order.Service implements it. OrderStatus
+// validates the id and refuses a bad one with an *order.FieldError.
+type Statuses interface {
+	OrderStatus(ctx context.Context, id string) (order.OrderStatus, error)
+	// QueueProblem says why the shop's queue consumers cannot write, ""
+	// if they can.
+	QueueProblem() string
+}
+
 // Deps are the router's collaborators. Products and Orders are required;
 // DB, Redis and RedisMaster are only asked by /readyz. They must be safe for
 // concurrent use, since every request runs on its own goroutine.
 type Deps struct {
 	Products Products
 	Orders   Orders
+	// Statuses answers GET /api/v1/orders/:id; nil: that route answers
+	// 404 for every id.
+	Statuses Statuses
 	DB       *gorm.DB
 	// Redis are the independent Redis nodes, in order. Without
 	// RedisMaster, Redis[0] also serves lua, naive, fenced, the dedupe
@@ -127,6 +141,7 @@ type DoorObserver interface {
 type api struct {
 	products Products
 	orders   Orders
+	statuses Statuses // nil: no order is known
 	db       *gorm.DB
 	redis    []*redis.Client
 	master   RedisMaster // nil: Redis[0] serves the single-node modes
@@ -149,7 +164,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	a := &api{products: deps.Products, orders: deps.Orders, db: deps.DB, redis: deps.Redis,
+	a := &api{products: deps.Products, orders: deps.Orders, statuses: deps.Statuses, db: deps.DB, redis: deps.Redis,
 		master: deps.RedisMaster, door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door), etcd: deps.Etcd}
 
 	r := gin.New() // no default logger or recovery: ours are below
@@ -170,6 +185,7 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.GET("/products/:id/audit", admin, a.auditProduct)
 	v1.GET("/products/:id/events", admin, a.productEvents)
 	v1.POST("/orders", a.placeOrder)
+	v1.GET("/orders/:id", a.orderStatus)
 
 	r.GET("/healthz", a.healthz)
 	r.GET("/readyz", a.readyz)

@@ -1,7 +1,8 @@
 // Package live serves the load generator's live page: one self-contained
 // HTML page (no CDN: it works offline) that shows, per strategy, the units
 // left, sold and oversold, the duplicate orders, the 503s, orders/s and
-// latency percentiles while the attack runs, pushed to the browser as
+// latency percentiles (and a queued mode's queue length and consumer lag)
+// while the attack runs, pushed to the browser as
 // server-sent events; when the run is over, the same figures as
 // report.json. cmd/loadgen --live starts it.
 package live
@@ -29,8 +30,14 @@ type Row struct {
 	Sold            int  `json:"sold"`
 	Oversold        int  `json:"oversold"`
 	DuplicateOrders int  `json:"duplicate_orders"`
+	// QueueLength and QueueLag are a queued mode's backlog (redis-queue):
+	// orders accepted and not yet written, and those no consumer has read
+	// yet. Null for the other modes.
+	QueueLength *int64 `json:"queue_length"`
+	QueueLag    *int64 `json:"queue_lag"`
 	// From the answers.
 	Created      int     `json:"created"`
+	Queued       int     `json:"queued"`
 	SoldOut      int     `json:"sold_out"`
 	DupRejected  int     `json:"dup_rejected"`
 	Unavailable  int     `json:"status_503"`
@@ -74,7 +81,7 @@ func NewBoard(title string, modes []scenario.Mode) *Board {
 func (b *Board) Watch(s scenario.Snapshot) {
 	r := Row{
 		Mode: string(s.Mode), State: "running", Planned: s.Planned, Sent: s.Sent,
-		Created: s.Created, SoldOut: s.SoldOut, DupRejected: s.DupRejected, Unavailable: s.Unavailable,
+		Created: s.Created, Queued: s.Queued, SoldOut: s.SoldOut, DupRejected: s.DupRejected, Unavailable: s.Unavailable,
 		OrdersPerSec: s.OrdersPerSec, P50: ms(s.P50), P90: ms(s.P90), P99: ms(s.P99),
 		Elapsed: s.Elapsed.Seconds(),
 	}
@@ -85,6 +92,7 @@ func (b *Board) Watch(s scenario.Snapshot) {
 		left := a.Stock
 		r.InitialStock, r.UnitsLeft, r.Sold, r.Oversold, r.DuplicateOrders =
 			a.InitialStock, &left, a.Sold, a.Oversold, a.DuplicateOrders
+		r.QueueLength, r.QueueLag = backlog(a.QueueLength, a.QueuePending)
 	}
 	b.update(func(st *State) { st.put(r) })
 }
@@ -99,11 +107,12 @@ func (b *Board) Finish(doc report.Document, runErr error) {
 				Mode: m.Mode, State: "done", Planned: m.Planned, Sent: m.Sent,
 				InitialStock: m.Audit.InitialStock, UnitsLeft: &left, Sold: m.Audit.Sold,
 				Oversold: m.Audit.Oversold, DuplicateOrders: m.Audit.DuplicateOrders,
-				Created: m.Answers.Created, SoldOut: m.Answers.SoldOut, DupRejected: m.DupRejected,
+				Created: m.Answers.Created, Queued: m.Answers.Queued, SoldOut: m.Answers.SoldOut, DupRejected: m.DupRejected,
 				Unavailable: m.Answers.Status[503], OrdersPerSec: m.OrdersPerSec,
 				P50: m.Latency.P50, P90: m.Latency.P90, P99: m.Latency.P99,
 				Elapsed: m.ElapsedSecs, Why: m.Why,
 			}
+			r.QueueLength, r.QueueLag = backlog(m.Audit.QueueLength, m.Audit.QueuePending)
 			if m.Audit.ProductID == "" { // interrupted before its audit: keep the last one seen
 				if prev, ok := st.row(m.Mode); ok {
 					r.InitialStock, r.UnitsLeft, r.Sold, r.Oversold, r.DuplicateOrders =
@@ -167,6 +176,20 @@ func (b *Board) snapshot() ([]byte, uint64, bool, <-chan struct{}) {
 		panic(err)
 	}
 	return data, b.version, b.state.Done, b.changed
+}
+
+// backlog is a queue's length and lag from the audit's length and
+// pending; nil for a product without a queue.
+func backlog(length, pending *int64) (*int64, *int64) {
+	if length == nil {
+		return nil, nil
+	}
+	lag := *length
+	if pending != nil {
+		lag = max(0, lag-*pending)
+	}
+	n := *length
+	return &n, &lag
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

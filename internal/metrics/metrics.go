@@ -60,7 +60,7 @@ func New() *Shop {
 		reg: prometheus.NewRegistry(),
 		orders: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_orders_total",
-			Help: "Orders placed, by the product's strategy (none: the product was not found or the request was invalid) and outcome (created, sold_out, duplicate_order, duplicate_request, lock_timeout, lock_lost, fenced_out, in_doubt, unavailable, invalid_argument, not_found, canceled, error).",
+			Help: "Orders placed, by the product's strategy (none: the product was not found or the request was invalid) and outcome (created, queued (a redis-queue order answered 202), sold_out, duplicate_order, duplicate_request, lock_timeout, lock_lost, fenced_out, in_doubt, unavailable, invalid_argument, not_found, canceled, error).",
 		}, []string{"strategy", "outcome"}),
 		orderSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_order_duration_seconds",
@@ -91,7 +91,7 @@ func New() *Shop {
 		}, []string{"node", "vote"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_order_events_total",
-			Help: "What happened inside orders, by strategy and event: late_commit (held back by the late-commit fault), fenced_out (a stale fencing token refused), lock_lost (the watchdog gave the lock up before the write), given_back (a redis-decr reservation returned after its order failed), reclaimed (a redis-decr reservation whose hold ran out with no order, returned by the sweep).",
+			Help: "What happened inside orders, by strategy and event: late_commit (held back by the late-commit fault), fenced_out (a stale fencing token refused), lock_lost (the watchdog gave the lock up before the write), given_back (a redis-decr reservation returned after its order failed), reclaimed (a redis-decr reservation whose hold ran out with no order, returned by the sweep), written and refused (queued redis-queue orders this shop's consumer wrote, or dead-lettered: the database refused them and their units went back).",
 		}, []string{"strategy", "event"}),
 		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_batch_buyers",
@@ -146,6 +146,11 @@ func (m *Shop) zeros() {
 		}
 		for _, e := range []order.Event{order.EventLateCommit, order.EventFencedOut, order.EventLockLost, order.EventGivenBack, order.EventReclaimed} {
 			m.events.WithLabelValues(string(s), string(e))
+		}
+		if s.Queues() {
+			m.orders.WithLabelValues(string(s), order.OutcomeQueued)
+			m.events.WithLabelValues(string(s), string(order.EventWritten))
+			m.events.WithLabelValues(string(s), string(order.EventRefused))
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -30,7 +31,8 @@ type Audit struct {
 	// Consistent is Stock + Sold == InitialStock. A lost update (two buyers
 	// writing back the same stock) breaks it even before the sale oversells.
 	Consistent bool
-	// RedisStock is the stock as Redis has it (redis-decr only, else nil;
+	// RedisStock is the stock as Redis has it (redis-decr and redis-queue
+	// only, else nil;
 	// nil too when Redis has none or could not be asked, see RedisErr).
 	RedisStock *int
 	// Drift is RedisStock - Stock: units Redis still offers that the
@@ -41,6 +43,11 @@ type Audit struct {
 	// RedisErr says why RedisStock is nil for a redis-decr product ("" if
 	// it is not).
 	RedisErr string
+	// QueueLength and QueuePending are a redis-queue product's backlog
+	// (queue.Backlog): orders accepted and not yet written, and those of
+	// them a consumer holds. Both 0 once drained, and for the other
+	// strategies. While they are not, Drift counts the queued units.
+	QueueLength, QueuePending int64
 }
 
 // Audit computes the figures of productID's sale with SQL over the products
@@ -89,7 +96,16 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	}
 	a.Oversold = max(0, a.Sold-a.InitialStock)
 	a.Consistent = a.Stock+a.Sold == a.InitialStock
-	if a.Strategy == strategy.RedisDecr {
+	if a.Strategy == strategy.RedisQueue && s.opts.Queue != nil {
+		// The backlog first: a drained queue read before the stock means
+		// the stock read after it has nothing in flight.
+		if b, err := s.opts.Queue.Backlog(ctx, productID); err == nil {
+			a.QueueLength, a.QueuePending = b.Length, b.Pending
+		} else {
+			a.RedisErr = err.Error()
+		}
+	}
+	if a.Strategy == strategy.RedisDecr || a.Strategy == strategy.RedisQueue {
 		s.auditRedis(ctx, &a)
 	}
 	return a, nil
@@ -98,11 +114,15 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 // auditRedis fills in a's Redis figures. Redis trouble does not fail the
 // audit: the database's figures stand, and RedisErr says what is missing.
 func (s *Service) auditRedis(ctx context.Context, a *Audit) {
-	if s.opts.Reservations == nil {
-		a.RedisErr = "this shop has no Redis for redis-decr"
+	res := s.opts.Reservations
+	if res == nil && s.opts.Queue != nil {
+		res = reserve.New(s.opts.Queue.Client()) // the same stock key
+	}
+	if res == nil {
+		a.RedisErr = "this shop has no Redis for " + string(a.Strategy)
 		return
 	}
-	left, err := s.opts.Reservations.Left(ctx, a.ProductID)
+	left, err := res.Left(ctx, a.ProductID)
 	if err != nil {
 		a.RedisErr = err.Error()
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/flashsale/flashsale/internal/database"
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -42,6 +43,12 @@ import (
 //     a conditional UPDATE, in one transaction;
 //   - redis-decr: Place reserving in Redis with one script, then the same
 //     transaction as sql-atomic;
+//   - redis-queue: Place answering 202, the units taken and the order
+//     queued by one Redis script, while the shops' consumers write the
+//     queue behind it (the accept rate, what a buyer waits for);
+//   - redis-queue/drain: the consumers alone: how fast N orders accepted
+//     beforehand are written, one transaction per batch (written
+//     orders/s; buyers=1 is skipped: buyers only fill the queue);
 //   - lockfree: the baseline without the order flow around it, the INSERT
 //     of the order and then the conditional UPDATE products SET stock =
 //     stock - ? WHERE id = ? AND stock >= ?, in one transaction: the hot
@@ -93,7 +100,9 @@ func BenchmarkPlace(b *testing.B) {
 			{"etcd+batch", strategy.Etcd, 64},
 			{"sql-atomic", strategy.SQLAtomic, 0},
 			{"redis-decr", strategy.RedisDecr, 0},
-			{"lockfree", strategy.SQLAtomic, 0}, // any product will do: the baseline only UPDATEs it
+			{"redis-queue", strategy.RedisQueue, 0},       // the 202s: bench_queue_test.go
+			{"redis-queue/drain", strategy.RedisQueue, 0}, // the consumers' writes: bench_queue_test.go
+			{"lockfree", strategy.SQLAtomic, 0},           // any product will do: the baseline only UPDATEs it
 		}
 		runs := []struct {
 			name          string
@@ -106,6 +115,10 @@ func BenchmarkPlace(b *testing.B) {
 		for _, flow := range flows {
 			for _, run := range runs {
 				b.Run(fmt.Sprintf("%s/flow=%s/%s", mode, flow.name, run.name), func(b *testing.B) {
+					if flow.name == "redis-queue/drain" {
+						benchDrain(b, env, fleet[:run.shops], run.buyers)
+						return
+					}
 					product, err := fleet[0].shop.AddProduct(context.Background(), stock.Product{
 						ID: env.Redis.Key("hot-" + strconv.FormatInt(products0.Add(1), 10)), Stock: stock.MaxStock,
 						Strategy: flow.strat, LockTTL: 2 * time.Second, BatchMax: flow.batch})
@@ -123,6 +136,9 @@ func BenchmarkPlace(b *testing.B) {
 						_, err := s.shop.Place(ctx, order.Request{UserID: user, ProductID: product.ID, Quantity: 1})
 						return err
 					})
+					if flow.strat.Queues() {
+						waitDrained(b, fleet[0].shop, product.ID) // untimed: the next flow starts clean
+					}
 				})
 			}
 		}
@@ -134,8 +150,9 @@ var products0, users atomic.Int64
 
 // benchShop is one shop of the benchmark's fleet and its database pool.
 type benchShop struct {
-	shop *order.Service
-	db   *gorm.DB
+	shop  *order.Service
+	db    *gorm.DB
+	queue *queue.Queue // on the shop's Redis client
 }
 
 // newBenchShop builds a shop on env with its own Redis and etcd clients and
@@ -155,10 +172,10 @@ func newBenchShop(b *testing.B, env *testenv.Env) benchShop {
 	lockers[dlock.ModeEtcd] = dlock.NewEtcd(env.Etcd.Client())
 	shop := order.NewService(db, stock.NewStore(db), lockers, order.Options{
 		LockWait: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
-		Reservations: reserve.New(clients[0]),
+		Reservations: reserve.New(clients[0]), Queue: queue.New(clients[0]),
 	})
 	b.Cleanup(func() { shop.Close() })
-	return benchShop{shop: shop, db: db}
+	return benchShop{shop: shop, db: db, queue: queue.New(clients[0])}
 }
 
 // placeLockFree is the lock-free baseline: the order row, then the

@@ -26,6 +26,9 @@ type Events struct {
 	// BatchedBuyers the buyers answered in them: their ratio is the mean
 	// batch size.
 	Batches, BatchedBuyers int64
+	// QueueWritten counts the queued orders (redis-queue) this process's
+	// consumer wrote, and QueueRefused those it dead-lettered.
+	QueueWritten, QueueRefused int64
 }
 
 // counters is a product's Events as they are counted, and the number of
@@ -35,6 +38,7 @@ type counters struct {
 	reclaimed                                    atomic.Int64
 	commits                                      atomic.Int64
 	batches, batched                             atomic.Int64
+	queueWritten, queueRefused                   atomic.Int64
 }
 
 // events returns product's counters, creating them on first use.
@@ -63,5 +67,7 @@ func (s *Service) Events(product string) Events {
 		Reclaimed:     c.reclaimed.Load(),
 		Batches:       c.batches.Load(),
 		BatchedBuyers: c.batched.Load(),
+		QueueWritten:  c.queueWritten.Load(),
+		QueueRefused:  c.queueRefused.Load(),
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -57,6 +58,9 @@ func shopOn(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options) *orde
 		lockers[dlock.ModeEtcd] = dlock.NewEtcd(b.Etcd.Client())
 	}
 	opts.Reservations = reserve.New(clients[0])
+	if opts.Queue == nil {
+		opts.Queue = queue.New(clients[0])
+	}
 	shop := order.NewService(db, stock.NewStore(db), lockers, opts)
 	t.Cleanup(func() { shop.Close() })
 	return shop
@@ -73,8 +77,11 @@ func newProduct(t *testing.T, b *testenv.Env, name string, p stock.Product) stoc
 	t.Helper()
 	p.ID = b.Redis.Key(name + "-" + strconv.FormatInt(products.Add(1), 10))
 	clients := b.Redis.Clients()
-	opts := order.Options{Reservations: reserve.New(clients[0])}
-	got, err := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil, opts).AddProduct(context.Background(), p)
+	opts := order.Options{Reservations: reserve.New(clients[0]), Queue: queue.New(clients[0]),
+		Logger: slog.New(slog.DiscardHandler)}
+	svc := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil, opts)
+	got, err := svc.AddProduct(context.Background(), p)
+	svc.Close() // and its consumer of a redis-queue product: the shops run theirs
 	if err != nil {
 		t.Fatalf("create product %s: %v", p.ID, err)
 	}
@@ -203,13 +210,14 @@ func audit(t *testing.T, shop *order.Service, product string) order.Audit {
 }
 
 // checkExact compares an audit with want, which has no Redis figures: for
-// a redis-decr product Redis must agree with the database (drift 0).
+// a redis-decr or redis-queue product Redis must agree with the database
+// (drift 0).
 func checkExact(t *testing.T, got, want order.Audit) {
 	t.Helper()
-	if got.Strategy == strategy.RedisDecr {
+	if got.Strategy == strategy.RedisDecr || got.Strategy == strategy.RedisQueue {
 		if got.RedisStock == nil || got.Drift != 0 {
-			t.Errorf("redis-decr: Redis stock %v, drift %d (%s); want the database's, drift 0",
-				deref(got.RedisStock), got.Drift, got.RedisErr)
+			t.Errorf("%s: Redis stock %v, drift %d (%s); want the database's, drift 0",
+				got.Strategy, deref(got.RedisStock), got.Drift, got.RedisErr)
 		}
 		got.RedisStock = nil
 	}

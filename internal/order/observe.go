@@ -40,7 +40,13 @@ const (
 	EventLockLost   Event = "lock_lost"   // a holder found its lock lost before it wrote
 	EventGivenBack  Event = "given_back"  // a redis-decr reservation given back
 	EventReclaimed  Event = "reclaimed"   // a stale redis-decr reservation given back by the sweep
+	EventWritten    Event = "written"     // a queued order written by this shop's consumer
+	EventRefused    Event = "refused"     // a queued order the database refused, dead-lettered
 )
+
+// OutcomeQueued is Placed's outcome for an order accepted into its
+// product's queue (redis-queue): answered 202, written later.
+const OutcomeQueued = "queued"
 
 // outcomeFor is Outcome for an order or a lock asked for on ctx: once ctx
 // has ended, a failure is "canceled" whatever the error says (a buyer who
@@ -77,6 +83,10 @@ func (s *Service) happened(product string, sn strategy.Name, e Event) {
 		c.givenBack.Add(1)
 	case EventReclaimed:
 		c.reclaimed.Add(1)
+	case EventWritten:
+		c.queueWritten.Add(1)
+	case EventRefused:
+		c.queueRefused.Add(1)
 	}
 	s.opts.Observer.Happened(sn, e)
 }

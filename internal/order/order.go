@@ -11,7 +11,10 @@
 //   - redis-decr reserves the units in Redis with one script, then writes
 //     the order, and gives the reservation back if the write fails
 //     (place_reserved.go); every shop lowers Redis's stock of the products
-//     it sells to the database's once a second (reconcile.go).
+//     it sells to the database's once a second (reconcile.go);
+//   - redis-queue takes the units and queues the order in Redis with one
+//     script, answers at once, and the consumers of every shop write the
+//     queued orders in batches (place_queued.go, queue_write.go).
 //
 // It also owns the audit that tells, from the database, whether a sale
 // oversold or took duplicate orders, and the late-commit fault that shows
@@ -53,4 +56,8 @@ type Order struct {
 	// Strategy is the product's strategy, which guarded this order.
 	Strategy  strategy.Name
 	CreatedAt time.Time
+	// Queued is true for an order accepted into its product's queue
+	// (redis-queue) and not yet written: the buyer is told 202 Accepted,
+	// and OrderStatus says when it is written.
+	Queued bool
 }

@@ -28,10 +28,19 @@ import (
 // (or, fenced, the database refused its token); ErrUnavailable when Redis
 // or the database could not be reached. When ctx ends first, the error
 // wraps ctx.Err().
+//
+// A redis-queue product's order comes back with Queued set: accepted into
+// its queue, written later by the consumers (WriteQueued), and
+// OrderStatus says how that went. Its ErrInDoubt means Redis's answer was
+// lost and the order may be queued.
 func (s *Service) Place(ctx context.Context, req Request) (Order, error) {
 	start := time.Now()
 	o, sn, err := s.place(ctx, req)
-	s.opts.Observer.Placed(sn, outcomeFor(ctx, err), time.Since(start))
+	outcome := outcomeFor(ctx, err)
+	if err == nil && o.Queued {
+		outcome = OutcomeQueued
+	}
+	s.opts.Observer.Placed(sn, outcome, time.Since(start))
 	return o, err
 }
 
@@ -52,6 +61,10 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if p.Strategy == strategy.RedisDecr && s.opts.Reservations != nil {
 		s.touch(p.ID)
 	}
+	// 2b. A redis-queue product asked for has its consumer in this shop.
+	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
+		s.consumers.Watch(p.ID)
+	}
 	// 2c. Sold out already, as this process has seen: answer at once.
 	if s.soldOut(p.ID) {
 		return Order{}, p.Strategy, fmt.Errorf("%w: %q (seen earlier)", ErrSoldOut, p.ID)
@@ -63,6 +76,8 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 		o, err = s.placeAtomic(ctx, p, req)
 	case strategy.RedisDecr:
 		o, err = s.placeReserved(ctx, p, req)
+	case strategy.RedisQueue:
+		o, err = s.placeQueued(ctx, p, req)
 	default:
 		o, err = s.placeLocked(ctx, p, req)
 	}

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -46,6 +47,15 @@ type Options struct {
 	// Nil means this Service cannot sell or add redis-decr products: Place
 	// and AddProduct return an error for them.
 	Reservations *reserve.Stock
+	// Queue is where strategy redis-queue takes its units and queues its
+	// orders. Nil means this Service cannot sell or add redis-queue
+	// products. With it, the Service runs a consumer for each redis-queue
+	// product it is asked about (Place, OrderStatus, AddProduct), which
+	// writes that product's queued orders (WriteQueued) until Close.
+	Queue *queue.Queue
+	// QueueOptions tune the consumers (queue.ConsumerOptions); their
+	// Observe is the Service's own.
+	QueueOptions queue.ConsumerOptions
 	// Observer hears how every order goes (metrics); nil means nobody
 	// does. It must be safe for concurrent use.
 	Observer Observer
@@ -73,6 +83,8 @@ type Service struct {
 	sweeping     atomic.Bool
 	sweeps       sync.WaitGroup // sweep's goroutine
 	reclaimGrace time.Duration  // see hold
+
+	consumers *queue.Consumers // nil without Options.Queue
 
 	settling sync.WaitGroup  // settle's goroutines
 	stopping context.Context // ended by Close: settle stops
@@ -106,6 +118,14 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	}
 	s := &Service{db: db, products: products, lockers: m, opts: opts, reclaimGrace: reclaimGrace}
 	s.stopping, s.stop = context.WithCancel(context.Background())
+	if opts.Queue != nil {
+		co := opts.QueueOptions
+		if co.Logger == nil {
+			co.Logger = opts.Logger
+		}
+		co.Observe = s.observeQueue
+		s.consumers = queue.NewConsumers(opts.Queue, s, co)
+	}
 	return s
 }
 
@@ -134,6 +154,9 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 	if p.Strategy == strategy.RedisDecr && s.opts.Reservations == nil {
 		return stock.Product{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
 	}
+	if p.Strategy == strategy.RedisQueue && s.opts.Queue == nil {
+		return stock.Product{}, fmt.Errorf("order: strategy %s needs Options.Queue", p.Strategy)
+	}
 	created, err := s.products.Create(ctx, p)
 	if err != nil {
 		return stock.Product{}, err
@@ -142,6 +165,12 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 		if err := s.opts.Reservations.Load(ctx, created.ID, created.Stock); err != nil {
 			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
 		}
+	}
+	if created.Strategy == strategy.RedisQueue {
+		if err := s.opts.Queue.Load(ctx, created.ID, created.Stock); err != nil {
+			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
+		}
+		s.consumers.Watch(created.ID)
 	}
 	return created, nil
 }
@@ -171,6 +200,9 @@ func (s *Service) Close() error {
 	}
 	s.stop()
 	<-done
+	if s.consumers != nil {
+		s.consumers.Close() // a batch being written finishes first
+	}
 	s.sweeps.Wait()
 	s.leaders.Wait()
 	return nil

@@ -48,14 +48,17 @@ const (
 
 // Set is a replicated Redis of this program's own: a master, one replica
 // and three Sentinels that watch them, each a real process on a loopback
-// port, with its configuration and log in one directory and nothing
-// persisted. The replica's replication link runs through a fault proxy
+// port, with its configuration and log in one directory. The master and
+// its replica keep an append-only file (appendfsync everysec), each in a
+// folder of its own named for its port, as a Redis that holds a queue of
+// accepted orders (redis-queue) must: no snapshots, and a restarted
+// process loses at most the last second of writes. The replica's replication link runs through a fault proxy
 // (Link): holding it stops writes from reaching the replica without
 // closing anything. Its methods are safe for concurrent use, but the
 // faults (KillMaster, Rejoin) are meant to be driven by one goroutine.
 type Set struct {
 	dir, server string
-	noDisk      []string
+	disk        []string // every redis-server's options but its port
 
 	mu        sync.Mutex
 	master    *Process
@@ -77,9 +80,11 @@ func StartSet(ctx context.Context, dir string) (_ *Set, err error) {
 		return nil, err
 	}
 	s := &Set{dir: dir, server: server,
-		// Nothing on disk; the replica's first sync is sent at once, not
-		// after the five seconds a diskless sync waits for more replicas.
-		noDisk: []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--repl-diskless-sync-delay", "0"}}
+		// No snapshots; the append-only file, fsynced once a second; the
+		// replica's first sync is sent at once, not after the five
+		// seconds a diskless sync waits for more replicas.
+		disk: []string{"--bind", "127.0.0.1", "--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
+			"--dir", dir, "--repl-diskless-sync-delay", "0"}}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -130,7 +135,8 @@ func StartSet(ctx context.Context, dir string) (_ *Set, err error) {
 // serverArgs are a redis-server's arguments, following master if given.
 func (s *Set) serverArgs(master string) func(port int) []string {
 	return func(port int) []string {
-		args := append([]string{"--port", strconv.Itoa(port)}, s.noDisk...)
+		args := append([]string{"--port", strconv.Itoa(port)}, s.disk...)
+		args = append(args, "--appenddirname", "aof-"+strconv.Itoa(port)) // one per process
 		if master != "" {
 			h, p := splitAddr(master)
 			args = append(args, "--replicaof", h, p)

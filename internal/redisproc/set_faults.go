@@ -169,12 +169,13 @@ func (s *Set) Offsets(ctx context.Context) (master, replica int64, err error) {
 	return master, replica, nil
 }
 
-// Rejoin brings a killed master back, empty, as the replica of the one
+// Rejoin brings a killed master back as the replica of the one
 // the Sentinels promoted: it restarts the process on its old port (where
 // the Sentinels still know it, as a replica since the promotion),
 // following a new link proxy in front of the new master, and returns once
-// AwaitReady does. The caller must have waited for the promotion
-// (AwaitMaster). On error the set is as far as it got: Close still stops
+// AwaitReady does; whatever its append-only file held, its first sync
+// with the new master replaces. The caller must have waited for the
+// promotion (AwaitMaster). On error the set is as far as it got: Close still stops
 // everything.
 func (s *Set) Rejoin(ctx context.Context) error {
 	s.mu.Lock()

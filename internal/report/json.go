@@ -86,8 +86,13 @@ type ModeDoc struct {
 	Restart    *RestartDoc  `json:"restart,omitempty"`
 	Failover   *FailoverDoc `json:"failover,omitempty"`
 	Crash      *CrashDoc    `json:"crash,omitempty"`
-	Why        string       `json:"why"`
-	RawResults string       `json:"raw_results"`
+	// Drain is how a queued mode's queue drained after the last click.
+	Drain *DrainDoc `json:"drain,omitempty"`
+	// LostOrders counts buyers answered 201 or 202 whose order was not
+	// written by the end of the drain.
+	LostOrders int    `json:"lost_orders"`
+	Why        string `json:"why"`
+	RawResults string `json:"raw_results"`
 	// Figures are the row's figures by name (Figures), as --threshold and
 	// loadgen compare read them; with --count, those of the run that stands
 	// for the row, and Spread each one's median and min–max over Runs runs.
@@ -105,6 +110,13 @@ type LatencyDoc struct {
 	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
 	Max  float64 `json:"max"`
+}
+
+// DrainDoc records a queued mode's drain (scenario.Drain).
+type DrainDoc struct {
+	// Seconds from the last click until nothing was left to write.
+	Seconds float64 `json:"seconds"`
+	Error   string  `json:"error,omitempty"`
 }
 
 // KillDoc records a --redlock-kill or --etcd-kill; nodes are numbered
@@ -178,8 +190,11 @@ func NewDocument(o *scenario.Outcome) Document {
 				Mean: ms(l.Mean), Min: ms(l.Min), P50: ms(l.P50), P90: ms(l.P90),
 				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
 			},
-			Why: m.Why, RawResults: RawFile(string(m.Mode)),
+			Why: m.Why, RawResults: RawFile(string(m.Mode)), LostOrders: m.Lost,
 			Figures: figureValues(m), Runs: max(len(m.Runs), 1), Spread: spreads(m),
+		}
+		if dr := m.Drain; dr != nil {
+			md.Drain = &DrainDoc{Seconds: dr.Took.Seconds(), Error: dr.Err}
 		}
 		if d, ok := m.CPUPerOrder(); ok {
 			v := ms(d)

@@ -90,6 +90,7 @@ func catLabel(b *strings.Builder, x float64, y int, cat string, width float64) {
 // Colours of the kinds of answer in the latency scatter.
 var kindColor = map[string]string{
 	scenario.KindCreated:   "#2e7d32",
+	scenario.KindQueued:    "#66bb6a",
 	scenario.KindSoldOut:   "#9e9e9e",
 	scenario.KindDuplicate: "#1565c0",
 	scenario.KindError:     "#e65100",
@@ -159,6 +160,7 @@ func latencyScatter(m *scenario.ModeResult) string {
 	crashMarks(&b, m, x, plotH)
 	legend(&b, []series{
 		{name: "201", color: kindColor[scenario.KindCreated]},
+		{name: "202", color: kindColor[scenario.KindQueued]},
 		{name: "sold out", color: kindColor[scenario.KindSoldOut]},
 		{name: "duplicate", color: kindColor[scenario.KindDuplicate]},
 		{name: "error", color: kindColor[scenario.KindError]},

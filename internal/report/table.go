@@ -13,13 +13,14 @@ import (
 // Columns are the table's headers, in order. The first column is the mode;
 // every other is right-aligned.
 var Columns = []string{
-	"mode", "reqs", "201", "sold_out", "dup_rejected", "errors", "orders",
-	"oversold", "dup_orders", "consistent", "req/s", "orders/s", "cpu/order", "p50", "p95", "p99",
+	"mode", "reqs", "201", "202", "sold_out", "dup_rejected", "errors", "orders",
+	"oversold", "dup_orders", "consistent", "drain", "req/s", "orders/s", "cpu/order", "p50", "p95", "p99",
 }
 
 // Rows returns the table's cells, one row per mode, in Columns order:
 // answers counted by the load generator (reqs..errors), the shop's audit
-// (orders..consistent), Vegeta's rate, the fleet's CPU time per order
+// (orders..consistent), the seconds a queued mode's queue took to drain
+// after the last click ("-" for the others), Vegeta's rate, the fleet's CPU time per order
 // (scenario.CPUMeter says whose), and Vegeta's latency figures.
 func Rows(o *scenario.Outcome) [][]string {
 	rows := make([][]string, 0, len(o.Modes))
@@ -29,6 +30,7 @@ func Rows(o *scenario.Outcome) [][]string {
 			string(m.Mode),
 			strconv.Itoa(t.Requests),
 			strconv.Itoa(t.Created),
+			strconv.Itoa(t.Queued),
 			strconv.Itoa(t.SoldOut),
 			strconv.Itoa(t.DupRejected()),
 			t.ErrorsByStatus(),
@@ -36,6 +38,7 @@ func Rows(o *scenario.Outcome) [][]string {
 			strconv.Itoa(a.Oversold),
 			strconv.Itoa(a.DuplicateOrders),
 			yesNo(a.Consistent),
+			drainCell(m.Drain),
 			fmt.Sprintf("%.0f", m.ReqPerSec()),
 			fmt.Sprintf("%.0f", m.OrdersPerSec()),
 			cpuCell(m),
@@ -68,6 +71,18 @@ func cpuCell(m *scenario.ModeResult) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
+
+// drainCell renders a queue's drain: "0.4s", "60s!" if it did not drain,
+// "-" for a mode without a queue.
+func drainCell(d *scenario.Drain) string {
+	switch {
+	case d == nil:
+		return "-"
+	case d.Err != "":
+		return fmt.Sprintf("%.0fs!", d.Took.Seconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Took.Seconds())
 }
 
 func yesNo(b bool) string {

@@ -33,6 +33,12 @@ type ModeResult struct {
 	Failover *Failover
 	// Crash records the --crash kills of this attack, if any.
 	Crash *Crash
+	// Drain records how a queued mode's orders reached the database
+	// after the last click (redis-queue only, else nil).
+	Drain *Drain
+	// Lost counts the buyers told they have an order (201 or 202) whose
+	// order was not written by the end of the drain (confirm).
+	Lost int
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration
@@ -62,10 +68,10 @@ func (m *ModeResult) Elapsed() time.Duration { return m.Metrics.Duration + m.Met
 // ReqPerSec is the rate at which requests were sent (Vegeta's Rate).
 func (m *ModeResult) ReqPerSec() float64 { return m.Metrics.Rate }
 
-// OrdersPerSec is 201s per second of attack.
+// OrdersPerSec is orders per second of attack: 201s and 202s.
 func (m *ModeResult) OrdersPerSec() float64 {
 	if s := m.Elapsed().Seconds(); s > 0 {
-		return float64(m.Tally.Created) / s
+		return float64(m.Tally.Accepted()) / s
 	}
 	return 0
 }
@@ -74,7 +80,7 @@ func (m *ModeResult) OrdersPerSec() float64 {
 // CPUPerAnswer per request answered; ok is false if the CPU is unknown or
 // nothing was made or answered.
 func (m *ModeResult) CPUPerOrder() (d time.Duration, ok bool) {
-	return perCount(m.CPU, m.Tally.Created)
+	return perCount(m.CPU, m.Tally.Accepted())
 }
 
 // CPUPerAnswer: see CPUPerOrder.
@@ -178,11 +184,21 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, err // a shop that did not come back: the audit would not be whole
 	}
 
-	audit, err := a.api.audit(ctx, a.productID)
+	var err error
+	if a.mode.Strategy().Queues() {
+		// The orders are written behind the answers: the audit waits for
+		// the queue to drain.
+		if res.Drain, err = a.waitDrain(ctx, res.Results, func() { watch.update(res.Sent, res) }); err != nil {
+			return res, err
+		}
+	}
+	res.Audit, err = a.api.audit(ctx, a.productID)
 	if err != nil {
 		return res, err
 	}
-	res.Audit = audit
+	if res.Lost, err = a.confirm(ctx, res.Results); err != nil {
+		return res, err
+	}
 	if res.Crash != nil {
 		if err := a.settleCrash(ctx, res); err != nil {
 			return res, err

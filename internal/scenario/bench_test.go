@@ -69,7 +69,7 @@ func BenchmarkSale(b *testing.B) {
 							b.Fatal(err)
 						}
 						m := out.Modes[0]
-						orders += m.Tally.Created
+						orders += m.Tally.Accepted()
 						elapsed += m.Elapsed()
 						p99 = max(p99, m.Metrics.Latencies.P99)
 						cpu += m.CPU

@@ -18,7 +18,7 @@ const CrashStock = 600
 
 // CrashModes are the rows --crash runs unless --modes is given.
 func CrashModes() []Mode {
-	return []Mode{"fenced", "sql-atomic", "redis-decr", "fenced+batch"}
+	return []Mode{"fenced", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
 }
 
 // ForCrash returns s with the sale a --crash run needs (CrashModes,

@@ -21,7 +21,7 @@ import (
 // the kill is the only fault.
 func crashSale() scenario.Settings {
 	s := scenario.DefaultSettings()
-	s.Modes = []scenario.Mode{"fenced", "sql-atomic", "redis-decr", "fenced+batch"}
+	s.Modes = []scenario.Mode{"fenced", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
 	s.Users, s.Stock, s.Clicks = 150, 100, 2
 	s.Rate, s.Duration = 100, 15*time.Second
 	s.StallRate = 0

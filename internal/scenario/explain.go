@@ -128,6 +128,26 @@ func explain(s Settings, m *ModeResult) string {
 		case a.RedisError != "":
 			fmt.Fprintf(&b, ", drift unknown (%s)", a.RedisError)
 		}
+	case strategy.RedisQueue:
+		fmt.Fprintf(&b, "no lock, no wait for the database: one Redis script per click took the units and queued the order (%d answered 202)", m.Tally.Queued)
+		if d := m.Drain; d != nil && d.Err == "" {
+			fmt.Fprintf(&b, ", and the shops' consumers wrote them in batches within %.1fs of the last click", d.Took.Seconds())
+		} else if d != nil {
+			fmt.Fprintf(&b, ", and the queue did not drain: %s", d.Err)
+		}
+		fmt.Fprintf(&b, ": %s, oversold %d, duplicate orders %d", sold, a.Oversold, a.DuplicateOrders)
+		if ev.QueueRefused > 0 {
+			fmt.Fprintf(&b, ", %d queued orders refused by the database and their units given back", ev.QueueRefused)
+		}
+		switch {
+		case a.Drift != nil:
+			fmt.Fprintf(&b, ", drift between Redis and the database %d", *a.Drift)
+		case a.RedisError != "":
+			fmt.Fprintf(&b, ", drift unknown (%s)", a.RedisError)
+		}
+	}
+	if m.Lost > 0 {
+		fmt.Fprintf(&b, "; %d buyers answered 201 or 202 have no order", m.Lost)
 	}
 	if m.Mode.Batched() && ev.Batches > 0 {
 		fmt.Fprintf(&b, "; batched: %d buyers answered in %d transactions under one lease each (%.1f per batch, at most %d)",

@@ -72,11 +72,18 @@ func (o *Outcome) Unsafe() []string {
 		}
 		a := m.Audit
 		drift := a.Drift != nil && *a.Drift != 0
-		if claims && (a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift) {
+		undrained := m.Drain != nil && m.Drain.Err != ""
+		if claims && (a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift || m.Lost > 0 || undrained) {
 			line := fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
 				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent)
 			if drift {
 				line += fmt.Sprintf(", redis drift %d", *a.Drift)
+			}
+			if m.Lost > 0 {
+				line += fmt.Sprintf(", %d orders answered 201/202 not written", m.Lost)
+			}
+			if undrained {
+				line += ", queue: " + m.Drain.Err
 			}
 			out = append(out, line)
 		}

@@ -113,11 +113,15 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 				case a.Sold == 0:
 					t.Logf("redlock sold nothing in this run: answers %v", m.Tally.Errors)
 				}
-				if m.Mode.Strategy() == strategy.RedisDecr && (a.Drift == nil || *a.Drift != 0) {
-					t.Errorf("redis-decr: drift %v (%s), want 0", a.Drift, a.RedisError)
+				if s := m.Mode.Strategy(); (s == strategy.RedisDecr || s == strategy.RedisQueue) && (a.Drift == nil || *a.Drift != 0) {
+					t.Errorf("%s: drift %v (%s), want 0", s, a.Drift, a.RedisError)
 				}
-				if a.Orders != m.Tally.Created {
-					t.Errorf("%s: audit has %d orders, buyers got %d 201s", m.Mode, a.Orders, m.Tally.Created)
+				if a.Orders != m.Tally.Accepted() || m.Lost != 0 {
+					t.Errorf("%s: audit has %d orders, buyers got %d 201s and 202s, %d of them not written",
+						m.Mode, a.Orders, m.Tally.Accepted(), m.Lost)
+				}
+				if m.Mode.Strategy().Queues() && (m.Tally.Queued == 0 || m.Drain == nil || m.Drain.Err != "") {
+					t.Errorf("%s: %d 202s, drain %+v; want 202s and a drain", m.Mode, m.Tally.Queued, m.Drain)
 				}
 			}
 		}

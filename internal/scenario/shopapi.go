@@ -34,6 +34,17 @@ type Audit struct {
 	RedisStock *int   `json:"redis_stock,omitempty"`
 	Drift      *int   `json:"drift,omitempty"`
 	RedisError string `json:"redis_error,omitempty"`
+	// QueueLength and QueuePending are a redis-queue product's backlog:
+	// orders accepted and not yet written, and those a consumer holds.
+	QueueLength  *int64 `json:"queue_length,omitempty"`
+	QueuePending *int64 `json:"queue_pending,omitempty"`
+}
+
+// drained reports whether a's product has nothing left to write: no
+// backlog (a product without a queue has none) and Redis answered.
+func (a Audit) drained() bool {
+	return a.RedisError == "" && (a.QueueLength == nil || *a.QueueLength == 0) &&
+		(a.QueuePending == nil || *a.QueuePending == 0)
 }
 
 // Events is what the shops counted for a product beyond what its audit
@@ -46,6 +57,10 @@ type Events struct {
 	// Reclaimed: redis-decr reservations the shops' sweeps gave back, their
 	// hold run out with no order written (a shop died, or was too slow).
 	Reclaimed int64 `json:"reclaimed"`
+	// QueueWritten and QueueRefused: the queued orders (redis-queue) the
+	// shops' consumers wrote, and those they dead-lettered.
+	QueueWritten int64 `json:"queue_written"`
+	QueueRefused int64 `json:"queue_refused"`
 	// Batches and BatchedBuyers: the batched modes' batches, and the buyers
 	// answered in them.
 	Batches       int64 `json:"batches"`
@@ -58,6 +73,8 @@ func (e *Events) add(o Events) {
 	e.LocksLost += o.LocksLost
 	e.GivenBack += o.GivenBack
 	e.Reclaimed += o.Reclaimed
+	e.QueueWritten += o.QueueWritten
+	e.QueueRefused += o.QueueRefused
 	e.Batches += o.Batches
 	e.BatchedBuyers += o.BatchedBuyers
 }
@@ -107,6 +124,19 @@ func (a *shopAPI) audit(ctx context.Context, id string) (Audit, error) {
 	var out Audit
 	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/audit", nil, http.StatusOK, &out)
 	return out, err
+}
+
+// orderStatus reads where order id stands (GET /api/v1/orders/{id}):
+// "created", "queued", "refused", or "unknown" for a 404.
+func (a *shopAPI) orderStatus(ctx context.Context, id string) (string, error) {
+	var out struct {
+		Status string `json:"status"`
+	}
+	err := a.do(ctx, http.MethodGet, "/api/v1/orders/"+id, nil, http.StatusOK, &out)
+	if err != nil && strings.Contains(err.Error(), "404") {
+		return "unknown", nil
+	}
+	return out.Status, err
 }
 
 // events reads what this shop counted for product id.

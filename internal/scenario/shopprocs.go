@@ -16,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/porthold"
 )
@@ -58,7 +56,6 @@ type shopProcs struct {
 	exe    string
 	base   childConfig // every child's, but Shop and Addr
 	logDir string      // "" discards the output but for the tail
-	db     *gorm.DB    // the parent's handle on the shared database
 	ready  *http.Client
 
 	mu        sync.Mutex
@@ -82,12 +79,12 @@ type shopProc struct {
 
 // startShopProcs starts n child shops on free loopback ports and waits for
 // each to answer /readyz. On error every child started is stopped.
-func startShopProcs(ctx context.Context, n int, base childConfig, db *gorm.DB, logDir string) (_ *shopProcs, err error) {
+func startShopProcs(ctx context.Context, n int, base childConfig, logDir string) (_ *shopProcs, err error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("scenario: shop processes: this program's path: %w", err)
 	}
-	p := &shopProcs{exe: exe, base: base, logDir: logDir, db: db, ready: &http.Client{Timeout: time.Second}}
+	p := &shopProcs{exe: exe, base: base, logDir: logDir, ready: &http.Client{Timeout: time.Second}}
 	defer func() {
 		if err != nil {
 			p.close()
@@ -354,7 +351,7 @@ func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cf
 	if base.SQLitePath == "" && base.MySQLDSN == "" {
 		return errors.New("scenario: shop processes need the embedded SQLite file or a MySQL DSN to open")
 	}
-	procs, err := startShopProcs(ctx, n, base, b.DB, cfg.LogDir)
+	procs, err := startShopProcs(ctx, n, base, cfg.LogDir)
 	if err != nil {
 		return err
 	}

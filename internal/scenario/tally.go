@@ -25,6 +25,7 @@ const (
 // Kinds of answer, as Classify names them.
 const (
 	KindCreated   = "created"   // 201: an order
+	KindQueued    = "queued"    // 202: an order accepted into the queue (redis-queue)
 	KindSoldOut   = "sold_out"  // 409 sold_out
 	KindDuplicate = "duplicate" // 409 duplicate_request or duplicate_order
 	KindError     = "error"     // anything else: 503s, other statuses, no answer
@@ -37,6 +38,8 @@ func Classify(r *vegeta.Result) string {
 	switch {
 	case r.Code == http.StatusCreated:
 		return KindCreated
+	case r.Code == http.StatusAccepted:
+		return KindQueued
 	case r.Code == http.StatusConflict && code == codeSoldOut:
 		return KindSoldOut
 	case r.Code == http.StatusConflict && (code == codeDuplicateRequest || code == codeDuplicateOrder):
@@ -52,6 +55,10 @@ type Tally struct {
 	Requests int `json:"requests"`
 	// Created counts 201s: orders the buyers were told they have.
 	Created int `json:"created"`
+	// Queued counts 202s: orders accepted into the product's queue
+	// (redis-queue), to be written behind it. An accepted order counts as
+	// much as a created one: the drain and the audit check it was written.
+	Queued int `json:"queued"`
 	// SoldOut counts 409 sold_out.
 	SoldOut int `json:"sold_out"`
 	// DuplicateRequests counts 409 duplicate_request: a repeated click
@@ -66,6 +73,10 @@ type Tally struct {
 	// Status counts answers by HTTP status; 0 means no answer.
 	Status map[int]int `json:"status"`
 }
+
+// Accepted is how many buyers were told they have an order: 201s and
+// 202s.
+func (t *Tally) Accepted() int { return t.Created + t.Queued }
 
 // DupRejected is how many repeated clicks the shop turned away.
 func (t *Tally) DupRejected() int { return t.DuplicateRequests + t.DuplicateOrders }
@@ -131,6 +142,8 @@ func (t *Tally) Add(r *vegeta.Result) {
 	switch {
 	case r.Code == http.StatusCreated:
 		t.Created++
+	case r.Code == http.StatusAccepted:
+		t.Queued++
 	case r.Code == http.StatusConflict && code == codeSoldOut:
 		t.SoldOut++
 	case r.Code == http.StatusConflict && code == codeDuplicateRequest:
@@ -156,7 +169,7 @@ func errorCode(r *vegeta.Result) string {
 	if json.Unmarshal(r.Body, &body) == nil && body.Error.Code != "" {
 		return body.Error.Code
 	}
-	if r.Code == http.StatusCreated {
+	if r.Code == http.StatusCreated || r.Code == http.StatusAccepted {
 		return ""
 	}
 	return strings.ToLower(strings.ReplaceAll(http.StatusText(int(r.Code)), " ", "_"))

@@ -18,7 +18,9 @@ type Snapshot struct {
 	// Created, SoldOut, DupRejected and Unavailable (503s) count answers;
 	// Failed counts requests that got no answer.
 	Created, SoldOut, DupRejected, Unavailable, Failed int
-	// OrdersPerSec is 201s per second of attack so far.
+	// Queued counts 202s (redis-queue).
+	Queued int
+	// OrdersPerSec is 201s and 202s per second of attack so far.
 	OrdersPerSec  float64
 	P50, P90, P99 time.Duration
 	// Audit is the shop's latest audit, nil before the first answered.
@@ -105,14 +107,14 @@ func (w *watcher) snapshot(sent int, res *ModeResult, elapsed time.Duration) Sna
 	t := &res.Tally
 	s := Snapshot{
 		Mode: w.a.mode, Planned: res.Planned, Sent: sent, Elapsed: elapsed,
-		Created: t.Created, SoldOut: t.SoldOut, DupRejected: t.DupRejected(),
+		Created: t.Created, Queued: t.Queued, SoldOut: t.SoldOut, DupRejected: t.DupRejected(),
 		Unavailable: t.Status[503], Failed: t.Status[0],
 		P50: res.Metrics.Latencies.Quantile(0.5), P90: res.Metrics.Latencies.Quantile(0.9),
 		P99:   res.Metrics.Latencies.Quantile(0.99),
 		Audit: w.audit.Load(),
 	}
 	if sec := elapsed.Seconds(); sec > 0 {
-		s.OrdersPerSec = float64(t.Created) / sec
+		s.OrdersPerSec = float64(t.Accepted()) / sec
 	}
 	return s
 }

@@ -10,7 +10,9 @@
 // consensus system instead of Redis. The last two take no lock for the
 // stock at all, which is what production flash sales usually do:
 // sql-atomic lets the database decrement conditionally, and redis-decr
-// pre-deducts the stock in Redis and writes the order afterwards.
+// pre-deducts the stock in Redis and writes the order afterwards, and
+// redis-queue pre-deducts it and queues the order in a Redis stream that
+// every shop's consumer writes to the database in batches.
 package strategy
 
 import (
@@ -53,11 +55,15 @@ const (
 	// RedisDecr pre-deducts the stock in Redis with one script per order,
 	// then writes the order; a failed write gives the unit back.
 	RedisDecr Name = "redis-decr"
+	// RedisQueue takes the units and queues the order in one Redis script
+	// (peak shaving): the buyer is answered 202 at Redis speed, and
+	// consumers in every shop write the queued orders in batches.
+	RedisQueue Name = "redis-queue"
 )
 
 // All lists every strategy, in the order the load generator runs them.
 func All() []Name {
-	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, SQLAtomic, RedisDecr}
+	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, SQLAtomic, RedisDecr, RedisQueue}
 }
 
 // Parse returns the strategy named s, or an error wrapping ErrUnknown that
@@ -81,7 +87,8 @@ func List() string {
 }
 
 // LockMode returns the lock that guards n's read-check-write, and false for
-// the strategies that take no lock for the stock (sql-atomic, redis-decr).
+// the strategies that take no lock for the stock (sql-atomic, redis-decr,
+// redis-queue).
 func (n Name) LockMode() (dlock.Mode, bool) {
 	switch n {
 	case Off:
@@ -115,7 +122,13 @@ func (n Name) Batches() bool { return n == Lua || n == Redlock || n == Fenced ||
 // SurvivesLateCommit reports whether n stays exact when a commit lands
 // after its lease ran out: a lease alone does not (lua, redlock), a fenced
 // lease and the strategies without a lease do.
-func (n Name) SurvivesLateCommit() bool { return n.Fences() || n == SQLAtomic || n == RedisDecr }
+func (n Name) SurvivesLateCommit() bool {
+	return n.Fences() || n == SQLAtomic || n == RedisDecr || n == RedisQueue
+}
+
+// Queues reports whether n answers a buyer before the order is written:
+// 202 Accepted, the order queued in Redis for the consumers (redis-queue).
+func (n Name) Queues() bool { return n == RedisQueue }
 
 // Fences reports whether n's lock mints a fencing token with every grant,
 // which the order flow registers in the database before it reads the

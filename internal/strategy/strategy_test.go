@@ -24,7 +24,7 @@ func TestParse(t *testing.T) {
 func TestLockMode(t *testing.T) {
 	for _, n := range strategy.All() {
 		mode, locked := n.LockMode()
-		lockFree := n == strategy.SQLAtomic || n == strategy.RedisDecr
+		lockFree := n == strategy.SQLAtomic || n == strategy.RedisDecr || n == strategy.RedisQueue
 		if locked == lockFree {
 			t.Errorf("%s.LockMode() locked = %v, want %v", n, locked, !lockFree)
 		}

@@ -1,0 +1,120 @@
+package order
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// The statuses OrderStatus reports.
+const (
+	StatusQueued  = queue.StatusQueued  // accepted, not yet written
+	StatusCreated = "created"           // written: the order exists
+	StatusRefused = queue.StatusRefused // the database refused it for good
+)
+
+// OrderStatus is where one order stands.
+type OrderStatus struct {
+	ID        string
+	ProductID string
+	// Status is StatusQueued, StatusCreated or StatusRefused.
+	Status string
+	// Order is the order as written, for StatusCreated.
+	Order Order
+	// Code and Reason say why, for StatusRefused: Code one of the error
+	// codes (sold_out, not_found, duplicate_order), Reason a sentence.
+	Code, Reason string
+}
+
+// ErrUnknownOrder means no order has that id: never accepted, or
+// accepted so long ago that only a written order would still be known.
+var ErrUnknownOrder = fmt.Errorf("%w: order", stock.ErrNotFound)
+
+// OrderStatus returns where order id stands: queued or refused, as Redis
+// says while it knows the order (redis-queue), or created once the
+// database has it, whatever its strategy. Any shop answers for any
+// order. It starts the consumer of a queued order's product in this shop.
+//
+// Errors: a *FieldError wrapping ErrInvalid for a malformed id (nothing
+// is asked); ErrUnknownOrder (which wraps stock.ErrNotFound);
+// ErrUnavailable when the database cannot be reached. Safe for concurrent
+// use.
+func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, error) {
+	if err := checkID("order_id", id); err != nil {
+		return OrderStatus{}, err
+	}
+	// 1. Redis, while the order is queued or refused.
+	if s.opts.Queue != nil {
+		st, err := s.opts.Queue.Status(ctx, id)
+		if st.ProductID != "" && s.consumers != nil {
+			s.watchIfQueued(ctx, st.ProductID)
+		}
+		if err == nil {
+			return OrderStatus{ID: id, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}, nil
+		}
+		// Unknown to Redis, or Redis down: the database may know.
+	}
+	// 2. The database, once written.
+	var r orderRow
+	err := s.db.WithContext(ctx).Raw(
+		"SELECT id, user_id, product_id, quantity, strategy, created_at FROM orders WHERE id = ?", id).
+		Row().Scan(&r.ID, &r.UserID, &r.ProductID, &r.Quantity, &r.Strategy, &r.CreatedAt)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return OrderStatus{}, fmt.Errorf("%w %q", ErrUnknownOrder, id)
+	case err != nil:
+		return OrderStatus{}, fromWrite(ctx, err)
+	}
+	o := Order{ID: r.ID, UserID: r.UserID, ProductID: r.ProductID, Quantity: r.Quantity,
+		Strategy: strategy.Name(r.Strategy), CreatedAt: r.CreatedAt.UTC()}
+	return OrderStatus{ID: id, ProductID: o.ProductID, Status: StatusCreated, Order: o}, nil
+}
+
+// watchIfQueued starts product's consumer in this shop if product is a
+// redis-queue product of this shop's database (asked once, then cached):
+// a product of another database on the same Redis is not this shop's to
+// write.
+func (s *Service) watchIfQueued(ctx context.Context, product string) {
+	p, err := s.product(ctx, product)
+	if err == nil && p.Strategy == strategy.RedisQueue {
+		s.consumers.Watch(p.ID)
+	}
+}
+
+// QueueBacklog returns what is left to write of product's queue
+// (redis-queue): see queue.Backlog. Errors: ErrUnavailable when Redis
+// cannot be reached, or this Service has no queue.
+func (s *Service) QueueBacklog(ctx context.Context, product string) (queue.Backlog, error) {
+	if s.opts.Queue == nil {
+		return queue.Backlog{}, fmt.Errorf("%w: no queue", ErrUnavailable)
+	}
+	b, err := s.opts.Queue.Backlog(ctx, product)
+	if err != nil {
+		return b, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return b, nil
+}
+
+// QueueProblem says why this shop's consumers cannot write queued orders
+// ("" if they can, or it runs none), for the readiness probe.
+func (s *Service) QueueProblem() string {
+	if s.consumers == nil {
+		return ""
+	}
+	return s.consumers.Problem()
+}
+
+// observeQueue counts a batch the consumers settled.
+func (s *Service) observeQueue(product string, written, refused int) {
+	for range written {
+		s.happened(product, strategy.RedisQueue, EventWritten)
+	}
+	for range refused {
+		s.happened(product, strategy.RedisQueue, EventRefused)
+	}
+}

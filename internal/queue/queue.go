@@ -1,0 +1,223 @@
+// Package queue is the Redis side of strategy redis-queue: peak shaving,
+// the way production flash sales answer a crowd at Redis speed. One Lua
+// script per click (Accept) checks the buyer, takes the units and appends
+// the order to the product's stream, atomically; the buyer is answered
+// 202 Accepted at once. Behind it, a consumer in every shop (consumer.go)
+// reads the stream in one consumer group and writes the orders to the
+// database in batches, acknowledging each entry only after its batch
+// committed. An entry whose consumer died is claimed by a live one
+// (XAUTOCLAIM); an entry the database refuses for good is dead-lettered:
+// its units go back and its status says why (Refuse).
+//
+// A product's keys carry its id as a hash tag, so that they share one
+// Redis Cluster slot and one script may touch them all:
+//
+//	flashsale:stock:{<id>}          the units left (package reserve's key)
+//	flashsale:queue:buyers:{<id>}   buyer -> the id of its order
+//	flashsale:queue:orders:{<id>}   the stream of queued orders
+//	flashsale:queue:status:{<id>}   order id -> queued, or refused:<code>:<why>
+//
+// and one key per accepted order tells which product it is for, so that
+// any shop can answer GET /api/v1/orders/{id} (Status):
+//
+//	flashsale:queue:order:{<order id>}   the product's id, for a day
+//
+// An entry leaves the stream once it is written or refused, so the
+// stream's length is the backlog: the orders accepted and not yet
+// written.
+//
+// What Redis keeps is what a queued order is worth: a Redis that restarts
+// without its data loses the orders accepted and not yet written. With
+// appendonly yes and appendfsync everysec, at most about the last second.
+package queue
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/rediserr"
+	"github.com/flashsale/flashsale/internal/reserve"
+)
+
+// Errors returned by Queue. Compare them with errors.Is.
+var (
+	// ErrSoldOut means fewer units are left than the buyer asked for.
+	ErrSoldOut = errors.New("queue: sold out")
+	// ErrDuplicate means the buyer already has an order for the product.
+	ErrDuplicate = errors.New("queue: buyer already has one")
+	// ErrNotLoaded means the product's stock is not in Redis.
+	ErrNotLoaded = errors.New("queue: stock not loaded")
+	// ErrUnavailable means Redis could not be reached.
+	ErrUnavailable = errors.New("queue: redis unavailable")
+	// ErrUnknownOrder means Redis knows no queued or refused order of
+	// that id (it may be written already: the database knows).
+	ErrUnknownOrder = errors.New("queue: unknown order")
+)
+
+// Group is the one consumer group of every product's stream: every shop's
+// consumer is a member, and each entry goes to one of them.
+const Group = "writers"
+
+// orderTTL is how long an accepted order's product can be looked up by
+// the order's id (Status): long enough to poll, not for ever.
+const orderTTL = 24 * time.Hour
+
+var (
+	//go:embed scripts/accept.lua
+	acceptLua    string
+	acceptScript = redis.NewScript(acceptLua)
+
+	//go:embed scripts/written.lua
+	writtenLua    string
+	writtenScript = redis.NewScript(writtenLua)
+
+	//go:embed scripts/refused.lua
+	refusedLua    string
+	refusedScript = redis.NewScript(refusedLua)
+)
+
+func buyersKey(product string) string { return "flashsale:queue:buyers:{" + product + "}" }
+func streamKey(product string) string { return "flashsale:queue:orders:{" + product + "}" }
+func statusKey(product string) string { return "flashsale:queue:status:{" + product + "}" }
+func orderKey(id string) string       { return "flashsale:queue:order:{" + id + "}" }
+
+// StreamKey is the key of product's stream of queued orders.
+func StreamKey(product string) string { return streamKey(product) }
+
+// Queue is the Redis side of the products sold by redis-queue. It holds no
+// state of its own and is safe for concurrent use.
+type Queue struct {
+	c     *redis.Client
+	stock *reserve.Stock
+}
+
+// New returns a Queue on c, which stays the caller's to close. Build c
+// with ContextTimeoutEnabled so that context deadlines cut a hung call
+// short.
+func New(c *redis.Client) *Queue { return &Queue{c: c, stock: reserve.New(c)} }
+
+// Client is the Redis client the queue runs on.
+func (q *Queue) Client() *redis.Client { return q.c }
+
+// Load sets product's stock to units, forgets its buyers, and creates the
+// consumer group of its stream: the start of a sale, for a product just
+// created.
+func (q *Queue) Load(ctx context.Context, product string, units int) error {
+	if err := q.stock.Load(ctx, product, units); err != nil {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	if err := q.c.Del(ctx, buyersKey(product)).Err(); err != nil {
+		return redisErr(ctx, err, "load", product)
+	}
+	return q.ensureGroup(ctx, product)
+}
+
+// LoadIfMissing sets product's stock to units only if Redis has none (see
+// reserve.Stock.LoadIfMissing), and reports whether it did.
+func (q *Queue) LoadIfMissing(ctx context.Context, product string, units int) (bool, error) {
+	ok, err := q.stock.LoadIfMissing(ctx, product, units)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return ok, nil
+}
+
+// ensureGroup creates product's stream and its consumer group, reading
+// from the stream's start, unless the group exists.
+func (q *Queue) ensureGroup(ctx context.Context, product string) error {
+	err := q.c.XGroupCreateMkStream(ctx, streamKey(product), Group, "0").Err()
+	if err != nil && !isBusyGroup(err) {
+		return redisErr(ctx, err, "create group", product)
+	}
+	return nil
+}
+
+// isBusyGroup reports whether err is Redis saying the group exists.
+func isBusyGroup(err error) bool {
+	var re redis.Error
+	return errors.As(err, &re) && len(re.Error()) >= 9 && re.Error()[:9] == "BUSYGROUP"
+}
+
+// Order is one queued order, as its stream entry has it.
+type Order struct {
+	ID, UserID, ProductID string
+	Quantity              int
+	CreatedAt             time.Time
+}
+
+// DuplicateError is Accept's error when the buyer already has an order for
+// the product; it wraps ErrDuplicate.
+type DuplicateError struct {
+	Product, Buyer string
+	// Order is the id of the buyer's order.
+	Order string
+}
+
+func (e *DuplicateError) Error() string {
+	return fmt.Sprintf("%v: %q has order %s of %q", ErrDuplicate, e.Buyer, e.Order, e.Product)
+}
+
+func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+
+// Accept takes o's units and appends o to its product's stream, in one
+// script, and returns the units left. Errors, changing nothing: a
+// *DuplicateError, ErrSoldOut, ErrNotLoaded. ErrUnavailable, or an error
+// wrapping ctx.Err(), when Redis did not answer: then the script may or
+// may not have run, and a retry by the same buyer says which (it is
+// refused as a duplicate naming o.ID if it ran).
+//
+// Once accepted, o's id is recorded for Status; if that second write
+// fails, o is queued all the same and Status knows it only once written.
+func (q *Queue) Accept(ctx context.Context, o Order) (int, error) {
+	created := strconv.FormatInt(o.CreatedAt.UnixMicro(), 10)
+	keys := []string{stockKeyOf(o.ProductID), buyersKey(o.ProductID), streamKey(o.ProductID), statusKey(o.ProductID)}
+	res, err := acceptScript.Run(ctx, q.c, keys, o.UserID, o.Quantity, o.ID, created, o.ProductID).Slice()
+	if err != nil {
+		return 0, redisErr(ctx, err, "accept", o.ProductID)
+	}
+	if len(res) < 2 {
+		return 0, fmt.Errorf("queue: accept %q: unexpected reply %v", o.ProductID, res)
+	}
+	code, _ := res[0].(int64)
+	switch code {
+	case 1:
+		left, _ := res[1].(int64)
+		// The product of the order, for whoever polls it. Best effort:
+		// the order is queued whether or not this lands.
+		_ = q.c.Set(ctx, orderKey(o.ID), o.ProductID, orderTTL).Err()
+		return int(left), nil
+	case -1:
+		held, _ := res[1].(string)
+		return 0, &DuplicateError{Product: o.ProductID, Buyer: o.UserID, Order: held}
+	case -2:
+		return 0, fmt.Errorf("%w: %q, asked for %d", ErrSoldOut, o.ProductID, o.Quantity)
+	case -3:
+		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, o.ProductID)
+	}
+	return 0, fmt.Errorf("queue: accept %q: unexpected reply %v", o.ProductID, res)
+}
+
+// Lower brings product's Redis stock down to at most units (package
+// reserve's Lower): after the database refused units Redis had offered.
+func (q *Queue) Lower(ctx context.Context, product string, units int) error {
+	_, err := q.stock.Lower(ctx, product, units)
+	if err != nil && !errors.Is(err, reserve.ErrNotLoaded) {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return nil
+}
+
+// redisErr translates a failed call (package rediserr's rule).
+func redisErr(ctx context.Context, err error, op, product string) error {
+	return rediserr.Wrap(ctx, err, ErrUnavailable, "queue", op, product)
+}
+
+// stockKeyOf is product's stock key, package reserve's: the one the audit
+// and the load generator read.
+func stockKeyOf(product string) string { return reserve.StockKey(product) }

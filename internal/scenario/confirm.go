@@ -1,0 +1,66 @@
+package scenario
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+)
+
+// confirmWorkers is how many order lookups confirm sends at once.
+const confirmWorkers = 16
+
+// confirm asks the shops, after the drain, where every order a buyer was
+// told it has (a 201 or a 202) stands, and returns how many are not
+// written: lost (unknown to every shop) or refused after a 202. A safe
+// strategy loses none. Lookups are spread over the fleet's shops; a
+// lookup that fails counts as lost only if ctx is still alive, and
+// ctx's end is returned.
+func (a *attack) confirm(ctx context.Context, results vegeta.Results) (int, error) {
+	ids := acceptedIDs(results)
+	work := make(chan string)
+	var mu sync.Mutex
+	lost := 0
+	var wg sync.WaitGroup
+	for w := range min(confirmWorkers, len(ids)) {
+		api := newShopAPI(a.fleet.Targets[w%len(a.fleet.Targets)], a.fleet.AdminToken)
+		wg.Go(func() {
+			for id := range work {
+				st, err := api.orderStatus(ctx, id)
+				if (err != nil && ctx.Err() == nil) || (err == nil && st != "created") {
+					mu.Lock()
+					lost++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, id := range ids {
+		select {
+		case work <- id:
+		case <-ctx.Done():
+		}
+	}
+	close(work)
+	wg.Wait()
+	return lost, ctx.Err()
+}
+
+// acceptedIDs are the order ids of the 201s and 202s in results.
+func acceptedIDs(results vegeta.Results) []string {
+	var ids []string
+	for _, r := range results {
+		if r.Code != http.StatusCreated && r.Code != http.StatusAccepted {
+			continue
+		}
+		var o struct {
+			ID string `json:"id"`
+		}
+		if json.Unmarshal(r.Body, &o) == nil && o.ID != "" {
+			ids = append(ids, o.ID)
+		}
+	}
+	return ids
+}
