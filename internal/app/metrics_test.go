@@ -65,6 +65,12 @@ func TestMetrics(t *testing.T) {
 			wg.Go(func() { order(batched, fmt.Sprintf("c%d", i)) })
 		}
 		wg.Wait()
+		// A redis-queue product, so that its queue's gauges are exported:
+		// one order accepted (202), written behind the queue.
+		queued := create("queued", `"strategy":"redis-queue"`)
+		if status, code := order(queued, "q0"); status != http.StatusAccepted {
+			t.Fatalf("queued order: %d %q, want 202", status, code)
+		}
 
 		m := scrape(t, client, srv.URL)
 		counter := func(name string, labels ...string) float64 {
