@@ -108,6 +108,9 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 		return nil
 	case errors.Is(err, reserve.ErrSoldOut):
 		return fmt.Errorf("%w: %w", ErrSoldOut, err)
+	case errors.Is(err, reserve.ErrFull):
+		// Redis answered: nothing was reserved, nothing to give back.
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	case errors.As(err, &dup):
 		// An order, or a click still on its way (or being settled): the
 		// database tells which.

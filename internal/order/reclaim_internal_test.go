@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"log/slog"
 	"slices"
@@ -48,7 +49,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if err != nil || len(sold) != 0 || !slices.Equal(reclaimed, open) {
 				t.Fatalf("the sweep: reclaimed %v, sold %v, %v; want the reservation reclaimed", reclaimed, sold, err)
 			}
-			wrote := inTurn(ctx, t, db, p.ID, func(tx *gorm.DB) error { return writeReserved(tx, o) })
+			wrote := inTurn(ctx, t, db, p.ID, func(tx *gorm.DB) error { return writeReserved(tx, o) }, s.txOptions(p)...)
 			if err := sweep.Commit().Error; err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 
 		t.Run("order first", func(t *testing.T) {
 			p, o, open := sale(t, "turns-order-first")
-			order := db.WithContext(ctx).Begin()
+			order := db.WithContext(ctx).Begin(s.txOptions(p)...)
 			defer order.Rollback()
 			if err := writeReserved(order, o); err != nil {
 				t.Fatal(err)
@@ -96,10 +97,10 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 // wait, and there it returns at once (the transaction waits for the write
 // lock at BEGIN, or has not begun: either way it runs after the
 // caller's).
-func inTurn(ctx context.Context, t *testing.T, db *gorm.DB, product string, stmts func(tx *gorm.DB) error) <-chan error {
+func inTurn(ctx context.Context, t *testing.T, db *gorm.DB, product string, stmts func(tx *gorm.DB) error, opts ...*sql.TxOptions) <-chan error {
 	t.Helper()
 	done := make(chan error, 1)
-	go func() { done <- db.WithContext(ctx).Transaction(stmts) }()
+	go func() { done <- db.WithContext(ctx).Transaction(stmts, opts...) }()
 	if db.Dialector.Name() != "mysql" {
 		return done
 	}

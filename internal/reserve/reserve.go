@@ -24,6 +24,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -42,6 +43,10 @@ var (
 	ErrNotLoaded = errors.New("reserve: stock not loaded")
 	// ErrUnavailable means Redis could not be reached.
 	ErrUnavailable = errors.New("reserve: redis unavailable")
+	// ErrFull means Redis is at its maxmemory and refused the take at its
+	// first write: nothing was reserved, and there is nothing to give back.
+	// It wraps ErrUnavailable.
+	ErrFull = fmt.Errorf("%w: at its maxmemory, nothing reserved", ErrUnavailable)
 	// ErrGivenBack means the reservation was given back before its take
 	// arrived: nothing was reserved.
 	ErrGivenBack = errors.New("reserve: reservation already given back")
@@ -146,6 +151,12 @@ func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, hold time.Duration) (int, error) {
 	r := Reservation{Product: product, Buyer: buyer, ID: id, Quantity: qty}
 	res, err := takeScript.Run(ctx, s.c, keys(product, id), buyer, qty, id, hold.Milliseconds(), r.member()).Slice()
+	var reply redis.Error
+	if err != nil && errors.As(err, &reply) && strings.HasPrefix(reply.Error(), "OOM ") {
+		// A script that has written nothing is refused at its first
+		// write (HSET), and take reads everything before it writes.
+		return 0, fmt.Errorf("%w: take %q: %w", ErrFull, product, err)
+	}
 	if err != nil {
 		return 0, redisErr(ctx, err, "take", product)
 	}

@@ -1,0 +1,78 @@
+package order
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// On InnoDB, redis-decr's write must not hold up the sweep of another
+// product. Its INSERT ... SELECT ... WHERE NOT EXISTS (reclaimed) would be
+// a locking read under REPEATABLE READ, leaving a shared gap lock on
+// reclaimed until its transaction ends: a sweep of another product, which
+// holds that product's row, would wait for it in its INSERT INTO
+// reclaimed, and that product's orders behind the sweep (txOptions runs
+// the write READ COMMITTED instead). Here an order of product B stays open
+// between its statements and its COMMIT (a late commit, a slow fsync)
+// while product A is swept and then sold: both must finish while B is
+// still open.
+func TestReclaimIgnoresAnotherProductsOpenOrder(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		db := b.DB.DB()
+		if db.Dialector.Name() != "mysql" {
+			t.Skip("InnoDB's gap locks: SQLite has one writer at a time anyway")
+		}
+		ctx := context.Background()
+		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
+			Logger: slog.New(slog.DiscardHandler)})
+		t.Cleanup(func() { s.Close() })
+		add := func(name string) stock.Product {
+			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		a, bp := add("stall-a"), add("stall-b")
+
+		ob := newOrder(bp, Request{UserID: "b1", ProductID: bp.ID, Quantity: 1})
+		owner := db.WithContext(ctx).Begin(s.txOptions(bp)...)
+		defer owner.Rollback()
+		if err := writeReserved(owner, ob); err != nil {
+			t.Fatal(err)
+		}
+
+		// With the gap lock, each of these waits for B's COMMIT, which
+		// comes only after them: they would end with their context (the
+		// server's own lock wait timeout is 50 s).
+		wait := 5 * time.Second
+		oa := newOrder(a, Request{UserID: "a-dead", ProductID: a.ID, Quantity: 1})
+		open := []reserve.Reservation{{Product: a.ID, Buyer: "a-dead", ID: oa.ID, Quantity: 1}}
+		sctx, cancel := context.WithTimeout(ctx, wait)
+		err := db.WithContext(sctx).Transaction(func(tx *gorm.DB) error {
+			_, _, err := reclaimIn(tx, a.ID, open)
+			return err
+		})
+		cancel()
+		if err != nil {
+			t.Fatalf("the sweep of product A, while an order of product B is open: %v", err)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, wait)
+		defer wcancel()
+		oa2 := newOrder(a, Request{UserID: "a2", ProductID: a.ID, Quantity: 1})
+		if err := db.WithContext(wctx).Transaction(func(tx *gorm.DB) error { return writeReserved(tx, oa2) }, s.txOptions(a)...); err != nil {
+			t.Errorf("an order of product A, while an order of product B is open: %v", err)
+		}
+		if err := owner.Commit().Error; err != nil {
+			t.Errorf("B's order: %v", err)
+		}
+	})
+}
