@@ -101,6 +101,11 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 		// the stock read after it has nothing in flight.
 		if b, err := s.opts.Queue.Backlog(ctx, productID); err == nil {
 			a.QueueLength, a.QueuePending = b.Length, b.Pending
+			if b.Length > 0 && s.consumers != nil {
+				// A backlog no consumer of this shop may be writing
+				// (its shops died or restarted): this one takes part.
+				s.consumers.Watch(productID)
+			}
 		} else {
 			a.RedisErr = err.Error()
 		}

@@ -49,6 +49,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 		return OrderStatus{}, err
 	}
 	// 1. Redis, while the order is queued or refused.
+	var redisErr error
 	if s.opts.Queue != nil {
 		st, err := s.opts.Queue.Status(ctx, id)
 		if st.ProductID != "" && s.consumers != nil {
@@ -58,6 +59,9 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 			return OrderStatus{ID: id, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}, nil
 		}
 		// Unknown to Redis, or Redis down: the database may know.
+		if !errors.Is(err, queue.ErrUnknownOrder) {
+			redisErr = err
+		}
 	}
 	// 2. The database, once written.
 	var r orderRow
@@ -65,6 +69,9 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 		"SELECT id, user_id, product_id, quantity, strategy, created_at FROM orders WHERE id = ?", id).
 		Row().Scan(&r.ID, &r.UserID, &r.ProductID, &r.Quantity, &r.Strategy, &r.CreatedAt)
 	switch {
+	case errors.Is(err, sql.ErrNoRows) && redisErr != nil:
+		// Redis, which knows the orders not yet written, did not answer.
+		return OrderStatus{}, fmt.Errorf("%w: order %q: %w", ErrUnavailable, id, redisErr)
 	case errors.Is(err, sql.ErrNoRows):
 		return OrderStatus{}, fmt.Errorf("%w %q", ErrUnknownOrder, id)
 	case err != nil:

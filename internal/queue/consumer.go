@@ -293,8 +293,11 @@ func (c *Consumers) done(ctx context.Context, k *consumer) bool {
 }
 
 // pause waits retryPause or until ctx ends.
-func (c *Consumers) pause(ctx context.Context) {
-	t := time.NewTimer(retryPause)
+func (c *Consumers) pause(ctx context.Context) { c.wait(ctx, retryPause) }
+
+// wait waits d or until ctx ends.
+func (c *Consumers) wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -334,7 +337,10 @@ func (c *Consumers) handle(ctx context.Context, k *consumer, msgs []redis.XMessa
 		c.failed(k, err)
 		c.opts.Logger.Warn("queue: write a batch; its entries stay pending", "product", k.product,
 			"orders", len(orders), "err", err)
-		c.pause(ctx)
+		// Read and claim nothing for longer than ClaimIdle and one round
+		// of claiming: a consumer that can write claims these entries
+		// first, instead of this one taking them back every ClaimIdle.
+		c.wait(ctx, c.opts.ClaimIdle+2*claimEvery)
 		return
 	}
 	c.failed(k, nil)
