@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -73,23 +71,12 @@ func TestCrashRun(t *testing.T) {
 	if !strings.Contains(stdout.String(), "SIGKILLed") {
 		t.Errorf("the why-line does not tell of the kill:\n%s", stdout.String())
 	}
-	files, _ := filepath.Glob(filepath.Join(out, "[0-9]*", report.JSONFile)) // not latest/, the link
-	if len(files) != 1 {
-		t.Fatalf("report.json files under --out: %v, want one", files)
-	}
-	b, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc report.Document
-	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Modes) != 1 {
-		t.Fatalf("report.json: %v, %+v", err, doc.Modes)
-	}
+	doc, file := onlyReport(t, out)
 	c := doc.Modes[0].Crash
 	if doc.Settings.Crash != 1 || c == nil || c.Done != 1 || c.Kills[0].BackSeconds < c.Kills[0].AtSeconds || c.AnsweredWithoutRow != 0 {
 		t.Errorf("report.json: settings.crash %d, crash %+v: want one kill, the shop back, every order answered with its row", doc.Settings.Crash, c)
 	}
-	logs, _ := filepath.Glob(filepath.Join(filepath.Dir(files[0]), "shop-*.log"))
+	logs, _ := filepath.Glob(filepath.Join(filepath.Dir(file), "shop-*.log"))
 	if len(logs) != 3 {
 		t.Errorf("shop logs %v, want one per shop", logs)
 	}

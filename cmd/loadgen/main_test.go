@@ -139,18 +139,30 @@ func TestSmallEmbeddedRun(t *testing.T) {
 	if !strings.Contains(stdout.String(), "mode ") || !strings.Contains(stdout.String(), "\nlua ") {
 		t.Errorf("no table on stdout:\n%s", stdout.String())
 	}
-	dirs, _ := filepath.Glob(filepath.Join(out, "[0-9]*", report.JSONFile)) // not latest/, the link
-	if len(dirs) != 1 {
-		t.Fatalf("report.json files under --out: %v, want one", dirs)
+	doc, _ := onlyReport(t, out)
+	if doc.Modes[0].Audit.Oversold != 0 {
+		t.Fatalf("report.json: %+v", doc.Modes)
 	}
-	b, err := os.ReadFile(dirs[0])
+}
+
+// onlyReport reads the one run's report.json under the --out folder out
+// (not latest/, the link to it) and returns it with its path; it fails t
+// unless there is exactly one, with exactly one row.
+func onlyReport(t *testing.T, out string) (report.Document, string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(out, "[0-9]*", report.JSONFile))
+	if len(files) != 1 {
+		t.Fatalf("report.json files under --out: %v, want one", files)
+	}
+	b, err := os.ReadFile(files[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	var doc report.Document
-	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Modes) != 1 || doc.Modes[0].Audit.Oversold != 0 {
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Modes) != 1 {
 		t.Fatalf("report.json: %v, %+v", err, doc.Modes)
 	}
+	return doc, files[0]
 }
 
 // --fail-on-unsafe turns a row that claims to be safe and oversold into
