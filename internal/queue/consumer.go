@@ -17,7 +17,7 @@ import (
 
 // The consumers: every shop runs one per redis-queue product it knows, in
 // the product's one consumer group, under a name of its own. A consumer
-// loops:
+// is Writers goroutines, and each loops:
 //
 //  1. every claimEvery, it claims the entries that have waited longer than
 //     ClaimIdle for another consumer's acknowledgement (XAUTOCLAIM): that
@@ -73,6 +73,12 @@ type ConsumerOptions struct {
 	// after its product was last watched; zero means DefaultLinger. A
 	// consumer never stops while its product's stream has entries.
 	Linger time.Duration
+	// Writers is how many batches of one product this process writes at
+	// once; zero means DefaultWriters. The batches of a product take its
+	// row one after the other, but while one holds it, another is read
+	// from the stream or acknowledged: Redis's part of a batch overlaps
+	// the database's.
+	Writers int
 	// Logger receives warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// Observe, if set, is told of each batch: orders written and refused.
@@ -82,6 +88,7 @@ type ConsumerOptions struct {
 // Defaults of ConsumerOptions.
 const (
 	DefaultBatchMax  = 256
+	DefaultWriters   = 2
 	DefaultClaimIdle = 3 * time.Second
 	DefaultLinger    = 30 * time.Second
 )
@@ -131,6 +138,9 @@ func NewConsumers(q *Queue, w Writer, opts ConsumerOptions) *Consumers {
 	if opts.BatchMax <= 0 {
 		opts.BatchMax = DefaultBatchMax
 	}
+	if opts.Writers <= 0 {
+		opts.Writers = DefaultWriters
+	}
 	if opts.ClaimIdle <= 0 {
 		opts.ClaimIdle = DefaultClaimIdle
 	}
@@ -171,8 +181,10 @@ func (c *Consumers) Watch(product string) {
 	}
 	k := &consumer{product: product, watched: time.Now()}
 	c.running[product] = k
-	c.wg.Add(1)
-	go c.run(k)
+	for range c.opts.Writers {
+		c.wg.Add(1)
+		go c.run(k)
+	}
 }
 
 // Close stops every consumer and waits for them: a batch being written
@@ -202,8 +214,9 @@ func (c *Consumers) Problem() string {
 	return ""
 }
 
-// run is one product's consumer, until Close, or until it has had
-// nothing to do for Linger and the stream is empty.
+// run is one writer of product k's consumer (it has Writers), until
+// Close, or until it has had nothing to do for Linger and the stream is
+// empty.
 func (c *Consumers) run(k *consumer) {
 	defer c.wg.Done()
 	ctx := c.ctx
@@ -288,7 +301,9 @@ func (c *Consumers) done(ctx context.Context, k *consumer) bool {
 	if time.Since(k.watched) <= c.opts.Linger { // watched meanwhile
 		return false
 	}
-	delete(c.running, k.product)
+	if c.running[k.product] == k { // (its other writer may have stopped it)
+		delete(c.running, k.product)
+	}
 	return true
 }
 

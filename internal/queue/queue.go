@@ -36,7 +36,6 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -90,11 +89,12 @@ func orderKey(id string) string       { return "flashsale:queue:order:{" + id + 
 // StreamKey is the key of product's stream of queued orders.
 func StreamKey(product string) string { return streamKey(product) }
 
-// Queue is the Redis side of the products sold by redis-queue. It holds no
-// state of its own and is safe for concurrent use.
+// Queue is the Redis side of the products sold by redis-queue. It is safe
+// for concurrent use; what it holds is the accepts waiting to be sent.
 type Queue struct {
-	c     *redis.Client
-	stock *reserve.Stock
+	c       *redis.Client
+	stock   *reserve.Stock
+	accepts acceptQueue // the accepts waiting for a round trip (accepts.go)
 }
 
 // New returns a Queue on c, which stays the caller's to close. Build c
@@ -175,9 +175,7 @@ func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 // Once accepted, o's id is recorded for Status; if that second write
 // fails, o is queued all the same and Status knows it only once written.
 func (q *Queue) Accept(ctx context.Context, o Order) (int, error) {
-	created := strconv.FormatInt(o.CreatedAt.UnixMicro(), 10)
-	keys := []string{stockKeyOf(o.ProductID), buyersKey(o.ProductID), streamKey(o.ProductID), statusKey(o.ProductID)}
-	res, err := acceptScript.Run(ctx, q.c, keys, o.UserID, o.Quantity, o.ID, created, o.ProductID).Slice()
+	res, err := q.acceptShared(ctx, o)
 	if err != nil {
 		return 0, redisErr(ctx, err, "accept", o.ProductID)
 	}
@@ -188,9 +186,6 @@ func (q *Queue) Accept(ctx context.Context, o Order) (int, error) {
 	switch code {
 	case 1:
 		left, _ := res[1].(int64)
-		// The product of the order, for whoever polls it. Best effort:
-		// the order is queued whether or not this lands.
-		_ = q.c.Set(ctx, orderKey(o.ID), o.ProductID, orderTTL).Err()
 		return int(left), nil
 	case -1:
 		held, _ := res[1].(string)
