@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,4 +105,43 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// countWriter writes every batch and counts the orders.
+type countWriter struct{ n atomic.Int64 }
+
+func (w *countWriter) WriteQueued(_ context.Context, _ string, orders []Order) ([]*Refusal, int, error) {
+	w.n.Add(int64(len(orders)))
+	return make([]*Refusal, len(orders)), 1000, nil
+}
+
+// TestConsumerStopsAfterLingerAndStartsAgain: both writers of a product's
+// consumer stop once nobody watched it for Linger and its stream is empty,
+// and the next Watch starts it again, which writes what came since.
+func TestConsumerStopsAfterLingerAndStartsAgain(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		q := New(r.Clients()[0])
+		p := r.Key("linger")
+		if err := q.Load(ctx, p, 10); err != nil {
+			t.Fatal(err)
+		}
+		w := &countWriter{}
+		cs := NewConsumers(q, w, ConsumerOptions{Linger: 50 * time.Millisecond, Writers: 2})
+		defer cs.Close()
+		running := func() bool {
+			cs.mu.Lock()
+			defer cs.mu.Unlock()
+			return cs.running[p] != nil
+		}
+		for round, user := range []string{"first", "second"} {
+			if _, err := q.Accept(ctx, Order{ID: uuid.NewString(), UserID: user, ProductID: p, Quantity: 1, CreatedAt: time.Now()}); err != nil {
+				t.Fatal(err)
+			}
+			cs.Watch(p)
+			waitFor(t, "the order to be written", func() bool { return w.n.Load() == int64(round+1) })
+			waitFor(t, "the consumer to stop", func() bool { return !running() })
+		}
+		cs.Close() // returns only once every writer has stopped
+	})
 }
