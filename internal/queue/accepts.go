@@ -44,9 +44,9 @@ type acceptQueue struct {
 }
 
 // acceptShared runs o's script in the next shared round trip and returns
-// the script's reply. If ctx ends while o still waits for its trip, o is
-// withdrawn, unsent, and ctx's error returned; once its trip is out, it
-// waits for the reply, which the Redis client's timeouts bound.
+// the script's reply. If ctx ends first, it returns ctx's error at once:
+// o is withdrawn, unsent, if its trip has not left; otherwise the script
+// may have run (the trip goes on without it).
 func (q *Queue) acceptShared(ctx context.Context, o Order) ([]any, error) {
 	c := &acceptCall{order: o, done: make(chan struct{})}
 	a := &q.accepts
@@ -62,25 +62,20 @@ func (q *Queue) acceptShared(ctx context.Context, o Order) ([]any, error) {
 		return c.res, c.err
 	case <-ctx.Done():
 	}
-	if a.withdraw(c) {
-		return nil, ctx.Err()
-	}
-	<-c.done
-	return c.res, c.err
+	a.withdraw(c)
+	return nil, ctx.Err()
 }
 
-// withdraw takes c out of the queue if its trip has not left, and reports
-// whether it did.
-func (a *acceptQueue) withdraw(c *acceptCall) bool {
+// withdraw takes c out of the queue if its trip has not left.
+func (a *acceptQueue) withdraw(c *acceptCall) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i, w := range a.waiting {
 		if w == c {
 			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
-			return true
+			return
 		}
 	}
-	return false
 }
 
 // send sends the queued accepts, a round trip at a time, until none is

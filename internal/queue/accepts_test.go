@@ -13,24 +13,34 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// TestAcceptWithdrawnBeforeItsTrip: a buyer whose context ends while its
+// TestAcceptGivesUpWithItsContext: a buyer whose context ends while its
 // accept waits for the next round trip is withdrawn, unsent: its script
-// never runs, and the accepts already on the wire are answered.
-func TestAcceptWithdrawnBeforeItsTrip(t *testing.T) {
+// never runs. One whose trip is out when its context ends is answered
+// with the context's error at once, not when Redis answers: its script
+// may have run (here it does, as the trip goes on without it).
+func TestAcceptGivesUpWithItsContext(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
 		c := r.Clients()[0]
 		q := New(c)
-		p := r.Key("withdraw")
+		p := r.Key("give-up")
 		if err := q.Load(ctx, p, 10); err != nil {
 			t.Fatal(err)
 		}
-		r.SetDelay(0, 300*time.Millisecond) // the first trip stays out a while
+		const delay = time.Second // the first trip stays out this long (under flushBound)
+		r.SetDelay(0, delay)
 		t.Cleanup(func() { r.SetDelay(0, 0) })
-		first := make(chan error, 1)
+		start := time.Now()
+		type result struct {
+			err  error
+			took time.Duration
+		}
+		first := make(chan result, 1)
 		go func() {
-			_, err := q.Accept(ctx, Order{ID: uuid.NewString(), UserID: "first", ProductID: p, Quantity: 1, CreatedAt: time.Now()})
-			first <- err
+			out, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			defer cancel()
+			_, err := q.Accept(out, Order{ID: uuid.NewString(), UserID: "first", ProductID: p, Quantity: 1, CreatedAt: time.Now()})
+			first <- result{err, time.Since(start)}
 		}()
 		waitFor(t, "the first accept's trip to leave", func() bool {
 			q.accepts.mu.Lock()
@@ -44,8 +54,9 @@ func TestAcceptWithdrawnBeforeItsTrip(t *testing.T) {
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("late accept: got %v, want its deadline", err)
 		}
-		if err := <-first; err != nil {
-			t.Fatalf("first accept: %v", err)
+		res := <-first
+		if !errors.Is(res.err, context.DeadlineExceeded) || res.took >= delay {
+			t.Fatalf("first accept: got %v after %v, want its deadline before Redis answered (%v)", res.err, res.took, delay)
 		}
 		r.SetDelay(0, 0)
 		waitFor(t, "the queue to be idle", func() bool {
@@ -55,6 +66,9 @@ func TestAcceptWithdrawnBeforeItsTrip(t *testing.T) {
 		})
 		if held, err := c.HGet(ctx, buyersKey(p), "late").Result(); !errors.Is(err, redis.Nil) {
 			t.Errorf("the withdrawn buyer has order %q (%v): its script ran", held, err)
+		}
+		if _, err := c.HGet(ctx, buyersKey(p), "first").Result(); err != nil {
+			t.Errorf("the first buyer's script, sent before it gave up, did not run: %v", err)
 		}
 		if left, err := c.Get(ctx, stockKeyOf(p)).Int(); err != nil || left != 9 {
 			t.Errorf("stock %d, %v; want 9: only the first accept took a unit", left, err)
