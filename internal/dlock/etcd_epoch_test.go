@@ -44,6 +44,7 @@ func namespaced(c *testenv.EtcdCluster, prefix string) *clientv3.Client {
 // cluster's holders for stale ones. Every grant of one cluster carries the
 // same epoch.
 func TestEtcdEpochOfARebuiltCluster(t *testing.T) {
+	testenv.SkipShort(t, "starts two clusters; order's TestEtcdFenceSurvivesARebuiltCluster checks a rebuilt cluster's grants")
 	testenv.Etcd(t, func(t *testing.T, c *testenv.EtcdCluster) {
 		ctx := context.Background()
 		key := "epoch"

@@ -16,6 +16,7 @@ import (
 // With one member of three down the lock works (TestEtcdQuorum): that
 // includes the waiters queued when the leader is the one that stops.
 func TestEtcdWaitersSurviveLeaderStop(t *testing.T) {
+	testenv.SkipShort(t, "two rounds of leader stops under queued waiters; TestEtcdQuorum checks the lock with a member down")
 	c := testenv.NewEtcd(t, testenv.Embedded)
 	ctx := context.Background()
 	failures := 0
@@ -77,6 +78,7 @@ func leaderIndex(t *testing.T, c *testenv.EtcdCluster) int {
 // so is the lease (a 1 s lease renewed in 250 ms tries runs out when a
 // busy machine starves the three members sharing this process).
 func TestEtcdExclusionUnderMemberChurn(t *testing.T) {
+	testenv.SkipShort(t, "twelve lockers through three member restarts; TestEtcdQuorum checks the lock with a member down")
 	const churnTTL, churnWait = 2 * time.Second, 10 * time.Second
 	c := testenv.NewEtcd(t, testenv.Embedded)
 	ctx := context.Background()

@@ -55,6 +55,7 @@ func TestEtcdQuorum(t *testing.T) {
 // TryLock on a cluster that has lost its quorum gives up after a few tries
 // with ErrUnavailable, even when its context has no deadline.
 func TestEtcdTryLockWithoutQuorum(t *testing.T) {
+	testenv.SkipShort(t, "TryLock without a quorum; TestEtcdQuorum checks Lock without one")
 	c := testenv.NewEtcd(t, testenv.Embedded)
 	m := etcdLocker(t, c)
 	c.Stop(0)
@@ -73,6 +74,7 @@ func TestEtcdTryLockWithoutQuorum(t *testing.T) {
 // only when the cluster does not answer within the wait. Here the quorum
 // is gone for about 1.5s of a 20s wait.
 func TestEtcdWaiterRidesOutQuorumLoss(t *testing.T) {
+	testenv.SkipShort(t, "a waiter through a quorum loss; TestEtcdQuorum checks Lock without a quorum and after")
 	c := testenv.NewEtcd(t, testenv.Embedded)
 	ctx := context.Background()
 	key := c.Key("blip")
@@ -113,6 +115,7 @@ func TestEtcdWaiterRidesOutQuorumLoss(t *testing.T) {
 // the wait ends while the quorum is gone: leaving the queue, which cannot
 // get through then, does not hold it up for the lease's TTL.
 func TestEtcdLockKeepsItsWaitWithoutQuorum(t *testing.T) {
+	testenv.SkipShort(t, "the wait running out during a quorum loss; TestEtcdQuorum checks Lock's wait without a quorum")
 	c := testenv.NewEtcd(t, testenv.Embedded)
 	ctx := context.Background()
 	key := c.Key("overrun")
@@ -153,6 +156,7 @@ func TestEtcdLockKeepsItsWaitWithoutQuorum(t *testing.T) {
 // answers ErrUnavailable after about a lease's length, when the lock runs
 // out by itself anyway.
 func TestEtcdReleaseWithoutQuorumAnswers(t *testing.T) {
+	testenv.SkipShort(t, "Release without a quorum waits about a lease; TestEtcdQuorum checks Lock without one")
 	c := testenv.NewEtcd(t, testenv.Embedded)
 	ctx := context.Background()
 	key := c.Key("release")

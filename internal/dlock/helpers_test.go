@@ -19,6 +19,13 @@ import (
 // safeModes are the modes that must never let two holders in at once.
 var safeModes = []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock, dlock.ModeFenced}
 
+// timedModes is safeModes in the full run and redlock alone under -short,
+// for the tests that wait out a TTL or a renewal once per mode: redlock's
+// path (five nodes, a quorum, the drift term) has the most to get wrong.
+func timedModes() []dlock.Mode {
+	return testenv.Short([]dlock.Mode{dlock.ModeRedlock}, safeModes)
+}
+
 // newLocker returns a locker of mode on a fresh set of clients, as another
 // process would have, closed when t ends.
 func newLocker(t *testing.T, r *testenv.RedisNodes, mode dlock.Mode) dlock.Locker {

@@ -16,7 +16,7 @@ import (
 func TestHoldRenewals(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		for _, mode := range safeModes {
+		for _, mode := range timedModes() {
 			t.Run(string(mode)+"/past the validity", func(t *testing.T) {
 				key := r.Key("held-back-" + string(mode))
 				ttl := 100 * time.Millisecond

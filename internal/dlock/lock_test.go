@@ -14,7 +14,7 @@ import (
 // the next holder took meanwhile.
 func TestOwnership(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, mode := range safeModes {
+		for _, mode := range timedModes() {
 			t.Run(string(mode), func(t *testing.T) {
 				ctx := context.Background()
 				key := r.Key("owned-" + string(mode))

@@ -16,7 +16,7 @@ import (
 // with the validity.
 func TestRefreshShorterTTLEndsContextInTime(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, mode := range safeModes {
+		for _, mode := range timedModes() {
 			t.Run(string(mode), func(t *testing.T) {
 				ctx := context.Background()
 				key := r.Key("shorter-" + string(mode))
@@ -100,7 +100,7 @@ func TestRefreshRacingRenewalKeepsValidityRedisApplied(t *testing.T) {
 	}
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		for _, c := range cases {
-			for _, mode := range safeModes {
+			for _, mode := range timedModes() {
 				t.Run(c.name+"/"+string(mode), func(t *testing.T) {
 					ctx := context.Background()
 					// The renewals' replies (to ttl) come late; the
@@ -150,7 +150,7 @@ func TestRefreshRacingRenewalKeepsValidityRedisApplied(t *testing.T) {
 // too late for its ctx must not leave Context live after the key expired.
 func TestFailedShorterRefreshEndsContextInTime(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, mode := range safeModes {
+		for _, mode := range timedModes() {
 			t.Run(string(mode), func(t *testing.T) {
 				ctx := context.Background()
 				key := r.Key("short-" + string(mode))

@@ -13,6 +13,7 @@ import (
 // contended: it subscribes once a waiter fails to get the key, and
 // unsubscribes a little while after nobody waits any more.
 func TestListensOnlyWhileContended(t *testing.T) {
+	testenv.SkipShort(t, "waits for the idle unsubscribe; a latency property, not a safety one, left to the full run")
 	t.Parallel()
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
@@ -140,7 +141,7 @@ func TestRedlockHandOffWakesWaiterPromptly(t *testing.T) {
 			delay    time.Duration // of the release on nodes 2-4, before it is sent
 			handOffs int
 		}{
-			{"prompt release", 0, 120},
+			{"prompt release", 0, testenv.Short(40, 120)},
 			{"release 5ms late on nodes 2-4", 5 * time.Millisecond, 40},
 		}
 		for _, c := range cases {

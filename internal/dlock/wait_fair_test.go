@@ -26,6 +26,9 @@ func TestFairness(t *testing.T) {
 		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeRedlock} {
 			for _, perProcess := range []int{1, 3} {
 				t.Run(fmt.Sprintf("%s/%d-per-process", mode, perProcess), func(t *testing.T) {
+					if perProcess == 1 {
+						testenv.SkipShort(t, "one locker per process; the 3-per-process row checks the same bound")
+					}
 					ctx := context.Background()
 					key := r.Key(fmt.Sprintf("fair-%s-%d", mode, perProcess))
 					const processes = 3
@@ -111,6 +114,7 @@ func TestFairness(t *testing.T) {
 // (expectRelease), and the releaser's next head may race the others' heads
 // before they have heard the release.
 func TestRedlockFairnessAfterNodeDown(t *testing.T) {
+	testenv.SkipShort(t, "fairness with a node down; TestFairness checks the bound with every node up")
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
 		key := r.Key("fair-down")

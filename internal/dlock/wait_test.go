@@ -18,7 +18,7 @@ var waitingModes = []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedloc
 // the head waiter and for those queued behind it, and says which.
 func TestLockGivesUp(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, mode := range waitingModes {
+		for _, mode := range testenv.Short([]dlock.Mode{dlock.ModeRedlock}, waitingModes) {
 			t.Run(string(mode), func(t *testing.T) {
 				ctx := context.Background()
 				key := r.Key("held-" + string(mode))

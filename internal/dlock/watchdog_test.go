@@ -15,7 +15,7 @@ import (
 // the work's context as soon as a renewal finds the lock gone.
 func TestWatchdog(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, mode := range safeModes {
+		for _, mode := range timedModes() {
 			t.Run(string(mode), func(t *testing.T) {
 				ctx := context.Background()
 				key := r.Key("watched-" + string(mode))
@@ -61,7 +61,7 @@ func TestWatchdog(t *testing.T) {
 // the work's context no later than the lock's validity runs out.
 func TestWatchdogRedisDown(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		for _, mode := range safeModes {
+		for _, mode := range timedModes() {
 			for _, fault := range []string{"down", "hung"} {
 				t.Run(string(mode)+"/"+fault, func(t *testing.T) {
 					ctx := context.Background()

@@ -180,6 +180,7 @@ func TestBatchQueuedBuyerGivesUp(t *testing.T) {
 // batch waits for the database or does the work is withdrawn, as it would
 // be unbatched: it hears ctx's error at once and nothing is written for it.
 func TestBatchBuyerGivesUpDuringItsBatch(t *testing.T) {
+	testenv.SkipShort(t, "TestBatchQueuedBuyerGivesUp and TestRandomCancellations check batched buyers giving up")
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		b.WithEtcd(t)
 		shop := newShops(t, b, 1, order.Options{})[0]

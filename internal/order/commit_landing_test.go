@@ -68,6 +68,7 @@ func TestCommitLandingAfterItsAnswerWasLost(t *testing.T) {
 // its busy timeout, so the check waits that long there, and the buyer is
 // told its order.
 func TestCommitLandingLaterThanTheCheckWaits(t *testing.T) {
+	testenv.SkipShort(t, "a COMMIT landing 3 s late; TestCommitLandingAfterItsAnswerWasLost checks one landing 300 ms late")
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

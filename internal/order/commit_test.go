@@ -59,6 +59,9 @@ func TestCommitLandsAsDatabaseGoesDown(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		for _, c := range cases {
 			t.Run(string(c.name)+batchSuffix(c.batch), func(t *testing.T) {
+				if c.name == strategy.Lua {
+					testenv.SkipShort(t, "waits out the locks the shop abandoned; fenced's rows check the same answers")
+				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				db, fault := b.DB.OpenPool(t)

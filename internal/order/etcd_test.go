@@ -16,6 +16,7 @@ import (
 // is inside the critical section, and stays down for the rest of the sale.
 // Two of three are a quorum: selling goes on, exactly the stock.
 func TestEtcdMemberDown(t *testing.T) {
+	testenv.SkipShort(t, "a member stopped under a sale; dlock's TestEtcdQuorum checks the lock with a member down")
 	const buyerCount, units = 300, 30
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		b.WithEtcd(t).Etcd.Reserve()
@@ -44,6 +45,7 @@ func TestEtcdMemberDown(t *testing.T) {
 // granted: an order is refused with a 503 within the lock wait, and
 // nothing is written. Once a member is back, the same buyer buys.
 func TestEtcdQuorumLost(t *testing.T) {
+	testenv.SkipShort(t, "two members stopped under a sale; dlock's TestEtcdQuorum checks the lock without a quorum")
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		b.WithEtcd(t).Etcd.Reserve()
 		ctx := context.Background()

@@ -155,6 +155,7 @@ func TestLockLostAbortsWrite(t *testing.T) {
 // is written, Place says ErrLockLost or ErrUnavailable, and no connection
 // stays checked out.
 func TestLockLostRollsBack(t *testing.T) {
+	testenv.SkipShort(t, "TestLockLostAbortsWrite checks that a lost lock writes nothing")
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		for _, name := range []strategy.Name{strategy.Fenced, strategy.Lua} {
 			t.Run(string(name), func(t *testing.T) {

@@ -34,6 +34,7 @@ import (
 //     rounds exceeds it; connections pooled during the rounds do not
 //     count, for they close with the shops.
 func TestNoGoroutineGrowth(t *testing.T) {
+	testenv.SkipShort(t, "five rounds of rushes to count goroutines; only the full run looks for leaks this way")
 	const slack = 2 // less than the four rounds: one leaked per round fails
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		start, inFlow := runtime.NumGoroutine(), inOrderFlow()

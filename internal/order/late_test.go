@@ -18,7 +18,9 @@ import (
 // and the lock-free strategies have no lease to lose: they sell exactly the
 // stock.
 func TestLateCommit(t *testing.T) {
-	const buyerCount, units = 30, 8
+	// Half the sale under -short: every commit is late, so each unit costs
+	// the exact strategies a late commit's wait in turn.
+	buyerCount, units := testenv.Short(15, 30), testenv.Short(4, 8)
 	cases := []struct {
 		name  strategy.Name
 		exact bool

@@ -36,6 +36,7 @@ const (
 // four, sweeps it and gives the unit back within the hold and a sweep;
 // then it sells.
 func TestReclaimDeadShop(t *testing.T) {
+	testenv.SkipShort(t, "waits out the 5 s reclaim grace; TestReclaimAfterRestart checks the sweep's give-back without it")
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
 		survivor := newShops(t, b, 1, order.Options{})[0]

@@ -10,8 +10,14 @@ import (
 
 // startSet starts a Set for t, skipping t where the binaries are missing
 // unless FLASHSALE_TEST_REQUIRE_SENTINEL is 1, and closes it at cleanup.
+// Under go test -short it skips t unless that variable is 1, as
+// testenv.NewSentinels does (this package cannot import testenv, which
+// imports it).
 func startSet(t *testing.T) *Set {
 	t.Helper()
+	if testing.Short() && os.Getenv("FLASHSALE_TEST_REQUIRE_SENTINEL") != "1" {
+		t.Skip("-short: starts redis-server and redis-sentinel processes; the full run has them")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	s, err := StartSet(ctx, t.TempDir())

@@ -50,6 +50,7 @@ func startEmbeddedFleet(t *testing.T) (*scenario.Fleet, *testenv.Env) {
 // two, and redlock oversells. Fenced, whose fence counter restarted too,
 // stays exact: the database refuses the second holder's fence.
 func TestRedisRestartOversellsRedlock(t *testing.T) {
+	testenv.SkipShort(t, "three nodes restarted under a holder; order's TestFenceRefusesStaleHolder checks the fence that keeps fenced exact")
 	fleet, env := startEmbeddedFleet(t)
 	s := restartSale(scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
 	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
@@ -93,6 +94,7 @@ func TestRedisRestartOversellsRedlock(t *testing.T) {
 // Restarted after a delay of one TTL, the nodes come back when every lease
 // they granted is over: no second majority, and both rows are exact.
 func TestDelayedRedisRestartIsExact(t *testing.T) {
+	testenv.SkipShort(t, "three nodes restarted a TTL late; TestRedlockSurvivesTwoNodesDown checks redlock with nodes down")
 	fleet, env := startEmbeddedFleet(t)
 	s := restartSale(scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
 	s.RestartDelay = s.LockTTL

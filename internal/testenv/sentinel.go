@@ -43,10 +43,13 @@ type Sentinels struct {
 //
 // Where redis-server or redis-sentinel is not on the PATH it skips tb,
 // saying which is missing, or fails tb when FLASHSALE_TEST_REQUIRE_SENTINEL
-// is 1. A process that does not start, or Sentinels that have not agreed
+// is 1. Under go test -short it skips tb unless that variable is 1. A process that does not start, or Sentinels that have not agreed
 // within 30 s, fail tb.
 func NewSentinels(tb testing.TB) *Sentinels {
 	tb.Helper()
+	if os.Getenv(EnvRequireSentinel) != "1" {
+		SkipShort(tb, "starts redis-server and redis-sentinel processes; the full run has them")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), sentinelsAgreeWithin)
 	defer cancel()
 	set, err := redisproc.StartSet(ctx, tb.TempDir())
