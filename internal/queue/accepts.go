@@ -21,6 +21,11 @@ import (
 // fill (it is whoever is queued when the last one came back, no timer),
 // and one goroutine per Queue sends them while anybody is queued.
 
+// tripMax bounds the accepts in one trip: a pipeline must be written and
+// read within the client's timeouts whatever its size, so a burst goes in
+// trips of at most this many.
+const tripMax = 64
+
 // flushBound bounds one pipeline: the buyers in it may have deadlines of
 // their own, and none of them owns the trip. The Redis client's read and
 // write timeouts usually end a hung trip first.
@@ -28,6 +33,7 @@ const flushBound = 2 * time.Second
 
 // acceptCall is one Accept in a shared round trip.
 type acceptCall struct {
+	ctx   context.Context // the caller's: not sent once it has ended
 	order Order
 	// Set by the flush, before done is closed.
 	res  []any
@@ -48,7 +54,10 @@ type acceptQueue struct {
 // o is withdrawn, unsent, if its trip has not left; otherwise the script
 // may have run (the trip goes on without it).
 func (q *Queue) acceptShared(ctx context.Context, o Order) ([]any, error) {
-	c := &acceptCall{order: o, done: make(chan struct{})}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	c := &acceptCall{ctx: ctx, order: o, done: make(chan struct{})}
 	a := &q.accepts
 	a.mu.Lock()
 	a.waiting = append(a.waiting, c)
@@ -78,25 +87,44 @@ func (a *acceptQueue) withdraw(c *acceptCall) {
 	}
 }
 
-// send sends the queued accepts, a round trip at a time, until none is
-// queued.
+// send sends the queued accepts, a trip at a time, until none is queued.
+// An accept whose caller gave up before its trip left is not sent.
 func (q *Queue) send() {
-	a := &q.accepts
 	for {
-		a.mu.Lock()
-		calls := a.waiting
-		a.waiting = nil
-		if len(calls) == 0 {
-			a.sending = false
-			a.mu.Unlock()
+		calls := q.accepts.next()
+		if calls == nil {
 			return
 		}
-		a.mu.Unlock()
-		q.flush(calls)
+		live := make([]*acceptCall, 0, len(calls))
+		for _, c := range calls {
+			if err := c.ctx.Err(); err != nil {
+				c.err = err // nobody reads it: the caller has its ctx's error
+				continue
+			}
+			live = append(live, c)
+		}
+		if len(live) > 0 {
+			q.flush(live)
+		}
 		for _, c := range calls {
 			close(c.done)
 		}
 	}
+}
+
+// next takes the next trip's accepts, the first tripMax queued, or, when
+// none is, ends the sending and returns nil.
+func (a *acceptQueue) next() []*acceptCall {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := min(len(a.waiting), tripMax)
+	if n == 0 {
+		a.sending, a.waiting = false, nil
+		return nil
+	}
+	calls := append([]*acceptCall(nil), a.waiting[:n]...)
+	a.waiting = a.waiting[n:]
+	return calls
 }
 
 // flush runs calls' scripts in one pipeline, then SETs the product of each
@@ -104,7 +132,7 @@ func (q *Queue) send() {
 func (q *Queue) flush(calls []*acceptCall) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushBound)
 	defer cancel()
-	cmds := q.runAccepts(ctx, calls)
+	cmds := q.runAccepts(ctx, calls, false)
 	q.againIfFlushed(ctx, calls, cmds)
 	var accepted []*acceptCall
 	for i, c := range calls {
@@ -126,39 +154,41 @@ func (q *Queue) flush(calls []*acceptCall) {
 	})
 }
 
-// runAccepts sends calls' scripts by hash, in one pipeline, in order.
-func (q *Queue) runAccepts(ctx context.Context, calls []*acceptCall) []*redis.Cmd {
+// runAccepts sends calls' scripts in one pipeline, in order: by hash, or
+// with the script's text (EVAL, which also loads it for the next trips).
+func (q *Queue) runAccepts(ctx context.Context, calls []*acceptCall, byText bool) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = q.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, c := range calls {
 			o := c.order
 			created := strconv.FormatInt(o.CreatedAt.UnixMicro(), 10)
 			keys := []string{stockKeyOf(o.ProductID), buyersKey(o.ProductID), streamKey(o.ProductID), statusKey(o.ProductID)}
-			cmds[i] = acceptScript.EvalSha(ctx, p, keys, o.UserID, o.Quantity, o.ID, created, o.ProductID)
+			run := acceptScript.EvalSha
+			if byText {
+				run = acceptScript.Eval
+			}
+			cmds[i] = run(ctx, p, keys, o.UserID, o.Quantity, o.ID, created, o.ProductID)
 		}
 		return nil
 	})
 	return cmds
 }
 
-// againIfFlushed runs again the scripts Redis answered NOSCRIPT (it
-// restarted, or its scripts were flushed), after loading the script: a
-// script refused so ran nowhere. It replaces their commands in cmds.
+// againIfFlushed runs again, with the script's text, the scripts Redis
+// answered NOSCRIPT (it restarted, or its scripts were flushed): a script
+// refused so ran nowhere. It replaces their commands in cmds.
 func (q *Queue) againIfFlushed(ctx context.Context, calls []*acceptCall, cmds []*redis.Cmd) {
-	var again []int
+	var again []*acceptCall
+	var at []int
 	for i, cmd := range cmds {
 		if redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
-			again = append(again, i)
+			again, at = append(again, calls[i]), append(at, i)
 		}
 	}
-	if len(again) == 0 || acceptScript.Load(ctx, q.c).Err() != nil {
-		return // (a failed load leaves them NOSCRIPT: refused, nothing taken)
+	if len(again) == 0 {
+		return
 	}
-	retry := make([]*acceptCall, len(again))
-	for j, i := range again {
-		retry[j] = calls[i]
-	}
-	for j, cmd := range q.runAccepts(ctx, retry) {
-		cmds[again[j]] = cmd
+	for j, cmd := range q.runAccepts(ctx, again, true) {
+		cmds[at[j]] = cmd
 	}
 }

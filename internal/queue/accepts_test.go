@@ -20,13 +20,7 @@ import (
 // may have run (here it does, as the trip goes on without it).
 func TestAcceptGivesUpWithItsContext(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		ctx := context.Background()
-		c := r.Clients()[0]
-		q := New(c)
-		p := r.Key("give-up")
-		if err := q.Load(ctx, p, 10); err != nil {
-			t.Fatal(err)
-		}
+		ctx, c, q, p := loadedQueue(t, r, "give-up", 10)
 		const delay = time.Second // the first trip stays out this long (under flushBound)
 		r.SetDelay(0, delay)
 		t.Cleanup(func() { r.SetDelay(0, 0) })
@@ -81,13 +75,7 @@ func TestAcceptGivesUpWithItsContext(t *testing.T) {
 // once, neither refused nor run twice.
 func TestAcceptAfterScriptsFlushed(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		ctx := context.Background()
-		c := r.Clients()[0]
-		q := New(c)
-		p := r.Key("flushed")
-		if err := q.Load(ctx, p, 10); err != nil {
-			t.Fatal(err)
-		}
+		ctx, c, q, p := loadedQueue(t, r, "flushed", 10)
 		for i, user := range []string{"before", "after"} {
 			if i == 1 {
 				if err := c.ScriptFlush(ctx).Err(); err != nil {
@@ -158,4 +146,18 @@ func TestConsumerStopsAfterLingerAndStartsAgain(t *testing.T) {
 		}
 		cs.Close() // returns only once every writer has stopped
 	})
+}
+
+// loadedQueue is a Queue on r's first node and a product of its own,
+// named name, with units loaded.
+func loadedQueue(t *testing.T, r *testenv.RedisNodes, name string, units int) (context.Context, *redis.Client, *Queue, string) {
+	t.Helper()
+	ctx := context.Background()
+	c := r.Clients()[0]
+	q := New(c)
+	p := r.Key(name)
+	if err := q.Load(ctx, p, units); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, c, q, p
 }

@@ -127,6 +127,12 @@ type consumer struct {
 	watched time.Time
 	failed  time.Time
 	why     string
+	// inFlight is the entries one of its writers is writing, and quiet
+	// until when none of them claims (after a failed write); under
+	// Consumers.mu. Its writers share one consumer name, so each would
+	// otherwise claim what the other is writing, or has just failed to.
+	inFlight map[string]bool
+	quiet    time.Time
 }
 
 // NewConsumers returns the consumers of this process, writing through w.
@@ -179,7 +185,7 @@ func (c *Consumers) Watch(product string) {
 		k.watched = time.Now()
 		return
 	}
-	k := &consumer{product: product, watched: time.Now()}
+	k := &consumer{product: product, watched: time.Now(), inFlight: map[string]bool{}}
 	c.running[product] = k
 	for range c.opts.Writers {
 		c.wg.Add(1)
@@ -232,9 +238,10 @@ func (c *Consumers) run(k *consumer) {
 		}
 		var msgs []redis.XMessage
 		var err error
-		if now := time.Now(); !now.Before(nextClaim) {
+		if now := time.Now(); !now.Before(nextClaim) && !c.quiet(k, now) {
 			nextClaim = now.Add(claimEvery)
 			msgs, err = c.claim(ctx, k.product)
+			msgs = c.notInFlight(k, msgs)
 		}
 		if err == nil && len(msgs) == 0 {
 			msgs, err = c.read(ctx, k.product)
@@ -257,6 +264,26 @@ func (c *Consumers) run(k *consumer) {
 			return
 		}
 	}
+}
+
+// quiet reports whether k's writers claim nothing now (a write failed).
+func (c *Consumers) quiet(k *consumer, now time.Time) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return now.Before(k.quiet)
+}
+
+// notInFlight drops from msgs the entries another writer of k is writing.
+func (c *Consumers) notInFlight(k *consumer, msgs []redis.XMessage) []redis.XMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := msgs[:0]
+	for _, m := range msgs {
+		if !k.inFlight[m.ID] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // claim takes over the entries idle longer than ClaimIdle, up to a batch.
@@ -324,6 +351,18 @@ func (c *Consumers) wait(ctx context.Context, d time.Duration) {
 // acknowledged, refused ones dead-lettered. If the write fails, nothing is
 // acknowledged.
 func (c *Consumers) handle(ctx context.Context, k *consumer, msgs []redis.XMessage) {
+	c.mu.Lock()
+	for _, m := range msgs {
+		k.inFlight[m.ID] = true
+	}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		for _, m := range msgs {
+			delete(k.inFlight, m.ID)
+		}
+		c.mu.Unlock()
+	}()
 	orders := make([]Order, 0, len(msgs))
 	ids := make([]string, 0, len(msgs))
 	var junk []string
@@ -350,6 +389,9 @@ func (c *Consumers) handle(ctx context.Context, k *consumer, msgs []redis.XMessa
 	wcancel()
 	if err != nil {
 		c.failed(k, err)
+		c.mu.Lock()
+		k.quiet = time.Now().Add(c.opts.ClaimIdle + 2*claimEvery)
+		c.mu.Unlock()
 		c.opts.Logger.Warn("queue: write a batch; its entries stay pending", "product", k.product,
 			"orders", len(orders), "err", err)
 		// Read and claim nothing for longer than ClaimIdle and one round

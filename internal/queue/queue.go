@@ -177,6 +177,10 @@ func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 func (q *Queue) Accept(ctx context.Context, o Order) (int, error) {
 	res, err := q.acceptShared(ctx, o)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			// The trip failed after the caller gave up: say both.
+			return 0, fmt.Errorf("queue: accept %q: %w: %w", o.ProductID, cerr, err)
+		}
 		return 0, redisErr(ctx, err, "accept", o.ProductID)
 	}
 	if len(res) < 2 {
