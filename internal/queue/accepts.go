@@ -98,7 +98,7 @@ func (q *Queue) send() {
 		live := make([]*acceptCall, 0, len(calls))
 		for _, c := range calls {
 			if err := c.ctx.Err(); err != nil {
-				c.err = err // nobody reads it: the caller has its ctx's error
+				c.err = err // its reply, if the caller reads one: unsent
 				continue
 			}
 			live = append(live, c)

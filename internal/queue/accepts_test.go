@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -122,12 +123,7 @@ func (w *countWriter) WriteQueued(_ context.Context, _ string, orders []Order) (
 // and the next Watch starts it again, which writes what came since.
 func TestConsumerStopsAfterLingerAndStartsAgain(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		ctx := context.Background()
-		q := New(r.Clients()[0])
-		p := r.Key("linger")
-		if err := q.Load(ctx, p, 10); err != nil {
-			t.Fatal(err)
-		}
+		ctx, _, q, p := loadedQueue(t, r, "linger", 10)
 		w := &countWriter{}
 		cs := NewConsumers(q, w, ConsumerOptions{Linger: 50 * time.Millisecond, Writers: 2})
 		defer cs.Close()
@@ -160,4 +156,14 @@ func loadedQueue(t *testing.T, r *testenv.RedisNodes, name string, units int) (c
 		t.Fatal(err)
 	}
 	return ctx, c, q, p
+}
+
+// acceptSome accepts n orders of product p, one each by buyers u0, u1...
+func acceptSome(t *testing.T, q *Queue, p string, n int) {
+	t.Helper()
+	for i := range n {
+		if _, err := q.Accept(context.Background(), rvOrder(p, "u"+strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

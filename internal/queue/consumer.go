@@ -389,15 +389,11 @@ func (c *Consumers) handle(ctx context.Context, k *consumer, msgs []redis.XMessa
 	wcancel()
 	if err != nil {
 		c.failed(k, err)
-		c.mu.Lock()
-		k.quiet = time.Now().Add(c.opts.ClaimIdle + 2*claimEvery)
-		c.mu.Unlock()
 		c.opts.Logger.Warn("queue: write a batch; its entries stay pending", "product", k.product,
 			"orders", len(orders), "err", err)
-		// Read and claim nothing for longer than ClaimIdle and one round
-		// of claiming: a consumer that can write claims these entries
-		// first, instead of this one taking them back every ClaimIdle.
-		c.wait(ctx, c.opts.ClaimIdle+2*claimEvery)
+		// Read nothing for the backoff either (failed keeps both writers
+		// from claiming for as long).
+		c.wait(ctx, c.backoff())
 		return
 	}
 	c.failed(k, nil)
@@ -436,7 +432,8 @@ func (c *Consumers) handle(ctx context.Context, k *consumer, msgs []redis.XMessa
 	}
 }
 
-// failed records how k's last write went (err nil: it worked).
+// failed records how k's last write went (err nil: it worked). After a
+// failure, none of k's writers claims for the backoff.
 func (c *Consumers) failed(k *consumer, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -445,7 +442,14 @@ func (c *Consumers) failed(k *consumer, err error) {
 		return
 	}
 	k.failed, k.why = time.Now(), "database unavailable"
+	k.quiet = k.failed.Add(c.backoff())
 }
+
+// backoff is how long a consumer whose write failed claims nothing:
+// longer than ClaimIdle and one round of claiming, so that a consumer
+// that can write claims the failed batch first, instead of this one
+// taking it back every ClaimIdle.
+func (c *Consumers) backoff() time.Duration { return c.opts.ClaimIdle + 2*claimEvery }
 
 // parseEntry reads an order from its stream entry.
 func parseEntry(m redis.XMessage) (Order, bool) {
