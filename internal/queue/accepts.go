@@ -9,13 +9,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// One round trip, many buyers. Each accept is one script and then one SET
-// (the order's product, for Status): two round trips, each a write and a
-// read on a socket at both ends, which is most of what an accept costs.
-// So the buyers of a shop that arrive together share them: the accepts
-// queued while a round trip is out go in the next one, one pipeline of
-// their scripts, then one pipeline of their SETs. Each script still runs
-// on its own, atomically, in arrival order; only the trips are shared.
+// One round trip, many buyers. An accept is one script and one SET (the
+// order's product, for Status), and its round trip, a write and a read on
+// a socket at both ends, is most of what it costs. So the buyers of a
+// shop that arrive together share one: the accepts queued while a trip is
+// out go in the next, one pipeline of their SETs and scripts. Each script
+// still runs on its own, atomically, in arrival order; only the trip is
+// shared.
+//
+// The SET goes before its script, unconditionally, so that an accepted
+// order can always be looked up, and a buyer is answered when the trip
+// comes back, not one trip later. (The SET cannot go inside the script:
+// the order's key is in its own Redis Cluster slot, not the product's.) A
+// refused accept's SET is harmless, as Status finds no status for its id,
+// and the next trip deletes it.
 //
 // As with the batched strategies' batches: nobody waits for a pipeline to
 // fill (it is whoever is queued when the last one came back, no timer),
@@ -46,7 +53,8 @@ type acceptCall struct {
 type acceptQueue struct {
 	mu      sync.Mutex
 	waiting []*acceptCall
-	sending bool // a goroutine is sending them
+	refused []string // the order keys of refused accepts, for the next trip to delete
+	sending bool     // a goroutine is sending them
 }
 
 // acceptShared runs o's script in the next shared round trip and returns
@@ -87,12 +95,13 @@ func (a *acceptQueue) withdraw(c *acceptCall) {
 	}
 }
 
-// send sends the queued accepts, a trip at a time, until none is queued.
-// An accept whose caller gave up before its trip left is not sent.
+// send sends the queued accepts, a trip at a time, until none is queued
+// and no refused accept's key is left to delete. An accept whose caller
+// gave up before its trip left is not sent.
 func (q *Queue) send() {
 	for {
-		calls := q.accepts.next()
-		if calls == nil {
+		calls, refused := q.accepts.next()
+		if calls == nil && refused == nil {
 			return
 		}
 		live := make([]*acceptCall, 0, len(calls))
@@ -103,64 +112,73 @@ func (q *Queue) send() {
 			}
 			live = append(live, c)
 		}
-		if len(live) > 0 {
-			q.flush(live)
-		}
+		refused = q.flush(live, refused)
 		for _, c := range calls {
 			close(c.done)
 		}
+		q.accepts.mu.Lock()
+		q.accepts.refused = append(q.accepts.refused, refused...)
+		q.accepts.mu.Unlock()
 	}
 }
 
-// next takes the next trip's accepts, the first tripMax queued, or, when
-// none is, ends the sending and returns nil.
-func (a *acceptQueue) next() []*acceptCall {
+// next takes the next trip: the first tripMax accepts queued, and the
+// keys of the accepts refused so far. When there is neither, it ends the
+// sending and returns nils.
+func (a *acceptQueue) next() ([]*acceptCall, []string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	n := min(len(a.waiting), tripMax)
-	if n == 0 {
+	if n == 0 && len(a.refused) == 0 {
 		a.sending, a.waiting = false, nil
-		return nil
+		return nil, nil
 	}
 	calls := append([]*acceptCall(nil), a.waiting[:n]...)
 	a.waiting = a.waiting[n:]
-	return calls
+	refused := a.refused
+	a.refused = nil
+	return calls, refused
 }
 
-// flush runs calls' scripts in one pipeline, then SETs the product of each
-// order accepted in another, and fills in each call's reply.
-func (q *Queue) flush(calls []*acceptCall) {
+// flush runs calls in one pipeline, which also deletes the order keys in
+// stale (best effort: each expires anyway), fills in each call's reply,
+// and returns the order keys of the calls refused.
+func (q *Queue) flush(calls []*acceptCall, stale []string) (refused []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushBound)
 	defer cancel()
-	cmds := q.runAccepts(ctx, calls, false)
+	cmds := q.runAccepts(ctx, calls, stale, false)
 	q.againIfFlushed(ctx, calls, cmds)
-	var accepted []*acceptCall
 	for i, c := range calls {
 		c.res, c.err = cmds[i].Slice()
-		if c.err == nil && len(c.res) > 0 && c.res[0] == int64(1) {
-			accepted = append(accepted, c)
+		if code, _ := firstInt(c.res); c.err == nil && code < 0 {
+			refused = append(refused, orderKey(c.order.ID))
 		}
 	}
-	if len(accepted) == 0 {
-		return
-	}
-	// The product of each order, for whoever polls it. Best effort: the
-	// orders are queued whether or not this lands.
-	_, _ = q.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for _, c := range accepted {
-			p.Set(ctx, orderKey(c.order.ID), c.order.ProductID, orderTTL)
-		}
-		return nil
-	})
+	return refused
 }
 
-// runAccepts sends calls' scripts in one pipeline, in order: by hash, or
-// with the script's text (EVAL, which also loads it for the next trips).
-func (q *Queue) runAccepts(ctx context.Context, calls []*acceptCall, byText bool) []*redis.Cmd {
+// firstInt is reply's first element, if it is an integer.
+func firstInt(reply []any) (int64, bool) {
+	if len(reply) == 0 {
+		return 0, false
+	}
+	n, ok := reply[0].(int64)
+	return n, ok
+}
+
+// runAccepts sends, in one pipeline, the DEL of the keys in stale and,
+// for each call in order, its SET and its script: by hash, or with the
+// script's text (EVAL, which also loads it for the next trips). It
+// returns the scripts' commands.
+func (q *Queue) runAccepts(ctx context.Context, calls []*acceptCall, stale []string, byText bool) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
 	_, _ = q.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if len(stale) > 0 {
+			p.Del(ctx, stale...)
+		}
 		for i, c := range calls {
 			o := c.order
+			p.Set(ctx, orderKey(o.ID), o.ProductID, orderTTL)
 			created := strconv.FormatInt(o.CreatedAt.UnixMicro(), 10)
 			keys := []string{stockKeyOf(o.ProductID), buyersKey(o.ProductID), streamKey(o.ProductID), statusKey(o.ProductID)}
 			run := acceptScript.EvalSha
@@ -188,7 +206,7 @@ func (q *Queue) againIfFlushed(ctx context.Context, calls []*acceptCall, cmds []
 	if len(again) == 0 {
 		return
 	}
-	for j, cmd := range q.runAccepts(ctx, again, true) {
+	for j, cmd := range q.runAccepts(ctx, again, nil, true) {
 		cmds[at[j]] = cmd
 	}
 }

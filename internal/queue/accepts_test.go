@@ -98,6 +98,42 @@ func TestAcceptAfterScriptsFlushed(t *testing.T) {
 	})
 }
 
+// TestAcceptRecordsItsOrderInTheSameTrip: an accepted order can be looked
+// up as soon as Accept returns (its product is recorded in the trip that
+// ran its script), and a refused one's record is deleted by the next trip,
+// so that refused clicks leave no keys behind.
+func TestAcceptRecordsItsOrderInTheSameTrip(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx, c, q, p := loadedQueue(t, r, "recorded", 1)
+		first := rvOrder(p, "buyer")
+		if _, err := q.Accept(ctx, first); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := q.Status(ctx, first.ID); err != nil || st.Status != StatusQueued {
+			t.Fatalf("status right after the accept: %+v, %v; want queued", st, err)
+		}
+		again, other := rvOrder(p, "buyer"), rvOrder(p, "late")
+		if _, err := q.Accept(ctx, again); !errors.Is(err, ErrDuplicate) {
+			t.Fatalf("repeated click: got %v, want ErrDuplicate", err)
+		}
+		if _, err := q.Accept(ctx, other); !errors.Is(err, ErrSoldOut) {
+			t.Fatalf("second buyer of one unit: got %v, want ErrSoldOut", err)
+		}
+		waitFor(t, "the refused accepts' keys to be deleted", func() bool {
+			n, err := c.Exists(ctx, orderKey(again.ID), orderKey(other.ID)).Result()
+			return err == nil && n == 0
+		})
+		for _, o := range []Order{again, other} {
+			if _, err := q.Status(ctx, o.ID); !errors.Is(err, ErrUnknownOrder) {
+				t.Errorf("status of refused order %s: got %v, want ErrUnknownOrder", o.UserID, err)
+			}
+		}
+		if st, err := q.Status(ctx, first.ID); err != nil || st.Status != StatusQueued {
+			t.Errorf("status of the accepted order afterwards: %+v, %v; want queued", st, err)
+		}
+	})
+}
+
 // waitFor waits up to 5 s for cond, checking every millisecond.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()

@@ -172,8 +172,8 @@ func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 // may not have run, and a retry by the same buyer says which (it is
 // refused as a duplicate naming o.ID if it ran).
 //
-// Once accepted, o's id is recorded for Status; if that second write
-// fails, o is queued all the same and Status knows it only once written.
+// o's id is recorded for Status in the same round trip, before the
+// script runs: an accepted order can always be looked up.
 func (q *Queue) Accept(ctx context.Context, o Order) (int, error) {
 	res, err := q.acceptShared(ctx, o)
 	if err != nil {
