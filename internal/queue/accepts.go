@@ -22,7 +22,10 @@ import (
 // comes back, not one trip later. (The SET cannot go inside the script:
 // the order's key is in its own Redis Cluster slot, not the product's.) A
 // refused accept's SET is harmless, as Status finds no status for its id,
-// and the next trip deletes it.
+// and the next trip deletes it, but only if that SET created the key: it
+// is an NX, and a key that was there already belongs to an earlier send of
+// the same order, which may have been accepted (a duplicate naming the
+// order's own id says it was) and must stay looked up.
 //
 // As with the batched strategies' batches: nobody waits for a pipeline to
 // fill (it is whoever is queued when the last one came back, no timer),
@@ -45,6 +48,7 @@ type acceptCall struct {
 	// Set by the flush, before done is closed.
 	res  []any
 	err  error
+	made bool // its SET created the order's key, in this trip
 	done chan struct{}
 }
 
@@ -142,7 +146,7 @@ func (a *acceptQueue) next() ([]*acceptCall, []string) {
 
 // flush runs calls in one pipeline, which also deletes the order keys in
 // stale (best effort: each expires anyway), fills in each call's reply,
-// and returns the order keys of the calls refused.
+// and returns the order keys of the calls refused whose SET created them.
 func (q *Queue) flush(calls []*acceptCall, stale []string) (refused []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), flushBound)
 	defer cancel()
@@ -150,7 +154,7 @@ func (q *Queue) flush(calls []*acceptCall, stale []string) (refused []string) {
 	q.againIfFlushed(ctx, calls, cmds)
 	for i, c := range calls {
 		c.res, c.err = cmds[i].Slice()
-		if code, _ := firstInt(c.res); c.err == nil && code < 0 {
+		if code, _ := firstInt(c.res); c.err == nil && code < 0 && c.made {
 			refused = append(refused, orderKey(c.order.ID))
 		}
 	}
@@ -167,18 +171,20 @@ func firstInt(reply []any) (int64, bool) {
 }
 
 // runAccepts sends, in one pipeline, the DEL of the keys in stale and,
-// for each call in order, its SET and its script: by hash, or with the
+// for each call in order, its SET NX and its script: by hash, or with the
 // script's text (EVAL, which also loads it for the next trips). It
-// returns the scripts' commands.
+// returns the scripts' commands, and marks the calls whose SET created
+// their key.
 func (q *Queue) runAccepts(ctx context.Context, calls []*acceptCall, stale []string, byText bool) []*redis.Cmd {
 	cmds := make([]*redis.Cmd, len(calls))
+	sets := make([]*redis.BoolCmd, len(calls))
 	_, _ = q.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if len(stale) > 0 {
 			p.Del(ctx, stale...)
 		}
 		for i, c := range calls {
 			o := c.order
-			p.Set(ctx, orderKey(o.ID), o.ProductID, orderTTL)
+			sets[i] = p.SetNX(ctx, orderKey(o.ID), o.ProductID, orderTTL)
 			created := strconv.FormatInt(o.CreatedAt.UnixMicro(), 10)
 			keys := []string{stockKeyOf(o.ProductID), buyersKey(o.ProductID), streamKey(o.ProductID), statusKey(o.ProductID)}
 			run := acceptScript.EvalSha
@@ -189,6 +195,9 @@ func (q *Queue) runAccepts(ctx context.Context, calls []*acceptCall, stale []str
 		}
 		return nil
 	})
+	for i, c := range calls {
+		c.made = c.made || sets[i].Val() // a NOSCRIPT rerun finds the key its first SET made
+	}
 	return cmds
 }
 

@@ -167,6 +167,58 @@ func TestFaultNoscriptTwice(t *testing.T) {
 	})
 }
 
+// TestFaultInDoubtAcceptKeepsItsRecord: the replies of a trip are lost
+// after its script ran (the caller is told unavailable: in doubt). The
+// order's key is not deleted, and the caller's retry of the same order,
+// refused as a duplicate naming its own id, does not delete it either:
+// the order is looked up as queued throughout.
+func TestFaultInDoubtAcceptKeepsItsRecord(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		px, err := testenv.NewProxy(r.DirectAddrs()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer px.Close()
+		c := redis.NewClient(&redis.Options{Addr: px.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true,
+			ReadTimeout: time.Second, WriteTimeout: time.Second, DisableIdentity: true})
+		defer c.Close()
+		direct := r.Clients()[0]
+		q := New(c)
+		p := r.Key("indoubt")
+		if err := q.Load(ctx, p, 10); err != nil {
+			t.Fatal(err)
+		}
+		// Loaded, so that a held NOSCRIPT does not stop the script running.
+		if err := acceptScript.Load(ctx, direct).Err(); err != nil {
+			t.Fatal(err)
+		}
+		o := rvOrder(p, "buyer")
+		px.HoldAt(func([]byte) int { return 0 }) // no reply comes back
+		_, err = q.Accept(ctx, o)
+		px.Release()
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("accept with its replies held: got %v, want ErrUnavailable", err)
+		}
+		rvIdle(t, q)
+		if !rvStream(t, direct, p)[o.ID] {
+			t.Fatal("the script did not run within the client's read timeout")
+		}
+		if st, err := q.Status(ctx, o.ID); err != nil || st.Status != StatusQueued {
+			t.Errorf("status of the in-doubt order: %+v, %v; want queued", st, err)
+		}
+		_, err = q.Accept(ctx, o)
+		var dup *DuplicateError
+		if !errors.As(err, &dup) || dup.Order != o.ID {
+			t.Fatalf("retry: got %v, want a duplicate naming %s", err, o.ID)
+		}
+		rvIdle(t, q)
+		if st, err := q.Status(ctx, o.ID); err != nil || st.Status != StatusQueued {
+			t.Errorf("status after the retry: %+v, %v; want queued", st, err)
+		}
+	})
+}
+
 // TestFaultBurstInvariants: thousands of accepts at once, a third of them
 // with contexts that end at random moments. Afterwards: nothing waits,
 // the send goroutine is gone, every accepted order is in the stream once,

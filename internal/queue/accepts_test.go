@@ -134,6 +134,29 @@ func TestAcceptRecordsItsOrderInTheSameTrip(t *testing.T) {
 	})
 }
 
+// TestAcceptSentAgainKeepsItsRecord: the same order sent again after it
+// was accepted (a caller's retry of o, or a double submit) is refused as a
+// duplicate naming o's own id; the trip that deletes the refused accepts'
+// keys must not delete the accepted order's.
+func TestAcceptSentAgainKeepsItsRecord(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx, _, q, p := loadedQueue(t, r, "sent-again", 10)
+		o := rvOrder(p, "buyer")
+		if _, err := q.Accept(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		_, err := q.Accept(ctx, o)
+		var dup *DuplicateError
+		if !errors.As(err, &dup) || dup.Order != o.ID {
+			t.Fatalf("sent again: got %v, want a duplicate naming %s", err, o.ID)
+		}
+		rvIdle(t, q) // the sender stops only once the refused keys' trip is done
+		if st, err := q.Status(ctx, o.ID); err != nil || st.Status != StatusQueued {
+			t.Errorf("status of the accepted order after it was sent again: %+v, %v; want queued", st, err)
+		}
+	})
+}
+
 // waitFor waits up to 5 s for cond, checking every millisecond.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
