@@ -328,9 +328,10 @@ func TestFaultBurstInvariants(t *testing.T) {
 }
 
 // TestFaultCutMidBurst: a node cut while bursts of accepts are on the
-// wire. Every caller answers within the client's timeouts; an accepted
-// order is in the stream, a definite refusal left nothing, in-doubt ones
-// are either; units add up.
+// wire (half-way through the callers). Every caller answers within the
+// client's timeouts; an accepted order is in the stream and can be looked
+// up, a definite refusal left nothing, in-doubt ones are either; units
+// add up.
 func TestFaultCutMidBurst(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		const stock = 5000
@@ -356,7 +357,7 @@ func TestFaultCutMidBurst(t *testing.T) {
 					t.Errorf("unexpected %v", err)
 				}
 			})
-			if i == 700 {
+			if i == 250 {
 				rvTripOut(t, q)
 				r.Stop(0)
 				time.Sleep(50 * time.Millisecond) // let some fail on the dead node
@@ -370,6 +371,9 @@ func TestFaultCutMidBurst(t *testing.T) {
 		for _, o := range accepted {
 			if !in[o.ID] {
 				t.Errorf("accepted %s lost", o.ID)
+			}
+			if st, err := q.Status(ctx, o.ID); err != nil || st.Status != StatusQueued {
+				t.Errorf("accepted %s: status %+v, %v; want queued", o.ID, st, err)
 			}
 		}
 		for _, o := range refused {
