@@ -52,10 +52,10 @@ import (
 const (
 	// reclaimGrace is a reservation's hold beyond the product's work and
 	// stall: time for the order's transaction to get a connection and
-	// commit under load. The sweep runs every sweepEvery, so a dead shop's
-	// units are back within reclaimGrace + work + stall + sweepEvery of
-	// its take: 6.3 s with the default products' 2 ms of work and 300 ms
-	// stalls, within the 10 s that sweepFor keeps sweeping after the last
+	// commit under load. The sweep runs every sweepEvery, in turns, so a
+	// dead shop's units are back within reclaimGrace + work + stall + two
+	// sweepEvery of its take: 7.3 s with the default products' 2 ms of
+	// work and 300 ms stalls, within the 10 s that sweepFor keeps sweeping after the last
 	// ask (and a product with reservations in its ledger is swept until
 	// they are settled, asked or not). A shorter hold refuses more slow
 	// buyers (safely: their units go back on sale); a longer one leaves a

@@ -41,7 +41,8 @@ import (
 // holds the reservation). So every reservation is also in the product's
 // ledger, and the sweep gives back those whose hold (reclaimGrace, 5 s,
 // plus the product's work and stall) has run out with no order written:
-// back within that hold and a sweepEvery of the take, 6.3 s for the
+// back within that hold and two sweepEvery of the take (a turn another
+// shop took just before it fell due, then the next sweep), 7.3 s for the
 // default products. The database decides "no order" once and for all, in the
 // transaction that records the reservation as reclaimed, and refuses the
 // order of a reclaimed reservation, should its shop only have been slow:
@@ -65,6 +66,11 @@ const (
 	// A product whose ledger still holds reservations is swept longer,
 	// until they are settled.
 	sweepFor = 10 * time.Second
+	// sweepTurn is how long a shop's turn to settle a product's ledger
+	// lasts (reserve.Stock.Turn): one sweep's worth, a little shorter than
+	// sweepEvery, so that a shop alone is never out of turn at its next
+	// sweep by a few milliseconds.
+	sweepTurn = sweepEvery * 9 / 10
 )
 
 // touch records that this shop was asked to sell redis-decr product now,
@@ -147,7 +153,8 @@ func (s *Service) toSweep() []string {
 //
 //  1. Redis's stock comes down to the database's (lowerToDatabase);
 //  2. the reservations past their hold are settled: the sold ones leave
-//     the ledger, the rest are given back (reclaim).
+//     the ledger, the rest are given back (reclaim), by one shop of the
+//     fleet per sweepEvery (the one whose turn it is).
 //
 // A failure waits for the next sweep; Redis down or the database down is
 // what the orders themselves report.
@@ -158,8 +165,15 @@ func (s *Service) reconcile(ctx context.Context, product string) (pending bool) 
 	if err := s.lowerToDatabase(ctx, product); err != nil && !errors.Is(err, reserve.ErrNotLoaded) {
 		s.opts.Logger.DebugContext(ctx, "reconcile: lower the redis stock to the database's", "product", product, "err", err)
 	}
-	// 2. Give back the reservations nobody will finish.
-	pending, err := s.reclaim(ctx, product)
+	// 2. Give back the reservations nobody will finish, in this shop's
+	// turn: every shop finds the same ones due (reserve.Stock.Turn). Out
+	// of turn, it keeps sweeping while the ledger holds any, in case the
+	// shop whose turn it is dies.
+	mine, held, err := s.opts.Reservations.Turn(ctx, product, sweepTurn)
+	if err == nil && !mine {
+		return held > 0
+	}
+	pending, err = s.reclaim(ctx, product)
 	if err != nil {
 		s.opts.Logger.DebugContext(ctx, "reconcile: reclaim the reservations past their hold", "product", product, "err", err)
 	}
