@@ -88,6 +88,40 @@ func TestReclaimAfterRestart(t *testing.T) {
 	})
 }
 
+// TestReclaimPastBrokenShop: the shops take turns at settling a ledger,
+// and a shop whose database is gone (its pool closed: every query fails at
+// once) still sweeps the product it sold, and asks for the turn first in
+// every round (it was asked for the product first, so its ticker runs a
+// few milliseconds ahead of the other's). It takes every turn and settles
+// nothing; a dead shop's reservation must come back all the same, from
+// the healthy shop, once it is stuck (sweepStuck past its hold).
+func TestReclaimPastBrokenShop(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		ctx := context.Background()
+		pool, _ := b.DB.OpenPool(t)
+		broken := shopOn(t, b, pool, order.Options{})
+		p := newProduct(t, b, "reclaim-broken", stock.Product{Strategy: strategy.RedisDecr, Stock: 3})
+		mustPlace(ctx, t, broken, p.ID, "a") // broken sweeps p from now on, first
+		survivor := newShops(t, b, 1, order.Options{})[0]
+		mustPlace(ctx, t, survivor, p.ID, "b") // and survivor just after
+		sqlDB, err := pool.DB()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sqlDB.Close()
+
+		took := time.Now()
+		dieAfterTake(ctx, t, b, 0, p.ID, "x") // due at once
+		waitFor(t, 5*sweepEvery, "the healthy shop to give the dead shop's unit back", func() bool {
+			return survivor.Events(p.ID).Reclaimed == 1
+		})
+		t.Logf("given back after %v", time.Since(took).Round(10*time.Millisecond))
+		mustPlace(ctx, t, survivor, p.ID, "y")
+		checkExact(t, audit(t, survivor, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
+			InitialStock: 3, Stock: 0, Orders: 3, Sold: 3, Consistent: true})
+	})
+}
+
 // TestReclaimRefusesSlowShop: the shop is not dead but slow (a GC pause, a
 // stalled network), and its write comes after the sweep has reclaimed its
 // reservation. The database refuses it: the buyer is told ErrUnavailable,
@@ -137,7 +171,9 @@ func TestReclaimRefusesSlowShop(t *testing.T) {
 // TestReclaimOnce: reservations of shops that died right after their
 // takes are swept by many shops at once, many times, while the owners of
 // some of them give theirs back too (a settlement that came through):
-// each unit comes back exactly once, and the ledger is empty.
+// each unit comes back exactly once, and the ledger is empty. They are
+// long past their hold (stuck), so every sweep settles them, in its
+// shop's turn or not.
 func TestReclaimOnce(t *testing.T) {
 	const units, dead, shops, sweeps = 40, 30, 6, 4
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
@@ -146,7 +182,7 @@ func TestReclaimOnce(t *testing.T) {
 		p := newProduct(t, b, "reclaim-once", stock.Product{Strategy: strategy.RedisDecr, Stock: units})
 		res := reserve.New(b.Redis.Clients()[0])
 		for i := range dead {
-			if _, err := res.Take(ctx, p.ID, "d"+strconv.Itoa(i), randomID(), 1, 0); err != nil {
+			if _, err := res.Take(ctx, p.ID, "d"+strconv.Itoa(i), randomID(), 1, -time.Minute); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -43,7 +43,8 @@ import (
 // plus the product's work and stall) has run out with no order written:
 // back within that hold and two sweepEvery of the take (a turn another
 // shop took just before it fell due, then the next sweep), 7.3 s for the
-// default products. The database decides "no order" once and for all, in the
+// default products, and within three whatever befalls the turns (a shop
+// that takes them and cannot settle: sweepStuck), 8.3 s. The database decides "no order" once and for all, in the
 // transaction that records the reservation as reclaimed, and refuses the
 // order of a reclaimed reservation, should its shop only have been slow:
 // a timing bound alone would give back units whose COMMIT is still on
@@ -71,6 +72,13 @@ const (
 	// sweepEvery, so that a shop alone is never out of turn at its next
 	// sweep by a few milliseconds.
 	sweepTurn = sweepEvery * 9 / 10
+	// sweepStuck is how long past its hold a reservation waits for the
+	// shop whose turn it is: the turns settle it within two sweepEvery
+	// (a turn taken just before it fell due, then the next). Past that,
+	// every shop that sweeps the product settles it, turn or not, as all
+	// did before there were turns: a shop that takes every turn and
+	// fails every time holds nobody up for longer.
+	sweepStuck = 2 * sweepEvery
 )
 
 // touch records that this shop was asked to sell redis-decr product now,
@@ -168,9 +176,11 @@ func (s *Service) reconcile(ctx context.Context, product string) (pending bool) 
 	// 2. Give back the reservations nobody will finish, in this shop's
 	// turn: every shop finds the same ones due (reserve.Stock.Turn). Out
 	// of turn, it keeps sweeping while the ledger holds any, in case the
-	// shop whose turn it is dies.
-	mine, held, err := s.opts.Reservations.Turn(ctx, product, sweepTurn)
-	if err == nil && !mine {
+	// shop whose turn it is dies; and it settles them all the same once
+	// one is stuck, in case that shop lives and cannot settle (its
+	// database is gone) yet asks first every round.
+	mine, held, stuck, err := s.opts.Reservations.Turn(ctx, product, sweepTurn, sweepStuck)
+	if err == nil && !mine && !stuck {
 		return held > 0
 	}
 	pending, err = s.reclaim(ctx, product)

@@ -2,6 +2,8 @@ package reserve
 
 import (
 	"context"
+	_ "embed"
+	"fmt"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -18,25 +20,38 @@ import (
 // once, so nothing breaks when two sweep together (the turn ran out under
 // a slow sweep, or Redis lost the key): turns only save the work. And a
 // sweeper that dies in its turn holds nobody up for longer than the turn.
+//
+// But a sweeper that lives and cannot settle (its database is gone) may
+// take every turn: the first to ask after a turn runs out is the same
+// shop each round, its ticker a few milliseconds ahead of the others'. So
+// the turns hold only for the reservations just due: one past its hold by
+// more than a margin is stuck, and every sweeper settles it, turn or not.
+
+var (
+	//go:embed scripts/turn.lua
+	turnLua    string
+	turnScript = redis.NewScript(turnLua)
+)
 
 // Turn asks for product's sweep turn for d (SET NX PX on its turn key,
 // "flashsale:sweep:{<id>}"), and reads how many reservations its ledger
-// holds, in one round trip. mine reports whether the turn is the
-// caller's: it is until d has passed, and nobody else's. Safe for
-// concurrent use, in any number of processes. Errors: ErrUnavailable or
-// ctx's; then mine is false, and the caller should sweep all the same.
-func (s *Stock) Turn(ctx context.Context, product string, d time.Duration) (mine bool, held int, err error) {
-	var set *redis.BoolCmd
-	var card *redis.IntCmd
-	_, err = s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		set = p.SetNX(ctx, turnKey(product), 1, d)
-		card = p.ZCard(ctx, ledgerKey(product))
-		return nil
-	})
+// holds, and whether one of them fell due more than stuckAfter ago (by
+// Redis's clock), in one round trip. mine reports whether the turn is the
+// caller's: it is until d has passed, and nobody else's. A caller out of
+// turn should settle all the same if stuck: whoever takes the turns is
+// not settling. Safe for concurrent use, in any number of processes.
+// Errors: ErrUnavailable or ctx's; then mine is false, and the caller
+// should sweep all the same.
+func (s *Stock) Turn(ctx context.Context, product string, d, stuckAfter time.Duration) (mine bool, held int, stuck bool, err error) {
+	res, err := turnScript.Run(ctx, s.c, []string{turnKey(product), ledgerKey(product)},
+		max(d.Milliseconds(), 1), stuckAfter.Milliseconds()).Int64Slice()
 	if err != nil {
-		return false, 0, redisErr(ctx, err, "ask for the sweep turn", product)
+		return false, 0, false, redisErr(ctx, err, "ask for the sweep turn", product)
 	}
-	return set.Val(), int(card.Val()), nil
+	if len(res) != 3 {
+		return false, 0, false, fmt.Errorf("reserve: sweep turn of %q: unexpected reply %v", product, res)
+	}
+	return res[0] == 1, int(res[1]), res[2] == 1, nil
 }
 
 func turnKey(product string) string { return "flashsale:sweep:{" + product + "}" }
