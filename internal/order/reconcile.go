@@ -44,11 +44,11 @@ import (
 // back within that hold and two sweepEvery of the take (a turn another
 // shop took just before it fell due, then the next sweep), 7.3 s for the
 // default products, and within three whatever befalls the turns (a shop
-// that takes them and cannot settle: sweepStuck), 8.3 s. The database decides "no order" once and for all, in the
-// transaction that records the reservation as reclaimed, and refuses the
-// order of a reclaimed reservation, should its shop only have been slow:
-// a timing bound alone would give back units whose COMMIT is still on
-// its way.
+// that takes them and cannot settle: sweepStuck), 8.3 s. The database
+// decides "no order" once and for all, in the transaction that records
+// the reservation as reclaimed, and refuses the order of a reclaimed
+// reservation, should its shop only have been slow: a timing bound alone
+// would give back units whose COMMIT is still on its way.
 //
 // So each shop sweeps: every sweepEvery, for each redis-decr product it
 // was asked to sell within the last sweepFor, or whose ledger still held
