@@ -117,16 +117,16 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.productID)}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
 
-	stopped := make(chan struct{})
-	failedOver, armed := a.startFailovers(ctx, stopped)
-	<-armed // the first failover's hold is set before the first click
-
 	// Start from a collected heap. The embedded shops share this process,
 	// and an overloaded row leaves garbage that the next row's first GC
 	// cycles would collect while it runs: the first quarter second of a
 	// redis-queue row at 4,000 clicks/s after sql-atomic's ran at a p50 of
 	// 13 ms instead of 0.5 ms. A --targets fleet's processes are not ours.
-	runtime.GC()
+	runtime.GC() // before the failovers' clock starts, and the CPU's
+	stopped := make(chan struct{})
+	failedOver, armed := a.startFailovers(ctx, stopped)
+	<-armed // the first failover's hold is set before the first click
+
 	cpu := cpuSpent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
