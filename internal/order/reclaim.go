@@ -57,10 +57,10 @@ const (
 	// sweepEvery of its take: 7.3 s with the default products' 2 ms of
 	// work and 300 ms stalls (three, 8.3 s, when the shop taking the turns
 	// cannot settle: sweepStuck), within the 10 s that sweepFor keeps
-	// sweeping after the last ask (and a product with reservations in its ledger is swept until
-	// they are settled, asked or not). A shorter hold refuses more slow
-	// buyers (safely: their units go back on sale); a longer one leaves a
-	// dead shop's units out longer.
+	// sweeping after the last ask (and a product with reservations in its
+	// ledger is swept until they are settled, asked or not). A shorter
+	// hold refuses more slow buyers (safely: their units go back on sale);
+	// a longer one leaves a dead shop's units out longer.
 	reclaimGrace = 5 * time.Second
 	// reclaimBatch bounds the reservations one round of a sweep settles:
 	// one IN list, one ZREM.

@@ -11,8 +11,8 @@
 // its ledger ("flashsale:reserved:{<id>}", a sorted set of the
 // reservations not yet settled, scored by when each falls due; see Due).
 // None expires: the sale owns them. A sweeper's turn
-// ("flashsale:sweep:{<id>}", see Turn) expires after a sweep. A reservation given back before
-// Redis saw its take leaves a mark
+// ("flashsale:sweep:{<id>}", see Turn) expires after a sweep. A
+// reservation given back before Redis saw its take leaves a mark
 // ("flashsale:given-back:{<id>}:<reservation>") for an hour, so that the
 // take, if it still arrives, reserves nothing (GiveBack). The id is a hash
 // tag, so a product's keys share one Redis Cluster slot (and a script may
