@@ -18,11 +18,13 @@ import (
 // lesson of the lock modes is untouched: the buyers inside still race for
 // the stock (mode off still oversells).
 //
-// A batched product's buyers go past the door (Orders.Batched): they
+// A batched product's buyers go past the door (Orders.QueuesInside): they
 // already queue in their shop's batch, whose leader alone asks for the
 // lock and writes them all in one transaction. Held at the door, a batch
 // could never hold more buyers than the door has slots, and the sale would
-// sell at most that many per turn of the lock.
+// sell at most that many per turn of the lock. So do redis-queue's, for
+// the same reason: they queue for a round trip to Redis that the shop's
+// buyers share, and take no lock.
 type admission struct {
 	slots chan struct{} // nil: no limit
 	wait  time.Duration

@@ -45,7 +45,7 @@ func (h *heldOrders) AddProduct(context.Context, stock.Product) (stock.Product, 
 
 func (h *heldOrders) Events(string) order.Events { return order.Events{} }
 
-func (h *heldOrders) Batched(_ context.Context, product string) bool {
+func (h *heldOrders) QueuesInside(_ context.Context, product string) bool {
 	return product != "" && product == h.batched
 }
 

@@ -29,3 +29,18 @@ func TestLockLostMessageHidden(t *testing.T) {
 		t.Errorf("lock_lost is sent verbatim: %q", err.Error())
 	}
 }
+
+// TestBusyFromTheShop: an order withdrawn unsent from its shop's queue
+// (order.ErrBusy) is a 503 busy, as at the door, with the table's message
+// and not the queue's (it names the product), and the door's own busy keeps
+// its message.
+func TestBusyFromTheShop(t *testing.T) {
+	err := fmt.Errorf("%w: %w", order.ErrBusy, fmt.Errorf("queue: no round trip to redis took the accept within its wait: \"p\", 1s"))
+	if k := kindOf(err); k.status != http.StatusServiceUnavailable || k.code != "busy" || !k.hide {
+		t.Errorf("%v -> %d %s (hidden %v), want 503 busy, hidden", err, k.status, k.code, k.hide)
+	}
+	door := &requestError{kind: errBusy, msg: "shop busy"}
+	if k := kindOf(door); k.code != "busy" || k.hide {
+		t.Errorf("the door's busy -> %s (hidden %v), want busy, shown", k.code, k.hide)
+	}
+}

@@ -122,7 +122,7 @@ func (a *api) placeOrder(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if !a.orders.Batched(c.Request.Context(), req.ProductID) {
+	if !a.orders.QueuesInside(c.Request.Context(), req.ProductID) {
 		leave, err := a.door.enter(c.Request.Context())
 		if err != nil {
 			writeError(c, err)

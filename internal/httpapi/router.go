@@ -53,9 +53,10 @@ type Orders interface {
 	Place(ctx context.Context, req order.Request) (order.Order, error)
 	Audit(ctx context.Context, productID string) (order.Audit, error)
 	Events(productID string) order.Events
-	// Batched reports whether the product's orders queue for a batch,
+	// QueuesInside reports whether the product's orders queue inside the
+	// shop already (for a batch, or for a shared round trip to Redis),
 	// which lets them past the door (see admission).
-	Batched(ctx context.Context, productID string) bool
+	QueuesInside(ctx context.Context, productID string) bool
 }
 
 // Statuses is what GET /api/v1/orders/:id and the readiness probe need
@@ -89,7 +90,7 @@ type Deps struct {
 	// 403 and say how to set a token.
 	AdminToken string
 	// MaxInFlightOrders caps the orders this router works on at once,
-	// but for a batched product's (Orders.Batched); more wait at the door
+	// but for those that queue inside the shop (Orders.QueuesInside); more wait at the door
 	// in arrival order, at most OrderQueueWait, then get 503 busy. Zero or less means no limit. See admission.go
 	// for why a flash-sale shop wants one.
 	MaxInFlightOrders int

@@ -259,11 +259,12 @@ func productLocker(t *testing.T, b *testenv.Env, name strategy.Name) dlock.Locke
 	return locker
 }
 
-// TestBatched says which products' orders queue for a batch, as far as
-// this shop knows: a batching strategy with BatchMax above zero, once the
-// shop has sold it (it asks only its cache: an unknown product costs no
-// query); not an unbatched or a lock-free one, nor an unknown product.
-func TestBatched(t *testing.T) {
+// TestQueuesInside says which products' orders queue inside the shop, as
+// far as this shop knows, once it has sold them (it asks only its cache:
+// an unknown product costs no query): a batching strategy with BatchMax
+// above zero, and redis-queue (its shared round trips); not an unbatched
+// or another lock-free one, nor an unknown product.
+func TestQueuesInside(t *testing.T) {
 	b := testenv.NewEnv(t, testenv.Embedded)
 	shop := newShops(t, b, 1, order.Options{})[0]
 	tests := []struct {
@@ -274,22 +275,23 @@ func TestBatched(t *testing.T) {
 		{"fenced+batch", stock.Product{Strategy: strategy.Fenced, Stock: 1, BatchMax: 8}, true},
 		{"fenced", stock.Product{Strategy: strategy.Fenced, Stock: 1}, false},
 		{"sql-atomic", stock.Product{Strategy: strategy.SQLAtomic, Stock: 1}, false},
+		{"redis-queue", stock.Product{Strategy: strategy.RedisQueue, Stock: 1}, true},
 	}
 	ctx := context.Background()
 	for _, tt := range tests {
 		p := newProduct(t, b, "is-batched-"+strings.ReplaceAll(tt.name, "+", "-"), tt.p)
-		if shop.Batched(ctx, p.ID) {
-			t.Errorf("%s: Batched before its first order = true, want false (it goes through the door and loads the product)", tt.name)
+		if shop.QueuesInside(ctx, p.ID) {
+			t.Errorf("%s: QueuesInside before its first order = true, want false (it goes through the door and loads the product)", tt.name)
 		}
 		if _, err := shop.Place(ctx, order.Request{UserID: "u", ProductID: p.ID, Quantity: 1}); err != nil {
 			t.Fatalf("%s: Place: %v", tt.name, err)
 		}
-		if got := shop.Batched(ctx, p.ID); got != tt.want {
-			t.Errorf("%s: Batched = %v, want %v", tt.name, got, tt.want)
+		if got := shop.QueuesInside(ctx, p.ID); got != tt.want {
+			t.Errorf("%s: QueuesInside = %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	if shop.Batched(ctx, "no-such-product") {
-		t.Error("an unknown product: Batched = true")
+	if shop.QueuesInside(ctx, "no-such-product") {
+		t.Error("an unknown product: QueuesInside = true")
 	}
 }
 

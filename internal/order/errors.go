@@ -36,6 +36,10 @@ var (
 	// token: a newer holder had registered one (strategies fenced, etcd).
 	// Nothing was written; the buyer may retry.
 	ErrFencedOut = errors.New("order: fencing token refused")
+	// ErrBusy means the order waited the whole lock wait in its shop for
+	// its turn to be sent to Redis (redis-queue's shared round trips),
+	// and was withdrawn unsent. Nothing was written; the buyer may retry.
+	ErrBusy = errors.New("order: shop busy")
 	// ErrUnavailable means Redis (for redlock, a majority of its nodes),
 	// etcd or the database could not be reached before anything was
 	// committed. Nothing was written; the buyer may retry.
@@ -101,6 +105,7 @@ var vocabulary = []struct {
 	{ErrDuplicateOrder, "duplicate_order"},
 	{ErrDuplicateRequest, "duplicate_request"},
 	{ErrLockTimeout, "lock_timeout"},
+	{ErrBusy, "busy"},
 	{ErrFencedOut, "fenced_out"},
 	{ErrLockLost, "lock_lost"},
 	{ErrInDoubt, "in_doubt"},

@@ -27,23 +27,25 @@ func (s *Service) product(ctx context.Context, id string) (stock.Product, error)
 	return p, nil
 }
 
-// Batched reports whether the orders of product id queue for a batch
-// (batch.go), where only the leader asks for the product lock. A shop's
-// door (package httpapi) lets them through: it caps how many orders work
-// at once, so that a crowd neither piles its lock attempts onto Redis nor
-// its transactions onto the hot row, and a batch's buyers do neither;
-// held at the door, a batch could never be larger than its slots (the lock
-// wait bounds their queue instead: placeBatched). It asks only this
-// process's cache, never the database: a product not sold here yet, or
-// not at all, is not batched, and its first order goes through the door
-// and loads it. Safe for concurrent use.
-func (s *Service) Batched(_ context.Context, id string) bool {
+// QueuesInside reports whether the orders of product id queue inside the
+// shop already, in a queue the lock wait bounds: for a batch (batch.go),
+// where only the leader asks for the product lock, or for a shared round
+// trip to Redis (redis-queue, which takes no lock). A shop's door (package
+// httpapi) lets them through: it caps how many orders work at once, so
+// that a crowd neither piles its lock attempts onto Redis nor its
+// transactions onto the hot row, and these orders do neither; held at
+// the door, a batch or a round trip could never carry more buyers than the
+// door has slots (the lock wait bounds their queue instead: placeBatched,
+// accept). It asks only this process's cache, never the database: a
+// product not sold here yet, or not at all, does not queue inside, and its
+// first order goes through the door and loads it. Safe for concurrent use.
+func (s *Service) QueuesInside(_ context.Context, id string) bool {
 	v, ok := s.cache.Load(id)
 	if !ok {
 		return false
 	}
 	p := v.(stock.Product)
-	return p.BatchMax > 0 && p.Strategy.Batches()
+	return p.BatchMax > 0 && p.Strategy.Batches() || p.Strategy.Queues()
 }
 
 // soldOut reports whether this process has seen product id's stock at 0.

@@ -48,6 +48,8 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	case err == nil:
 		o.Queued = true
 		return o, nil
+	case errors.Is(err, queue.ErrBusy):
+		return Order{}, fmt.Errorf("%w: %w", ErrBusy, err)
 	case errors.Is(err, queue.ErrSoldOut):
 		return Order{}, fmt.Errorf("%w: %w", ErrSoldOut, err)
 	case errors.As(err, &dup):
@@ -61,9 +63,11 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	return Order{}, fmt.Errorf("%w: queue: %w", ErrInDoubt, err)
 }
 
-// accept is one Accept of o.
+// accept is one Accept of o, which waits at most the lock wait for its
+// round trip: redis-queue's orders go past the shop's door
+// (QueuesInside), and this is what bounds their queue.
 func (s *Service) accept(ctx context.Context, o Order) (int, error) {
-	return s.opts.Queue.Accept(ctx, queue.Order{
+	return s.opts.Queue.AcceptWithin(ctx, queue.Order{
 		ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, CreatedAt: o.CreatedAt,
-	})
+	}, s.opts.LockWait)
 }

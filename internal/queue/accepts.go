@@ -64,8 +64,9 @@ type acceptQueue struct {
 // acceptShared runs o's script in the next shared round trip and returns
 // the script's reply. If ctx ends first, it returns ctx's error at once:
 // o is withdrawn, unsent, if its trip has not left; otherwise the script
-// may have run (the trip goes on without it).
-func (q *Queue) acceptShared(ctx context.Context, o Order) ([]any, error) {
+// may have run (the trip goes on without it). If wait (> 0) passes before
+// o's trip leaves, o is withdrawn and ErrBusy returned.
+func (q *Queue) acceptShared(ctx context.Context, o Order, wait time.Duration) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -78,25 +79,44 @@ func (q *Queue) acceptShared(ctx context.Context, o Order) ([]any, error) {
 		go q.send()
 	}
 	a.mu.Unlock()
+	var waited <-chan time.Time
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		waited = t.C
+	}
 	select {
 	case <-c.done:
 		return c.res, c.err
 	case <-ctx.Done():
+		a.withdraw(c)
+		return nil, ctx.Err()
+	case <-waited:
+		if a.withdraw(c) {
+			return nil, ErrBusy
+		}
 	}
-	a.withdraw(c)
-	return nil, ctx.Err()
+	// Its trip has left: it is answered as any sent accept.
+	select {
+	case <-c.done:
+		return c.res, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
-// withdraw takes c out of the queue if its trip has not left.
-func (a *acceptQueue) withdraw(c *acceptCall) {
+// withdraw takes c out of the queue if its trip has not left, and reports
+// whether it did.
+func (a *acceptQueue) withdraw(c *acceptCall) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i, w := range a.waiting {
 		if w == c {
 			a.waiting = append(a.waiting[:i], a.waiting[i+1:]...)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // send sends the queued accepts, a trip at a time, until none is queued
