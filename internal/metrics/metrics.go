@@ -60,7 +60,7 @@ func New() *Shop {
 		reg: prometheus.NewRegistry(),
 		orders: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_orders_total",
-			Help: "Orders placed, by the product's strategy (none: the product was not found or the request was invalid) and outcome (created, queued (a redis-queue order answered 202), sold_out, duplicate_order, duplicate_request, lock_timeout, lock_lost, fenced_out, in_doubt, unavailable, invalid_argument, not_found, canceled, error).",
+			Help: "Orders placed, by the product's strategy (none: the product was not found or the request was invalid) and outcome (created, queued (a redis-queue order answered 202), sold_out, duplicate_order, duplicate_request, lock_timeout, busy (a redis-queue order not sent within the lock wait), lock_lost, fenced_out, in_doubt, unavailable, invalid_argument, not_found, canceled, error).",
 		}, []string{"strategy", "outcome"}),
 		orderSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_order_duration_seconds",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -28,20 +29,17 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	}
 	// 1. Take the units and queue the order, in one script. The business
 	// work is the consumer's, once per batch (WriteQueued): the buyer
-	// waits for Redis only.
+	// waits for Redis only, and for its turn to be sent at most the lock
+	// wait, whatever step 1b costs.
 	o := newOrder(p, req)
-	_, err := s.accept(ctx, o)
+	sendBy := time.Now().Add(s.opts.LockWait)
+	_, err := s.accept(ctx, o, sendBy)
 	if errors.Is(err, queue.ErrNotLoaded) {
 		// 1b. Redis has no stock for p: load the database's, once.
-		left, rerr := readStock(ctx, s.db, p.ID)
-		if rerr != nil {
-			return Order{}, fromWrite(ctx, rerr)
+		if lerr := s.loadQueued(ctx, p.ID); lerr != nil {
+			return Order{}, lerr // nothing was sent
 		}
-		if _, lerr := s.opts.Queue.LoadIfMissing(ctx, p.ID, left); lerr != nil {
-			err = lerr
-		} else {
-			_, err = s.accept(ctx, o)
-		}
+		_, err = s.accept(ctx, o, sendBy)
 	}
 	var dup *queue.DuplicateError
 	switch {
@@ -63,11 +61,45 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	return Order{}, fmt.Errorf("%w: queue: %w", ErrInDoubt, err)
 }
 
-// accept is one Accept of o, which waits at most the lock wait for its
-// round trip: redis-queue's orders go past the shop's door
-// (QueuesInside), and this is what bounds their queue.
-func (s *Service) accept(ctx context.Context, o Order) (int, error) {
+// accept is one Accept of o, sent by sendBy or not at all (ErrBusy):
+// redis-queue's orders go past the shop's door (QueuesInside), and this
+// is what bounds their queue.
+func (s *Service) accept(ctx context.Context, o Order, sendBy time.Time) (int, error) {
+	wait := time.Until(sendBy)
+	if wait <= 0 {
+		return 0, fmt.Errorf("%w: the lock wait (%v) ran out before %q was sent", queue.ErrBusy, s.opts.LockWait, o.ProductID)
+	}
 	return s.opts.Queue.AcceptWithin(ctx, queue.Order{
 		ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, CreatedAt: o.CreatedAt,
-	}, s.opts.LockWait)
+	}, wait)
+}
+
+// loadQueued sets product's stock in Redis to the database's if Redis has
+// none (it restarted empty, or failed over to a replica that had not got
+// the key). The buyers that find it missing are past the shop's door, so
+// one of them at a time per product reads the database and loads; the
+// others wait for that load (or for their ctx) and then accept again. The
+// load runs on a context of its own, bounded by the lock wait, since
+// buyers besides the one who started it wait for it. Errors: the
+// database's (as a write's), ErrUnavailable for Redis's, or one wrapping
+// ctx.Err().
+func (s *Service) loadQueued(ctx context.Context, product string) error {
+	loaded := s.queueLoads.DoChan(product, func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.LockWait)
+		defer cancel()
+		left, err := readStock(lctx, s.db, product)
+		if err != nil {
+			return nil, fromWrite(lctx, err)
+		}
+		if _, err := s.opts.Queue.LoadIfMissing(lctx, product, left); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		}
+		return nil, nil
+	})
+	select {
+	case r := <-loaded:
+		return r.Err
+	case <-ctx.Done():
+		return fmt.Errorf("order: loading the stock of %q into redis: %w", product, ctx.Err())
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
@@ -84,7 +85,8 @@ type Service struct {
 	sweeps       sync.WaitGroup // sweep's goroutine
 	reclaimGrace time.Duration  // see hold
 
-	consumers *queue.Consumers // nil without Options.Queue
+	consumers  *queue.Consumers   // nil without Options.Queue
+	queueLoads singleflight.Group // redis-queue product id; see loadQueued
 
 	settling sync.WaitGroup  // settle's goroutines
 	stopping context.Context // ended by Close: settle stops

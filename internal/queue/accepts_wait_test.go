@@ -3,6 +3,9 @@ package queue
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,6 +106,166 @@ func TestAcceptWithinWaitsForItsTrip(t *testing.T) {
 		px.Release()
 		if err := <-res; err != nil {
 			t.Fatalf("accept whose trip had left at its wait: %v, want accepted", err)
+		}
+	})
+}
+
+// TestAcceptWithinBurstInvariants: many accepts at once on a slow Redis,
+// with waits from a microsecond to longer than a trip (so that many waits
+// pass just as a trip takes their call), some with contexts that end too,
+// some buyers twice. Afterwards: nothing waits and the send goroutine is
+// gone; every accepted order is in the stream once and can be looked up;
+// nothing answered ErrBusy is in the stream or has a key; every definite
+// refusal left nothing; the units add up.
+func TestAcceptWithinBurstInvariants(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		const stock, n = 400, 1200
+		ctx, c, q, p := loadedQueue(t, r, "wburst", stock)
+		r.SetDelay(0, 3*time.Millisecond)
+		defer r.SetDelay(0, 0)
+		before := runtime.NumGoroutine()
+		waits := []time.Duration{0, time.Microsecond, 50 * time.Microsecond, time.Millisecond, 5 * time.Millisecond, 8 * time.Millisecond, 30 * time.Millisecond}
+		type answer struct {
+			o   Order
+			err error
+		}
+		answers := make([]answer, n)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				o := rvOrder(p, "u"+strconv.Itoa(i%1000))
+				actx, cancel := ctx, context.CancelFunc(func() {})
+				if i%5 == 0 {
+					actx, cancel = context.WithTimeout(ctx, time.Duration(i%40)*time.Millisecond)
+				}
+				defer cancel()
+				_, err := q.AcceptWithin(actx, o, waits[i%len(waits)])
+				answers[i] = answer{o, err}
+			})
+		}
+		close(start)
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			t.Fatal("some accept never returned")
+		}
+		r.SetDelay(0, 0)
+		rvIdle(t, q)
+		var xr *redis.XMessageSliceCmd
+		var gs *redis.StringCmd
+		if _, err := c.TxPipelined(ctx, func(p2 redis.Pipeliner) error {
+			xr = p2.XRange(ctx, streamKey(p), "-", "+")
+			gs = p2.Get(ctx, stockKeyOf(p))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		in := map[string]bool{}
+		for _, m := range xr.Val() {
+			id, _ := m.Values["id"].(string)
+			if in[id] {
+				t.Errorf("order %s is in the stream twice", id)
+			}
+			in[id] = true
+		}
+		counts := map[string]int{}
+		for _, a := range answers {
+			switch {
+			case a.err == nil:
+				counts["accepted"]++
+				if !in[a.o.ID] {
+					t.Errorf("accepted order %s is not in the stream", a.o.ID)
+				}
+				if st, err := q.Status(ctx, a.o.ID); err != nil || st.Status != StatusQueued {
+					t.Errorf("accepted %s: status %+v, %v", a.o.ID, st, err)
+				}
+			case errors.Is(a.err, ErrBusy):
+				counts["busy"]++
+				if in[a.o.ID] {
+					t.Errorf("order %s answered busy but in the stream", a.o.ID)
+				}
+				if n, err := c.Exists(ctx, orderKey(a.o.ID)).Result(); err != nil || n != 0 {
+					t.Errorf("order %s answered busy but its key exists (%d, %v)", a.o.ID, n, err)
+				}
+			case definite(a.err):
+				counts["refused"]++
+				if in[a.o.ID] {
+					t.Errorf("order %s refused (%v) but in the stream", a.o.ID, a.err)
+				}
+			case errors.Is(a.err, context.DeadlineExceeded) || errors.Is(a.err, ErrUnavailable):
+				counts["in doubt"]++
+				if in[a.o.ID] {
+					counts["in doubt, ran"]++
+				}
+			default:
+				counts["other"]++
+				t.Errorf("order %s: unexpected %v", a.o.ID, a.err)
+			}
+		}
+		left, err := gs.Int()
+		if err != nil || left+len(in) != stock {
+			t.Errorf("stock %d (%v) + %d queued != %d", left, err, len(in), stock)
+		}
+		t.Logf("answers %v, stream %d, stock left %d", counts, len(in), left)
+		if counts["busy"] == 0 {
+			t.Log("no accept was told busy: the burst did not test the wait")
+		}
+		waitFor(t, "goroutines to settle", func() bool { return runtime.NumGoroutine() <= before+2 })
+	})
+}
+
+// TestAcceptWithinNoscriptRerun: the scripts are flushed and Redis is
+// slow, and the accepts' waits are shorter than the trip with its NOSCRIPT
+// rerun. Those the trip took are answered by the rerun (accepted, never
+// busy: the rerun is their trip's), and the ones queued behind are told
+// busy and left nothing.
+func TestAcceptWithinNoscriptRerun(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx, c, q, p := loadedQueue(t, r, "noscriptwait", 100)
+		direct := redis.NewClient(&redis.Options{Addr: r.DirectAddrs()[0], DisableIdentity: true})
+		defer direct.Close()
+		if err := direct.ScriptFlush(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		r.SetDelay(0, 20*time.Millisecond) // a trip ≈ 40 ms, with its rerun ≈ 80 ms
+		defer r.SetDelay(0, 0)
+		const wait = 10 * time.Millisecond
+		first := rvOrder(p, "first")
+		res := make(chan error, 1)
+		go func() { _, err := q.AcceptWithin(ctx, first, wait); res <- err }()
+		rvTripOut(t, q)
+		var late []Order
+		var lateErr []error
+		for i := range 5 {
+			o := rvOrder(p, "late"+strconv.Itoa(i))
+			_, err := q.AcceptWithin(ctx, o, wait)
+			late, lateErr = append(late, o), append(lateErr, err)
+		}
+		if err := <-res; err != nil {
+			t.Errorf("the accept whose trip met NOSCRIPT: %v, want accepted", err)
+		}
+		r.SetDelay(0, 0)
+		rvIdle(t, q)
+		in := rvStream(t, c, p)
+		if !in[first.ID] {
+			t.Error("the first accept is not in the stream")
+		}
+		for i, o := range late {
+			if errors.Is(lateErr[i], ErrBusy) && in[o.ID] {
+				t.Errorf("late%d told busy but in the stream", i)
+			}
+			if lateErr[i] == nil && !in[o.ID] {
+				t.Errorf("late%d accepted but not in the stream", i)
+			}
+			t.Logf("late%d: %v", i, lateErr[i])
+		}
+		left, _ := c.Get(ctx, stockKeyOf(p)).Int()
+		if left+len(in) != 100 {
+			t.Errorf("stock %d + %d queued != 100", left, len(in))
 		}
 	})
 }

@@ -1,0 +1,241 @@
+package order_test
+
+// redis-queue's orders go past the shop's door (QueuesInside): what bounds
+// them there instead.
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/httpapi"
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// TestQueuedNotLoadedLoadsOnce: Redis lost a redis-queue product's stock
+// (a restart without persistence, a failover to a replica that had not
+// got the key). A buyer whose accept meets "not loaded" has the stock
+// read from the database and loaded (placeQueued, step 1b). These buyers
+// are past the door, so one of them at a time per shop does it and the
+// others wait for it (loadQueued): without that, the whole crowd that met
+// "not loaded" before the first load landed read the database at once
+// (up to 298 of 300 on the real servers). The orders go through a shop's
+// router, with the default door, and all are accepted.
+func TestQueuedNotLoadedLoadsOnce(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		// The database's reads are counted by callbacks, which GORM lets
+		// nobody change while a query runs: registered before the shop
+		// starts, removed after it stops (cleanups run last first).
+		var in, peak, reads atomic.Int64
+		db := b.DB.DB()
+		t.Cleanup(func() {
+			db.Callback().Row().Remove("test:enter")
+			db.Callback().Row().Remove("test:leave")
+		})
+		// The reads of the stock outside a transaction: the consumers read
+		// it too, in the transaction that writes a batch.
+		loadRead := func(tx *gorm.DB) bool {
+			_, inTx := tx.Statement.ConnPool.(gorm.TxCommitter)
+			return !inTx && strings.Contains(tx.Statement.SQL.String(), "SELECT stock FROM products")
+		}
+		enter := func(tx *gorm.DB) {
+			if loadRead(tx) {
+				reads.Add(1)
+				n := in.Add(1)
+				for {
+					m := peak.Load()
+					if n <= m || peak.CompareAndSwap(m, n) {
+						break
+					}
+				}
+				time.Sleep(2 * time.Millisecond) // a database a little busy
+			}
+		}
+		leave := func(tx *gorm.DB) {
+			if loadRead(tx) {
+				in.Add(-1)
+			}
+		}
+		if err := db.Callback().Row().Before("gorm:row").Register("test:enter", enter); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Callback().Row().After("gorm:row").Register("test:leave", leave); err != nil {
+			t.Fatal(err)
+		}
+		shop := newShops(t, b, 1, order.Options{LockWait: 5 * time.Second})[0]
+		p := queued(t, b, "herd", 1000)
+		ctx := context.Background()
+		if _, err := shop.Place(ctx, order.Request{UserID: "first", ProductID: p.ID, Quantity: 1}); err != nil {
+			t.Fatal(err)
+		}
+		if !shop.QueuesInside(ctx, p.ID) {
+			t.Fatal("a redis-queue product sold here: QueuesInside = false")
+		}
+		// Redis loses the stock (only this product's key: no FLUSHALL).
+		if err := b.Redis.Clients()[0].Del(ctx, "flashsale:stock:{"+p.ID+"}").Err(); err != nil {
+			t.Fatal(err)
+		}
+		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,
+			MaxInFlightOrders: app.DefaultMaxInFlightOrders, OrderQueueWait: 5 * time.Second,
+			Logger: slog.New(slog.DiscardHandler)})
+		const n = 300
+		var wg sync.WaitGroup
+		var ok, failed atomic.Int64
+		start := make(chan struct{})
+		for i := range n {
+			wg.Go(func() {
+				<-start
+				body := `{"user_id":"u` + strconv.Itoa(i) + `","product_id":"` + p.ID + `","quantity":1}`
+				req := httptest.NewRequest(http.MethodPost, "/api/v1/orders", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusAccepted {
+					failed.Add(1)
+					return
+				}
+				ok.Add(1)
+			})
+		}
+		close(start)
+		wg.Wait()
+		t.Logf("%d accepted, %d failed; %d reads of the database's stock, at most %d at once", ok.Load(), failed.Load(), reads.Load(), peak.Load())
+		if peak.Load() != 1 {
+			t.Errorf("after Redis lost the stock, %d buyers read it from the database at once (%d in all); want 1 at a time",
+				peak.Load(), reads.Load())
+		}
+		if failed.Load() > 0 {
+			t.Errorf("%d of %d buyers were not accepted", failed.Load(), n)
+		}
+	})
+}
+
+// TestQueuedBusyOverHTTP: a redis-queue shop whose Redis holds its
+// replies. The buyers queued behind the held trip skip the door, wait the
+// lock wait and get 503 busy (with Retry-After and the table's message);
+// the held one is answered 202 once Redis answers; nothing answered busy
+// is queued.
+func TestQueuedBusyOverHTTP(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		px, err := testenv.NewProxy(b.Redis.DirectAddrs()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { px.Close() })
+		c := redis.NewClient(&redis.Options{Addr: px.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true,
+			ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, DisableIdentity: true})
+		t.Cleanup(func() { c.Close() })
+		const wait = 100 * time.Millisecond
+		shop := newShops(t, b, 1, order.Options{LockWait: wait, Queue: queue.New(c)})[0]
+		p := queued(t, b, "busyhttp", 100)
+		db := b.DB.DB()
+		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,
+			MaxInFlightOrders: 1, OrderQueueWait: wait, Logger: slog.New(slog.DiscardHandler)})
+		post := func(user string) *httptest.ResponseRecorder {
+			body := `{"user_id":"` + user + `","product_id":"` + p.ID + `","quantity":1}`
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/orders", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec
+		}
+		if rec := post("first"); rec.Code != http.StatusAccepted {
+			t.Fatalf("first: %d %s", rec.Code, rec.Body)
+		}
+		// Hold at the accept trip's reply (its SET NX's +OK), not at a
+		// consumer's: the whole proxy stops there.
+		px.HoldAt(func(b []byte) int {
+			if bytes.HasPrefix(b, []byte("+OK\r\n")) {
+				return 0
+			}
+			return -1
+		})
+		held := make(chan *httptest.ResponseRecorder, 1)
+		go func() { held <- post("held") }()
+		waitFor(t, 5*time.Second, "the held trip's script to run", func() bool { return redisStock(t, b, p.ID) == 98 })
+		var wg sync.WaitGroup
+		recs := make([]*httptest.ResponseRecorder, 5)
+		for i := range recs {
+			wg.Go(func() { recs[i] = post("late" + strconv.Itoa(i)) })
+		}
+		wg.Wait()
+		for i, rec := range recs {
+			if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), `"busy"`) || rec.Header().Get("Retry-After") == "" {
+				t.Errorf("late%d: %d %s (Retry-After %q); want 503 busy", i, rec.Code, rec.Body, rec.Header().Get("Retry-After"))
+			}
+			t.Logf("late%d: %d %s", i, rec.Code, rec.Body)
+		}
+		px.Release()
+		if rec := <-held; rec.Code != http.StatusAccepted {
+			t.Errorf("held: %d %s, want 202", rec.Code, rec.Body)
+		}
+		if n := redisStock(t, b, p.ID); n != 98 {
+			t.Errorf("Redis stock %d, want 98 (first, held): a busy order took units", n)
+		}
+	})
+}
+
+// TestQueuedRedisDownOverHTTP: a redis-queue product whose Redis refuses
+// connections: every buyer past the door is answered a 503. (Which one:
+// in_doubt, as at the door: a failed trip may have reached Redis, and
+// placeQueued cannot tell.)
+func TestQueuedRedisDownOverHTTP(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		px, err := testenv.NewProxy(b.Redis.DirectAddrs()[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { px.Close() })
+		c := redis.NewClient(&redis.Options{Addr: px.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true,
+			DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, DisableIdentity: true})
+		t.Cleanup(func() { c.Close() })
+		shop := newShops(t, b, 1, order.Options{LockWait: time.Second, Queue: queue.New(c)})[0]
+		p := queued(t, b, "downhttp", 100)
+		db := b.DB.DB()
+		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,
+			MaxInFlightOrders: 1, OrderQueueWait: time.Second, Logger: slog.New(slog.DiscardHandler)})
+		post := func(user string) *httptest.ResponseRecorder {
+			body := `{"user_id":"` + user + `","product_id":"` + p.ID + `","quantity":1}`
+			req := httptest.NewRequest(http.MethodPost, "/api/v1/orders", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			return rec
+		}
+		if rec := post("first"); rec.Code != http.StatusAccepted {
+			t.Fatalf("first: %d %s", rec.Code, rec.Body)
+		}
+		px.Stop()
+		var wg sync.WaitGroup
+		recs := make([]*httptest.ResponseRecorder, 50)
+		start := time.Now()
+		for i := range recs {
+			wg.Go(func() { recs[i] = post("down" + strconv.Itoa(i)) })
+		}
+		wg.Wait()
+		el := time.Since(start)
+		codes := map[string]int{}
+		for _, rec := range recs {
+			codes[strconv.Itoa(rec.Code)+" "+rec.Body.String()]++
+			if rec.Code != http.StatusServiceUnavailable {
+				t.Errorf("with Redis down: %d %s, want 503", rec.Code, rec.Body)
+			}
+		}
+		t.Logf("after %v: %v", el, codes)
+	})
+}
