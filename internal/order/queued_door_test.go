@@ -100,11 +100,7 @@ func TestQueuedNotLoadedLoadsOnce(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				<-start
-				body := `{"user_id":"u` + strconv.Itoa(i) + `","product_id":"` + p.ID + `","quantity":1}`
-				req := httptest.NewRequest(http.MethodPost, "/api/v1/orders", strings.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				rec := httptest.NewRecorder()
-				h.ServeHTTP(rec, req)
+				rec := postOrder(h, p.ID, "u"+strconv.Itoa(i))
 				if rec.Code != http.StatusAccepted {
 					failed.Add(1)
 					return
@@ -132,28 +128,14 @@ func TestQueuedNotLoadedLoadsOnce(t *testing.T) {
 // is queued.
 func TestQueuedBusyOverHTTP(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		px, err := testenv.NewProxy(b.Redis.DirectAddrs()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { px.Close() })
-		c := redis.NewClient(&redis.Options{Addr: px.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true,
-			ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, DisableIdentity: true})
-		t.Cleanup(func() { c.Close() })
+		px, c := proxiedRedis(t, b, &redis.Options{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
 		const wait = 100 * time.Millisecond
 		shop := newShops(t, b, 1, order.Options{LockWait: wait, Queue: queue.New(c)})[0]
 		p := queued(t, b, "busyhttp", 100)
 		db := b.DB.DB()
 		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,
 			MaxInFlightOrders: 1, OrderQueueWait: wait, Logger: slog.New(slog.DiscardHandler)})
-		post := func(user string) *httptest.ResponseRecorder {
-			body := `{"user_id":"` + user + `","product_id":"` + p.ID + `","quantity":1}`
-			req := httptest.NewRequest(http.MethodPost, "/api/v1/orders", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			return rec
-		}
+		post := func(user string) *httptest.ResponseRecorder { return postOrder(h, p.ID, user) }
 		if rec := post("first"); rec.Code != http.StatusAccepted {
 			t.Fatalf("first: %d %s", rec.Code, rec.Body)
 		}
@@ -196,27 +178,14 @@ func TestQueuedBusyOverHTTP(t *testing.T) {
 // placeQueued cannot tell.)
 func TestQueuedRedisDownOverHTTP(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		px, err := testenv.NewProxy(b.Redis.DirectAddrs()[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { px.Close() })
-		c := redis.NewClient(&redis.Options{Addr: px.Addr(), MaxRetries: -1, ContextTimeoutEnabled: true,
-			DialTimeout: 500 * time.Millisecond, ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond, DisableIdentity: true})
-		t.Cleanup(func() { c.Close() })
+		px, c := proxiedRedis(t, b, &redis.Options{DialTimeout: 500 * time.Millisecond,
+			ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
 		shop := newShops(t, b, 1, order.Options{LockWait: time.Second, Queue: queue.New(c)})[0]
 		p := queued(t, b, "downhttp", 100)
 		db := b.DB.DB()
 		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,
 			MaxInFlightOrders: 1, OrderQueueWait: time.Second, Logger: slog.New(slog.DiscardHandler)})
-		post := func(user string) *httptest.ResponseRecorder {
-			body := `{"user_id":"` + user + `","product_id":"` + p.ID + `","quantity":1}`
-			req := httptest.NewRequest(http.MethodPost, "/api/v1/orders", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			return rec
-		}
+		post := func(user string) *httptest.ResponseRecorder { return postOrder(h, p.ID, user) }
 		if rec := post("first"); rec.Code != http.StatusAccepted {
 			t.Fatalf("first: %d %s", rec.Code, rec.Body)
 		}
@@ -238,4 +207,30 @@ func TestQueuedRedisDownOverHTTP(t *testing.T) {
 		}
 		t.Logf("after %v: %v", el, codes)
 	})
+}
+
+// postOrder has h place user's order of one unit of product.
+func postOrder(h http.Handler, product, user string) *httptest.ResponseRecorder {
+	body := `{"user_id":"` + user + `","product_id":"` + product + `","quantity":1}`
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/orders", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+// proxiedRedis returns a proxy in front of b's first Redis node and a
+// client through it with opts (its address, no retries, the context's
+// deadlines), both closed when t ends.
+func proxiedRedis(t *testing.T, b *testenv.Env, opts *redis.Options) (*testenv.Proxy, *redis.Client) {
+	t.Helper()
+	px, err := testenv.NewProxy(b.Redis.DirectAddrs()[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { px.Close() })
+	opts.Addr, opts.MaxRetries, opts.ContextTimeoutEnabled, opts.DisableIdentity = px.Addr(), -1, true, true
+	c := redis.NewClient(opts)
+	t.Cleanup(func() { c.Close() })
+	return px, c
 }

@@ -48,6 +48,31 @@ func definite(err error) bool {
 	return errors.Is(err, ErrSoldOut) || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrNotLoaded)
 }
 
+// rvSnapshot reads p's stream and stock at one moment: the order ids in
+// the stream (failing t on a duplicate), and the stock left.
+func rvSnapshot(ctx context.Context, t *testing.T, c *redis.Client, p string) (in map[string]bool, left int, err error) {
+	t.Helper()
+	var xr *redis.XMessageSliceCmd
+	var gs *redis.StringCmd
+	if _, err := c.TxPipelined(ctx, func(p2 redis.Pipeliner) error {
+		xr = p2.XRange(ctx, streamKey(p), "-", "+")
+		gs = p2.Get(ctx, stockKeyOf(p))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	in = map[string]bool{}
+	for _, m := range xr.Val() {
+		id, _ := m.Values["id"].(string)
+		if in[id] {
+			t.Errorf("order %s is in the stream twice", id)
+		}
+		in[id] = true
+	}
+	left, err = gs.Int()
+	return in, left, err
+}
+
 // rvStream returns the order ids in p's stream, failing on a duplicate.
 func rvStream(t *testing.T, c *redis.Client, p string) map[string]bool {
 	t.Helper()
@@ -276,23 +301,7 @@ func TestFaultBurstInvariants(t *testing.T) {
 		rvIdle(t, q)
 		// One snapshot of the stream and the stock (a timed-out trip's
 		// scripts may still be running on the server).
-		var xr *redis.XMessageSliceCmd
-		var gs *redis.StringCmd
-		if _, err := c.TxPipelined(ctx, func(p2 redis.Pipeliner) error {
-			xr = p2.XRange(ctx, streamKey(p), "-", "+")
-			gs = p2.Get(ctx, stockKeyOf(p))
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		in := map[string]bool{}
-		for _, m := range xr.Val() {
-			id, _ := m.Values["id"].(string)
-			if in[id] {
-				t.Errorf("order %s is in the stream twice", id)
-			}
-			in[id] = true
-		}
+		in, left, err := rvSnapshot(ctx, t, c, p)
 		counts := map[string]int{}
 		for _, a := range answers {
 			switch {
@@ -318,7 +327,6 @@ func TestFaultBurstInvariants(t *testing.T) {
 				t.Errorf("order %s: unexpected %v", a.o.ID, a.err)
 			}
 		}
-		left, err := gs.Int()
 		if err != nil || left+len(in) != stock {
 			t.Errorf("stock %d (%v) + %d queued != %d", left, err, len(in), stock)
 		}

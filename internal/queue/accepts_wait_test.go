@@ -155,23 +155,7 @@ func TestAcceptWithinBurstInvariants(t *testing.T) {
 		}
 		r.SetDelay(0, 0)
 		rvIdle(t, q)
-		var xr *redis.XMessageSliceCmd
-		var gs *redis.StringCmd
-		if _, err := c.TxPipelined(ctx, func(p2 redis.Pipeliner) error {
-			xr = p2.XRange(ctx, streamKey(p), "-", "+")
-			gs = p2.Get(ctx, stockKeyOf(p))
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		in := map[string]bool{}
-		for _, m := range xr.Val() {
-			id, _ := m.Values["id"].(string)
-			if in[id] {
-				t.Errorf("order %s is in the stream twice", id)
-			}
-			in[id] = true
-		}
+		in, left, err := rvSnapshot(ctx, t, c, p)
 		counts := map[string]int{}
 		for _, a := range answers {
 			switch {
@@ -206,7 +190,6 @@ func TestAcceptWithinBurstInvariants(t *testing.T) {
 				t.Errorf("order %s: unexpected %v", a.o.ID, a.err)
 			}
 		}
-		left, err := gs.Int()
 		if err != nil || left+len(in) != stock {
 			t.Errorf("stock %d (%v) + %d queued != %d", left, err, len(in), stock)
 		}
