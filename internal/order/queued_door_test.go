@@ -129,7 +129,7 @@ func TestQueuedNotLoadedLoadsOnce(t *testing.T) {
 func TestQueuedBusyOverHTTP(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		px, c := proxiedRedis(t, b, &redis.Options{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
-		const wait = 100 * time.Millisecond
+		const wait = 500 * time.Millisecond // what the first order may take to be sent, on a busy machine
 		shop := newShops(t, b, 1, order.Options{LockWait: wait, Queue: queue.New(c)})[0]
 		p := queued(t, b, "busyhttp", 100)
 		db := b.DB.DB()
