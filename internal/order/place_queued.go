@@ -65,13 +65,9 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 // redis-queue's orders go past the shop's door (QueuesInside), and this
 // is what bounds their queue.
 func (s *Service) accept(ctx context.Context, o Order, sendBy time.Time) (int, error) {
-	wait := time.Until(sendBy)
-	if wait <= 0 {
-		return 0, fmt.Errorf("%w: the lock wait (%v) ran out before %q was sent", queue.ErrBusy, s.opts.LockWait, o.ProductID)
-	}
-	return s.opts.Queue.AcceptWithin(ctx, queue.Order{
+	return s.opts.Queue.AcceptBy(ctx, queue.Order{
 		ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, CreatedAt: o.CreatedAt,
-	}, wait)
+	}, sendBy)
 }
 
 // loadQueued sets product's stock in Redis to the database's if Redis has

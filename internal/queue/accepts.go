@@ -64,11 +64,21 @@ type acceptQueue struct {
 // acceptShared runs o's script in the next shared round trip and returns
 // the script's reply. If ctx ends first, it returns ctx's error at once:
 // o is withdrawn, unsent, if its trip has not left; otherwise the script
-// may have run (the trip goes on without it). If wait (> 0) passes before
-// o's trip leaves, o is withdrawn and ErrBusy returned.
-func (q *Queue) acceptShared(ctx context.Context, o Order, wait time.Duration) ([]any, error) {
+// may have run (the trip goes on without it). If sendBy (not zero) passes
+// before o's trip leaves, o is withdrawn and ErrBusy returned.
+func (q *Queue) acceptShared(ctx context.Context, o Order, sendBy time.Time) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	var waited <-chan time.Time
+	if !sendBy.IsZero() {
+		wait := time.Until(sendBy)
+		if wait <= 0 {
+			return nil, ErrBusy
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		waited = t.C
 	}
 	c := &acceptCall{ctx: ctx, order: o, done: make(chan struct{})}
 	a := &q.accepts
@@ -79,12 +89,6 @@ func (q *Queue) acceptShared(ctx context.Context, o Order, wait time.Duration) (
 		go q.send()
 	}
 	a.mu.Unlock()
-	var waited <-chan time.Time
-	if wait > 0 {
-		t := time.NewTimer(wait)
-		defer t.Stop()
-		waited = t.C
-	}
 	select {
 	case <-c.done:
 		return c.res, c.err

@@ -38,11 +38,11 @@ func heldQueue(t *testing.T, r *testenv.RedisNodes, name string) (*Queue, *teste
 	return q, px, p
 }
 
-// TestAcceptWithinWithdrawsUnsent: an accept queued behind a trip that
+// TestAcceptByWithdrawsUnsent: an accept queued behind a trip that
 // does not come back is withdrawn at its wait, told ErrBusy, and never
 // sent: its order is nowhere, its units are not taken, and the buyer may
 // buy when it retries.
-func TestAcceptWithinWithdrawsUnsent(t *testing.T) {
+func TestAcceptByWithdrawsUnsent(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
 		q, px, p := heldQueue(t, r, "within")
@@ -55,7 +55,7 @@ func TestAcceptWithinWithdrawsUnsent(t *testing.T) {
 		rvTripOut(t, q)
 
 		late := rvOrder(p, "late")
-		_, err := q.AcceptWithin(ctx, late, 50*time.Millisecond)
+		_, err := q.AcceptBy(ctx, late, time.Now().Add(50*time.Millisecond))
 		if !errors.Is(err, ErrBusy) {
 			t.Fatalf("accept queued behind a held trip: got %v, want ErrBusy", err)
 		}
@@ -75,29 +75,31 @@ func TestAcceptWithinWithdrawsUnsent(t *testing.T) {
 		if left, err := direct.Get(ctx, stockKeyOf(p)).Int(); err != nil || left != 9 {
 			t.Errorf("stock left: %d, %v; want 9 (the first accept's unit only)", left, err)
 		}
-		if _, err := q.AcceptWithin(ctx, late, 50*time.Millisecond); err != nil {
+		if _, err := q.AcceptBy(ctx, late, time.Now().Add(50*time.Millisecond)); err != nil {
 			t.Fatalf("the buyer's retry: %v", err)
 		}
 	})
 }
 
-// TestAcceptWithinWaitsForItsTrip: the wait bounds the queue, not the
+// TestAcceptByWaitsForItsTrip: the wait bounds the queue, not the
 // round trip. An accept whose trip has left when its wait passes waits
 // for the trip's answer (it may have run), and gets it.
-func TestAcceptWithinWaitsForItsTrip(t *testing.T) {
+func TestAcceptByWaitsForItsTrip(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
 		q, px, p := heldQueue(t, r, "sent")
 		px.HoldAt(func([]byte) int { return 0 })
-		const wait = 20 * time.Millisecond
-		start := time.Now()
+		sendBy := make(chan time.Time, 1)
 		res := make(chan error, 1)
 		go func() {
-			_, err := q.AcceptWithin(ctx, rvOrder(p, "buyer"), wait)
+			by := time.Now().Add(200 * time.Millisecond)
+			sendBy <- by
+			_, err := q.AcceptBy(ctx, rvOrder(p, "buyer"), by)
 			res <- err
 		}()
+		by := <-sendBy
 		rvTripOut(t, q)
-		waitFor(t, "the wait to pass", func() bool { return time.Since(start) > 5*wait })
+		waitFor(t, "the wait to pass", func() bool { return time.Now().After(by) })
 		select {
 		case err := <-res:
 			t.Fatalf("answered while its trip was held: %v", err)
@@ -110,14 +112,14 @@ func TestAcceptWithinWaitsForItsTrip(t *testing.T) {
 	})
 }
 
-// TestAcceptWithinBurstInvariants: many accepts at once on a slow Redis,
+// TestAcceptByBurstInvariants: many accepts at once on a slow Redis,
 // with waits from a microsecond to longer than a trip (so that many waits
 // pass just as a trip takes their call), some with contexts that end too,
 // some buyers twice. Afterwards: nothing waits and the send goroutine is
 // gone; every accepted order is in the stream once and can be looked up;
 // nothing answered ErrBusy is in the stream or has a key; every definite
 // refusal left nothing; the units add up.
-func TestAcceptWithinBurstInvariants(t *testing.T) {
+func TestAcceptByBurstInvariants(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		const stock, n = 400, 1200
 		ctx, c, q, p := loadedQueue(t, r, "wburst", stock)
@@ -141,7 +143,11 @@ func TestAcceptWithinBurstInvariants(t *testing.T) {
 					actx, cancel = context.WithTimeout(ctx, time.Duration(i%40)*time.Millisecond)
 				}
 				defer cancel()
-				_, err := q.AcceptWithin(actx, o, waits[i%len(waits)])
+				var sendBy time.Time // zero: no bound
+				if w := waits[i%len(waits)]; w > 0 {
+					sendBy = time.Now().Add(w)
+				}
+				_, err := q.AcceptBy(actx, o, sendBy)
 				answers[i] = answer{o, err}
 			})
 		}
@@ -201,12 +207,12 @@ func TestAcceptWithinBurstInvariants(t *testing.T) {
 	})
 }
 
-// TestAcceptWithinNoscriptRerun: the scripts are flushed and Redis is
+// TestAcceptByNoscriptRerun: the scripts are flushed and Redis is
 // slow, and the accepts' waits are shorter than the trip with its NOSCRIPT
 // rerun. Those the trip took are answered by the rerun (accepted, never
 // busy: the rerun is their trip's), and the ones queued behind are told
 // busy and left nothing.
-func TestAcceptWithinNoscriptRerun(t *testing.T) {
+func TestAcceptByNoscriptRerun(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx, c, q, p := loadedQueue(t, r, "noscriptwait", 100)
 		direct := redis.NewClient(&redis.Options{Addr: r.DirectAddrs()[0], DisableIdentity: true})
@@ -219,13 +225,13 @@ func TestAcceptWithinNoscriptRerun(t *testing.T) {
 		const wait = 10 * time.Millisecond
 		first := rvOrder(p, "first")
 		res := make(chan error, 1)
-		go func() { _, err := q.AcceptWithin(ctx, first, wait); res <- err }()
+		go func() { _, err := q.AcceptBy(ctx, first, time.Now().Add(wait)); res <- err }()
 		rvTripOut(t, q)
 		var late []Order
 		var lateErr []error
 		for i := range 5 {
 			o := rvOrder(p, "late"+strconv.Itoa(i))
-			_, err := q.AcceptWithin(ctx, o, wait)
+			_, err := q.AcceptBy(ctx, o, time.Now().Add(wait))
 			late, lateErr = append(late, o), append(lateErr, err)
 		}
 		if err := <-res; err != nil {

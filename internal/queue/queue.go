@@ -55,7 +55,7 @@ var (
 	// ErrUnavailable means Redis could not be reached.
 	ErrUnavailable = errors.New("queue: redis unavailable")
 	// ErrBusy means an accept waited its whole wait for a round trip to
-	// Redis and was withdrawn unsent (AcceptWithin): nothing changed.
+	// Redis and was withdrawn unsent (AcceptBy): nothing changed.
 	ErrBusy = errors.New("queue: no round trip to redis took the accept within its wait")
 	// ErrUnknownOrder means Redis knows no queued or refused order of
 	// that id (it may be written already: the database knows).
@@ -178,19 +178,20 @@ func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
 // o's id is recorded for Status in the same round trip, before the
 // script runs: an accepted order can always be looked up.
 func (q *Queue) Accept(ctx context.Context, o Order) (int, error) {
-	return q.AcceptWithin(ctx, o, 0)
+	return q.AcceptBy(ctx, o, time.Time{})
 }
 
-// AcceptWithin is Accept, but o waits at most wait for its round trip to
-// Redis (accepts.go), no bound but ctx if wait is 0. An accept still queued
-// after wait is withdrawn unsent and gets an error wrapping ErrBusy:
-// nothing changed, and the buyer may retry. It bounds a shop's queue when
-// its buyers come faster than Redis answers them; an accept whose trip
-// has left waits for it (or for ctx), as any sent accept does.
-func (q *Queue) AcceptWithin(ctx context.Context, o Order, wait time.Duration) (int, error) {
-	res, err := q.acceptShared(ctx, o, wait)
+// AcceptBy is Accept, but o waits for its round trip to Redis (accepts.go)
+// only until sendBy, no bound but ctx if sendBy is zero. An accept not
+// sent by then is withdrawn unsent (or not queued at all, if sendBy has
+// passed) and gets an error wrapping ErrBusy: nothing changed, and the
+// buyer may retry. It bounds a shop's queue when its buyers come faster
+// than Redis answers them; an accept whose trip has left waits for it (or
+// for ctx), as any sent accept does.
+func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, error) {
+	res, err := q.acceptShared(ctx, o, sendBy)
 	if errors.Is(err, ErrBusy) {
-		return 0, fmt.Errorf("%w: %q, %v", ErrBusy, o.ProductID, wait)
+		return 0, fmt.Errorf("%w: %q, by %v", ErrBusy, o.ProductID, sendBy.Format(time.StampMilli))
 	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
