@@ -52,25 +52,41 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 }
 
 // insertAndDeduct writes o and takes its units, for sql-atomic (redis-decr
-// writes with writeReserved, which must take the row first): the INSERT
-// first, so a repeated click fails on the unique
-// key before it touches the hot row; the conditional UPDATE last, so the
-// row's lock is held from it to the commit and no longer. Errors:
-// errDuplicateKey, errNoUnits, or the database's.
+// writes with writeReserved, which checks the sweep too): the INSERT
+// first, so a repeated click fails on the unique key before it touches the
+// hot row; the conditional UPDATE last, so the row's lock is held from it
+// to the commit and no longer. Errors: errDuplicateKey, errNoUnits, or the
+// database's.
 func insertAndDeduct(tx *gorm.DB, o Order) error {
+	if err := insertOrder(tx, o); err != nil {
+		return err
+	}
+	res := tx.Exec(takeUnits, o.Quantity, o.ProductID, o.Quantity)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return errNoUnits
+	}
+	return nil
+}
+
+// takeUnits is the conditional UPDATE with which a lock-free write takes
+// its units: the database reads, checks and writes the stock in one
+// statement, under the row's lock. Its arguments: the quantity, the
+// product, the quantity.
+const takeUnits = "UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?"
+
+// insertOrder inserts o's row with its unique buyer key: errDuplicateKey
+// if the buyer has an order for the product already, or the database's
+// error.
+func insertOrder(tx *gorm.DB, o Order) error {
 	row := toUniqueRow(o)
 	if err := tx.Create(&row).Error; err != nil {
 		if stock.IsDuplicateKey(err) {
 			return errDuplicateKey
 		}
 		return err
-	}
-	res := tx.Exec("UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?", o.Quantity, o.ProductID, o.Quantity)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return errNoUnits
 	}
 	return nil
 }

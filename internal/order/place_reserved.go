@@ -34,6 +34,12 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 		return Order{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
 	}
 	o := newOrder(p, req)
+	// 0. What the database says of the sweep's reclaims before the
+	// reservation exists (reserved_write.go).
+	seen, err := s.reclaimsSeen(ctx, p.ID)
+	if err != nil {
+		return Order{}, fromWrite(ctx, err)
+	}
 	// 1. Reserve in Redis.
 	if err := s.reserve(ctx, p, o); err != nil {
 		return Order{}, err
@@ -46,8 +52,8 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 	}
 	// 3. Write the order and take the units in the database, unless the
 	// sweep gave the reservation back first.
-	err := s.commit(ctx, nil, p, func(tx *gorm.DB) error {
-		return writeReserved(tx, o)
+	err = s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+		return s.writeReserved(tx, o, seen)
 	})
 	switch {
 	case err == nil:
@@ -144,45 +150,6 @@ func (s *Service) lowerToDatabase(ctx context.Context, product string) error {
 	}
 	_, err = s.opts.Reservations.Lower(ctx, product, left)
 	return err
-}
-
-// writeReserved writes o and takes its units in the database, for
-// redis-decr, unless the sweep has given o's reservation back. Errors:
-// errNoUnits, errDuplicateKey, errReclaimed, or the database's.
-//
-// The UPDATE comes first: it takes the product's row, which the sweep
-// takes too before it decides that a reservation has no order (reclaim.go).
-// So the two take turns: if the sweep went first, its row in reclaimed is
-// committed by the time this UPDATE has the row, and the INSERT, which
-// selects its values from nothing when that row exists, inserts nothing.
-// If this transaction went first, the sweep finds the order. The check
-// costs no round trip of its own; what it costs is that the row is now
-// held from the UPDATE through the INSERT to the commit, one statement
-// longer than sql-atomic holds it (insertAndDeduct). A buyer Redis let
-// through twice (it lost its buyers) fails on the unique key, which rolls
-// the UPDATE back.
-func writeReserved(tx *gorm.DB, o Order) error {
-	res := tx.Exec("UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?", o.Quantity, o.ProductID, o.Quantity)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return errNoUnits
-	}
-	r := toUniqueRow(o)
-	res = tx.Exec(`INSERT INTO orders (id, user_id, product_id, quantity, strategy, created_at, unique_buyer)
-SELECT ?, ?, ?, ?, ?, ?, ? FROM (SELECT 1 AS one) AS this_order
-WHERE NOT EXISTS (SELECT 1 FROM reclaimed WHERE id = ?)`,
-		r.ID, r.UserID, r.ProductID, r.Quantity, r.Strategy, r.CreatedAt, *r.UniqueBuyer, r.ID)
-	switch {
-	case stock.IsDuplicateKey(res.Error):
-		return errDuplicateKey
-	case res.Error != nil:
-		return res.Error
-	case res.RowsAffected == 0:
-		return fmt.Errorf("%w: order %s", errReclaimed, o.ID)
-	}
-	return nil
 }
 
 // giveBack gives o's reservation back now, on a context that survives the

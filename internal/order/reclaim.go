@@ -164,6 +164,12 @@ func reclaimIn(tx *gorm.DB, product string, open []reserve.Reservation) (reclaim
 	if len(reclaimed) == 0 {
 		return nil, sold, nil
 	}
+	// Every write of an order whose reservation was made before this
+	// commit now looks in reclaimed before it takes its units
+	// (reserved_write.go).
+	if err := tx.Exec("UPDATE products SET reclaims = reclaims + 1 WHERE id = ?", product).Error; err != nil {
+		return nil, nil, err
+	}
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	rows := make([]reclaimedRow, len(reclaimed))
 	for i, r := range reclaimed {

@@ -46,7 +46,7 @@ func TestReclaimIgnoresAnotherProductsOpenOrder(t *testing.T) {
 		ob := newOrder(bp, Request{UserID: "b1", ProductID: bp.ID, Quantity: 1})
 		owner := db.WithContext(ctx).Begin(s.txOptions(bp)...)
 		defer owner.Rollback()
-		if err := writeReserved(owner, ob); err != nil {
+		if err := s.writeReserved(owner, ob, 0); err != nil {
 			t.Fatal(err)
 		}
 
@@ -68,7 +68,7 @@ func TestReclaimIgnoresAnotherProductsOpenOrder(t *testing.T) {
 		wctx, wcancel := context.WithTimeout(ctx, wait)
 		defer wcancel()
 		oa2 := newOrder(a, Request{UserID: "a2", ProductID: a.ID, Quantity: 1})
-		if err := db.WithContext(wctx).Transaction(func(tx *gorm.DB) error { return writeReserved(tx, oa2) }, s.txOptions(a)...); err != nil {
+		if err := db.WithContext(wctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, oa2, 0) }, s.txOptions(a)...); err != nil {
 			t.Errorf("an order of product A, while an order of product B is open: %v", err)
 		}
 		if err := owner.Commit().Error; err != nil {

@@ -84,6 +84,7 @@ type Service struct {
 	sweeping     atomic.Bool
 	sweeps       sync.WaitGroup // sweep's goroutine
 	reclaimGrace time.Duration  // see hold
+	reclaims     sync.Map       // redis-decr product id -> *atomic.Int64, its reclaims as last read; see reclaimsSeen
 
 	consumers  *queue.Consumers   // nil without Options.Queue
 	queueLoads singleflight.Group // redis-queue product id; see loadQueued

@@ -47,11 +47,11 @@ func (s *Service) commit(ctx context.Context, lock *dlock.Lock, p stock.Product,
 }
 
 // txOptions: redis-decr's write runs READ COMMITTED on MySQL and MariaDB,
-// so that writeReserved's NOT EXISTS on reclaimed is a plain read of the
-// rows committed when the INSERT starts (after the product's row is held,
-// so after any sweep of it has committed) and leaves no shared gap lock on
-// reclaimed, which would hold up other products' sweeps, and with them
-// those products' orders, until this transaction ends.
+// so that the look in reclaimed on its slow path (reserved_write.go) is a
+// plain read of the rows committed when it starts (after the product's row
+// is held, so after any sweep of it has committed) and leaves no shared
+// gap lock on reclaimed, which would hold up other products' sweeps, and
+// with them those products' orders, until this transaction ends.
 func (s *Service) txOptions(p stock.Product) []*sql.TxOptions {
 	if p.Strategy != strategy.RedisDecr || s.db.Dialector.Name() != "mysql" {
 		return nil
