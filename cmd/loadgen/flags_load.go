@@ -22,6 +22,8 @@ const envPrefix = "LOADGEN"
 type loadFlags struct {
 	lockWait    time.Duration // --lock-wait: the embedded shops' product-lock wait
 	maxInFlight int           // --max-in-flight: the embedded shops' admission limit
+	buyerRate   float64       // --buyer-rate: the embedded shops' per-buyer rate limit
+	buyerBurst  int           // --buyer-burst: its burst
 	sweep       []vegeta.Rate // --sweep: the offered rates, if a sweep
 	thresholds  []report.Threshold
 }
@@ -37,6 +39,8 @@ func addLoadFlags(fs *flag.FlagSet, c *config, d scenario.Settings) {
 	fs.IntVar(&c.settings.Count, "count", 1, "run each row this many times and report each figure as the median with min–max")
 	fs.DurationVar(&c.lockWait, "lock-wait", scenario.DefaultLockWait, "without --targets: the embedded shops' product-lock wait, the longest an order waits for its lock (or at the shop's door, or for a redis-queue order's round trip to Redis) before 503 lock_timeout or busy (a running fleet has its own: shop --lock-wait)")
 	fs.IntVar(&c.maxInFlight, "max-in-flight", app.DefaultMaxInFlightOrders, "without --targets: orders each embedded shop works on at once; more wait at the door up to --lock-wait, then 503 busy (negative: no limit; a running fleet has its own: shop --max-in-flight)")
+	fs.Float64Var(&c.buyerRate, "buyer-rate", 0, "without --targets: orders per second one buyer may send to one embedded shop; the clicks beyond get 429 rate_limited (the anti-bot guard); 0: no limit, as the lesson rows need (a running fleet has its own: shop --buyer-rate)")
+	fs.IntVar(&c.buyerBurst, "buyer-burst", 3, "with --buyer-rate, how many orders one buyer may send at once before the rate applies")
 	fs.Var(&sweepFlag{rates: &c.sweep}, "sweep", fmt.Sprintf("run every row at each of these offered rates, comma-separated (250,500,1000,2000 or 50/100ms,...), and report goodput and latency against the rate; unless given, --users 0, --duration %v, --stock %d, --stall-rate 0, so that each point measures throughput, not a sold-out shop (default none)", scenario.SweepDuration, scenario.SweepStock))
 	fs.Var(&thresholdFlag{list: &c.thresholds}, "threshold", "a pass criterion for every row, repeatable, in k6's spirit: p99<200ms, oversold==0, errors<1%, orders>=90; metrics: "+strings.Join(report.ThresholdMetrics(), ", ")+"; a failed one is printed with its row and the run exits 99 (default none)")
 }
@@ -47,8 +51,11 @@ func (c *config) checkLoad(given func(string) bool) []string {
 	if c.lockWait <= 0 || c.lockWait > time.Minute {
 		bad = append(bad, fmt.Sprintf("lock-wait: %v, want more than 0 and at most 1m", c.lockWait))
 	}
-	if len(c.targets) > 0 && (given("lock-wait") || given("max-in-flight")) {
-		bad = append(bad, "lock-wait, max-in-flight: only without --targets; a running fleet has its own (shop --lock-wait, --max-in-flight)")
+	if len(c.targets) > 0 && (given("lock-wait") || given("max-in-flight") || given("buyer-rate") || given("buyer-burst")) {
+		bad = append(bad, "lock-wait, max-in-flight, buyer-rate, buyer-burst: only without --targets; a running fleet has its own (shop --lock-wait, --max-in-flight, --buyer-rate, --buyer-burst)")
+	}
+	if c.buyerRate < 0 || c.buyerBurst < 1 {
+		bad = append(bad, fmt.Sprintf("buyer-rate: %v, buyer-burst: %d, want a rate of 0 (off) or more and a burst of 1 or more", c.buyerRate, c.buyerBurst))
 	}
 	if c.settings.Count == 0 {
 		bad = append(bad, fmt.Sprintf("count: 0, want 1..%d runs of each row", scenario.MaxCount))

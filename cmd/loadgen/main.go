@@ -210,7 +210,7 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
 		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log,
 		Processes: cfg.settings.Crash > 0, LogDir: dir,
-		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight})
+		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst})
 	if err != nil {
 		if set != nil {
 			set.Close()

@@ -66,7 +66,7 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"count of 0", []string{"--count", "0"}, []string{"count: 0, want 1..50"}},
 		{"workers above max workers", []string{"--workers", "100", "--max-workers", "10"}, []string{"workers: 100, more than --max-workers 10"}},
 		{"lock wait of 0", []string{"--lock-wait", "0s"}, []string{"lock-wait: 0s, want more than 0"}},
-		{"lock wait of a running fleet", []string{"--targets", "http://a:1", "--admin-token", "x", "--max-in-flight", "4"}, []string{"lock-wait, max-in-flight: only without --targets"}},
+		{"lock wait of a running fleet", []string{"--targets", "http://a:1", "--admin-token", "x", "--max-in-flight", "4"}, []string{"lock-wait, max-in-flight, buyer-rate, buyer-burst: only without --targets"}},
 		{"open model too long", []string{"--users", "0", "--rate", "100000", "--duration", "60s"}, []string{"shorten --duration"}},
 		{"failover and restart", []string{"--failover", "--redis-restart", "3"}, []string{"failover: not with --redis-restart or --redlock-kill"}},
 	} {

@@ -27,6 +27,8 @@ type options struct {
 	adminToken      string
 	lockWait        time.Duration
 	maxInFlight     int
+	buyerRate       float64
+	buyerBurst      int
 	shutdownTimeout time.Duration
 	logFormat       string
 	logLevel        string
@@ -63,6 +65,8 @@ var flagSpecs = []flagSpec{
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout (and at the door, or for a redis-queue order's round trip to Redis, before 503 busy)"},
 	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait (0: the default; negative: no limit); a batched product's buyers queue in their batch instead, and a redis-queue product's for their shop's next round trip to Redis"},
+	{"buyer-rate", "SHOP_BUYER_RATE", "orders per second one buyer (user_id) may send to this shop; the clicks beyond get 429 rate_limited with Retry-After, before they queue (the anti-bot guard; per shop: a buyer spread over k shops gets k times it); 0: no limit"},
+	{"buyer-burst", "SHOP_BUYER_BURST", "with --buyer-rate, how many orders one buyer may send at once before the rate applies"},
 	{"shutdown-timeout", "SHOP_SHUTDOWN_TIMEOUT", "on SIGINT/SIGTERM, how long in-flight orders may take to finish"},
 	{"log-format", "SHOP_LOG_FORMAT", "log format: text or json"},
 	{"log-level", "SHOP_LOG_LEVEL", "log level: debug, info, warn or error"},
@@ -87,6 +91,8 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
 	fs.Var((*durationFlag)(&o.lockWait), "lock-wait", "")
 	fs.IntVar(&o.maxInFlight, "max-in-flight", app.DefaultMaxInFlightOrders, "")
+	fs.Float64Var(&o.buyerRate, "buyer-rate", 0, "")
+	fs.IntVar(&o.buyerBurst, "buyer-burst", 3, "")
 	fs.Var((*durationFlag)(&o.shutdownTimeout), "shutdown-timeout", "")
 	fs.StringVar(&o.logFormat, "log-format", "text", "")
 	fs.StringVar(&o.logLevel, "log-level", "info", "")
@@ -134,6 +140,9 @@ func (o *options) validate() error {
 	}
 	if err := o.validateSentinel(); err != nil {
 		return err
+	}
+	if o.buyerRate < 0 || o.buyerBurst < 1 {
+		return usagef("--buyer-rate %v, --buyer-burst %d: want a rate of 0 (off) or more, and a burst of 1 or more", o.buyerRate, o.buyerBurst)
 	}
 	for _, e := range splitList(o.etcd) {
 		if err := app.CheckEtcdEndpoint(e); err != nil {
@@ -195,6 +204,8 @@ func (o *options) config(log *slog.Logger) app.Config {
 		AdminToken:        o.adminToken,
 		LockWait:          o.lockWait,
 		MaxInFlightOrders: o.maxInFlight,
+		BuyerRate:         o.buyerRate,
+		BuyerBurst:        o.buyerBurst,
 		ShutdownTimeout:   o.shutdownTimeout,
 		Logger:            log,
 	}

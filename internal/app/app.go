@@ -53,6 +53,13 @@ type Config struct {
 	// busy (see internal/httpapi/admission.go for why). Zero means
 	// DefaultMaxInFlightOrders; negative means no limit.
 	MaxInFlightOrders int
+	// BuyerRate, if positive, is how many orders per second one buyer may
+	// send to one shop, in bursts of BuyerBurst (at least 1); the clicks
+	// beyond get 429 rate_limited (internal/httpapi/ratelimit.go). Zero:
+	// no limit, the default: the lesson rows' crowds click 1 to 3 times
+	// within a few ms, which any useful limit would cut.
+	BuyerRate  float64
+	BuyerBurst int
 	// ShutdownTimeout bounds how long Serve waits for in-flight requests
 	// after its context ends; zero means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration

@@ -138,6 +138,8 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 
 		MaxInFlightOrders: cfg.maxInFlightOrders(),
 		OrderQueueWait:    cfg.lockWait(),
+		BuyerRate:         cfg.BuyerRate,
+		BuyerBurst:        cfg.BuyerBurst,
 	})
 	s.logReachability(ctx)
 	return s, nil

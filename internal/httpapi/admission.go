@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +20,18 @@ import (
 // lesson of the lock modes is untouched: the buyers inside still race for
 // the stock (mode off still oversells).
 //
+// The queue is bounded by what the shop can serve within the wait, not by
+// the wait alone. A flash sale's crowd is always bigger than the shop: a
+// queue bounded only by time fills with buyers who wait out the whole wait
+// and are turned away at its end, every one of them an open connection and
+// a goroutine on the shop's cores, and the orders inside slow down for it.
+// So the door keeps a moving average of how long an order holds its slot,
+// and a buyer who finds ahead of him more than the slots can serve within
+// the wait ((queued+1) × hold ÷ slots > wait) is turned away at once, with
+// Retry-After, in microseconds instead of after the wait. Until the first
+// order has left, the door has no average and only the wait bounds the
+// queue.
+//
 // A batched product's buyers go past the door (Orders.QueuesInside): they
 // already queue in their shop's batch, whose leader alone asks for the
 // lock and writes them all in one transaction. Held at the door, a batch
@@ -26,10 +40,24 @@ import (
 // the same reason: they queue for a round trip to Redis that the shop's
 // buyers share, and take no lock.
 type admission struct {
-	slots chan struct{} // nil: no limit
-	wait  time.Duration
-	obs   DoorObserver
+	slots  chan struct{} // nil: no limit
+	wait   time.Duration
+	obs    DoorObserver
+	queued atomic.Int64 // orders waiting for a slot
+	hold   holdAverage  // how long an admitted order keeps its slot
 }
+
+// Why an order was turned away at the door (DoorObserver.TurnedAway).
+const (
+	// ShedQueueFull: more orders were waiting than the slots can serve
+	// within the wait; turned away at once.
+	ShedQueueFull = "queue_full"
+	// ShedWaitExpired: the order waited the whole wait for a slot.
+	ShedWaitExpired = "wait_expired"
+	// ShedRateLimited: the buyer clicked more often than the per-buyer
+	// rate allows (429 rate_limited; ratelimit.go).
+	ShedRateLimited = "rate_limited"
+)
 
 // newAdmission returns the door: with max <= 0 it admits every order at
 // once, and only tells obs (which may be nil).
@@ -46,20 +74,26 @@ func newAdmission(max int, wait time.Duration, obs DoorObserver) *admission {
 
 // enter takes a slot, waiting at most a.wait and never past ctx, and
 // returns the function that gives it back. It returns an error wrapping
-// errBusy (503 busy) if no slot came in time. Without a limit it admits at
-// once.
+// errBusy (503 busy) at once if the queue ahead is longer than the slots
+// serve within the wait (or ctx's deadline, if sooner), and after the
+// wait if no slot came in time. Without a limit it admits at once. Safe
+// for concurrent use.
 func (a *admission) enter(ctx context.Context) (leave func(), err error) {
-	admitted := func() (leave func(), err error) {
-		a.obs.InFlight(1)
-		return func() {
-			if a.slots != nil {
-				<-a.slots
-			}
-			a.obs.InFlight(-1)
-		}, nil
-	}
 	if a.slots == nil {
-		return admitted()
+		return a.admitted(), nil
+	}
+	select {
+	case a.slots <- struct{}{}:
+		return a.admitted(), nil
+	default:
+	}
+	budget := a.wait
+	if d, ok := ctx.Deadline(); ok && (budget <= 0 || time.Until(d) < budget) {
+		budget = time.Until(d)
+	}
+	if est, ok := a.waitFor(a.queued.Load() + 1); ok && budget > 0 && est > budget {
+		a.obs.TurnedAway(ShedQueueFull)
+		return nil, &busyError{retryAfter: est - budget}
 	}
 	caller := ctx
 	if a.wait > 0 {
@@ -67,23 +101,93 @@ func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 		ctx, cancel = context.WithTimeout(ctx, a.wait)
 		defer cancel()
 	}
+	a.queued.Add(1)
 	a.obs.Queued(1)
+	defer func() {
+		a.queued.Add(-1)
+		a.obs.Queued(-1)
+	}()
 	select {
 	case a.slots <- struct{}{}: // blocked senders are served first come, first served
-		a.obs.Queued(-1)
-		return admitted()
+		return a.admitted(), nil
 	case <-ctx.Done():
-		a.obs.Queued(-1)
 		if caller.Err() == nil { // the wait ran out, not the caller's patience
-			a.obs.TurnedAway()
+			a.obs.TurnedAway(ShedWaitExpired)
 		}
-		return nil, &requestError{kind: errBusy, msg: "shop busy: too many orders in flight; nothing was written; retry"}
+		return nil, &busyError{}
 	}
+}
+
+// waitFor estimates how long the nth order in the queue waits for its
+// slot: n holds' worth of work shared by the slots. It reports false
+// while no order has left yet.
+func (a *admission) waitFor(n int64) (time.Duration, bool) {
+	hold := a.hold.get()
+	if hold <= 0 {
+		return 0, false
+	}
+	return time.Duration(n) * hold / time.Duration(cap(a.slots)), true
+}
+
+// admitted counts an order in and returns its leave, which gives the slot
+// back and feeds how long it was held into the average.
+func (a *admission) admitted() (leave func()) {
+	a.obs.InFlight(1)
+	start := time.Now()
+	return func() {
+		if a.slots != nil {
+			a.hold.add(time.Since(start))
+			<-a.slots
+		}
+		a.obs.InFlight(-1)
+	}
+}
+
+// holdAverage is an exponentially weighted moving average of durations,
+// each new one weighing 1/8: it follows a change of strategy or of load
+// within a few dozen orders. Safe for concurrent use; zero until the
+// first add.
+type holdAverage struct{ ns atomic.Int64 }
+
+func (h *holdAverage) add(d time.Duration) {
+	for {
+		old := h.ns.Load()
+		next := int64(d)
+		if old > 0 {
+			next = old + (int64(d)-old)/8
+		}
+		if h.ns.CompareAndSwap(old, next) {
+			return
+		}
+	}
+}
+
+func (h *holdAverage) get() time.Duration { return time.Duration(h.ns.Load()) }
+
+// busyError is the door's 503 busy: nothing reached Redis or the
+// database. retryAfter, if positive, is how much sooner the queue would
+// have had to move for this order to be served in time: the Retry-After
+// the buyer is told, rounded up to whole seconds (at least 1).
+type busyError struct{ retryAfter time.Duration }
+
+func (e *busyError) Error() string {
+	if e.retryAfter > 0 {
+		return "shop busy: more orders are waiting than it serves within the wait; nothing was written; retry"
+	}
+	return "shop busy: too many orders in flight; nothing was written; retry"
+}
+
+func (e *busyError) Unwrap() error { return errBusy }
+
+// RetryAfter is the Retry-After header's value in seconds.
+func (e *busyError) RetryAfter() string {
+	s := (e.retryAfter + time.Second - 1) / time.Second
+	return strconv.Itoa(max(1, int(s)))
 }
 
 // noDoorObserver is the DoorObserver of a router built without one.
 type noDoorObserver struct{}
 
-func (noDoorObserver) Queued(int)   {}
-func (noDoorObserver) InFlight(int) {}
-func (noDoorObserver) TurnedAway()  {}
+func (noDoorObserver) Queued(int)        {}
+func (noDoorObserver) InFlight(int)      {}
+func (noDoorObserver) TurnedAway(string) {}

@@ -157,3 +157,32 @@ func TestBatchedOrdersPassTheDoor(t *testing.T) {
 		}
 	}
 }
+
+// TestRateLimited: with a per-buyer rate, a buyer's clicks beyond the
+// burst get 429 rate_limited with Retry-After, before they reach Place;
+// another buyer is not held up.
+func TestRateLimited(t *testing.T) {
+	orders := newHeldOrders()
+	close(orders.release)
+	h := httpapi.NewRouter(httpapi.Deps{Orders: orders, BuyerRate: 0.001, BuyerBurst: 1,
+		Logger: slog.New(slog.DiscardHandler)})
+	if rec := do(t, h, orderBy("alice")); rec.Code != http.StatusCreated {
+		t.Fatalf("alice's first click: status = %d, want 201; body %s", rec.Code, rec.Body)
+	}
+	rec := do(t, h, orderBy("alice"))
+	if rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("alice's second click: status = %d, want 429; body %s", rec.Code, rec.Body)
+	}
+	if got, want := decodeError(t, rec).Error.Code, "rate_limited"; got != want {
+		t.Errorf("code = %q, want %q", got, want)
+	}
+	if got := rec.Header().Get("Retry-After"); got == "" {
+		t.Error("429 without Retry-After")
+	}
+	if rec := do(t, h, orderBy("bob")); rec.Code != http.StatusCreated {
+		t.Errorf("bob's click: status = %d, want 201", rec.Code)
+	}
+	if got := len(orders.entered); got != 2 {
+		t.Errorf("orders that reached Place: %d, want 2", got)
+	}
+}

@@ -27,6 +27,9 @@ var (
 	// came free within the wait (admission.go). Nothing reached Redis or
 	// the database; the buyer may retry.
 	errBusy = errors.New("httpapi: shop busy")
+	// errRateLimited marks an order whose buyer clicked more often than
+	// the per-buyer rate allows (ratelimit.go). Nothing was written.
+	errRateLimited = errors.New("httpapi: rate limited")
 )
 
 // requestError is an error the HTTP layer raises itself: a kind from the
@@ -77,6 +80,7 @@ var ownErrors = []struct {
 	{errMethod, "method_not_allowed"},
 	{errNotReady, "unavailable"},
 	{errBusy, "busy"},
+	{errRateLimited, "rate_limited"},
 }
 
 // errorTable is the one place that decides how an error code looks on the
@@ -91,6 +95,7 @@ var errorTable = map[string]errorKind{
 	"sold_out":           {status: http.StatusConflict},
 	"duplicate_order":    {status: http.StatusConflict},
 	"duplicate_request":  {status: http.StatusConflict},
+	"rate_limited":       {status: http.StatusTooManyRequests},
 	"busy": {status: http.StatusServiceUnavailable, hide: true,
 		message: "shop busy: too many orders waiting; nothing was written; retry"},
 	"lock_timeout": {status: http.StatusServiceUnavailable, hide: true,
@@ -117,10 +122,19 @@ var internalError = errorKind{
 	message: "internal error; the server log has the details (look up the X-Request-ID)",
 }
 
-// retryAfterSeconds is sent with every 503: the conditions behind it (a
-// contended lock, a full door, a node restarting) usually clear within a
-// second.
+// retryAfterSeconds is sent with every 503 and 429 that says no sooner
+// (see retryAfter): the conditions behind them (a contended lock, a full
+// door, a node restarting, a buyer's burst) usually clear within a second.
 const retryAfterSeconds = "1"
+
+// retryAfter is the Retry-After of err's answer: its own, if it has one
+// (the door's busyError), else retryAfterSeconds.
+func retryAfter(err error) string {
+	if e, ok := errors.AsType[*busyError](err); ok {
+		return e.RetryAfter()
+	}
+	return retryAfterSeconds
+}
 
 // errorBody is the JSON shape of every error: {"error":{"code","message"}}.
 type errorBody struct {
@@ -163,8 +177,8 @@ func writeError(c *gin.Context, err error) {
 	if k.hide {
 		msg = k.message
 	}
-	if k.status == http.StatusServiceUnavailable {
-		c.Header("Retry-After", retryAfterSeconds)
+	if k.status == http.StatusServiceUnavailable || k.status == http.StatusTooManyRequests {
+		c.Header("Retry-After", retryAfter(err))
 	}
 	detail := errorDetail{Code: k.code, Message: msg}
 	if dup, ok := errors.AsType[*order.DuplicateOrderError](err); ok {

@@ -45,6 +45,10 @@ func requestLog(logger *slog.Logger) gin.HandlerFunc {
 		c.Next()
 
 		status := c.Writer.Status()
+		level := logLevelFor(status)
+		if !logger.Enabled(c.Request.Context(), level) {
+			return // a crowd's access log costs nothing where nobody reads it
+		}
 		attrs := []slog.Attr{
 			slog.String("request_id", id),
 			slog.String("method", c.Request.Method),
@@ -56,7 +60,7 @@ func requestLog(logger *slog.Logger) gin.HandlerFunc {
 		if len(c.Errors) > 0 {
 			attrs = append(attrs, slog.String("error", strings.Join(c.Errors.Errors(), "; ")))
 		}
-		logger.LogAttrs(c.Request.Context(), logLevelFor(status), "request", attrs...)
+		logger.LogAttrs(c.Request.Context(), level, "request", attrs...)
 	}
 }
 

@@ -122,6 +122,13 @@ func (a *api) placeOrder(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	// A buyer clicking faster than the per-buyer rate is turned away
+	// before anything else: the anti-bot guard (ratelimit.go).
+	if !a.limit.allow(req.UserID) {
+		a.door.obs.TurnedAway(ShedRateLimited)
+		writeError(c, &requestError{kind: errRateLimited, msg: "too many orders from this buyer; nothing was written; retry later"})
+		return
+	}
 	if !a.orders.QueuesInside(c.Request.Context(), req.ProductID) {
 		leave, err := a.door.enter(c.Request.Context())
 		if err != nil {

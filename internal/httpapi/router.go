@@ -95,8 +95,16 @@ type Deps struct {
 	// for why a flash-sale shop wants one.
 	MaxInFlightOrders int
 	// OrderQueueWait bounds the wait for an order slot; zero means only
-	// the request's context bounds it.
+	// the request's context bounds it. An order that would wait longer
+	// than that for the orders ahead of it is turned away at once (see
+	// admission.go).
 	OrderQueueWait time.Duration
+	// BuyerRate, if positive, is how many orders per second one buyer
+	// (user_id) may send to this router, with bursts of BuyerBurst (at
+	// least 1): the clicks beyond it get 429 rate_limited before they
+	// queue (ratelimit.go). Zero or less: no limit.
+	BuyerRate  float64
+	BuyerBurst int
 	// Logger receives one line per request and panics; nil means
 	// slog.Default().
 	Logger *slog.Logger
@@ -133,9 +141,12 @@ type DoorObserver interface {
 	// InFlight is called with +1 when an order gets its slot and -1 when
 	// it has its answer.
 	InFlight(delta int)
-	// TurnedAway is called when an order's wait for a slot ran out: a 503
-	// busy (not when its caller hung up first).
-	TurnedAway()
+	// TurnedAway is called when an order is turned away at the door, with
+	// why: ShedQueueFull (503 busy at once: more were waiting than the
+	// slots serve within the wait), ShedWaitExpired (503 busy: its wait
+	// for a slot ran out; not when its caller hung up first) or
+	// ShedRateLimited (429 rate_limited: its buyer clicked too often).
+	TurnedAway(reason string)
 }
 
 // api binds the handlers to their dependencies.
@@ -146,7 +157,8 @@ type api struct {
 	db       *gorm.DB
 	redis    []*redis.Client
 	master   RedisMaster // nil: Redis[0] serves the single-node modes
-	door     *admission  // nil: no limit on orders in flight
+	door     *admission  // never nil; it may admit every order at once
+	limit    *buyerLimit // nil: no per-buyer rate
 	etcd     Etcd        // nil: no etcd to ask
 }
 
@@ -166,7 +178,8 @@ func NewRouter(deps Deps) *gin.Engine {
 		logger = slog.Default()
 	}
 	a := &api{products: deps.Products, orders: deps.Orders, statuses: deps.Statuses, db: deps.DB, redis: deps.Redis,
-		master: deps.RedisMaster, door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door), etcd: deps.Etcd}
+		master: deps.RedisMaster, door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door), etcd: deps.Etcd,
+		limit: newBuyerLimit(deps.BuyerRate, deps.BuyerBurst)}
 
 	r := gin.New() // no default logger or recovery: ours are below
 	r.HandleMethodNotAllowed = true

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -43,7 +44,7 @@ type Shop struct {
 	batchSize    *prometheus.HistogramVec // strategy
 	queued       prometheus.Gauge
 	inFlight     prometheus.Gauge
-	turnedAway   prometheus.Counter
+	turnedAway   *prometheus.CounterVec
 	masterMoves  prometheus.Counter
 }
 
@@ -106,10 +107,10 @@ func New() *Shop {
 			Name: "flashsale_orders_in_flight",
 			Help: "Orders being worked on: past the door, not yet answered.",
 		}),
-		turnedAway: prometheus.NewCounter(prometheus.CounterOpts{
+		turnedAway: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_orders_turned_away_total",
-			Help: "Orders that gave up waiting at the door for a slot (503 busy).",
-		}),
+			Help: "Orders the shop shed before working on them, by reason: queue_full (503 busy at once: more orders were waiting at the door than its slots serve within the wait), wait_expired (503 busy: the order waited the whole wait for a slot), rate_limited (429: its buyer clicked faster than the per-buyer rate).",
+		}, []string{"reason"}),
 		masterMoves: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "flashsale_redis_master_changes_total",
 			Help: "Times the Sentinels named another address for the shop's Redis master (--redis-sentinel; 0 without): the failovers this shop saw.",
@@ -130,6 +131,9 @@ func New() *Shop {
 // that a rate is there before the first event rather than appearing with
 // it.
 func (m *Shop) zeros() {
+	for _, r := range []string{httpapi.ShedQueueFull, httpapi.ShedWaitExpired, httpapi.ShedRateLimited} {
+		m.turnedAway.WithLabelValues(r)
+	}
 	for _, s := range strategy.All() {
 		for _, o := range []string{"created", "sold_out", "duplicate_order", "unavailable"} {
 			m.orders.WithLabelValues(string(s), o)
@@ -202,8 +206,9 @@ func (m *Shop) Queued(delta int) { m.queued.Add(float64(delta)) }
 // InFlight moves the in-flight gauge (httpapi.DoorObserver).
 func (m *Shop) InFlight(delta int) { m.inFlight.Add(float64(delta)) }
 
-// TurnedAway counts an order that gave up at the door (httpapi.DoorObserver).
-func (m *Shop) TurnedAway() { m.turnedAway.Inc() }
+// TurnedAway counts an order shed at the door, by why
+// (httpapi.DoorObserver).
+func (m *Shop) TurnedAway(reason string) { m.turnedAway.WithLabelValues(reason).Inc() }
 
 // RedisMasterChanged counts a change of the Sentinel-managed master's
 // address. Any goroutine may call it.

@@ -54,6 +54,10 @@ type childConfig struct {
 	EtcdEndpoints []string `json:"etcd_endpoints,omitempty"`
 	AdminToken    string   `json:"admin_token"`
 	LockWaitMs    int64    `json:"lock_wait_ms"`
+	// MaxInFlight, BuyerRate and BuyerBurst: app.Config's.
+	MaxInFlight int     `json:"max_in_flight,omitempty"`
+	BuyerRate   float64 `json:"buyer_rate,omitempty"`
+	BuyerBurst  int     `json:"buyer_burst,omitempty"`
 }
 
 // IsChildShop reports whether this process was started by a process fleet
@@ -107,6 +111,7 @@ func (c childConfig) serve(ctx context.Context, log *slog.Logger) error {
 		MySQLDSN: c.MySQLDSN, RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints,
 		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master},
 		AdminToken:  c.AdminToken, LockWait: time.Duration(c.LockWaitMs) * time.Millisecond, Logger: log,
+		MaxInFlightOrders: c.MaxInFlight, BuyerRate: c.BuyerRate, BuyerBurst: c.BuyerBurst,
 	}
 	shop, err := app.NewShop(ctx, cfg, b)
 	if err != nil {

@@ -341,6 +341,7 @@ func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cf
 		MySQLDSN: cfg.MySQLDSN, RedisAddrs: b.RedisAddrs, EtcdEndpoints: b.EtcdEndpoints,
 		Sentinels: b.RedisMaster.Sentinels, Master: b.RedisMaster.Name,
 		AdminToken: acfg.AdminToken, LockWaitMs: acfg.LockWait.Milliseconds(),
+		MaxInFlight: acfg.MaxInFlightOrders, BuyerRate: acfg.BuyerRate, BuyerBurst: acfg.BuyerBurst,
 	}
 	switch {
 	case b.SQLite != nil:

@@ -60,6 +60,10 @@ type FleetConfig struct {
 	// MaxInFlightOrders (zero: app.DefaultMaxInFlightOrders; negative: no
 	// limit).
 	MaxInFlight int
+	// BuyerRate and BuyerBurst are each shop's per-buyer rate limit, as
+	// app.Config's (zero: none).
+	BuyerRate  float64
+	BuyerBurst int
 	// Logger receives the shops' logs (nil: discarded).
 	Logger *slog.Logger
 	// Processes runs each shop as a child process, this program
@@ -98,6 +102,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	acfg := app.Config{
 		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, EtcdEndpoints: cfg.EtcdEndpoints, AdminToken: token,
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), MaxInFlightOrders: cfg.MaxInFlight, Logger: log,
+		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst,
 	}
 	if cfg.Sentinels != nil {
 		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}

@@ -1,0 +1,137 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+)
+
+// shedCounter is a DoorObserver that counts TurnedAway by reason.
+type shedCounter struct {
+	mu   sync.Mutex
+	shed map[string]int
+}
+
+func (c *shedCounter) Queued(int)   {}
+func (c *shedCounter) InFlight(int) {}
+func (c *shedCounter) TurnedAway(reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shed == nil {
+		c.shed = map[string]int{}
+	}
+	c.shed[reason]++
+}
+
+func (c *shedCounter) count(reason string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.shed[reason]
+}
+
+// TestDoorShedsWhatItCannotServe: with its slot taken and orders holding
+// it 2 s on average, a door whose wait is 1 s turns the next order away
+// at once (it would wait 2 s), with a Retry-After of the difference; one
+// whose orders hold it 100 ms lets the next order wait, and admits it
+// when the slot comes free.
+func TestDoorShedsWhatItCannotServe(t *testing.T) {
+	t.Run("longer than the wait", func(t *testing.T) {
+		obs := &shedCounter{}
+		a := newAdmission(1, time.Second, obs)
+		a.hold.add(2 * time.Second)
+		leave, err := a.enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer leave()
+
+		start := time.Now()
+		_, err = a.enter(context.Background())
+		var busy *busyError
+		if !errors.As(err, &busy) || !errors.Is(err, errBusy) {
+			t.Fatalf("second order: got %v, want a busyError wrapping errBusy", err)
+		}
+		if took := time.Since(start); took >= 500*time.Millisecond {
+			t.Errorf("second order turned away after %v, want at once", took)
+		}
+		if got, want := busy.RetryAfter(), "1"; got != want {
+			t.Errorf("Retry-After = %q, want %q", got, want)
+		}
+		if got := obs.count(ShedQueueFull); got != 1 {
+			t.Errorf("TurnedAway(%s) = %d, want 1", ShedQueueFull, got)
+		}
+	})
+
+	t.Run("within the wait", func(t *testing.T) {
+		obs := &shedCounter{}
+		a := newAdmission(1, 5*time.Second, obs)
+		a.hold.add(100 * time.Millisecond)
+		leave, err := a.enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		entered := make(chan error, 1)
+		go func() {
+			l, err := a.enter(context.Background())
+			if err == nil {
+				l()
+			}
+			entered <- err
+		}()
+		for a.queued.Load() == 0 { // waits on the condition, not a clock
+			time.Sleep(time.Millisecond)
+		}
+		leave()
+		if err := <-entered; err != nil {
+			t.Errorf("second order, once the slot was free: %v", err)
+		}
+		if got := obs.count(ShedQueueFull) + obs.count(ShedWaitExpired); got != 0 {
+			t.Errorf("orders turned away: %d, want 0", got)
+		}
+	})
+
+	t.Run("no average yet", func(t *testing.T) {
+		obs := &shedCounter{}
+		a := newAdmission(1, 20*time.Millisecond, obs)
+		leave, err := a.enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer leave()
+		if _, err := a.enter(context.Background()); !errors.Is(err, errBusy) {
+			t.Fatalf("second order: got %v, want errBusy after the wait", err)
+		}
+		if got := obs.count(ShedWaitExpired); got != 1 {
+			t.Errorf("TurnedAway(%s) = %d, want 1", ShedWaitExpired, got)
+		}
+	})
+}
+
+// TestRetryAfterRoundsUp: the door's Retry-After is whole seconds, at
+// least 1.
+func TestRetryAfterRoundsUp(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{{0, "1"}, {time.Millisecond, "1"}, {time.Second, "1"}, {1001 * time.Millisecond, "2"}, {3 * time.Second, "3"}} {
+		if got := (&busyError{retryAfter: c.d}).RetryAfter(); got != c.want {
+			t.Errorf("RetryAfter for %v = %q, want %q", c.d, got, c.want)
+		}
+	}
+}
+
+// TestHoldAverage: the first duration is the average; each next one moves
+// it an eighth of the way.
+func TestHoldAverage(t *testing.T) {
+	var h holdAverage
+	if got := h.get(); got != 0 {
+		t.Errorf("empty average = %v, want 0", got)
+	}
+	h.add(8 * time.Millisecond)
+	h.add(16 * time.Millisecond)
+	if got, want := h.get(), 9*time.Millisecond; got != want {
+		t.Errorf("average of 8ms then 16ms = %v, want %v", got, want)
+	}
+}
