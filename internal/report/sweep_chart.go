@@ -21,7 +21,7 @@ var palette = []string{"#1565c0", "#ef6c00", "#2e7d32", "#6a1b9a", "#00838f", "#
 
 // legendW is the room the sweep charts keep on the right for the rows'
 // names and the key.
-const legendW = 104
+const legendW = 114
 
 // sweepPlot maps a sweep's offered rates to a chart's x, to scale; each
 // chart brings its own y.
