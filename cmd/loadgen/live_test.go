@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/testenv/browser"
 )
 
 // The live page, in a real browser: headless Chromium, driven with
@@ -31,7 +31,6 @@ func TestLivePageInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skips the browser test (it starts Chromium and a sale)")
 	}
-	browser := chromium(t)
 	addr := freeAddr(t)
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
@@ -39,15 +38,7 @@ func TestLivePageInABrowser(t *testing.T) {
 
 	// The browser first: it takes seconds to start, and the run should
 	// not be half over when the page first loads.
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browser), chromedp.NoSandbox, chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.WindowSize(1280, 760))...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(actx)
-	defer cancelBrowser()
-	if err := chromedp.Run(bctx, chromedp.Navigate("about:blank")); err != nil {
-		t.Fatalf("start %s: %v", browser, err)
-	}
+	bctx := browser.Open(ctx, t, 1280, 760)
 
 	exit := make(chan int, 1)
 	go func() {
@@ -57,7 +48,7 @@ func TestLivePageInABrowser(t *testing.T) {
 	url := "http://" + addr + "/"
 	waitServing(t, url, exit)
 	if err := chromedp.Run(bctx, chromedp.Navigate(url)); err != nil {
-		t.Fatalf("open %s in %s: %v", url, browser, err)
+		t.Fatalf("open %s: %v", url, err)
 	}
 
 	// While it runs: the requests sent on the cards, sampled; the page is
@@ -122,28 +113,6 @@ func TestLivePageInABrowser(t *testing.T) {
 			}
 		}
 	}
-}
-
-// chromium returns the browser to drive: FLASHSALE_TEST_CHROMIUM, or the
-// first Chromium or Chrome on PATH. Without one the test skips, unless
-// FLASHSALE_TEST_REQUIRE_BROWSER is set (.ci/run sets it, after installing
-// Debian's chromium).
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("FLASHSALE_TEST_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	msg := "no Chromium on PATH (install Debian's chromium, or set FLASHSALE_TEST_CHROMIUM to a Chrome or Chromium binary)"
-	if os.Getenv("FLASHSALE_TEST_REQUIRE_BROWSER") != "" {
-		t.Fatal(msg + ", and FLASHSALE_TEST_REQUIRE_BROWSER is set")
-	}
-	t.Skip(msg)
-	return ""
 }
 
 // freeAddr returns a loopback address nobody listens on, just now.

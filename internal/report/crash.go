@@ -64,7 +64,7 @@ func crashMarks(b *strings.Builder, m *scenario.ModeResult, x func(float64) floa
 	}
 	for _, k := range m.Crash.Kills {
 		kx := x(k.At.Seconds())
-		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="kill"/>`, kx, kx, padT, padT+plotH)
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" class="kill-label">shop %d killed</text>`, kx+4, padT+12, k.Shop+1)
+		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="event"/>`, kx, kx, padT, padT+plotH)
+		fmt.Fprintf(b, `<text x="%.1f" y="%d" class="event-label">shop %d killed</text>`, kx+4, padT+12, k.Shop+1)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -16,40 +18,86 @@ var htmlSource string
 // which svg.go builds with every label escaped.
 var page = template.Must(template.New("report").Parse(htmlSource))
 
-// htmlData is what report.html.tmpl renders.
+// htmlData is what report.html.tmpl renders. A section with nothing to
+// draw is left empty, and the page prints a line saying why in its place
+// (Notes) or leaves it out: no empty chart, no table of headers only.
 type htmlData struct {
 	Title    string
-	Columns  []string
-	Rows     [][]string
-	Modes    []*scenario.ModeResult
-	Unsafe   []string
-	Settings string
 	Machine  string
+	Settings string
+	// Sweep is a --sweep's section, nil for a run at one rate; a sweep has
+	// no per-mode table, charts or scatters.
+	Sweep   *htmlSweep
+	Columns []template.HTML
+	Rows    [][]htmlCell
+	Modes   []*scenario.ModeResult
+	Unsafe  []string
+	// Charts are the per-mode bar charts, Scatters each attack's latency
+	// over time; Notes say which were left out, and why.
 	Charts   []template.HTML
 	Scatters []template.HTML
+	Notes    []string
 	RawFiles []string
-	// SweepColumns, SweepRows and SweepChart show a --sweep.
-	SweepColumns []string
-	SweepRows    [][]string
-	SweepChart   template.HTML
 }
 
-// writeHTML writes a self-contained page: the table, the why-lines, and
-// the charts (oversold and duplicate orders, throughput, latency
-// percentiles per mode, and each attack's latency over time).
+// htmlSweep is the sweep's section: the goodput and p99 charts, where each
+// row's knee is, and the table.
+type htmlSweep struct {
+	Charts  []template.HTML
+	KneeMs  int
+	Knees   []string
+	Columns []template.HTML
+	Rows    [][]htmlCell
+}
+
+// writeHTML writes a self-contained page: for a --sweep, goodput and p99
+// against the offered rate and the sweep's table; for a run at one rate,
+// the table, the why-lines, and the charts (oversold and duplicate orders,
+// throughput, latency percentiles per mode, each attack's latency over
+// time).
 func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
-		Title:    "双11 (Double 11) flash sale: strategies side by side",
-		Columns:  Columns,
-		Rows:     Rows(o),
+		Title:    "Double 11 (双11) flash sale: strategies side by side",
+		Machine:  machineLine(o),
+		Settings: fmt.Sprintf("loadgen %s (%d clicks planned)", settingsLine(o), o.Settings.PlannedRequests()),
+		Columns:  headers(Columns),
+		Rows:     tableCells(o),
 		Modes:    o.Modes,
 		Unsafe:   o.Unsafe(),
-		Settings: fmt.Sprintf("loadgen %s (%d clicks planned)", settingsLine(o), o.Settings.PlannedRequests()),
-		Machine:  machineLine(o),
+	}
+	if sd := newSweepDoc(o); sd != nil {
+		d.Sweep = &htmlSweep{
+			Charts: []template.HTML{template.HTML(goodputChart(sd)), template.HTML(p99Chart(sd))},
+			KneeMs: kneeMs, Columns: headers(SweepColumns), Rows: sweepCells(o),
+		}
+		for _, r := range sd.Rows {
+			d.Sweep.Knees = append(d.Sweep.Knees, r.Mode+": "+kneeLine(r))
+		}
+	}
+	d.Charts, d.Notes = modeCharts(o.Modes)
+	for _, m := range o.Modes {
+		d.RawFiles = append(d.RawFiles, RawFile(string(m.Mode)))
+		if len(m.Results) == 0 {
+			d.Notes = append(d.Notes, fmt.Sprintf("%s sent no requests: it has no latency over time to draw.", m.Mode))
+			continue
+		}
+		d.Scatters = append(d.Scatters, template.HTML(latencyScatter(m)))
+	}
+	if slices.ContainsFunc(o.Modes, func(m *scenario.ModeResult) bool { return len(m.Runs) > 1 }) {
+		d.Notes = append(d.Notes, "With --count, a row's charts show its run whose orders/s is the median; the table gives the median and min–max of every run.")
+	}
+	return page.Execute(w, d)
+}
+
+// modeCharts draws the per-mode bar charts of rows, and says which it left
+// out because every bar would be 0.
+func modeCharts(rows []*scenario.ModeResult) (charts []template.HTML, notes []string) {
+	if len(rows) == 0 {
+		return nil, nil
 	}
 	var cats []string
 	var oversold, dups, reqs, orders, p50, p95, p99 []float64
-	for _, m := range o.Modes {
+	for _, m := range rows {
 		cats = append(cats, string(m.Mode))
 		oversold = append(oversold, float64(m.Audit.Oversold))
 		dups = append(dups, float64(m.Audit.DuplicateOrders))
@@ -57,26 +105,56 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 		orders = append(orders, m.OrdersPerSec())
 		l := m.Metrics.Latencies
 		p50, p95, p99 = append(p50, ms(l.P50)), append(p95, ms(l.P95)), append(p99, ms(l.P99))
-		d.Scatters = append(d.Scatters, template.HTML(latencyScatter(m)))
-		d.RawFiles = append(d.RawFiles, RawFile(string(m.Mode)))
 	}
-	d.Charts = []template.HTML{
-		template.HTML(barChart("Oversold units and duplicate orders (audit)", "count", cats, []series{
+	for _, c := range []struct {
+		title, unit string
+		ss          []series
+		none        string
+	}{
+		{"Oversold units and duplicate orders (audit)", "count", []series{
 			{name: "oversold", color: "#c62828", values: oversold},
 			{name: "duplicate orders", color: "#6a1b9a", values: dups},
-		})),
-		template.HTML(barChart("Throughput", "per second", cats, []series{
+		}, "No row oversold a unit or wrote a duplicate order, so there are no audit bars to draw: oversold and dup_orders are 0 in the table."},
+		{"Throughput", "per second", []series{
 			{name: "requests/s", color: "#1565c0", values: reqs},
 			{name: "orders/s", color: "#2e7d32", values: orders},
-		})),
-		template.HTML(barChart("Latency percentiles", "milliseconds", cats, []series{
+		}, "No row sent a request, so there is no throughput to draw."},
+		{"Latency percentiles", "milliseconds", []series{
 			{name: "p50", color: "#90caf9", values: p50},
 			{name: "p95", color: "#1e88e5", values: p95},
 			{name: "p99", color: "#0d47a1", values: p99},
-		})),
+		}, "No row was answered, so there are no latencies to draw."},
+	} {
+		if !anyAbove0(c.ss) {
+			notes = append(notes, c.none)
+			continue
+		}
+		charts = append(charts, template.HTML(barChart(c.title, c.unit, cats, c.ss)))
 	}
-	if len(o.Sweep) > 0 {
-		d.SweepColumns, d.SweepRows, d.SweepChart = SweepColumns, SweepRows(o), template.HTML(sweepChart(o))
+	return charts, notes
+}
+
+// anyAbove0 reports whether a bar of ss would be drawn: a chart whose
+// every value is 0 is axes and nothing else.
+func anyAbove0(ss []series) bool {
+	return slices.ContainsFunc(ss, func(s series) bool {
+		return slices.ContainsFunc(s.values, func(v float64) bool { return v > 0 })
+	})
+}
+
+// headers are a table's column names, escaped, each with a line break
+// allowed after its '_' and a '/' not followed by a unit ("dup_"
+// "rejected", "cpu/" "order", but "orders/s" whole): the names are wider
+// than the figures under them, and a table that may break them fits the
+// page at 1,280 pixels without scrolling.
+func headers(cols []string) []template.HTML {
+	out := make([]template.HTML, len(cols))
+	for i, c := range cols {
+		c = strings.ReplaceAll(template.HTMLEscapeString(c), "_", "_<wbr>")
+		if !strings.HasSuffix(c, "/s") {
+			c = strings.ReplaceAll(c, "/", "/<wbr>")
+		}
+		out[i] = template.HTML(c)
 	}
-	return page.Execute(w, d)
+	return out
 }

@@ -172,8 +172,14 @@ func TestSweepReport(t *testing.T) {
 		t.Fatalf("Write: %v", err)
 	}
 	page, _ := os.ReadFile(filepath.Join(dir, HTMLFile))
-	if !strings.Contains(string(page), "p99 against offered rate") || strings.Count(string(page), "<polyline") != 2 {
-		t.Errorf("report.html lacks the sweep chart with a line per strategy")
+	for _, title := range []string{"Goodput against the offered rate", "p99 against the offered rate"} {
+		if !strings.Contains(string(page), title) {
+			t.Errorf("report.html lacks the chart %q", title)
+		}
+	}
+	// orders/s and answered/s per strategy on the goodput chart, p99 on the other.
+	if got, want := strings.Count(string(page), "<polyline"), 2*2+2; got != want {
+		t.Errorf("report.html: got %d lines, want %d (two per strategy for goodput, one for p99)", got, want)
 	}
 	var back Document
 	raw, _ := os.ReadFile(filepath.Join(dir, JSONFile))

@@ -5,13 +5,14 @@ import (
 	"html"
 	"math"
 	"strings"
-	"time"
-
-	"github.com/flashsale/flashsale/internal/scenario"
 )
 
-// The charts are plain SVG drawn here, so report.html needs no script and
-// no network to show them.
+// The charts are plain SVG written by hand (the bars here, the latency
+// scatter in scatter.go, the sweep's lines in sweep_chart.go), so
+// report.html needs no script and no network to show them. Whatever stands
+// for a figure (a bar, a dot, a line) has class "mark", and axes, guides
+// and legends do not: a chart without a mark would be empty, and the
+// page's tests count them. The page scales each chart to its column.
 
 // series is one set of bars, one value per category.
 type series struct {
@@ -34,14 +35,13 @@ func barChart(title, unit string, cats []string, ss []series) string {
 			top = max(top, v)
 		}
 	}
-	top = niceCeil(top)
+	top, step := niceScale(top)
 	plotW, plotH := float64(chartW-padL-padR), float64(chartH-padT-padB)
 	y := func(v float64) float64 { return padT + plotH - v/top*plotH }
 
 	var b strings.Builder
 	svgOpen(&b, title)
-	for i := 0; i <= 4; i++ {
-		v := top * float64(i) / 4
+	for v := 0.0; v <= top+step/2; v += step {
 		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" class="grid"/>`, padL, chartW-padR, y(v), y(v))
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="tick" text-anchor="end">%s</text>`, padL-6, y(v)+4, num(v))
 	}
@@ -54,7 +54,7 @@ func barChart(title, unit string, cats []string, ss []series) string {
 		for si, s := range ss {
 			v := s.values[c]
 			x := x0 + barW*float64(si)
-			fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>`,
+			fmt.Fprintf(&b, `<rect class="mark" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>`,
 				x, y(v), barW-2, padT+plotH-y(v), s.color, html.EscapeString(cat), html.EscapeString(s.name), num(v))
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="val" text-anchor="middle">%s</text>`, x+barW/2-1, y(v)-3, num(v))
 		}
@@ -87,91 +87,6 @@ func catLabel(b *strings.Builder, x float64, y int, cat string, width float64) {
 		x, y, x, html.EscapeString(cat[:cut]), x, html.EscapeString(cat[cut:]))
 }
 
-// Colours of the kinds of answer in the latency scatter.
-var kindColor = map[string]string{
-	scenario.KindCreated:   "#2e7d32",
-	scenario.KindQueued:    "#66bb6a",
-	scenario.KindSoldOut:   "#9e9e9e",
-	scenario.KindDuplicate: "#1565c0",
-	scenario.KindError:     "#e65100",
-}
-
-// maxPoints bounds the dots of one scatter; beyond it every k-th result is
-// drawn, so the page stays light.
-const maxPoints = 6000
-
-// latencyScatter draws one attack's latency over time: a dot per request
-// at (when it was sent, how long it took), on a log scale, coloured by the
-// kind of answer, with a line where --redlock-kill, --redis-restart or
-// --crash struck.
-func latencyScatter(m *scenario.ModeResult) string {
-	rs := m.Results
-	var b strings.Builder
-	svgOpen(&b, fmt.Sprintf("%s: latency of each request over time", m.Mode))
-	if len(rs) == 0 {
-		b.WriteString(`<text x="320" y="140" class="tick" text-anchor="middle">no requests</text></svg>`)
-		return b.String()
-	}
-	begin, span, lo, hi := rs[0].Timestamp, 0.0, math.Inf(1), 0.0
-	for _, r := range rs {
-		if r.Timestamp.Before(begin) {
-			begin = r.Timestamp
-		}
-	}
-	for _, r := range rs {
-		span = max(span, r.Timestamp.Sub(begin).Seconds())
-		l := max(ms(r.Latency), 0.1)
-		lo, hi = min(lo, l), max(hi, l)
-	}
-	span = max(span, 0.001)
-	lo, hi = math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
-	if hi <= lo {
-		hi = lo + 1
-	}
-	plotW, plotH := float64(chartW-padL-padR), float64(chartH-padT-padB)
-	x := func(s float64) float64 { return padL + s/span*plotW }
-	y := func(l float64) float64 { return padT + plotH - (math.Log10(max(l, 0.1))-lo)/(hi-lo)*plotH }
-
-	for e := lo; e <= hi; e++ {
-		v := math.Pow(10, e)
-		fmt.Fprintf(&b, `<line x1="%d" x2="%d" y1="%.1f" y2="%.1f" class="grid"/>`, padL, chartW-padR, y(v), y(v))
-		fmt.Fprintf(&b, `<text x="%d" y="%.1f" class="tick" text-anchor="end">%s</text>`, padL-6, y(v)+4, Millis(time.Duration(v*float64(time.Millisecond))))
-	}
-	for i := 0; i <= 4; i++ {
-		s := span * float64(i) / 4
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="tick" text-anchor="middle">%.1fs</text>`, x(s), chartH-padB+16, s)
-	}
-	step := max(len(rs)/maxPoints, 1)
-	for i := 0; i < len(rs); i += step {
-		r := &rs[i]
-		fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="1.6" fill="%s"/>`,
-			x(r.Timestamp.Sub(begin).Seconds()), y(ms(r.Latency)), kindColor[scenario.Classify(r)])
-	}
-	if k := m.Kill; k != nil {
-		kx := x(k.At.Seconds())
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="kill"/>`, kx, kx, padT, padT+plotH)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="kill-label">%d node(s) down</text>`, kx+4, padT+12, len(k.Nodes))
-	}
-	if r := m.Restart; r != nil && r.Restarted {
-		rx := x(r.At.Seconds())
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="kill"/>`, rx, rx, padT, padT+plotH)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="kill-label">%d node(s) restarted empty</text>`, rx+4, padT+12, len(r.Nodes))
-	}
-	crashMarks(&b, m, x, plotH)
-	legend(&b, []series{
-		{name: "201", color: kindColor[scenario.KindCreated]},
-		{name: "202", color: kindColor[scenario.KindQueued]},
-		{name: "sold out", color: kindColor[scenario.KindSoldOut]},
-		{name: "duplicate", color: kindColor[scenario.KindDuplicate]},
-		{name: "error", color: kindColor[scenario.KindError]},
-	})
-	if step > 1 {
-		fmt.Fprintf(&b, `<text x="%d" y="%d" class="tick" text-anchor="end">every %dth request shown</text>`, chartW-padR, chartH-4, step)
-	}
-	b.WriteString(`</svg>`)
-	return b.String()
-}
-
 // svgOpen starts an SVG with its title.
 func svgOpen(b *strings.Builder, title string) {
 	fmt.Fprintf(b, `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img"><title>%s</title>`,
@@ -190,19 +105,27 @@ func legend(b *strings.Builder, ss []series) {
 	}
 }
 
-// niceCeil rounds v up to 1, 2 or 5 times a power of ten (at least 1), so
-// the axis reads in round numbers.
-func niceCeil(v float64) float64 {
-	if v <= 1 {
-		return 1
+// niceScale returns a linear axis for values up to v: the gap between
+// ticks, 1, 2, 2.5 or 5 times a power of ten chosen for about four of
+// them (at least 1 when v is, so that counts tick in whole numbers), and
+// the top, the first tick at or above v. An axis for v <= 0 reads 0 to 1.
+func niceScale(v float64) (top, step float64) {
+	if v <= 0 {
+		return 1, 0.25
 	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if v <= m*p {
-			return m * p
+	raw := v / 4
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	step = 10 * p
+	for _, m := range []float64{1, 2, 2.5, 5} {
+		if m*p >= raw {
+			step = m * p
+			break
 		}
 	}
-	return 10 * p
+	if v >= 1 {
+		step = max(step, 1)
+	}
+	return math.Ceil(v/step-1e-9) * step, step
 }
 
 // num renders a chart value: integers plainly, others with one decimal.

@@ -1,0 +1,100 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/flashsale/flashsale/internal/scenario"
+)
+
+// On the page, colour marks what is wrong and nothing else: a cell is red
+// when the figure in it is a broken promise of the shop (a unit sold
+// twice, a buyer with two orders, an audit that does not add up, a buyer
+// told "ordered" whose order was never written, a queue that never
+// drained), and plain otherwise, however large or small it is. Errors and
+// 503s are not marked: refusing a click under load is an answer, not a
+// wrong one.
+
+// htmlCell is one table cell of the page: Text, the min–max of a --count
+// row's runs in Spread ("" for a row run once), and in Wrong why the cell
+// is red ("" when it is not).
+type htmlCell struct {
+	Text, Spread, Wrong string
+}
+
+// tableCells are Rows(o) as the page shows them: each cell with its
+// spread apart, and the cells that are wrong marked.
+func tableCells(o *scenario.Outcome) [][]htmlCell {
+	rows := Rows(o)
+	out := make([][]htmlCell, len(rows))
+	for r, row := range rows {
+		m := o.Modes[r]
+		wrong := wrongCells(m)
+		for i, c := range row {
+			cell := htmlCell{Text: c, Wrong: wrong[Columns[i]]}
+			if len(m.Runs) > 1 && strings.HasSuffix(c, ")") {
+				if text, spread, ok := strings.Cut(c, " ("); ok {
+					cell.Text, cell.Spread = text, strings.TrimSuffix(spread, ")")
+				}
+			}
+			out[r] = append(out[r], cell)
+		}
+	}
+	return out
+}
+
+// wrongCells says, by column, why a cell of m's row is wrong, looking at
+// every run of a --count row: one run that oversold is an oversell.
+func wrongCells(m *scenario.ModeResult) map[string]string {
+	runs := m.Runs
+	if len(runs) == 0 {
+		runs = []*scenario.ModeResult{m}
+	}
+	most := func(f func(*scenario.ModeResult) int) int {
+		n := 0
+		for _, r := range runs {
+			n = max(n, f(r))
+		}
+		return n
+	}
+	wrong := map[string]string{}
+	if n := most(func(r *scenario.ModeResult) int { return r.Audit.Oversold }); n > 0 {
+		wrong["oversold"] = fmt.Sprintf("sold %d more units than the stock", n)
+	}
+	if n := most(func(r *scenario.ModeResult) int { return r.Audit.DuplicateOrders }); n > 0 {
+		wrong["dup_orders"] = fmt.Sprintf("%d buyers hold more than one order", n)
+	}
+	if slices.ContainsFunc(runs, func(r *scenario.ModeResult) bool { return !r.Audit.Consistent }) {
+		wrong["consistent"] = "stock left + sold is not the initial stock"
+	}
+	if n := most(func(r *scenario.ModeResult) int { return r.Lost }); n > 0 {
+		wrong["orders"] = fmt.Sprintf("%d buyers answered 201 or 202 have no order", n)
+	}
+	if i := slices.IndexFunc(runs, func(r *scenario.ModeResult) bool { return r.Drain != nil && r.Drain.Err != "" }); i >= 0 {
+		wrong["drain"] = "the queue did not drain: " + runs[i].Drain.Err
+	}
+	return wrong
+}
+
+// sweepCells are SweepRows(o) as the page shows them, an oversold cell
+// marked.
+func sweepCells(o *scenario.Outcome) [][]htmlCell {
+	d, rows := newSweepDoc(o), SweepRows(o)
+	var out [][]htmlCell
+	n := 0
+	for _, r := range d.Rows {
+		for _, p := range r.Points {
+			var cells []htmlCell
+			for i, c := range rows[n] {
+				cell := htmlCell{Text: c}
+				if SweepColumns[i] == "oversold" && p.Oversold > 0 {
+					cell.Wrong = fmt.Sprintf("sold %d more units than the stock", p.Oversold)
+				}
+				cells = append(cells, cell)
+			}
+			out, n = append(out, cells), n+1
+		}
+	}
+	return out
+}
