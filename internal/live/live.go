@@ -36,17 +36,20 @@ type Row struct {
 	QueueLength *int64 `json:"queue_length"`
 	QueueLag    *int64 `json:"queue_lag"`
 	// From the answers.
-	Created      int     `json:"created"`
-	Queued       int     `json:"queued"`
-	SoldOut      int     `json:"sold_out"`
-	DupRejected  int     `json:"dup_rejected"`
-	Unavailable  int     `json:"status_503"`
-	OrdersPerSec float64 `json:"orders_per_second"`
-	P50          float64 `json:"p50_ms"`
-	P90          float64 `json:"p90_ms"`
-	P99          float64 `json:"p99_ms"`
-	Elapsed      float64 `json:"elapsed_seconds"`
-	Why          string  `json:"why,omitempty"`
+	Created     int `json:"created"`
+	Queued      int `json:"queued"`
+	SoldOut     int `json:"sold_out"`
+	DupRejected int `json:"dup_rejected"`
+	Unavailable int `json:"status_503"`
+	// Shed counts the clicks turned away for load (503, 429) by code:
+	// busy, lock_timeout, rate_limited...
+	Shed         map[string]int `json:"shed,omitempty"`
+	OrdersPerSec float64        `json:"orders_per_second"`
+	P50          float64        `json:"p50_ms"`
+	P90          float64        `json:"p90_ms"`
+	P99          float64        `json:"p99_ms"`
+	Elapsed      float64        `json:"elapsed_seconds"`
+	Why          string         `json:"why,omitempty"`
 }
 
 // State is everything the page shows, sent whole with every event.
@@ -81,7 +84,7 @@ func NewBoard(title string, modes []scenario.Mode) *Board {
 func (b *Board) Watch(s scenario.Snapshot) {
 	r := Row{
 		Mode: string(s.Mode), State: "running", Planned: s.Planned, Sent: s.Sent,
-		Created: s.Created, Queued: s.Queued, SoldOut: s.SoldOut, DupRejected: s.DupRejected, Unavailable: s.Unavailable,
+		Created: s.Created, Queued: s.Queued, SoldOut: s.SoldOut, DupRejected: s.DupRejected, Unavailable: s.Unavailable, Shed: s.Shed,
 		OrdersPerSec: s.OrdersPerSec, P50: ms(s.P50), P90: ms(s.P90), P99: ms(s.P99),
 		Elapsed: s.Elapsed.Seconds(),
 	}
@@ -108,7 +111,7 @@ func (b *Board) Finish(doc report.Document, runErr error) {
 				InitialStock: m.Audit.InitialStock, UnitsLeft: &left, Sold: m.Audit.Sold,
 				Oversold: m.Audit.Oversold, DuplicateOrders: m.Audit.DuplicateOrders,
 				Created: m.Answers.Created, Queued: m.Answers.Queued, SoldOut: m.Answers.SoldOut, DupRejected: m.DupRejected,
-				Unavailable: m.Answers.Status[503], OrdersPerSec: m.OrdersPerSec,
+				Unavailable: m.Answers.Status[503], Shed: m.Answers.Shed(), OrdersPerSec: m.OrdersPerSec,
 				P50: m.Latency.P50, P90: m.Latency.P90, P99: m.Latency.P99,
 				Elapsed: m.ElapsedSecs, Why: m.Why,
 			}

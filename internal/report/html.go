@@ -71,7 +71,7 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 			KneeMs: kneeMs, Columns: headers(SweepColumns), Rows: sweepCells(o),
 		}
 		for _, r := range sd.Rows {
-			d.Sweep.Knees = append(d.Sweep.Knees, r.Mode+": "+kneeLine(r))
+			d.Sweep.Knees = append(d.Sweep.Knees, r.Mode+": "+kneeLine(r), r.Mode+": "+heldLine(r))
 		}
 	}
 	d.Charts, d.Notes = modeCharts(o.Modes)

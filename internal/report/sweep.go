@@ -37,6 +37,10 @@ type SweepPointDoc struct {
 	Oversold          int     `json:"oversold"`
 	P50Ms             float64 `json:"p50_ms"`
 	P99Ms             float64 `json:"p99_ms"`
+	// Shed counts the 503 and 429 answers: clicks turned away for load;
+	// ShedP99Ms is the 99th percentile of their latency (held.go).
+	Shed      int     `json:"shed"`
+	ShedP99Ms float64 `json:"shed_p99_ms"`
 }
 
 // rateLabel names an offered rate: "500/s", or "50/100ms".
@@ -69,10 +73,12 @@ func newSweepDoc(o *scenario.Outcome) *SweepDoc {
 				at[string(m.Mode)] = i
 				d.Rows = append(d.Rows, SweepRowDoc{Mode: string(m.Mode)})
 			}
+			shedN, shedP99 := shedFigures(m)
 			d.Rows[i].Points = append(d.Rows[i].Points, SweepPointDoc{
 				OfferedPerSecond: perSecond(p.Rate), ReqPerSecond: m.ReqPerSec(), OrdersPerSecond: m.OrdersPerSec(),
 				AnsweredPerSecond: answeredPerSec(m), Requests: m.Tally.Requests, Errors: m.Tally.ErrorCount(),
 				Oversold: m.Audit.Oversold, P50Ms: ms(m.Metrics.Latencies.P50), P99Ms: ms(m.Metrics.Latencies.P99),
+				Shed: shedN, ShedP99Ms: ms(shedP99),
 			})
 		}
 	}
@@ -80,7 +86,7 @@ func newSweepDoc(o *scenario.Outcome) *SweepDoc {
 }
 
 // SweepColumns are the sweep table's headers.
-var SweepColumns = []string{"mode", "offered", "req/s", "orders/s", "answered/s", "errors", "oversold", "p50", "p99"}
+var SweepColumns = []string{"mode", "offered", "req/s", "orders/s", "answered/s", "errors", "oversold", "p50", "p99", "shed", "shed p99"}
 
 // SweepRows are the sweep table's cells: per row, its points in rate order.
 func SweepRows(o *scenario.Outcome) [][]string {
@@ -96,6 +102,7 @@ func SweepRows(o *scenario.Outcome) [][]string {
 				fmt.Sprintf("%.0f", p.OrdersPerSecond), fmt.Sprintf("%.0f", p.AnsweredPerSecond),
 				strconv.Itoa(p.Errors), strconv.Itoa(p.Oversold),
 				Millis(time.Duration(p.P50Ms * float64(time.Millisecond))), Millis(time.Duration(p.P99Ms * float64(time.Millisecond))),
+				strconv.Itoa(p.Shed), shedP99Cell(p),
 			})
 		}
 	}
@@ -125,13 +132,15 @@ func writeSweepText(b *strings.Builder, o *scenario.Outcome) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n" + kneeLines(newSweepDoc(o)))
+	d := newSweepDoc(o)
+	b.WriteString("\n" + kneeLines(d) + "\n" + heldLines(d))
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(b, "\nUNSAFE: a safe mode oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))
 	}
 }
 
-// sweepMarkdown is the sweep table in Markdown, with the knee lines.
+// sweepMarkdown is the sweep table in Markdown, with the knee and held
+// lines.
 func sweepMarkdown(o *scenario.Outcome) string {
 	var b strings.Builder
 	b.WriteString("| " + strings.Join(SweepColumns, " | ") + " |\n|---|")
@@ -140,7 +149,8 @@ func sweepMarkdown(o *scenario.Outcome) string {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
 	b.WriteString("\n")
-	for _, l := range strings.Split(strings.TrimSpace(kneeLines(newSweepDoc(o))), "\n") {
+	d := newSweepDoc(o)
+	for _, l := range strings.Split(strings.TrimSpace(kneeLines(d)+heldLines(d)), "\n") {
 		b.WriteString("- " + l + "\n")
 	}
 	return b.String()

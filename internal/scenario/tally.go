@@ -78,6 +78,23 @@ type Tally struct {
 // 202s.
 func (t *Tally) Accepted() int { return t.Created + t.Queued }
 
+// Shed counts the clicks turned away for load (503 and 429 answers) by
+// their code: busy, lock_timeout, rate_limited... It returns a new map,
+// nil if there were none.
+func (t *Tally) Shed() map[string]int {
+	var out map[string]int
+	for key, n := range t.Errors {
+		status, code, ok := strings.Cut(key, " ")
+		if ok && (status == "503" || status == "429") {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[code] += n
+		}
+	}
+	return out
+}
+
 // DupRejected is how many repeated clicks the shop turned away.
 func (t *Tally) DupRejected() int { return t.DuplicateRequests + t.DuplicateOrders }
 

@@ -20,6 +20,8 @@ type Snapshot struct {
 	Created, SoldOut, DupRejected, Unavailable, Failed int
 	// Queued counts 202s (redis-queue).
 	Queued int
+	// Shed counts the clicks turned away for load, by code (Tally.Shed).
+	Shed map[string]int
 	// OrdersPerSec is 201s and 202s per second of attack so far.
 	OrdersPerSec  float64
 	P50, P90, P99 time.Duration
@@ -108,7 +110,7 @@ func (w *watcher) snapshot(sent int, res *ModeResult, elapsed time.Duration) Sna
 	s := Snapshot{
 		Mode: w.a.mode, Planned: res.Planned, Sent: sent, Elapsed: elapsed,
 		Created: t.Created, Queued: t.Queued, SoldOut: t.SoldOut, DupRejected: t.DupRejected(),
-		Unavailable: t.Status[503], Failed: t.Status[0],
+		Unavailable: t.Status[503], Failed: t.Status[0], Shed: t.Shed(),
 		P50: res.Metrics.Latencies.Quantile(0.5), P90: res.Metrics.Latencies.Quantile(0.9),
 		P99:   res.Metrics.Latencies.Quantile(0.99),
 		Audit: w.audit.Load(),
