@@ -27,10 +27,12 @@ import (
 // a goroutine on the shop's cores, and the orders inside slow down for it.
 // So the door keeps a moving average of how long an order holds its slot,
 // and a buyer who finds ahead of him more than the slots can serve within
-// the wait ((queued+1) × hold ÷ slots > wait) is turned away at once, with
-// Retry-After, in microseconds instead of after the wait. Until the first
-// order has left, the door has no average and only the wait bounds the
-// queue.
+// half the wait ((queued+1) × hold ÷ slots > wait ÷ 2) is turned away at
+// once, with Retry-After, in microseconds instead of after the wait. Half,
+// because the estimate is an average: the holds vary (a GC pause, a slow
+// commit), and a queue sized to the whole wait turned a quarter of its
+// last buyers away at the end of it all the same. Until the first order
+// has left, the door has no average and only the wait bounds the queue.
 //
 // A batched product's buyers go past the door (Orders.QueuesInside): they
 // already queue in their shop's batch, whose leader alone asks for the
@@ -75,8 +77,8 @@ func newAdmission(max int, wait time.Duration, obs DoorObserver) *admission {
 // enter takes a slot, waiting at most a.wait and never past ctx, and
 // returns the function that gives it back. It returns an error wrapping
 // errBusy (503 busy) at once if the queue ahead is longer than the slots
-// serve within the wait (or ctx's deadline, if sooner), and after the
-// wait if no slot came in time. Without a limit it admits at once. Safe
+// serve within half the wait (or of ctx's deadline, if sooner), and after
+// the wait if no slot came in time. Without a limit it admits at once. Safe
 // for concurrent use.
 func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 	if a.slots == nil {
@@ -91,9 +93,9 @@ func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 	if d, ok := ctx.Deadline(); ok && (budget <= 0 || time.Until(d) < budget) {
 		budget = time.Until(d)
 	}
-	if est, ok := a.waitFor(a.queued.Load() + 1); ok && budget > 0 && est > budget {
+	if est, ok := a.waitFor(a.queued.Load() + 1); ok && budget > 0 && est > budget/2 {
 		a.obs.TurnedAway(ShedQueueFull)
-		return nil, &busyError{retryAfter: est - budget}
+		return nil, &busyError{retryAfter: est - budget/2}
 	}
 	caller := ctx
 	if a.wait > 0 {

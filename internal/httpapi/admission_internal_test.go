@@ -33,7 +33,8 @@ func (c *shedCounter) count(reason string) int {
 
 // TestDoorShedsWhatItCannotServe: with its slot taken and orders holding
 // it 2 s on average, a door whose wait is 1 s turns the next order away
-// at once (it would wait 2 s), with a Retry-After of the difference; one
+// at once (it would wait 2 s, past half the wait), with a Retry-After of
+// the difference, 1.5 s, in whole seconds; one
 // whose orders hold it 100 ms lets the next order wait, and admits it
 // when the slot comes free.
 func TestDoorShedsWhatItCannotServe(t *testing.T) {
@@ -56,7 +57,7 @@ func TestDoorShedsWhatItCannotServe(t *testing.T) {
 		if took := time.Since(start); took >= 500*time.Millisecond {
 			t.Errorf("second order turned away after %v, want at once", took)
 		}
-		if got, want := busy.RetryAfter(), "1"; got != want {
+		if got, want := busy.RetryAfter(), "2"; got != want {
 			t.Errorf("Retry-After = %q, want %q", got, want)
 		}
 		if got := obs.count(ShedQueueFull); got != 1 {

@@ -95,8 +95,8 @@ type Deps struct {
 	// for why a flash-sale shop wants one.
 	MaxInFlightOrders int
 	// OrderQueueWait bounds the wait for an order slot; zero means only
-	// the request's context bounds it. An order that would wait longer
-	// than that for the orders ahead of it is turned away at once (see
+	// the request's context bounds it. An order that would wait more than
+	// half of it for the orders ahead of it is turned away at once (see
 	// admission.go).
 	OrderQueueWait time.Duration
 	// BuyerRate, if positive, is how many orders per second one buyer
