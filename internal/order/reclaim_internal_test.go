@@ -49,7 +49,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if err != nil || len(sold) != 0 || !slices.Equal(reclaimed, open) {
 				t.Fatalf("the sweep: reclaimed %v, sold %v, %v; want the reservation reclaimed", reclaimed, sold, err)
 			}
-			wrote := inTurn(ctx, t, db, p.ID, func(tx *gorm.DB) error { return s.writeReserved(tx, o, 0) }, s.txOptions(p)...)
+			wrote := inTurn(ctx, t, db, p.ID, func(tx *gorm.DB) error { return s.writeReserved(tx, o, 0) })
 			if err := sweep.Commit().Error; err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +66,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 
 		t.Run("order first", func(t *testing.T) {
 			p, o, open := sale(t, "turns-order-first")
-			order := db.WithContext(ctx).Begin(s.txOptions(p)...)
+			order := db.WithContext(ctx).Begin()
 			defer order.Rollback()
 			if err := s.writeReserved(order, o, 0); err != nil {
 				t.Fatal(err)

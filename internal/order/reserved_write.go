@@ -28,9 +28,12 @@ import (
 // this order's committed after seen was read, and reclaims has moved on:
 // the UPDATE, which reads the row as it is once it holds it, matches
 // nothing. Then the write takes the row without the condition, and looks
-// in reclaimed (a new statement, so it sees what the sweep committed
-// before it let the row go): its own id there is errReclaimed, and the
-// rollback takes the order back out. If the write holds the row first,
+// in reclaimed with a plain SELECT: the transaction's first read, so its
+// snapshot is taken now, after the sweep committed and let the row go (on
+// InnoDB, REPEATABLE READ takes it at the first read, not at BEGIN; no
+// statement before it reads, the INSERT and the UPDATEs lock instead). It
+// locks nothing, so it holds up no other product's sweep. Its own id
+// there is errReclaimed, and the rollback takes the order back out. If the write holds the row first,
 // the sweep waits for its commit and finds the order. Either way one of
 // them wins, and no clock decides.
 //

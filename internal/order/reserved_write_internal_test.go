@@ -65,7 +65,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			p := sale(t, "reclaims-own")
 			before := seen(t, p)
 			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
-			tx := db.WithContext(ctx).Begin(s.txOptions(p)...)
+			tx := db.WithContext(ctx).Begin()
 			defer tx.Rollback()
 			if err := insertOrder(tx, o); err != nil {
 				t.Fatal(err)
@@ -92,7 +92,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			before := seen(t, p)
 			sweep(t, p, newOrder(p, Request{UserID: "dead", ProductID: p.ID, Quantity: 1}))
 			o := newOrder(p, Request{UserID: "alive", ProductID: p.ID, Quantity: 1})
-			err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, before) }, s.txOptions(p)...)
+			err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, before) })
 			if err != nil {
 				t.Fatalf("the write of an order the sweep did not reclaim: %v", err)
 			}
@@ -108,7 +108,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			p := sale(t, "reclaims-none-left")
 			for i, user := range []string{"a", "b", "c", "d"} {
 				o := newOrder(p, Request{UserID: user, ProductID: p.ID, Quantity: 1})
-				err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, seen(t, p)) }, s.txOptions(p)...)
+				err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, seen(t, p)) })
 				if i < 3 && err != nil {
 					t.Fatalf("order %d: %v", i+1, err)
 				}

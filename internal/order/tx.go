@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // commit runs stmts in one transaction and commits it. The statements run
@@ -46,19 +44,6 @@ func (s *Service) commit(ctx context.Context, lock *dlock.Lock, p stock.Product,
 	return err
 }
 
-// txOptions: redis-decr's write runs READ COMMITTED on MySQL and MariaDB,
-// so that the look in reclaimed on its slow path (reserved_write.go) is a
-// plain read of the rows committed when it starts (after the product's row
-// is held, so after any sweep of it has committed) and leaves no shared
-// gap lock on reclaimed, which would hold up other products' sweeps, and
-// with them those products' orders, until this transaction ends.
-func (s *Service) txOptions(p stock.Product) []*sql.TxOptions {
-	if p.Strategy != strategy.RedisDecr || s.db.Dialector.Name() != "mysql" {
-		return nil
-	}
-	return []*sql.TxOptions{{Isolation: sql.LevelReadCommitted}}
-}
-
 // conflictTries is how often commit runs a transaction the database rolled
 // back for a deadlock or a lock wait timeout.
 const conflictTries = 5
@@ -90,7 +75,7 @@ func (s *Service) transact(ctx context.Context, lock *dlock.Lock, p stock.Produc
 		}
 		committing = err == nil
 		return err
-	}, s.txOptions(p)...)
+	})
 	switch {
 	case err != nil && committing && !stock.IsConflict(err) && !errors.Is(err, txCtx.Err()):
 		// (A context error from Commit means database/sql did not send it:
