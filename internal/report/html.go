@@ -59,7 +59,7 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
 		Title:    "Double 11 (双11) flash sale: strategies side by side",
 		Machine:  machineLine(o),
-		Settings: fmt.Sprintf("loadgen %s (%d clicks planned)", settingsLine(o), o.Settings.PlannedRequests()),
+		Settings: settingsText(o),
 		Columns:  headers(Columns),
 		Rows:     tableCells(o),
 		Modes:    o.Modes,
@@ -157,4 +157,13 @@ func headers(cols []string) []template.HTML {
 		out[i] = template.HTML(c)
 	}
 	return out
+}
+
+// settingsText is the command that repeats o, with the clicks it planned
+// (a sweep's differ at each rate, so it says none).
+func settingsText(o *scenario.Outcome) string {
+	if len(o.Sweep) > 0 {
+		return "loadgen " + settingsLine(o)
+	}
+	return fmt.Sprintf("loadgen %s (%d clicks planned)", settingsLine(o), o.Settings.PlannedRequests())
 }

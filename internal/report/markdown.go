@@ -13,10 +13,28 @@ import (
 func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 	var b strings.Builder
 	s := o.Settings
-	fmt.Fprintf(&b, "# 双11 flash sale: %d buyers, %d units, %d req/s\n\n", s.Users, s.Stock, s.Rate)
 	if len(o.Sweep) > 0 {
-		b.WriteString(sweepMarkdown(o) + "\n")
+		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: a sweep, %s\n\n", sweepRates(o))
+		b.WriteString(sweepMarkdown(o))
+	} else {
+		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units, %d req/s\n\n", s.Users, s.Stock, s.Rate)
+		writeMarkdownTable(&b, o)
 	}
+	if bad := o.Unsafe(); len(bad) > 0 {
+		fmt.Fprintf(&b, "\n**UNSAFE**: %s\n", strings.Join(bad, "; "))
+	}
+	if len(o.Sweep) > 0 {
+		fmt.Fprintf(&b, "\nSettings at each rate: `%s`.\n\n%s\n", settingsLine(o), machineLine(o))
+	} else {
+		fmt.Fprintf(&b, "\nSettings: `%s` (%d clicks planned).\n\n%s\n", settingsLine(o), o.Settings.PlannedRequests(), machineLine(o))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeMarkdownTable writes the per-mode table and the why-lines of a run
+// at one rate.
+func writeMarkdownTable(b *strings.Builder, o *scenario.Outcome) {
 	b.WriteString("| " + strings.Join(Columns, " | ") + " |\n|")
 	for i := range Columns {
 		if i == 0 {
@@ -31,14 +49,21 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 	}
 	b.WriteString("\n")
 	for _, m := range o.Modes {
-		fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
+		fmt.Fprintf(b, "- **%s**: %s\n", m.Mode, m.Why)
 	}
-	if bad := o.Unsafe(); len(bad) > 0 {
-		fmt.Fprintf(&b, "\n**UNSAFE**: %s\n", strings.Join(bad, "; "))
+}
+
+// sweepRates names a sweep's offered rates: "1000, 2000 and 4000 clicks/s
+// offered".
+func sweepRates(o *scenario.Outcome) string {
+	rates := make([]string, len(o.Sweep))
+	for i, p := range o.Sweep {
+		rates[i] = strings.TrimSuffix(rateLabel(p.Rate), "/s")
 	}
-	fmt.Fprintf(&b, "\nSettings: `%s` (%d clicks planned).\n\n%s\n", settingsLine(o), o.Settings.PlannedRequests(), machineLine(o))
-	_, err := io.WriteString(w, b.String())
-	return err
+	if len(rates) == 1 {
+		return rates[0] + " clicks/s offered"
+	}
+	return strings.Join(rates[:len(rates)-1], ", ") + " and " + rates[len(rates)-1] + " clicks/s offered"
 }
 
 // settingsLine is the scenario as the flags that repeat it.
@@ -48,8 +73,16 @@ func settingsLine(o *scenario.Outcome) string {
 	for i, m := range s.Modes {
 		modes[i] = string(m)
 	}
-	line := fmt.Sprintf("--modes %s --users %d --stock %d --clicks %d --rate %d --duration %v --lock-ttl %v --work %v --stall %v --stall-rate %g --seed %d",
-		strings.Join(modes, ","), s.Users, s.Stock, s.Clicks, s.Rate, s.Duration, s.LockTTL, s.Work, s.Stall, s.StallRate, s.Seed)
+	rate := fmt.Sprintf("--rate %d", s.Rate)
+	if len(o.Sweep) > 0 {
+		rates := make([]string, len(o.Sweep))
+		for i, p := range o.Sweep {
+			rates[i] = scenario.FormatRate(p.Rate)
+		}
+		rate = "--sweep " + strings.Join(rates, ",")
+	}
+	line := fmt.Sprintf("--modes %s --users %d --stock %d --clicks %d %s --duration %v --lock-ttl %v --work %v --stall %v --stall-rate %g --seed %d",
+		strings.Join(modes, ","), s.Users, s.Stock, s.Clicks, rate, s.Duration, s.LockTTL, s.Work, s.Stall, s.StallRate, s.Seed)
 	if s.RedlockKill > 0 {
 		line += fmt.Sprintf(" --redlock-kill %d", s.RedlockKill)
 	}
