@@ -52,7 +52,7 @@ type admission struct {
 // Why an order was turned away at the door (DoorObserver.TurnedAway).
 const (
 	// ShedQueueFull: more orders were waiting than the slots can serve
-	// within the wait; turned away at once.
+	// within half the wait; turned away at once.
 	ShedQueueFull = "queue_full"
 	// ShedWaitExpired: the order waited the whole wait for a slot.
 	ShedWaitExpired = "wait_expired"
@@ -93,7 +93,11 @@ func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 	if d, ok := ctx.Deadline(); ok && (budget <= 0 || time.Until(d) < budget) {
 		budget = time.Until(d)
 	}
-	if est, ok := a.waitFor(a.queued.Load() + 1); ok && budget > 0 && est > budget/2 {
+	// Join the queue, then judge it: buyers who come together each see the
+	// others ahead of them, and the bound holds for a crowd.
+	n := a.queued.Add(1)
+	if est, ok := a.waitFor(n); ok && budget > 0 && est > budget/2 {
+		a.queued.Add(-1)
 		a.obs.TurnedAway(ShedQueueFull)
 		return nil, &busyError{retryAfter: est - budget/2}
 	}
@@ -103,7 +107,6 @@ func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 		ctx, cancel = context.WithTimeout(ctx, a.wait)
 		defer cancel()
 	}
-	a.queued.Add(1)
 	a.obs.Queued(1)
 	defer func() {
 		a.queued.Add(-1)
@@ -174,7 +177,7 @@ type busyError struct{ retryAfter time.Duration }
 
 func (e *busyError) Error() string {
 	if e.retryAfter > 0 {
-		return "shop busy: more orders are waiting than it serves within the wait; nothing was written; retry"
+		return "shop busy: more orders are waiting than it serves in time; nothing was written; retry"
 	}
 	return "shop busy: too many orders in flight; nothing was written; retry"
 }
@@ -182,8 +185,12 @@ func (e *busyError) Error() string {
 func (e *busyError) Unwrap() error { return errBusy }
 
 // RetryAfter is the Retry-After header's value in seconds.
-func (e *busyError) RetryAfter() string {
-	s := (e.retryAfter + time.Second - 1) / time.Second
+func (e *busyError) RetryAfter() string { return wholeSeconds(e.retryAfter) }
+
+// wholeSeconds is d rounded up to whole seconds, at least 1, as
+// Retry-After says it.
+func wholeSeconds(d time.Duration) string {
+	s := (d + time.Second - 1) / time.Second
 	return strconv.Itoa(max(1, int(s)))
 }
 

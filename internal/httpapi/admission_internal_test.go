@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -134,5 +135,82 @@ func TestHoldAverage(t *testing.T) {
 	h.add(16 * time.Millisecond)
 	if got, want := h.get(), 9*time.Millisecond; got != want {
 		t.Errorf("average of 8ms then 16ms = %v, want %v", got, want)
+	}
+}
+
+// TestDoorQueueBoundHoldsForACrowd: buyers who arrive together must each
+// see the others ahead of them, or they all read the same length and all
+// join. With one slot, taken, orders holding
+// it 400 ms on average and a wait of 1 s, the door lets one order queue
+// ((0+1) × 400 ms ≤ 500 ms; a second would wait 800 ms): of a crowd of
+// 200 that arrives at once, all but one must be shed at once, and only
+// that one gets in when the slot comes free.
+func TestDoorQueueBoundHoldsForACrowd(t *testing.T) {
+	for round := range 30 {
+		a := newAdmission(1, time.Second, nil)
+		a.hold.add(400 * time.Millisecond)
+		leave, err := a.enter(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := make(chan struct{})
+		var shed, in atomic.Int64
+		var wg sync.WaitGroup
+		for range 200 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				l, err := a.enter(context.Background())
+				if err != nil {
+					shed.Add(1)
+					return
+				}
+				in.Add(1)
+				l()
+			}()
+		}
+		close(start)
+		for shed.Load()+a.queued.Load() < 200 { // every buyer has been shed or queues
+			time.Sleep(time.Millisecond)
+		}
+		queued := a.queued.Load()
+		leave()
+		wg.Wait()
+		if queued > 1 || in.Load() > 1 {
+			t.Fatalf("round %d: %d queued behind the one slot, %d got in after it: the bound is 1", round+1, queued, in.Load())
+		}
+	}
+}
+
+// TestDoorRecoversFromAStaleAverage: the estimate is asked only when
+// every slot is taken, so with a free slot an order enters whatever the
+// average, and each that leaves pulls the average toward what orders hold
+// now. After 300 ms stalls, a slot of 8 and a wait of 1 s, fast orders
+// (1 ms) bring the queue bound back to 100 within a few dozen orders.
+func TestDoorRecoversFromAStaleAverage(t *testing.T) {
+	a := newAdmission(8, time.Second, nil)
+	for range 50 {
+		a.hold.add(300 * time.Millisecond)
+	}
+	if est, _ := a.waitFor(100); est <= 500*time.Millisecond {
+		t.Fatalf("after the stalls, a queue of 100 is estimated %v: want it refused", est)
+	}
+	a.hold.add(10 * time.Second) // and one order stuck for 10 s
+	orders := 0
+	for ; orders < 1000; orders++ {
+		if est, _ := a.waitFor(100); est <= 500*time.Millisecond {
+			break
+		}
+		leave, err := a.enter(context.Background()) // the slots are free
+		if err != nil {
+			t.Fatalf("order %d at a door with free slots: %v", orders, err)
+		}
+		time.Sleep(time.Millisecond)
+		leave()
+	}
+	t.Logf("fast orders until a queue of 100 is let wait again: %d (average %v)", orders, a.hold.get())
+	if orders > 64 {
+		t.Errorf("%d fast orders to recover, want a few dozen", orders)
 	}
 }

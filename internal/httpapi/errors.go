@@ -128,10 +128,12 @@ var internalError = errorKind{
 const retryAfterSeconds = "1"
 
 // retryAfter is the Retry-After of err's answer: its own, if it has one
-// (the door's busyError), else retryAfterSeconds.
+// (the door's busyError, the guard's rateLimitedError), else
+// retryAfterSeconds.
 func retryAfter(err error) string {
-	if e, ok := errors.AsType[*busyError](err); ok {
-		return e.RetryAfter()
+	var own interface{ RetryAfter() string }
+	if errors.As(err, &own) {
+		return own.RetryAfter()
 	}
 	return retryAfterSeconds
 }

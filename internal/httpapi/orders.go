@@ -124,9 +124,9 @@ func (a *api) placeOrder(c *gin.Context) {
 	}
 	// A buyer clicking faster than the per-buyer rate is turned away
 	// before anything else: the anti-bot guard (ratelimit.go).
-	if !a.limit.allow(req.UserID) {
+	if ok, retryIn := a.limit.allow(req.UserID); !ok {
 		a.door.obs.TurnedAway(ShedRateLimited)
-		writeError(c, &requestError{kind: errRateLimited, msg: "too many orders from this buyer; nothing was written; retry later"})
+		writeError(c, &rateLimitedError{retryIn: retryIn})
 		return
 	}
 	if !a.orders.QueuesInside(c.Request.Context(), req.ProductID) {

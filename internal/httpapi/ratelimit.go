@@ -47,11 +47,12 @@ func newBuyerLimit(perSecond float64, burst int) *buyerLimit {
 		young: map[string]*rate.Limiter{}, old: map[string]*rate.Limiter{}}
 }
 
-// allow reports whether buyer may order now, and takes a token if so. A
+// allow reports whether buyer may order now, and takes a token if so;
+// if not, it says how long until the buyer's bucket holds one again. A
 // nil *buyerLimit allows everything. Safe for concurrent use.
-func (l *buyerLimit) allow(buyer string) bool {
+func (l *buyerLimit) allow(buyer string) (ok bool, retryIn time.Duration) {
 	if l == nil {
-		return true
+		return true, 0
 	}
 	now := time.Now()
 	l.mu.Lock()
@@ -69,5 +70,23 @@ func (l *buyerLimit) allow(buyer string) bool {
 		}
 		l.young[buyer] = b
 	}
-	return b.AllowN(now, 1)
+	r := b.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now) // the token stays for the click that comes then
+		return false, d
+	}
+	return true, 0
 }
+
+// rateLimitedError is the guard's 429: nothing was written; the buyer's
+// bucket holds a token again in retryIn.
+type rateLimitedError struct{ retryIn time.Duration }
+
+func (e *rateLimitedError) Error() string {
+	return "too many orders from this buyer; nothing was written; retry later"
+}
+
+func (e *rateLimitedError) Unwrap() error { return errRateLimited }
+
+// RetryAfter is the Retry-After header's value in seconds.
+func (e *rateLimitedError) RetryAfter() string { return wholeSeconds(e.retryIn) }

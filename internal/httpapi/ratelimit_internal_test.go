@@ -10,15 +10,15 @@ import (
 func TestBuyerLimit(t *testing.T) {
 	l := newBuyerLimit(0.001, 2) // refills one click in 1000 s: never, here
 	for i, want := range []bool{true, true, false, false} {
-		if got := l.allow("alice"); got != want {
+		if got, _ := l.allow("alice"); got != want {
 			t.Errorf("alice's click %d: allow = %v, want %v", i+1, got, want)
 		}
 	}
-	if !l.allow("bob") {
+	if ok, _ := l.allow("bob"); !ok {
 		t.Error("bob's first click refused: buckets are per buyer")
 	}
 	var none *buyerLimit
-	if !none.allow("alice") || newBuyerLimit(0, 5) != nil {
+	if ok, _ := none.allow("alice"); !ok || newBuyerLimit(0, 5) != nil {
 		t.Error("no rate must allow every click")
 	}
 }
@@ -29,7 +29,7 @@ func TestBuyerLimit(t *testing.T) {
 func TestBuyerLimitForgetsIdleBuyers(t *testing.T) {
 	l := newBuyerLimit(0.001, 1)
 	l.allow("alice")
-	if l.allow("alice") {
+	if ok, _ := l.allow("alice"); ok {
 		t.Fatal("alice's second click allowed with a burst of 1")
 	}
 	for range 2 { // two turns of the generations
@@ -42,7 +42,7 @@ func TestBuyerLimitForgetsIdleBuyers(t *testing.T) {
 	if _, ok := l.old["alice"]; ok {
 		t.Error("alice is still in the old generation")
 	}
-	if !l.allow("alice") {
+	if ok, _ := l.allow("alice"); !ok {
 		t.Error("alice, forgotten, came back without a full bucket")
 	}
 }

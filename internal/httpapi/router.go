@@ -143,7 +143,7 @@ type DoorObserver interface {
 	InFlight(delta int)
 	// TurnedAway is called when an order is turned away at the door, with
 	// why: ShedQueueFull (503 busy at once: more were waiting than the
-	// slots serve within the wait), ShedWaitExpired (503 busy: its wait
+	// slots serve within half the wait), ShedWaitExpired (503 busy: its wait
 	// for a slot ran out; not when its caller hung up first) or
 	// ShedRateLimited (429 rate_limited: its buyer clicked too often).
 	TurnedAway(reason string)

@@ -109,7 +109,7 @@ func New() *Shop {
 		}),
 		turnedAway: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_orders_turned_away_total",
-			Help: "Orders the shop shed before working on them, by reason: queue_full (503 busy at once: more orders were waiting at the door than its slots serve within the wait), wait_expired (503 busy: the order waited the whole wait for a slot), rate_limited (429: its buyer clicked faster than the per-buyer rate).",
+			Help: "Orders the shop shed before working on them, by reason: queue_full (503 busy at once: more orders were waiting at the door than its slots serve within half the wait), wait_expired (503 busy: the order waited the whole wait for a slot), rate_limited (429: its buyer clicked faster than the per-buyer rate).",
 		}, []string{"reason"}),
 		masterMoves: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "flashsale_redis_master_changes_total",

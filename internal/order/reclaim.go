@@ -34,9 +34,11 @@ import (
 // place, for good. In one transaction the sweep takes the product's row
 // (as settled does, waiting for any order of it that is committing),
 // looks for the orders, writes a row to table reclaimed for each that is
-// not there, and commits; only then does it give the units back in
-// Redis. The shop's write takes the same row first and inserts its order
-// only if no reclaimed row has its id (writeReserved). Whichever takes
+// not there, counts the reclaim on the row (reclaims), and commits; only
+// then does it give the units back in Redis. The shop's write takes its
+// units on the same row only while reclaims are what it read before its
+// reservation was made, and looks in reclaimed when they moved
+// (reserved_write.go). Whichever takes
 // the row first wins: the order is written and the sweep finds it, or
 // the reservation is reclaimed and the order refused (the buyer is told
 // ErrUnavailable, and may buy again). A unit is never both sold and given

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/reserve"
@@ -117,5 +119,301 @@ func TestWriteAfterAReclaim(t *testing.T) {
 				}
 			}
 		})
+	})
+}
+
+// redisDecrSale is a redis-decr product of 3 units and a service on b.
+func redisDecrSale(ctx context.Context, t *testing.T, b *testenv.Env, name string) (*Service, stock.Product) {
+	t.Helper()
+	db := b.DB.DB()
+	s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
+		Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { s.Close() })
+	p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+// waitsForRow returns once a transaction waits for a lock in a statement
+// naming product (InnoDB only), as inTurn does.
+func waitsForRow(ctx context.Context, t *testing.T, db *gorm.DB, product string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int64
+		err := db.WithContext(ctx).Raw("SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE ?",
+			"%'"+product+"'%").Row().Scan(&n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n >= 1 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("waited 10s for a transaction to wait for the product's row")
+		}
+		time.Sleep(150 * time.Millisecond)
+	}
+}
+
+func reclaimsOf(ctx context.Context, t *testing.T, db *gorm.DB, product string) int64 {
+	t.Helper()
+	var n int64
+	if err := db.WithContext(ctx).Raw("SELECT reclaims FROM products WHERE id = ?", product).Row().Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestWriteMeetsASweepThatHoldsTheRow, on InnoDB: the order's INSERT is
+// in, a sweep takes the row and decides to reclaim (it cannot see the
+// uncommitted order), and only then does the order's UPDATE come: a
+// current read once the sweep let the row go, which sees reclaims moved
+// on. Then two sweeps at once; then a conflict retry with a sweep between
+// the tries. Each time the order must be refused.
+func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		db := b.DB.DB()
+		if db.Dialector.Name() != "mysql" {
+			t.Skip("SQLite: the order's INSERT holds the one write lock; no sweep runs between its statements")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+
+		refused := func(t *testing.T, s *Service, p stock.Product, o Order) {
+			t.Helper()
+			if n, err := countOrders(ctx, db, p.ID, o.UserID); err != nil || n != 0 {
+				t.Errorf("%s's orders: %d (%v), want 0: sold and reclaimed", o.UserID, n, err)
+			}
+			if left, err := readStock(ctx, db, p.ID); err != nil || left != 3 {
+				t.Errorf("stock %d (%v), want 3", left, err)
+			}
+		}
+
+		t.Run("sweep decides while the INSERT is in; the UPDATE waits for its commit", func(t *testing.T) {
+			s, p := redisDecrSale(ctx, t, b, "meet-semi")
+			seen, err := s.reclaimsSeen(ctx, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
+			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
+			order := db.WithContext(ctx).Begin() // as transact: the default isolation
+			defer order.Rollback()
+			if err := insertOrder(order, o); err != nil {
+				t.Fatal(err)
+			}
+			sweep := db.WithContext(ctx).Begin()
+			defer sweep.Rollback()
+			reclaimed, _, err := reclaimIn(sweep, p.ID, open)
+			if err != nil || !slices.Equal(reclaimed, open) {
+				t.Fatalf("sweep: reclaimed %v, %v", reclaimed, err)
+			}
+			took := make(chan error, 1)
+			go func() { took <- s.takeReserved(order, o, seen) }()
+			waitsForRow(ctx, t, db, p.ID)
+			if err := sweep.Commit().Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-took; !errors.Is(err, errReclaimed) {
+				t.Fatalf("the order's take after the sweep: %v, want %v", err, errReclaimed)
+			}
+			order.Rollback()
+			refused(t, s, p, o)
+		})
+
+		t.Run("two sweeps at once", func(t *testing.T) {
+			s, p := redisDecrSale(ctx, t, b, "meet-two-sweeps")
+			seen, err := s.reclaimsSeen(ctx, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
+			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
+			order := db.WithContext(ctx).Begin() // as transact: the default isolation
+			defer order.Rollback()
+			if err := insertOrder(order, o); err != nil {
+				t.Fatal(err)
+			}
+			first := db.WithContext(ctx).Begin()
+			defer first.Rollback()
+			if r, _, err := reclaimIn(first, p.ID, open); err != nil || len(r) != 1 {
+				t.Fatalf("first sweep: %v, %v", r, err)
+			}
+			var second []reserve.Reservation
+			secondDone := inTurn(ctx, t, db, p.ID, func(tx *gorm.DB) error {
+				var err error
+				second, _, err = reclaimIn(tx, p.ID, open)
+				return err
+			})
+			if err := first.Commit().Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := <-secondDone; err != nil || len(second) != 1 {
+				t.Fatalf("second sweep: %v, %v", second, err)
+			}
+			if err := s.takeReserved(order, o, seen); !errors.Is(err, errReclaimed) {
+				t.Fatalf("the order's take after two sweeps: %v, want %v", err, errReclaimed)
+			}
+			order.Rollback()
+			refused(t, s, p, o)
+			if got := reclaimsOf(ctx, t, db, p.ID); got != seen+2 {
+				t.Errorf("reclaims %d, want %d", got, seen+2)
+			}
+		})
+
+		t.Run("a conflict retry with a sweep between the tries", func(t *testing.T) {
+			s, p := redisDecrSale(ctx, t, b, "meet-retry")
+			seen, err := s.reclaimsSeen(ctx, p.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
+			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
+			tries := 0
+			err = s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+				tries++
+				if tries == 1 {
+					if err := insertOrder(tx, o); err != nil {
+						return err
+					}
+					if err := db.WithContext(ctx).Transaction(func(sw *gorm.DB) error {
+						_, _, err := reclaimIn(sw, p.ID, open)
+						return err
+					}); err != nil {
+						t.Fatal(err)
+					}
+					return &mysql.MySQLError{Number: 1213, Message: "Deadlock found (the test's)"}
+				}
+				return s.writeReserved(tx, o, seen) // seen as read before the first try
+			})
+			if tries != 2 || !errors.Is(err, errReclaimed) {
+				t.Fatalf("after %d tries: %v, want %v on the retry", tries, err, errReclaimed)
+			}
+			refused(t, s, p, o)
+		})
+	})
+}
+
+// questions runs fn on one pinned connection and returns how many
+// statements the server received for it (MariaDB's session Questions,
+// less the SHOW that reads it).
+func questions(ctx context.Context, t *testing.T, db *gorm.DB, fn func(conn *gorm.DB) error) int64 {
+	t.Helper()
+	var got int64
+	err := db.WithContext(ctx).Connection(func(conn *gorm.DB) error {
+		read := func() int64 {
+			var name string
+			var n int64
+			if err := conn.Raw("SHOW SESSION STATUS LIKE 'Questions'").Row().Scan(&name, &n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		before := read()
+		if err := fn(conn); err != nil {
+			return err
+		}
+		got = read() - before - 1
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestReservedWriteCostsWhatAtomicCosts: redis-decr's happy path sends
+// the database what sql-atomic's does (BEGIN, INSERT, the conditional
+// UPDATE, COMMIT), counted by the server. A transaction begun at another
+// isolation level would cost one more: go-sql-driver/mysql sends SET
+// TRANSACTION ISOLATION LEVEL as a statement of its own.
+func TestReservedWriteCostsWhatAtomicCosts(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		db := b.DB.DB()
+		if db.Dialector.Name() != "mysql" {
+			t.Skip("session Questions: MySQL and MariaDB")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, p := redisDecrSale(ctx, t, b, "meet-cost-decr")
+		ap, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("meet-cost-atomic"), Strategy: strategy.SQLAtomic, Stock: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen, err := s.reclaimsSeen(ctx, p.ID) // cached from here on
+		if err != nil {
+			t.Fatal(err)
+		}
+		// As transact runs them: Transaction(stmts).
+		atomic := questions(ctx, t, db, func(conn *gorm.DB) error {
+			o := newOrder(ap, Request{UserID: "a", ProductID: ap.ID, Quantity: 1})
+			return conn.Transaction(func(tx *gorm.DB) error { return insertAndDeduct(tx, o) })
+		})
+		reserved := questions(ctx, t, db, func(conn *gorm.DB) error {
+			o := newOrder(p, Request{UserID: "a", ProductID: p.ID, Quantity: 1})
+			return conn.Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, seen) })
+		})
+		t.Logf("statements per order: sql-atomic %d, redis-decr %d", atomic, reserved)
+		if reserved != atomic {
+			t.Errorf("redis-decr's happy path sends %d statements, sql-atomic's %d: want the same", reserved, atomic)
+		}
+	})
+}
+
+// TestSlowPathHoldsUpNoSweep: the slow path's look in reclaimed is a
+// plain SELECT, which under REPEATABLE READ locks nothing, and is the
+// transaction's first consistent read (INSERT and UPDATE read current
+// rows), so its snapshot is taken after the row is held: an order of
+// product B on the slow path, left open, holds up neither a sweep of
+// product A nor A's next order; and it still sees a reclaim committed
+// before it took the row.
+func TestSlowPathHoldsUpNoSweep(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		db := b.DB.DB()
+		if db.Dialector.Name() != "mysql" {
+			t.Skip("InnoDB's gap locks")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s, a := redisDecrSale(ctx, t, b, "meet-rr-a")
+		bp, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("meet-rr-b"), Strategy: strategy.RedisDecr, Stock: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// B's reservation was reclaimed after the INSERT; its write takes
+		// the slow path, in REPEATABLE READ, and stays open.
+		ob := newOrder(bp, Request{UserID: "b1", ProductID: bp.ID, Quantity: 1})
+		owner := db.WithContext(ctx).Begin()
+		defer owner.Rollback()
+		if err := insertOrder(owner, ob); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			_, _, err := reclaimIn(tx, bp.ID, []reserve.Reservation{{Product: bp.ID, Buyer: "b1", ID: ob.ID, Quantity: 1}})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.takeReserved(owner, ob, 0); !errors.Is(err, errReclaimed) {
+			t.Fatalf("B's slow path in REPEATABLE READ: %v, want %v", err, errReclaimed)
+		}
+		// Product A is swept and sold while B's transaction is open.
+		wait := 5 * time.Second
+		sctx, scancel := context.WithTimeout(ctx, wait)
+		defer scancel()
+		oa := newOrder(a, Request{UserID: "a-dead", ProductID: a.ID, Quantity: 1})
+		if err := db.WithContext(sctx).Transaction(func(tx *gorm.DB) error {
+			_, _, err := reclaimIn(tx, a.ID, []reserve.Reservation{{Product: a.ID, Buyer: "a-dead", ID: oa.ID, Quantity: 1}})
+			return err
+		}); err != nil {
+			t.Errorf("a sweep of A while B's slow path is open: %v", err)
+		}
+		oa2 := newOrder(a, Request{UserID: "a2", ProductID: a.ID, Quantity: 1})
+		if err := db.WithContext(sctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, oa2, 0) }); err != nil {
+			t.Errorf("an order of A (slow path, REPEATABLE READ) while B's is open: %v", err)
+		}
 	})
 }
