@@ -10,7 +10,8 @@
 #   LOADGEN_REDIS      five Redis nodes, host:port,...
 #   LOADGEN_ETCD       optional: an etcd cluster (else three members in process)
 # Optional: RATES (default 1000,2000,4000,8000,16000), COUNT (runs of each
-# point, median with min-max; default 3), MODES.
+# point, the median run's figures; default 3), MODES, and REPORT_DIR to
+# keep the run's report folder (report.html with the sweep's charts).
 # Takes about COUNT × 2.5 minutes on a 2-core machine; run it on a quiet one.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
@@ -27,8 +28,9 @@ trap 'rm -rf "$work"' EXIT
 
 go build -o "$work/loadgen" ./cmd/loadgen
 cmd=(loadgen --modes "$modes" --sweep "$rates" --count "$count")
-"$work/loadgen" --modes "$modes" --sweep "$rates" --count "$count" --out "$work/report" | tee "$work/stdout"
-report=$(ls -d "$work"/report/*/ | tail -n 1)
+reports=${REPORT_DIR:-$work/report}
+"$work/loadgen" --modes "$modes" --sweep "$rates" --count "$count" --out "$reports" | tee "$work/stdout"
+report=$(ls -d "$reports"/*/ | tail -n 1)
 
 {
 	echo "# Overload: goodput past the knee"
