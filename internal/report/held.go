@@ -40,7 +40,8 @@ func shedFigures(m *scenario.ModeResult) (n int, p99 time.Duration) {
 func shed(r vegeta.Result) bool { return r.Code == 503 || r.Code == 429 }
 
 // heldLine says how r held its peak past it (see above), e.g. "peak 2409
-// orders/s at 4000/s; 8000/s: 0.67× the peak; shed answered at p99 3.1ms".
+// orders/s at 4000/s offered; 8000/s: 0.67× the peak, shed answered at
+// p99 within 3.1ms".
 func heldLine(r SweepRowDoc) string {
 	if len(r.Points) == 0 {
 		return "no points"
@@ -53,15 +54,14 @@ func heldLine(r SweepRowDoc) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "peak %.0f orders/s at %.0f/s offered", peak.OrdersPerSecond, peak.OfferedPerSecond)
-	var shedP99 float64
 	for _, p := range r.Points {
-		if p.OfferedPerSecond > peak.OfferedPerSecond && peak.OrdersPerSecond > 0 {
-			fmt.Fprintf(&b, "; %.0f/s: %.2f× the peak", p.OfferedPerSecond, p.OrdersPerSecond/peak.OrdersPerSecond)
+		if p.OfferedPerSecond <= peak.OfferedPerSecond || peak.OrdersPerSecond <= 0 {
+			continue
 		}
-		shedP99 = max(shedP99, p.ShedP99Ms)
-	}
-	if shedP99 > 0 {
-		fmt.Fprintf(&b, "; clicks shed (503, 429) answered within %s at p99, at every rate", Millis(time.Duration(shedP99*float64(time.Millisecond))))
+		fmt.Fprintf(&b, "; %.0f/s: %.2f× the peak", p.OfferedPerSecond, p.OrdersPerSecond/peak.OrdersPerSecond)
+		if p.Shed > 0 {
+			fmt.Fprintf(&b, ", shed answered at p99 within %s", shedP99Cell(p))
+		}
 	}
 	return b.String()
 }

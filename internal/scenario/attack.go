@@ -173,6 +173,10 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		}
 	}
 	prog.done(tg.Sent(), &res.Tally)
+	// The attack's connections go now, not after the audit: an open crowd
+	// leaves thousands of them idle, each two descriptors in a process that
+	// also runs the shops, and the audit's lookups need new ones.
+	tr.CloseIdleConnections()
 	res.CPU = cpu()
 	close(stopped)
 	res.Kill = a.restore(killed)

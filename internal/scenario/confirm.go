@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
@@ -12,12 +13,18 @@ import (
 // confirmWorkers is how many order lookups confirm sends at once.
 const confirmWorkers = 16
 
+// confirmTries is how many times confirm asks about an order whose lookup
+// failed (no answer, or not a 200 or 404) before it counts it as lost: a
+// shop still working off an overload's backlog may refuse a connection
+// for a moment.
+const confirmTries = 4
+
 // confirm asks the shops, after the drain, where every order a buyer was
 // told it has (a 201 or a 202) stands, and returns how many are not
 // written: lost (unknown to every shop) or refused after a 202. A safe
 // strategy loses none. Lookups are spread over the fleet's shops; a
-// lookup that fails counts as lost only if ctx is still alive, and
-// ctx's end is returned.
+// lookup that fails is asked again, up to confirmTries times, and counts
+// as lost only if ctx is still alive, and ctx's end is returned.
 func (a *attack) confirm(ctx context.Context, results vegeta.Results) (int, error) {
 	ids := acceptedIDs(results)
 	work := make(chan string)
@@ -29,6 +36,15 @@ func (a *attack) confirm(ctx context.Context, results vegeta.Results) (int, erro
 		wg.Go(func() {
 			for id := range work {
 				st, err := api.orderStatus(ctx, id)
+				for try := 1; err != nil && try < confirmTries && ctx.Err() == nil; try++ {
+					t := time.NewTimer(time.Duration(try) * 250 * time.Millisecond)
+					select {
+					case <-t.C:
+					case <-ctx.Done():
+					}
+					t.Stop()
+					st, err = api.orderStatus(ctx, id)
+				}
 				if (err != nil && ctx.Err() == nil) || (err == nil && st != "created") {
 					mu.Lock()
 					lost++
