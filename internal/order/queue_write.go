@@ -106,7 +106,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 			return nil
 		}
 		// 4. One conditional update for the batch's total, one INSERT.
-		res := tx.Exec("UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?", total, product, total)
+		res := tx.Exec(takeUnits, total, product, total)
 		if res.Error != nil {
 			return res.Error
 		}
