@@ -61,9 +61,10 @@ func (l *buyerLimit) allow(buyer string) (ok bool, retryIn time.Duration) {
 		l.old, l.young = l.young, make(map[string]*rate.Limiter, len(l.young))
 		l.turnsOver = now.Add(l.idle)
 	}
-	b, ok := l.young[buyer]
-	if !ok {
-		if b, ok = l.old[buyer]; ok {
+	b, young := l.young[buyer]
+	if !young {
+		if older, found := l.old[buyer]; found {
+			b = older
 			delete(l.old, buyer)
 		} else {
 			b = rate.NewLimiter(l.rate, l.burst)

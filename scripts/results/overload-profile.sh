@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes docs/results/overload-profile.md: where the CPU goes when a shop is
-# offered four times its peak, and the database's and Redis's share of it.
+# offered four times its knee, and the database's and Redis's share of it.
 # One sql-atomic sweep point at RATE (default 8000 clicks/s) on real
 # backends with the whole load generator's process profiled (three shops
 # and the attacker share it), the database server's and the Redis server's
