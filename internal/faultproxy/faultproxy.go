@@ -270,12 +270,18 @@ func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool) {
 	for {
 		n, err := src.Read(buf)
 		b := buf[:n]
-		if fromServer && n > 0 {
+		if fromServer && n > 0 && p.cut.Load() != nil {
+			if !p.opened(done) { // a cut is looked for only while not held
+				return
+			}
 			if i := p.cutAt(b); i >= 0 {
-				if !p.forward(dst, b[:i], done) {
+				// Held first, then the bytes before the cut sent past the
+				// gate: a caller who sees them sees the proxy held, and no
+				// other connection's chunk slips out in between.
+				p.Hold()
+				if !p.send(dst, b[:i], done) {
 					return
 				}
-				p.Hold()
 				b = b[i:]
 			}
 		}
@@ -294,10 +300,24 @@ func (p *Proxy) forward(dst net.Conn, b []byte, done <-chan struct{}) bool {
 	if len(b) == 0 {
 		return true
 	}
+	return p.opened(done) && p.send(dst, b, done)
+}
+
+// opened waits until the proxy is not held; false if done closed first.
+func (p *Proxy) opened(done <-chan struct{}) bool {
 	select {
 	case <-*p.gate.Load():
+		return true
 	case <-done:
 		return false
+	}
+}
+
+// send writes b to dst after the current delay, held or not; false if
+// done closed first or the write failed.
+func (p *Proxy) send(dst net.Conn, b []byte, done <-chan struct{}) bool {
+	if len(b) == 0 {
+		return true
 	}
 	if d := time.Duration(p.delay.Load()); d > 0 {
 		t := time.NewTimer(d)
