@@ -16,7 +16,8 @@ import (
 // one script per order (package reserve) answers sold out, duplicate
 // buyer, or reserved, in one round trip. Only reserved buyers reach the
 // database, where the order row and the stock change are written in one
-// transaction. If that write fails, the reservation is given back, so a
+// transaction, with those of the other buyers reserved meanwhile (a group
+// commit, reserved_group.go). If that write fails, the reservation is given back, so a
 // failed order never leaves a unit sold in Redis and never in SQL.
 //
 // The script checks the buyer before it decrements, never after: a
@@ -51,13 +52,22 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
 	// 3. Write the order and take the units in the database, unless the
-	// sweep gave the reservation back first.
-	err = s.commit(ctx, nil, p, func(tx *gorm.DB) error {
-		return s.writeReserved(tx, o, seen)
-	})
+	// sweep gave the reservation back first: with the orders of other
+	// buyers in one transaction (reserved_group.go), or alone if the
+	// database refused that group.
+	err = s.writeGrouped(ctx, p, o, seen)
+	if errors.Is(err, errWriteAlone) {
+		err = s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+			return s.writeReserved(tx, o, seen)
+		})
+	}
 	switch {
 	case err == nil:
 		return o, nil
+	case errors.Is(err, errLeftEarly):
+		// The buyer left before the write: nothing was sent.
+		s.giveBack(ctx, o)
+		return Order{}, fromWrite(ctx, err)
 	case errors.Is(err, errReclaimed):
 		// This shop was too slow: the units are back on sale. Giving back
 		// again is a no-op, or finishes a sweep that died after its

@@ -77,8 +77,9 @@ type Service struct {
 	soldOutSeen sync.Map // product id -> struct{}; see soldOut
 	counters    sync.Map // product id -> *counters; see events
 	batches     sync.Map // product id -> *batchQueue; see placeBatched
+	groups      sync.Map // redis-decr product id -> *writeGroup; see writeGrouped
 
-	leaders sync.WaitGroup // lead's goroutines
+	leaders sync.WaitGroup // lead's and writeGroups' goroutines
 
 	sweepTill    sync.Map // redis-decr product id -> *atomic.Int64, sweep it until then (Unix ns); see touch
 	sweeping     atomic.Bool
