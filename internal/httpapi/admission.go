@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/ewma"
 )
 
 // admission limits how many orders one shop works on at once, and queues the
@@ -45,8 +47,8 @@ type admission struct {
 	slots  chan struct{} // nil: no limit
 	wait   time.Duration
 	obs    DoorObserver
-	queued atomic.Int64 // orders waiting for a slot
-	hold   holdAverage  // how long an admitted order keeps its slot
+	queued atomic.Int64  // orders waiting for a slot
+	hold   ewma.Duration // how long an admitted order keeps its slot
 }
 
 // Why an order was turned away at the door (DoorObserver.TurnedAway).
@@ -127,7 +129,7 @@ func (a *admission) enter(ctx context.Context) (leave func(), err error) {
 // slot: n holds' worth of work shared by the slots. It reports false
 // while no order has left yet.
 func (a *admission) waitFor(n int64) (time.Duration, bool) {
-	hold := a.hold.get()
+	hold := a.hold.Get()
 	if hold <= 0 {
 		return 0, false
 	}
@@ -141,33 +143,12 @@ func (a *admission) admitted() (leave func()) {
 	start := time.Now()
 	return func() {
 		if a.slots != nil {
-			a.hold.add(time.Since(start))
+			a.hold.Add(time.Since(start))
 			<-a.slots
 		}
 		a.obs.InFlight(-1)
 	}
 }
-
-// holdAverage is an exponentially weighted moving average of durations,
-// each new one weighing 1/8: it follows a change of strategy or of load
-// within a few dozen orders. Safe for concurrent use; zero until the
-// first add.
-type holdAverage struct{ ns atomic.Int64 }
-
-func (h *holdAverage) add(d time.Duration) {
-	for {
-		old := h.ns.Load()
-		next := int64(d)
-		if old > 0 {
-			next = old + (int64(d)-old)/8
-		}
-		if h.ns.CompareAndSwap(old, next) {
-			return
-		}
-	}
-}
-
-func (h *holdAverage) get() time.Duration { return time.Duration(h.ns.Load()) }
 
 // busyError is the door's 503 busy: nothing reached Redis or the
 // database. retryAfter, if positive, is how much sooner the queue would

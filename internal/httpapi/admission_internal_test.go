@@ -42,7 +42,7 @@ func TestDoorShedsWhatItCannotServe(t *testing.T) {
 	t.Run("longer than the wait", func(t *testing.T) {
 		obs := &shedCounter{}
 		a := newAdmission(1, time.Second, obs)
-		a.hold.add(2 * time.Second)
+		a.hold.Add(2 * time.Second)
 		leave, err := a.enter(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -69,7 +69,7 @@ func TestDoorShedsWhatItCannotServe(t *testing.T) {
 	t.Run("within the wait", func(t *testing.T) {
 		obs := &shedCounter{}
 		a := newAdmission(1, 5*time.Second, obs)
-		a.hold.add(100 * time.Millisecond)
+		a.hold.Add(100 * time.Millisecond)
 		leave, err := a.enter(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -124,20 +124,6 @@ func TestRetryAfterRoundsUp(t *testing.T) {
 	}
 }
 
-// TestHoldAverage: the first duration is the average; each next one moves
-// it an eighth of the way.
-func TestHoldAverage(t *testing.T) {
-	var h holdAverage
-	if got := h.get(); got != 0 {
-		t.Errorf("empty average = %v, want 0", got)
-	}
-	h.add(8 * time.Millisecond)
-	h.add(16 * time.Millisecond)
-	if got, want := h.get(), 9*time.Millisecond; got != want {
-		t.Errorf("average of 8ms then 16ms = %v, want %v", got, want)
-	}
-}
-
 // TestDoorQueueBoundHoldsForACrowd: buyers who arrive together must each
 // see the others ahead of them, or they all read the same length and all
 // join. With one slot, taken, orders holding
@@ -148,7 +134,7 @@ func TestHoldAverage(t *testing.T) {
 func TestDoorQueueBoundHoldsForACrowd(t *testing.T) {
 	for round := range 30 {
 		a := newAdmission(1, time.Second, nil)
-		a.hold.add(400 * time.Millisecond)
+		a.hold.Add(400 * time.Millisecond)
 		leave, err := a.enter(context.Background())
 		if err != nil {
 			t.Fatal(err)
@@ -196,12 +182,12 @@ func TestDoorQueueBoundHoldsForACrowd(t *testing.T) {
 func TestDoorRecoversFromAStaleAverage(t *testing.T) {
 	a := newAdmission(8, time.Second, nil)
 	for range 50 {
-		a.hold.add(300 * time.Millisecond)
+		a.hold.Add(300 * time.Millisecond)
 	}
 	if est, _ := a.waitFor(100); est <= 500*time.Millisecond {
 		t.Fatalf("after the stalls, a queue of 100 is estimated %v: want it refused", est)
 	}
-	a.hold.add(10 * time.Second) // and one order stuck for 10 s
+	a.hold.Add(10 * time.Second) // and one order stuck for 10 s
 	orders := 0
 	for ; orders < 1000; orders++ {
 		if est, _ := a.waitFor(100); est <= 500*time.Millisecond {
@@ -214,7 +200,7 @@ func TestDoorRecoversFromAStaleAverage(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		leave()
 	}
-	t.Logf("fast orders until a queue of 100 is let wait again: %d (average %v)", orders, a.hold.get())
+	t.Logf("fast orders until a queue of 100 is let wait again: %d (average %v)", orders, a.hold.Get())
 	if orders > 64 {
 		t.Errorf("%d fast orders to recover, want a few dozen", orders)
 	}
