@@ -43,14 +43,18 @@ import (
 // database or does the work) is withdrawn: nothing is written for it and it
 // gets ctx's error at once. So is a buyer that no batch has allocated
 // within the lock wait, with ErrLockTimeout, as an unbatched buyer whose
-// lock did not come: the queue is past the shop's door (package httpapi),
-// and this is what bounds it when buyers come faster than batches serve
-// them. Once allocated, a buyer waits for the batch's answer, which is the
+// lock did not come. The queue is past the shop's door (package httpapi),
+// so it is bounded here too, by what its batches serve in time: a buyer
+// who finds more buyers ahead than the batches serve within half the lock
+// wait is turned away at once with ErrBusy (enqueue). Once allocated, a buyer waits for the batch's answer, which is the
 // rest of one transaction away: its order, if the commit lands, as for a
 // commit already sent.
 func (s *Service) placeBatched(ctx context.Context, p stock.Product, req Request, locker dlock.Locker) (Order, error) {
 	w := &batchWaiter{req: req, done: make(chan answer, 1)}
-	s.enqueue(p, locker, w)
+	if !s.enqueue(p, locker, w, s.opts.LockWait) {
+		return Order{}, fmt.Errorf("%w: the batches of %q ahead of this buyer would take more than half the lock wait (%v)",
+			ErrBusy, p.ID, s.opts.LockWait)
+	}
 	wait := time.NewTimer(s.opts.LockWait)
 	defer wait.Stop()
 	select {
@@ -80,11 +84,13 @@ func (s *Service) lead(p stock.Product, locker dlock.Locker, q *batchQueue) {
 		if !ok {
 			return
 		}
+		asked := time.Now()
 		lock, err := s.lockProduct(s.stopping, locker, p)
 		if err != nil {
 			for _, w := range q.take(0, last) {
 				w.done <- answer{err: err}
 			}
+			q.cycle.Add(time.Since(asked))
 			continue
 		}
 		got := time.Now()
@@ -93,6 +99,7 @@ func (s *Service) lead(p stock.Product, locker dlock.Locker, q *batchQueue) {
 			sale = s.serveBatch(lock, p, batch)
 		}
 		s.releaseProduct(context.Background(), p, lock, got, sale)
+		q.cycle.Add(time.Since(asked))
 	}
 }
 

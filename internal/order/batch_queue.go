@@ -3,8 +3,10 @@ package order
 import (
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/ewma"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -18,6 +20,11 @@ type batchQueue struct {
 	waiting []*batchWaiter
 	leading bool   // a lead goroutine runs for this queue
 	seq     uint64 // the last waiter's number
+
+	// cycle is how long one batch has been taking lately, from the lock
+	// asked for to the lock given back: what a waiter waits per batch
+	// ahead of it.
+	cycle ewma.Duration
 }
 
 // batchWaiter is one buyer in a batchQueue.
@@ -52,11 +59,21 @@ func (w *batchWaiter) claim() bool {
 	return w.state.CompareAndSwap(waiterTaken, waiterAllocated) || w.state.Load() == waiterAllocated
 }
 
-// enqueue appends w to p's queue and starts a leader if none runs.
-func (s *Service) enqueue(p stock.Product, locker dlock.Locker, w *batchWaiter) {
+// enqueue appends w to p's queue and starts a leader if none runs, unless
+// the batches ahead of w would not reach it within half of wait: then it
+// returns false, and w is not queued. The estimate is the batches ahead
+// (BatchMax buyers each) times how long a batch has been taking. A buyer
+// who finds nobody waiting is always queued, so that a leader runs and
+// the estimate keeps up with how long batches take now: one that grew
+// stale on a slow spell cannot turn every buyer away.
+func (s *Service) enqueue(p stock.Product, locker dlock.Locker, w *batchWaiter, wait time.Duration) bool {
 	v, _ := s.batches.LoadOrStore(p.ID, new(batchQueue))
 	q := v.(*batchQueue)
 	q.mu.Lock()
+	if q.leading && len(q.waiting) > 0 && q.waitFor(len(q.waiting)+1, p.BatchMax) > wait/2 {
+		q.mu.Unlock()
+		return false
+	}
 	q.seq++
 	w.seq = q.seq
 	q.waiting = append(q.waiting, w)
@@ -67,6 +84,18 @@ func (s *Service) enqueue(p stock.Product, locker dlock.Locker, w *batchWaiter) 
 		s.leaders.Add(1)
 		go s.lead(p, locker, q)
 	}
+	return true
+}
+
+// waitFor estimates how long the nth buyer in q waits for its batch, with
+// batches of batchMax (all who wait, if zero or less); zero until a batch
+// has been served.
+func (q *batchQueue) waitFor(n, batchMax int) time.Duration {
+	batches := 1
+	if batchMax > 0 {
+		batches = (n + batchMax - 1) / batchMax
+	}
+	return time.Duration(batches) * q.cycle.Get()
 }
 
 // stillWanted drops the withdrawn waiters at the head of q and reports the

@@ -36,9 +36,12 @@ var (
 	// token: a newer holder had registered one (strategies fenced, etcd).
 	// Nothing was written; the buyer may retry.
 	ErrFencedOut = errors.New("order: fencing token refused")
-	// ErrBusy means the order waited the whole lock wait in its shop for
-	// its turn to be sent to Redis (redis-queue's shared round trips),
-	// and was withdrawn unsent. Nothing was written; the buyer may retry.
+	// ErrBusy means the shop could not serve the order in time: it waited
+	// the whole lock wait for its turn to be sent to Redis (redis-queue's
+	// shared round trips) and was withdrawn unsent, or it found more
+	// buyers queued for a batched product's batches than they serve
+	// within half the lock wait, and was turned away at once. Nothing was
+	// written; the buyer may retry.
 	ErrBusy = errors.New("order: shop busy")
 	// ErrUnavailable means Redis (for redlock, a majority of its nodes),
 	// etcd or the database could not be reached before anything was
