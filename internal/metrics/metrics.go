@@ -96,7 +96,7 @@ func New() *Shop {
 		}, []string{"strategy", "event"}),
 		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_batch_buyers",
-			Help:    "Buyers answered per batch (one lease, many buyers), by strategy.",
+			Help:    "Buyers answered per batch (one lease, many buyers), or orders written per group commit (redis-decr), by strategy.",
 			Buckets: prometheus.ExponentialBuckets(1, 2, 8),
 		}, byStrategy),
 		queued: prometheus.NewGauge(prometheus.GaugeOpts{
@@ -145,7 +145,7 @@ func (m *Shop) zeros() {
 			m.lockHeld.WithLabelValues(string(s))
 			m.retries.WithLabelValues(string(mode))
 		}
-		if s.Batches() {
+		if s.Batches() || s == strategy.RedisDecr { // redis-decr: its group commits
 			m.batchSize.WithLabelValues(string(s))
 		}
 		for _, e := range []order.Event{order.EventLateCommit, order.EventFencedOut, order.EventLockLost, order.EventGivenBack, order.EventReclaimed} {

@@ -26,7 +26,8 @@ type Observer interface {
 	// Happened is called for each of the events Events counts.
 	Happened(s strategy.Name, e Event)
 	// Batched is called for each batch served, with how many buyers it
-	// answered.
+	// answered, and for each group commit of redis-decr, with how many
+	// orders it wrote together (reserved_group.go).
 	Batched(s strategy.Name, buyers int)
 }
 

@@ -106,6 +106,7 @@ func (s *Service) writeGroups(p stock.Product, g *writeGroup) {
 			return
 		}
 		err := s.commitGroup(p, group)
+		s.opts.Observer.Batched(p.Strategy, len(group))
 		for _, w := range group {
 			w.done <- err
 		}

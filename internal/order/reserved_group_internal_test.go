@@ -178,3 +178,64 @@ func TestGroupCommitLeftEarly(t *testing.T) {
 		t.Fatal("the writer did not stop with nobody waiting")
 	}
 }
+
+// groupSizes hears the size of every group commit.
+type groupSizes struct {
+	noObserver
+	mu    sync.Mutex
+	sizes []int
+}
+
+func (g *groupSizes) Batched(_ strategy.Name, n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.sizes = append(g.sizes, n)
+}
+
+// TestGroupCommitGroupsWhatWaits: the orders that arrive while the writer
+// is busy are written together, in one group, when it comes back.
+func TestGroupCommitGroupsWhatWaits(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db := b.DB.DB()
+		obs := &groupSizes{}
+		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
+			Logger: slog.New(slog.DiscardHandler), Observer: obs})
+		t.Cleanup(func() { s.Close() })
+		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-waits"), Strategy: strategy.RedisDecr, Stock: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := &writeGroup{writing: true} // the writer is busy
+		s.groups.Store(p.ID, g)
+		const buyers = 7
+		errs := make(chan error, buyers)
+		for i := range buyers {
+			go func() {
+				errs <- s.writeGrouped(ctx, p, newOrder(p, Request{UserID: fmt.Sprint("waits-", i), ProductID: p.ID, Quantity: 1}), 0)
+			}()
+		}
+		for waiting := 0; waiting < buyers; {
+			g.mu.Lock()
+			waiting = len(g.waiting)
+			g.mu.Unlock()
+			time.Sleep(time.Millisecond)
+		}
+		s.leaders.Add(1)
+		go s.writeGroups(p, g) // the writer comes back
+		for range buyers {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		obs.mu.Lock()
+		defer obs.mu.Unlock()
+		if len(obs.sizes) != 1 || obs.sizes[0] != buyers {
+			t.Fatalf("group commits of %v, want one of %d", obs.sizes, buyers)
+		}
+		if left, err := readStock(ctx, db, p.ID); err != nil || left != 10-buyers {
+			t.Fatalf("stock after the group: %d, %v; want %d", left, err, 10-buyers)
+		}
+	})
+}
