@@ -10,13 +10,13 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// TestLateCommit: every order holds back its commit and its lock renewals
-// for three TTLs after its statements ran, then commits regardless of the
-// lock. Each lease runs out under its holder, the next buyer reads the
-// stock before the old commit lands, and lua oversells, every time; fenced
-// makes the next holder's transaction wait for the old one before it reads,
-// and the lock-free strategies have no lease to lose: they sell exactly the
-// stock.
+// TestLateCommit: every order (for redis-decr every group commit) holds
+// back its commit and its lock renewals for three TTLs after its
+// statements ran, then commits regardless of the lock. Each lease runs
+// out under its holder, the next buyer reads the stock before the old
+// commit lands, and lua oversells, every time; fenced makes the next
+// holder's transaction wait for the old one before it reads, and the
+// lock-free strategies have no lease to lose: they sell exactly the stock.
 func TestLateCommit(t *testing.T) {
 	// Half the sale under -short: every commit is late, so each unit costs
 	// the exact strategies a late commit's wait in turn.
@@ -44,7 +44,14 @@ func TestLateCommit(t *testing.T) {
 				for _, s := range shops {
 					late += s.Events(p.ID).LateCommits
 				}
-				if late != out.ok.Load() {
+				switch {
+				case c.name == strategy.RedisDecr:
+					// One per transaction, and a group commit writes
+					// the orders that waited for it together.
+					if late < 1 || late > out.ok.Load() {
+						t.Errorf("late commits: got %d, want one per group commit: 1 to %d", late, out.ok.Load())
+					}
+				case late != out.ok.Load():
 					t.Errorf("late commits: got %d, want one per order (%d)", late, out.ok.Load())
 				}
 				t.Logf("%s: %d late commits, %d orders, oversold %d, stock %d", c.name, late, a.Orders, a.Oversold, a.Stock)
