@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,7 @@ func outcome() *scenario.Outcome {
 		Backend: "test", Started: start, Wall: 3 * time.Second}
 	for i, mode := range s.Modes {
 		m := &scenario.ModeResult{Mode: mode, ProductID: "p-" + string(mode), Planned: 4, Sent: 4,
-			Audit: scenario.Audit{InitialStock: 1, Orders: 2 - i, Sold: 2 - i, Oversold: 1 - i, DuplicateOrders: i, Consistent: i == 1},
+			Audit: ledger.Audit{InitialStock: 1, Orders: 2 - i, Sold: 2 - i, Oversold: 1 - i, DuplicateOrders: i, Consistent: i == 1},
 			Why:   "because <b>" + string(mode) + "</b>"}
 		for j, code := range []uint16{201, 409, 503, 201} {
 			body := `{"error":{"code":"sold_out"}}`

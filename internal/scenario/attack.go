@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"net"
 	"net/http"
 	"runtime"
@@ -20,9 +21,9 @@ type ModeResult struct {
 	Planned, Sent int
 	// Tally counts the answers; Audit is the shop's own count of orders;
 	// Events is what the shops counted beyond it, summed over the fleet.
-	Tally  Tally
-	Audit  Audit
-	Events Events
+	Tally  ledger.Tally
+	Audit  ledger.Audit
+	Events ledger.Events
 	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.
 	Metrics vegeta.Metrics
 	// Kill records the nodes --redlock-kill took down, if any.
@@ -36,7 +37,7 @@ type ModeResult struct {
 	Crash *Crash
 	// Drain records how a queued mode's orders reached the database
 	// after the last click (redis-queue only, else nil).
-	Drain *Drain
+	Drain *ledger.Drain
 	// Lost counts the buyers told they have an order (201 or 202) whose
 	// order was not written by the end of the drain (confirm).
 	Lost int
@@ -127,7 +128,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	failedOver, armed := a.startFailovers(ctx, stopped)
 	<-armed // the first failover's hold is set before the first click
 
-	cpu := cpuSpent(ctx, a.fleet.CPU)
+	cpu := ledger.Spent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
 	targeter, counts := tg.Targeter(), (*inFlight)(nil)
@@ -203,15 +204,15 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	if a.mode.Strategy().Queues() {
 		// The orders are written behind the answers: the audit waits for
 		// the queue to drain.
-		if res.Drain, err = a.waitDrain(ctx, res.Results, func() { watch.update(res.Sent, res) }); err != nil {
+		if res.Drain, err = ledger.WaitDrain(ctx, a.api, a.productID, res.Results, func() { watch.update(res.Sent, res) }); err != nil {
 			return res, err
 		}
 	}
-	res.Audit, err = a.api.audit(ctx, a.productID)
+	res.Audit, err = a.api.Audit(ctx, a.productID)
 	if err != nil {
 		return res, err
 	}
-	if res.Lost, err = a.confirm(ctx, res.Results); err != nil {
+	if res.Lost, err = ledger.Unwritten(ctx, a.lookups(), res.Results); err != nil {
 		return res, err
 	}
 	if res.Crash != nil {
@@ -249,16 +250,26 @@ func newAttacker(s Settings) (*vegeta.Attacker, *http.Transport) {
 	return atk, tr
 }
 
+// lookups are the fleet's shops, for ledger.Unwritten to spread its
+// lookups over.
+func (a *attack) lookups() []ledger.OrderLookup {
+	out := make([]ledger.OrderLookup, len(a.fleet.Targets))
+	for i, t := range a.fleet.Targets {
+		out[i] = newShopAPI(t, a.fleet.AdminToken)
+	}
+	return out
+}
+
 // events sums what every shop of the fleet counted for the attack's
 // product: each counts only its own orders.
-func (a *attack) events(ctx context.Context) (Events, error) {
-	var sum Events
+func (a *attack) events(ctx context.Context) (ledger.Events, error) {
+	var sum ledger.Events
 	for _, t := range a.fleet.Targets {
 		e, err := newShopAPI(t, a.fleet.AdminToken).events(ctx, a.productID)
 		if err != nil {
 			return sum, err
 		}
-		sum.add(e)
+		sum.Add(e)
 	}
 	return sum, nil
 }

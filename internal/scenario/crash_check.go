@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"time"
 )
 
@@ -20,8 +21,8 @@ func (a *attack) settleCrash(ctx context.Context, res *ModeResult) error {
 			if res.Audit.Drift == nil || *res.Audit.Drift == 0 || !time.Now().Before(end) {
 				return true
 			}
-			var au Audit
-			if au, err = a.api.audit(ctx, a.productID); err == nil {
+			var au ledger.Audit
+			if au, err = a.api.Audit(ctx, a.productID); err == nil {
 				res.Audit = au
 			}
 			return err != nil
@@ -31,6 +32,6 @@ func (a *attack) settleCrash(ctx context.Context, res *ModeResult) error {
 		}
 		c.DriftWaited = time.Since(start)
 	}
-	c.Answered, c.WithoutOrder = len(acceptedIDs(res.Results)), res.Lost
+	c.Answered, c.WithoutOrder = len(ledger.AcceptedIDs(res.Results)), res.Lost
 	return nil
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"slices"
 	"strings"
 	"time"
@@ -248,7 +249,7 @@ func plural(n int, one, many string) string {
 
 // errorSummary lists the error answers, most frequent first, e.g.
 // "503 lock_timeout×12, 503 unavailable×3".
-func errorSummary(t Tally) string {
+func errorSummary(t ledger.Tally) string {
 	type kv struct {
 		k string
 		n int

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"net/http"
 	"strings"
 )
@@ -90,12 +91,12 @@ func afterKill(m *ModeResult) string {
 			continue
 		}
 		sent++
-		switch kind := Classify(r); {
+		switch kind := ledger.Classify(r); {
 		case r.Code == http.StatusServiceUnavailable:
 			refused++
-		case kind == KindCreated:
+		case kind == ledger.KindCreated:
 			created++
-		case kind == KindSoldOut:
+		case kind == ledger.KindSoldOut:
 			soldOut++
 		}
 	}

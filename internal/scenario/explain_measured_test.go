@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/flashsale/flashsale/internal/ledger"
 	"strings"
 	"testing"
 	"time"
@@ -12,8 +13,8 @@ import (
 // the given lost updates.
 func lateRow(mode Mode, late int64, overlaps int) *ModeResult {
 	sold := 100 + overlaps
-	return &ModeResult{Mode: mode, Audit: Audit{InitialStock: 100, Sold: sold, Stock: 0, Oversold: overlaps, Consistent: overlaps == 0},
-		Events: Events{LateCommits: late}, Planned: 10, Sent: 10}
+	return &ModeResult{Mode: mode, Audit: ledger.Audit{InitialStock: 100, Sold: sold, Stock: 0, Oversold: overlaps, Consistent: overlaps == 0},
+		Events: ledger.Events{LateCommits: late}, Planned: 10, Sent: 10}
 }
 
 func TestWhyLateCommitSaysOnlyWhatWasCompared(t *testing.T) {
@@ -69,7 +70,7 @@ func TestWhyFencedLateCommitClaimsNoWait(t *testing.T) {
 func killRow(after ...uint16) *ModeResult {
 	t0 := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
 	m := &ModeResult{Mode: Mode("redlock"), Kill: &Kill{Nodes: []int{0, 1, 2}, At: time.Second},
-		Audit: Audit{InitialStock: 100, Sold: 100, Consistent: true}, Planned: 10, Sent: 10}
+		Audit: ledger.Audit{InitialStock: 100, Sold: 100, Consistent: true}, Planned: 10, Sent: 10}
 	m.Results = append(m.Results, vegeta.Result{Timestamp: t0, Code: 201})
 	for i, code := range after {
 		r := vegeta.Result{Timestamp: t0.Add(time.Second + time.Duration(i+1)*time.Millisecond), Code: code}

@@ -82,7 +82,7 @@ func (w *driftWatch) run(ctx context.Context) {
 func (w *driftWatch) read(ctx context.Context, clients map[string]*redis.Client) (int, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*driftEvery)
 	defer cancel()
-	au, err := w.a.api.audit(ctx, w.a.productID)
+	au, err := w.a.api.Audit(ctx, w.a.productID)
 	if err != nil || au.RedisStock == nil {
 		return 0, false
 	}

@@ -159,7 +159,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 		// was written): the promoted counter will offer it again. With
 		// nothing offered, a moment, which needs no buyer.
 		until, wait := func() bool {
-			au, err := a.api.audit(ctx, a.productID)
+			au, err := a.api.Audit(ctx, a.productID)
 			return err == nil && au.Stock < offered
 		}, stopped
 		if offered <= 0 {
@@ -201,7 +201,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	}
 	r.Promoted = time.Since(r.killed)
 	if drift != nil {
-		if au, err := a.api.audit(rctx, a.productID); err == nil {
+		if au, err := a.api.Audit(rctx, a.productID); err == nil {
 			r.Phantom = max(offered-au.Stock, 0)
 			drift.add(time.Since(began), offered-au.Stock)
 		}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"encoding/json"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -94,7 +95,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sold := p.Stock - p.left
-		json.NewEncoder(w).Encode(Audit{
+		json.NewEncoder(w).Encode(ledger.Audit{
 			ProductID: id, Strategy: p.Strategy, InitialStock: p.Stock, Stock: p.left,
 			Orders: len(p.buyers), Sold: sold, Consistent: true,
 		})
@@ -103,7 +104,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fakeError(w, 401, "unauthorized")
 			return
 		}
-		json.NewEncoder(w).Encode(Events{}) // a correct shop without faults counts none
+		json.NewEncoder(w).Encode(ledger.Events{}) // a correct shop without faults counts none
 	default:
 		fakeError(w, 404, "not_found")
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"errors"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"net/http"
 	"time"
 
@@ -48,7 +49,7 @@ type Fleet struct {
 	Sentinels *redisproc.Set
 	// CPU reads the fleet's CPU time, for the cpu/order column; nil if
 	// unknown.
-	CPU CPUMeter
+	CPU ledger.CPUMeter
 	// procs are the child shops of a process fleet (FleetConfig.Processes),
 	// which --crash kills; nil otherwise.
 	procs *shopProcs
@@ -76,7 +77,7 @@ type NodeKiller interface {
 // empties of the product's keys and of their clients (droppedClients).
 func ExternalFleet(targets []string, token string, redisAddrs []string) *Fleet {
 	f := &Fleet{Targets: targets, AdminToken: token, Backend: "external shops",
-		CPU: scrapeCPU{targets: targets, client: &http.Client{Timeout: 5 * time.Second}}}
+		CPU: ledger.ScrapeCPU{Targets: targets, Client: &http.Client{Timeout: 5 * time.Second}}}
 	if len(redisAddrs) > 0 {
 		f.Nodes = &pausedNodes{addrs: redisAddrs}
 		f.Restarts, f.RedisAddrs = &droppedClients{addrs: redisAddrs}, redisAddrs

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"io"
 	"net"
 	"net/http"
@@ -237,7 +238,7 @@ func (p *shopProcs) pid(i int) int { return p.shops[i].cmd.Process.Pid }
 // cpu is the CPU time the children spent so far: those that exited, as the
 // OS counted them, and those running, as their /metrics say.
 func (p *shopProcs) cpu(ctx context.Context) (time.Duration, error) {
-	live, err := scrapeCPU{targets: p.targets(), client: p.ready}.CPU(ctx)
+	live, err := ledger.ScrapeCPU{Targets: p.targets(), Client: p.ready}.CPU(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -285,7 +286,7 @@ func (p *shopProcs) close() error {
 type procsCPU struct{ p *shopProcs }
 
 func (c procsCPU) CPU(ctx context.Context) (time.Duration, error) {
-	own, err := ownCPU()
+	own, err := ledger.OwnCPU()
 	if err != nil {
 		return 0, err
 	}

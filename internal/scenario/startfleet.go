@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"log/slog"
 	"net"
 	"strings"
@@ -107,7 +108,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	if cfg.Sentinels != nil {
 		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
 	}
-	f := &Fleet{AdminToken: token, CPU: processCPU{}}
+	f := &Fleet{AdminToken: token, CPU: ledger.ProcessCPU{}}
 	var closers []func() error
 	f.close = func() error {
 		var errs []error

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"sync/atomic"
 	"time"
 )
@@ -26,7 +27,7 @@ type Snapshot struct {
 	OrdersPerSec  float64
 	P50, P90, P99 time.Duration
 	// Audit is the shop's latest audit, nil before the first answered.
-	Audit *Audit
+	Audit *ledger.Audit
 	// Done marks the attack's last snapshot.
 	Done bool
 }
@@ -42,7 +43,7 @@ type watcher struct {
 	a     *attack
 	start time.Time
 	last  time.Time
-	audit atomic.Pointer[Audit]
+	audit atomic.Pointer[ledger.Audit]
 	stop  context.CancelFunc
 	done  chan struct{}
 }
@@ -66,7 +67,7 @@ func (w *watcher) poll(ctx context.Context) {
 	defer t.Stop()
 	for {
 		actx, cancel := context.WithTimeout(ctx, watchEvery*4)
-		a, err := w.a.api.audit(actx, w.a.productID)
+		a, err := w.a.api.Audit(actx, w.a.productID)
 		cancel()
 		if err == nil {
 			w.audit.Store(&a)

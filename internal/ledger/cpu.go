@@ -1,4 +1,4 @@
-package scenario
+package ledger
 
 import (
 	"bufio"
@@ -19,9 +19,9 @@ import (
 // What "the fleet" is depends on who started it. The embedded fleet runs
 // in this process, beside its backends and the attacker, and no Go
 // process can tell its goroutines' CPU apart: it is this process's CPU,
-// shops, embedded backends and load generator together (processCPU). A
+// shops, embedded backends and load generator together (ProcessCPU). A
 // --targets fleet is separate processes: the sum of their
-// process_cpu_seconds_total, which every shop's /metrics has (scrapeCPU).
+// process_cpu_seconds_total, which every shop's /metrics has (ScrapeCPU).
 // Real database and Redis servers are never in it.
 
 // CPUMeter reads a fleet's CPU time so far. Implementations must be safe
@@ -32,29 +32,35 @@ type CPUMeter interface {
 	Describe() string
 }
 
-// processCPU is the CPU of this process (user and system).
-type processCPU struct{}
+// ProcessCPU is the CPU of this process (user and system). It is safe for
+// concurrent use.
+type ProcessCPU struct{}
 
-func (processCPU) CPU(context.Context) (time.Duration, error) { return ownCPU() }
+// CPU implements CPUMeter.
+func (ProcessCPU) CPU(context.Context) (time.Duration, error) { return OwnCPU() }
 
-func (processCPU) Describe() string {
+// Describe implements CPUMeter.
+func (ProcessCPU) Describe() string {
 	return "the load generator's own process: the shops, the embedded backends and the attacker together"
 }
 
-// scrapeCPU is the CPU of the shops at targets, each read from its
-// /metrics (process_cpu_seconds_total).
-type scrapeCPU struct {
-	targets []string
-	client  *http.Client
+// ScrapeCPU is the CPU of the shops at Targets, each read from its
+// /metrics (process_cpu_seconds_total) with Client. It is safe for
+// concurrent use.
+type ScrapeCPU struct {
+	Targets []string
+	Client  *http.Client
 }
 
-func (s scrapeCPU) Describe() string {
-	return fmt.Sprintf("the %d shop processes (process_cpu_seconds_total on their /metrics)", len(s.targets))
+// Describe implements CPUMeter.
+func (s ScrapeCPU) Describe() string {
+	return fmt.Sprintf("the %d shop processes (process_cpu_seconds_total on their /metrics)", len(s.Targets))
 }
 
-func (s scrapeCPU) CPU(ctx context.Context) (time.Duration, error) {
+// CPU implements CPUMeter: the sum over the shops.
+func (s ScrapeCPU) CPU(ctx context.Context) (time.Duration, error) {
 	var total float64
-	for _, t := range s.targets {
+	for _, t := range s.Targets {
 		v, err := s.scrape(ctx, t)
 		if err != nil {
 			return 0, err
@@ -65,18 +71,18 @@ func (s scrapeCPU) CPU(ctx context.Context) (time.Duration, error) {
 }
 
 // scrape reads process_cpu_seconds_total from target's /metrics.
-func (s scrapeCPU) scrape(ctx context.Context, target string) (float64, error) {
+func (s ScrapeCPU) scrape(ctx context.Context, target string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target+"/metrics", nil)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := s.client.Do(req)
+	resp, err := s.Client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("scenario: read the CPU of %s: %w", target, err)
+		return 0, fmt.Errorf("ledger: read the CPU of %s: %w", target, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("scenario: read the CPU of %s: /metrics answered %s", target, resp.Status)
+		return 0, fmt.Errorf("ledger: read the CPU of %s: /metrics answered %s", target, resp.Status)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -88,12 +94,13 @@ func (s scrapeCPU) scrape(ctx context.Context, target string) (float64, error) {
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("scenario: %s/metrics has no process_cpu_seconds_total", target)
+	return 0, fmt.Errorf("ledger: %s/metrics has no process_cpu_seconds_total", target)
 }
 
-// cpuSpent measures what m reads between start and the call of the
-// function it returns; a failed read makes the result unknown (-1).
-func cpuSpent(ctx context.Context, m CPUMeter) (stop func() time.Duration) {
+// Spent measures what m reads between its call and the call of the
+// function it returns; a failed read, or a nil m, makes the result unknown
+// (-1).
+func Spent(ctx context.Context, m CPUMeter) (stop func() time.Duration) {
 	if m == nil {
 		return func() time.Duration { return -1 }
 	}

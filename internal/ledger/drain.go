@@ -1,4 +1,4 @@
-package scenario
+package ledger
 
 import (
 	"context"
@@ -27,19 +27,26 @@ const (
 	drainPoll = 50 * time.Millisecond
 )
 
-// waitDrain polls the audit of the attack's product until its queue has
-// nothing left to write, for at most drainWait after the call, and
-// returns how long that took from the last click in results. Only
-// ctx's end is an error; a queue that did not drain in time is recorded
-// in Drain.Err, and the audit after it shows what was written by then.
-// tick is called at every poll (the live view's snapshots).
-func (a *attack) waitDrain(ctx context.Context, results vegeta.Results, tick func()) (*Drain, error) {
+// Auditor reads a shop's audit of a product. Implementations must be safe
+// for concurrent use.
+type Auditor interface {
+	Audit(ctx context.Context, product string) (Audit, error)
+}
+
+// WaitDrain polls shop's audit of product until its queue has nothing
+// left to write, for at most drainWait after the call, and returns how
+// long that took from the last click in results. Only ctx's end is an
+// error; a queue that did not drain in time is recorded in Drain.Err, and
+// the audit after it shows what was written by then. tick, if not nil, is
+// called at every poll (the live view's snapshots), from the caller's
+// goroutine.
+func WaitDrain(ctx context.Context, shop Auditor, product string, results vegeta.Results, tick func()) (*Drain, error) {
 	last := lastClick(results)
 	deadline := time.Now().Add(drainWait)
 	t := time.NewTicker(drainPoll)
 	defer t.Stop()
 	for {
-		au, err := a.api.audit(ctx, a.productID)
+		au, err := shop.Audit(ctx, product)
 		now := time.Now()
 		switch {
 		case err == nil && au.drained():
@@ -50,7 +57,9 @@ func (a *attack) waitDrain(ctx context.Context, results vegeta.Results, tick fun
 			return &Drain{Took: now.Sub(last), Err: fmt.Sprintf("not drained within %v: %d queued, %d pending%s",
 				drainWait, deref(au.QueueLength), deref(au.QueuePending), redisNote(au.RedisError))}, nil
 		}
-		tick()
+		if tick != nil {
+			tick()
+		}
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()

@@ -1,4 +1,4 @@
-package scenario
+package ledger
 
 import (
 	"context"
@@ -10,32 +10,39 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// confirmWorkers is how many order lookups confirm sends at once.
+// confirmWorkers is how many order lookups Unwritten sends at once.
 const confirmWorkers = 16
 
-// confirmTries is how many times confirm asks about an order whose lookup
+// confirmTries is how many times Unwritten asks about an order whose lookup
 // failed (no answer, or not a 200 or 404) before it counts it as lost: a
 // shop still working off an overload's backlog may refuse a connection
 // for a moment.
 const confirmTries = 4
 
-// confirm asks the shops, after the drain, where every order a buyer was
+// OrderLookup says where one order stands (GET /api/v1/orders/{id}):
+// "created", "queued", "refused", or "unknown". Implementations must be
+// safe for concurrent use.
+type OrderLookup interface {
+	OrderStatus(ctx context.Context, id string) (string, error)
+}
+
+// Unwritten asks the shops, after the drain, where every order a buyer was
 // told it has (a 201 or a 202) stands, and returns how many are not
 // written: lost (unknown to every shop) or refused after a 202. A safe
-// strategy loses none. Lookups are spread over the fleet's shops; a
-// lookup that fails is asked again, up to confirmTries times, and counts
-// as lost only if ctx is still alive, and ctx's end is returned.
-func (a *attack) confirm(ctx context.Context, results vegeta.Results) (int, error) {
-	ids := acceptedIDs(results)
+// strategy loses none. Lookups are spread over shops, which must not be
+// empty; a lookup that fails is asked again, up to confirmTries times, and
+// counts as lost only if ctx is still alive, and ctx's end is returned.
+func Unwritten(ctx context.Context, shops []OrderLookup, results vegeta.Results) (int, error) {
+	ids := AcceptedIDs(results)
 	work := make(chan string)
 	var mu sync.Mutex
 	lost := 0
 	var wg sync.WaitGroup
 	for w := range min(confirmWorkers, len(ids)) {
-		api := newShopAPI(a.fleet.Targets[w%len(a.fleet.Targets)], a.fleet.AdminToken)
+		api := shops[w%len(shops)]
 		wg.Go(func() {
 			for id := range work {
-				st, err := api.orderStatus(ctx, id)
+				st, err := api.OrderStatus(ctx, id)
 				for try := 1; err != nil && try < confirmTries && ctx.Err() == nil; try++ {
 					t := time.NewTimer(time.Duration(try) * 250 * time.Millisecond)
 					select {
@@ -43,7 +50,7 @@ func (a *attack) confirm(ctx context.Context, results vegeta.Results) (int, erro
 					case <-ctx.Done():
 					}
 					t.Stop()
-					st, err = api.orderStatus(ctx, id)
+					st, err = api.OrderStatus(ctx, id)
 				}
 				if (err != nil && ctx.Err() == nil) || (err == nil && st != "created") {
 					mu.Lock()
@@ -64,8 +71,8 @@ func (a *attack) confirm(ctx context.Context, results vegeta.Results) (int, erro
 	return lost, ctx.Err()
 }
 
-// acceptedIDs are the order ids of the 201s and 202s in results.
-func acceptedIDs(results vegeta.Results) []string {
+// AcceptedIDs are the order ids of the 201s and 202s in results.
+func AcceptedIDs(results vegeta.Results) []string {
 	var ids []string
 	for _, r := range results {
 		if r.Code != http.StatusCreated && r.Code != http.StatusAccepted {

@@ -1,14 +1,14 @@
 //go:build unix
 
-package scenario
+package ledger
 
 import (
 	"syscall"
 	"time"
 )
 
-// ownCPU is this process's user and system CPU time so far.
-func ownCPU() (time.Duration, error) {
+// OwnCPU is this process's user and system CPU time so far.
+func OwnCPU() (time.Duration, error) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package scenario
+package ledger
 
 import (
 	"encoding/json"

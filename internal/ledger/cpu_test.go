@@ -1,4 +1,4 @@
-package scenario
+package ledger
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ func TestScrapeCPU(t *testing.T) {
 	a, b := shop("1.25"), shop("0.5")
 	defer a.Close()
 	defer b.Close()
-	m := scrapeCPU{targets: []string{a.URL, b.URL}, client: http.DefaultClient}
+	m := ScrapeCPU{Targets: []string{a.URL, b.URL}, Client: http.DefaultClient}
 	got, err := m.CPU(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +34,7 @@ func TestScrapeCPU(t *testing.T) {
 
 	none := httptest.NewServer(http.NotFoundHandler())
 	defer none.Close()
-	m.targets = append(m.targets, none.URL)
+	m.Targets = append(m.Targets, none.URL)
 	if _, err := m.CPU(t.Context()); err == nil {
 		t.Error("CPU with a target that has no /metrics: no error")
 	}
@@ -42,32 +42,15 @@ func TestScrapeCPU(t *testing.T) {
 
 // TestProcessCPU reads this process's CPU time, which grows with work.
 func TestProcessCPU(t *testing.T) {
-	before, err := processCPU{}.CPU(t.Context())
+	before, err := ProcessCPU{}.CPU(t.Context())
 	if err != nil {
 		t.Skipf("no process CPU time here: %v", err)
 	}
 	x := 0
-	for after := before; after <= before; after, _ = (processCPU{}).CPU(t.Context()) {
+	for after := before; after <= before; after, _ = (ProcessCPU{}).CPU(t.Context()) {
 		for i := range 1_000_000 {
 			x += i
 		}
 	}
 	_ = x
-}
-
-// TestCPUPerOrder divides the CPU by the orders and the answers, and says
-// when it cannot.
-func TestCPUPerOrder(t *testing.T) {
-	m := &ModeResult{CPU: time.Second, Tally: Tally{Requests: 4000, Created: 1000}}
-	if d, ok := m.CPUPerOrder(); !ok || d != time.Millisecond {
-		t.Errorf("CPUPerOrder = %v, %v; want 1ms, true", d, ok)
-	}
-	if d, ok := m.CPUPerAnswer(); !ok || d != 250*time.Microsecond {
-		t.Errorf("CPUPerAnswer = %v, %v; want 250µs, true", d, ok)
-	}
-	for _, m := range []*ModeResult{{CPU: -1, Tally: Tally{Created: 5}}, {CPU: time.Second}} {
-		if _, ok := m.CPUPerOrder(); ok {
-			t.Errorf("CPUPerOrder of CPU %v over %d orders: ok", m.CPU, m.Tally.Created)
-		}
-	}
 }
