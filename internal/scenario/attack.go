@@ -2,13 +2,15 @@ package scenario
 
 import (
 	"context"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"net"
 	"net/http"
 	"runtime"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/ledger"
 )
 
 // ModeResult is one row of the table: what one strategy's attack did to its
@@ -102,8 +104,8 @@ type attack struct {
 	settings  Settings
 	mode      Mode
 	crowd     *crowd
-	fleet     *Fleet
-	api       *shopAPI
+	fleet     *fleet.Fleet
+	api       *fleet.API
 	opts      Options
 	productID string
 }
@@ -112,7 +114,7 @@ type attack struct {
 // measured even when it also returns an error.
 func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	s := a.settings
-	if err := a.api.createProduct(ctx, a.productID, a.mode, s); err != nil {
+	if err := a.api.CreateProduct(ctx, product(a.productID, a.mode, s)); err != nil {
 		return nil, err
 	}
 	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.productID)}
@@ -227,6 +229,20 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	return res, nil
 }
 
+// product is the product a mode's attack sells, under s.
+func product(id string, mode Mode, s Settings) fleet.Product {
+	p := fleet.Product{
+		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode.Strategy()),
+		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),
+		StallMs: s.Stall.Milliseconds(), StallRate: s.StallRate,
+		LateCommitMs: s.LateCommit.Milliseconds(), LateCommitEvery: s.LateCommitEvery,
+	}
+	if mode.Batched() {
+		p.BatchMax = s.Batch
+	}
+	return p
+}
+
 // newAttacker is the Vegeta attacker of every attack, and of Ceiling, and
 // the transport under it, whose idle connections the caller closes when the
 // attack is over; s gives its timeout and workers. A new attacker is needed
@@ -255,7 +271,7 @@ func newAttacker(s Settings) (*vegeta.Attacker, *http.Transport) {
 func (a *attack) lookups() []ledger.OrderLookup {
 	out := make([]ledger.OrderLookup, len(a.fleet.Targets))
 	for i, t := range a.fleet.Targets {
-		out[i] = newShopAPI(t, a.fleet.AdminToken)
+		out[i] = fleet.NewAPI(t, a.fleet.AdminToken)
 	}
 	return out
 }
@@ -265,7 +281,7 @@ func (a *attack) lookups() []ledger.OrderLookup {
 func (a *attack) events(ctx context.Context) (ledger.Events, error) {
 	var sum ledger.Events
 	for _, t := range a.fleet.Targets {
-		e, err := newShopAPI(t, a.fleet.AdminToken).events(ctx, a.productID)
+		e, err := fleet.NewAPI(t, a.fleet.AdminToken).Events(ctx, a.productID)
 		if err != nil {
 			return sum, err
 		}

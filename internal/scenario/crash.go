@@ -38,7 +38,7 @@ import (
 
 // ErrNoShopControl is returned by Run when the settings ask to kill shops
 // (Settings.Crash) but the fleet's shops are not processes it started.
-var ErrNoShopControl = errors.New("scenario: --crash needs shops the load generator started as processes of its own (StartFleet with Processes)")
+var ErrNoShopControl = errors.New("scenario: --crash needs shops the load generator started as processes of its own (fleet.StartFleet with Processes)")
 
 // crashDriftWithin is how long the load generator waits, after a --crash
 // attack, for redis-decr's drift to come back to 0 before it reports it.
@@ -136,8 +136,7 @@ func (f *inFlight) of(i int) int { return int(f.n[i].Load()) }
 // kill whose time comes after stopped closed is not made.
 func (a *attack) startCrashes(ctx context.Context, planned int, counts *inFlight, stopped <-chan struct{}) <-chan *Crash {
 	out := make(chan *Crash, 1)
-	procs := a.fleet.procs
-	if a.settings.Crash == 0 || procs == nil {
+	if a.settings.Crash == 0 || !a.fleet.Processes() {
 		out <- nil
 		return out
 	}
@@ -151,16 +150,15 @@ func (a *attack) startCrashes(ctx context.Context, planned int, counts *inFlight
 			if !waitUntil(ctx, stopped, at) {
 				return
 			}
-			i := (k - 1) % len(procs.shops)
+			i := (k - 1) % len(a.fleet.Targets)
 			kill := CrashKill{Shop: i, InFlight: counts.of(i), At: time.Since(began), Back: -1}
-			pid, err := procs.kill(i)
+			pid, err := a.fleet.KillShop(i)
 			kill.PID = pid
 			if err == nil {
 				// On a context of its own: the shop comes back even after
-				// Ctrl-C, and the fleet's Close then stops it.
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shopReadyWithin)
-				kill.NewPID, err = procs.restart(rctx, i)
-				cancel()
+				// Ctrl-C, and the fleet's Close then stops it. RestartShop
+				// bounds its own wait.
+				kill.NewPID, err = a.fleet.RestartShop(context.WithoutCancel(ctx), i)
 				if err == nil {
 					kill.Back = time.Since(began)
 				}

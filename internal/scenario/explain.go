@@ -2,11 +2,12 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -172,7 +173,7 @@ func killLine(m *ModeResult) string {
 	k := m.Kill
 	what, total := "nodes", 5
 	if m.Mode.Strategy() == strategy.Etcd {
-		what, total = "members", EtcdMembers
+		what, total = "members", fleet.EtcdMembers
 	}
 	line := fmt.Sprintf("%s %s of %d went down at %v", what, nodeList(k.Nodes, 0), total, k.At.Round(10*time.Millisecond))
 	if up := total - len(k.Nodes); up > total/2 {
@@ -198,7 +199,7 @@ func restartLine(s Settings, m *ModeResult) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s of %d restarted empty at %v, as soon as a holder was seen taking the lock (a %v lease, %v of work inside)",
-		plural(len(r.Nodes), "node", "nodes"), nodeList(r.Nodes, 0), RedisNodes, r.At.Round(10*time.Millisecond), s.LockTTL, s.Work)
+		plural(len(r.Nodes), "node", "nodes"), nodeList(r.Nodes, 0), fleet.RedisNodes, r.At.Round(10*time.Millisecond), s.LockTTL, s.Work)
 	if r.Delay > 0 {
 		fmt.Fprintf(&b, ", and served again %v later", (r.Back - r.At).Round(10*time.Millisecond))
 	} else {
@@ -213,10 +214,10 @@ func restartLine(s Settings, m *ModeResult) string {
 		b.WriteString("; with every node restarted, when that holder let go could not be seen")
 	case n == 0:
 		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, the watch (every node read each millisecond) saw no other token hold a majority",
-			plural(RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)))
+			plural(fleet.RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)))
 	default:
 		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, %d other %s held a majority of the nodes (two holders at once)",
-			plural(RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)), n, plural(n, "token", "tokens"))
+			plural(fleet.RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)), n, plural(n, "token", "tokens"))
 	}
 	if r.Err != "" {
 		b.WriteString(" (" + r.Err + ")")
@@ -228,7 +229,7 @@ func restartLine(s Settings, m *ModeResult) string {
 // from index from to the last.
 func nodeList(nodes []int, from int) string {
 	if nodes == nil {
-		for i := from; i < RedisNodes; i++ {
+		for i := from; i < fleet.RedisNodes; i++ {
 			nodes = append(nodes, i)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/reserve"
 )
@@ -92,7 +93,7 @@ func (w *driftWatch) read(ctx context.Context, clients map[string]*redis.Client)
 	}
 	c := clients[named[0]]
 	if c == nil {
-		c = nodeClient(named[0], 100*time.Millisecond)
+		c = fleet.NodeClient(named[0], 100*time.Millisecond)
 		clients[named[0]] = c
 	}
 	left, err := c.Get(ctx, reserve.StockKey(w.a.productID)).Int()

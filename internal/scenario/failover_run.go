@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -109,7 +110,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 		return nil, err
 	}
 	master, replica, link := set.Master(), set.Replica(), set.Link()
-	mc, rc := nodeClient(master.Addr, 100*time.Millisecond), nodeClient(replica.Addr, 100*time.Millisecond)
+	mc, rc := fleet.NodeClient(master.Addr, 100*time.Millisecond), fleet.NodeClient(replica.Addr, 100*time.Millisecond)
 	defer mc.Close()
 	defer rc.Close()
 	key := lockKey(a.productID)

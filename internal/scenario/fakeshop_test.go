@@ -2,12 +2,14 @@ package scenario
 
 import (
 	"encoding/json"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/ledger"
 )
 
 // fakeShop is a tiny, correct test double of the shop's HTTP contract
@@ -21,7 +23,7 @@ type fakeShop struct {
 }
 
 type fakeProduct struct {
-	product
+	fleet.Product
 	left   int
 	buyers map[string]bool
 }
@@ -41,7 +43,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fakeError(w, 401, "unauthorized")
 			return
 		}
-		var p product
+		var p fleet.Product
 		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
 			fakeError(w, 400, "invalid_argument")
 			return
@@ -52,7 +54,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fakeError(w, 409, "already_exists")
 			return
 		}
-		f.products[p.ID] = &fakeProduct{product: p, left: p.Stock, buyers: map[string]bool{}}
+		f.products[p.ID] = &fakeProduct{Product: p, left: p.Stock, buyers: map[string]bool{}}
 		w.WriteHeader(201)
 		json.NewEncoder(w).Encode(p)
 	case r.Method == http.MethodPost && r.URL.Path == "/api/v1/orders":

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -24,7 +25,7 @@ type killed struct {
 func (a *attack) startKiller(ctx context.Context, planned int, stopped <-chan struct{}) <-chan killed {
 	out := make(chan killed, 1)
 	var n int
-	var killer NodeKiller
+	var killer fleet.NodeKiller
 	switch a.mode.Strategy() {
 	case strategy.Redlock:
 		n, killer = a.settings.RedlockKill, a.fleet.Nodes

@@ -1,9 +1,9 @@
 package scenario
 
 import (
-	"context"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -82,22 +82,7 @@ func (s Settings) restarts(m Mode) bool {
 // run out. Fenced is not: its database refuses the second holder's older
 // or equal fence.
 func (s Settings) restartBreaks(m Mode) bool {
-	return m.Strategy() == strategy.Redlock && s.RedisRestart > RedisNodes/2 && s.RestartDelay < s.LockTTL
-}
-
-// NodeRestarter restarts Redis nodes empty, as a Redis without
-// persistence comes back after its process died: the fault of
-// --redis-restart. Implementations must be safe for concurrent use.
-type NodeRestarter interface {
-	// Restart takes the nodes with the given indexes (0-based) down at
-	// once, dropping every connection of the shops to them and at least
-	// every key of product on them, keeps them down for delay, and lets
-	// them serve again, empty. It returns once they do, or with an error
-	// saying which node could not be restarted; it brings back the nodes
-	// it took down even when ctx ends.
-	Restart(ctx context.Context, nodes []int, delay time.Duration, product string) error
-	// Describe says how Restart restarts a node, for the report.
-	Describe() string
+	return m.Strategy() == strategy.Redlock && s.RedisRestart > fleet.RedisNodes/2 && s.RestartDelay < s.LockTTL
 }
 
 // Restart records one --redis-restart: which nodes (0-based) were

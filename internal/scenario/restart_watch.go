@@ -6,6 +6,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -78,7 +79,7 @@ func newLockWatch(addrs []string, st strategy.Name, key string) *lockWatch {
 	for _, addr := range addrs {
 		// A short timeout: a node that is down (refused) or paused (no
 		// answer) soon reads as holding nothing.
-		w.clients = append(w.clients, nodeClient(addr, 100*time.Millisecond))
+		w.clients = append(w.clients, fleet.NodeClient(addr, 100*time.Millisecond))
 	}
 	return w
 }

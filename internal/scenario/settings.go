@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/fleet"
 )
 
 // ErrInvalidSettings is wrapped by every error Settings.Validate returns.
@@ -204,14 +206,14 @@ func (s Settings) Problems() []string {
 	millis("late-commit", s.LateCommit, 0, time.Minute)
 	between("late-commit-every", s.LateCommitEvery, 1, 1_000_000, "orders")
 	between("batch", s.Batch, 1, 256, "buyers per batch")
-	if s.RedlockKill < 0 || s.RedlockKill > RedisNodes {
-		add("redlock-kill: %d, want 0..%d of the five Redis nodes", s.RedlockKill, RedisNodes)
+	if s.RedlockKill < 0 || s.RedlockKill > fleet.RedisNodes {
+		add("redlock-kill: %d, want 0..%d of the five Redis nodes", s.RedlockKill, fleet.RedisNodes)
 	}
-	if s.EtcdKill < 0 || s.EtcdKill > EtcdMembers {
-		add("etcd-kill: %d, want 0..%d of the %d etcd members", s.EtcdKill, EtcdMembers, EtcdMembers)
+	if s.EtcdKill < 0 || s.EtcdKill > fleet.EtcdMembers {
+		add("etcd-kill: %d, want 0..%d of the %d etcd members", s.EtcdKill, fleet.EtcdMembers, fleet.EtcdMembers)
 	}
-	if s.RedisRestart < 0 || s.RedisRestart > RedisNodes {
-		add("redis-restart: %d, want 0..%d of the %d Redis nodes", s.RedisRestart, RedisNodes, RedisNodes)
+	if s.RedisRestart < 0 || s.RedisRestart > fleet.RedisNodes {
+		add("redis-restart: %d, want 0..%d of the %d Redis nodes", s.RedisRestart, fleet.RedisNodes, fleet.RedisNodes)
 	}
 	switch {
 	case s.RestartDelay < 0 || s.RestartDelay > time.Minute:

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/fleet"
 )
 
 // What a --sweep sells unless told otherwise: an open crowd (a fresh buyer
@@ -44,8 +46,8 @@ type SweepPoint struct {
 // s.Rate replaced), and returns one outcome whose Sweep holds the points
 // and whose Modes are empty. It stops at the first error, returning the
 // points so far.
-func Sweep(ctx context.Context, s Settings, fleet *Fleet, opts Options, rates []vegeta.Rate) (*Outcome, error) {
-	o := &Outcome{Settings: s, Env: CurrentEnv(), Targets: fleet.Targets, Backend: fleet.Backend, Started: time.Now()}
+func Sweep(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options, rates []vegeta.Rate) (*Outcome, error) {
+	o := &Outcome{Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend, Started: time.Now()}
 	defer func() { o.Wall = time.Since(o.Started) }()
 	base := opts.RunID
 	if base == "" {
@@ -58,7 +60,7 @@ func Sweep(ctx context.Context, s Settings, fleet *Fleet, opts Options, rates []
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "offered %s req/s (%.0f/s):\n", FormatRate(r), at.PerSecond())
 		}
-		out, err := Run(ctx, at, fleet, opts)
+		out, err := Run(ctx, at, fl, opts)
 		if out != nil {
 			o.Sweep = append(o.Sweep, SweepPoint{Rate: r, Modes: out.Modes})
 		}

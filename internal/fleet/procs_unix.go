@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package scenario
+package fleet
 
 import "syscall"
 

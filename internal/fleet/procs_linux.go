@@ -1,6 +1,6 @@
 //go:build linux
 
-package scenario
+package fleet
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package scenario
+package fleet
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/embedded"
 	"github.com/flashsale/flashsale/internal/faultproxy"
+	"github.com/flashsale/flashsale/internal/order"
 )
 
 // The three ways --redis-restart restarts a node empty, one per kind of
@@ -42,6 +43,20 @@ func (c *crashedNodes) Restart(ctx context.Context, nodes []int, delay time.Dura
 		errs = append(errs, c.r.Restart(i))
 	}
 	return errors.Join(errs...)
+}
+
+// proxyNodes puts a proxy in front of each of the nodes at addrs.
+func proxyNodes(addrs []string) (*proxiedNodes, error) {
+	p := &proxiedNodes{addrs: addrs}
+	for _, a := range addrs {
+		px, err := faultproxy.New(a)
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.proxies = append(p.proxies, px)
+	}
+	return p, nil
 }
 
 // proxiedNodes restarts real nodes that the fleet's own shops reach
@@ -153,8 +168,8 @@ func (d *droppedClients) Restart(ctx context.Context, nodes []int, delay time.Du
 // and the lock and its fence counter by name, in case SCAN missed one that
 // appeared meanwhile.
 func productKeys(ctx context.Context, c *redis.Client, product string) ([]string, error) {
-	seen := map[string]bool{lockKey(product): true, lockKey(product) + ":fence": true}
-	keys := []string{lockKey(product), lockKey(product) + ":fence"}
+	seen := map[string]bool{order.ProductKey(product): true, order.ProductKey(product) + ":fence": true}
+	keys := []string{order.ProductKey(product), order.ProductKey(product) + ":fence"}
 	iter := c.Scan(ctx, 0, "*{"+globEscape(product)+"}*", 1000).Iterator()
 	for iter.Next(ctx) {
 		if k := iter.Val(); !seen[k] {
@@ -173,7 +188,7 @@ func globEscape(s string) string {
 // withClient runs f with a client of its own to the node at addr, naming
 // the node in its error.
 func withClient(addr string, f func(*redis.Client) error) error {
-	c := nodeClient(addr, 3*time.Second)
+	c := NodeClient(addr, 3*time.Second)
 	defer c.Close()
 	if err := f(c); err != nil {
 		return fmt.Errorf("redis node %s: %w", addr, err)
@@ -181,9 +196,9 @@ func withClient(addr string, f func(*redis.Client) error) error {
 	return nil
 }
 
-// nodeClient is a client of the load generator's own to one node, whose
+// NodeClient is a client of the load generator's own to one node, whose
 // calls fail after timeout and are never resent.
-func nodeClient(addr string, timeout time.Duration) *redis.Client {
+func NodeClient(addr string, timeout time.Duration) *redis.Client {
 	return redis.NewClient(&redis.Options{
 		Addr: addr, DialTimeout: timeout, DialerRetries: 1, ReadTimeout: timeout, WriteTimeout: timeout,
 		MaxRetries: -1, PoolSize: 2, DisableIdentity: true,
@@ -196,7 +211,7 @@ func nodeClient(addr string, timeout time.Duration) *redis.Client {
 func checkNodes(nodes []int, n int) error {
 	for _, i := range nodes {
 		if i < 0 || i >= n {
-			return fmt.Errorf("scenario: redis node %d: only %d nodes", i+1, n)
+			return fmt.Errorf("fleet: redis node %d: only %d nodes", i+1, n)
 		}
 	}
 	return nil
@@ -205,7 +220,7 @@ func checkNodes(nodes []int, n int) error {
 // wrapNodes prefixes a restart's errors with the package's name.
 func wrapNodes(err error) error {
 	if err != nil {
-		return fmt.Errorf("scenario: restarting redis nodes: %w", err)
+		return fmt.Errorf("fleet: restarting redis nodes: %w", err)
 	}
 	return nil
 }

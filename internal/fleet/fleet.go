@@ -1,19 +1,19 @@
-package scenario
+// Package fleet is the shops a scenario attacks and the control it has
+// over them: StartFleet starts them in this process or as child processes
+// (with the embedded backends or real ones), ExternalFleet names someone
+// else's; NodeKiller and NodeRestarter take their Redis nodes and etcd
+// members down; KillShop and RestartShop kill and restart a child shop;
+// API calls a shop's admin routes.
+package fleet
 
 import (
 	"context"
-	"errors"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"net/http"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/redisproc"
 )
-
-// ErrNoNodeControl is returned by Run when the settings ask to kill or
-// restart Redis nodes, or kill etcd members, but the fleet has no way to
-// reach them.
-var ErrNoNodeControl = errors.New("scenario: no control over the nodes to kill or restart: --redlock-kill and --redis-restart need the embedded backends or --redis with the five node addresses, --etcd-kill the embedded etcd cluster")
 
 // RedisNodes is how many Redis nodes --redlock-kill and --redis-restart
 // count on: five, as Redlock, the embedded backends and compose.yaml have.
@@ -68,6 +68,21 @@ type NodeKiller interface {
 	// brought back before it returns.
 	Kill(ctx context.Context, nodes []int, d time.Duration) (restore func(context.Context) error, err error)
 	// Describe says how Kill takes a node down, for the report.
+	Describe() string
+}
+
+// NodeRestarter restarts Redis nodes empty, as a Redis without
+// persistence comes back after its process died: the fault of
+// --redis-restart. Implementations must be safe for concurrent use.
+type NodeRestarter interface {
+	// Restart takes the nodes with the given indexes (0-based) down at
+	// once, dropping every connection of the shops to them and at least
+	// every key of product on them, keeps them down for delay, and lets
+	// them serve again, empty. It returns once they do, or with an error
+	// saying which node could not be restarted; it brings back the nodes
+	// it took down even when ctx ends.
+	Restart(ctx context.Context, nodes []int, delay time.Duration, product string) error
+	// Describe says how Restart restarts a node, for the report.
 	Describe() string
 }
 

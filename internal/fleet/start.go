@@ -1,4 +1,4 @@
-package scenario
+package fleet
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"log/slog"
 	"net"
 	"strings"
@@ -14,8 +13,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/embedded"
-	"github.com/flashsale/flashsale/internal/faultproxy"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/redisproc"
 )
 
@@ -188,7 +186,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		closers = append(closers, shop.Close)
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("scenario: shop %d: %w", i+1, err)
+			return nil, fmt.Errorf("fleet: shop %d: %w", i+1, err)
 		}
 		f.Targets = append(f.Targets, "http://"+ln.Addr().String())
 		served.Add(1)
@@ -224,84 +222,11 @@ func describeBackends(b *app.Backends, proxied bool) string {
 	return db + " + " + redis + " (" + strings.Join(b.RedisAddrs, ",") + ")" + via + " + " + etcd
 }
 
-// stoppedNodes takes embedded nodes down by closing them (clients get
-// connection refused at once) and brings them back on the same port.
-type stoppedNodes struct{ r *embedded.Redis }
-
-// Describe implements NodeKiller.
-func (s *stoppedNodes) Describe() string {
-	return "embedded nodes closed (connection refused), restarted on the same port after the attack"
-}
-
-// Kill implements NodeKiller.
-func (s *stoppedNodes) Kill(_ context.Context, nodes []int, _ time.Duration) (func(context.Context) error, error) {
-	for _, i := range nodes {
-		if i < 0 || i >= s.r.Len() {
-			return nil, fmt.Errorf("scenario: redis node %d: only %d nodes", i+1, s.r.Len())
-		}
-	}
-	for _, i := range nodes {
-		s.r.Stop(i)
-	}
-	return func(context.Context) error {
-		var errs []error
-		for _, i := range nodes {
-			errs = append(errs, s.r.Restart(i))
-		}
-		return errors.Join(errs...)
-	}, nil
-}
-
-// proxyNodes puts a proxy in front of each of the nodes at addrs.
-func proxyNodes(addrs []string) (*proxiedNodes, error) {
-	p := &proxiedNodes{addrs: addrs}
-	for _, a := range addrs {
-		px, err := faultproxy.New(a)
-		if err != nil {
-			p.close()
-			return nil, err
-		}
-		p.proxies = append(p.proxies, px)
-	}
-	return p, nil
-}
-
-// stoppedMembers takes embedded etcd members down by stopping them and
-// brings them back on the same ports with their data.
-type stoppedMembers struct{ e *embedded.Etcd }
-
-// Describe implements NodeKiller.
-func (s *stoppedMembers) Describe() string {
-	return "embedded etcd members stopped, restarted with their data after the attack"
-}
-
-// Kill implements NodeKiller.
-func (s *stoppedMembers) Kill(_ context.Context, members []int, _ time.Duration) (func(context.Context) error, error) {
-	for _, i := range members {
-		if i < 0 || i >= s.e.Len() {
-			return nil, fmt.Errorf("scenario: etcd member %d: only %d members", i+1, s.e.Len())
-		}
-	}
-	for _, i := range members {
-		s.e.Stop(i)
-	}
-	return func(context.Context) error {
-		// Together: a member alone cannot rejoin a cluster without a quorum.
-		errs := make([]error, len(members))
-		var wg sync.WaitGroup
-		for k, i := range members {
-			wg.Go(func() { errs[k] = s.e.Restart(i) })
-		}
-		wg.Wait()
-		return errors.Join(errs...)
-	}, nil
-}
-
 // randomToken makes the embedded shops' admin token.
 func randomToken() (string, error) {
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("scenario: admin token: %w", err)
+		return "", fmt.Errorf("fleet: admin token: %w", err)
 	}
 	return hex.EncodeToString(b), nil
 }

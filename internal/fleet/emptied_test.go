@@ -1,4 +1,4 @@
-package scenario
+package fleet
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -24,12 +25,12 @@ func TestProxiedRestartDropsConnectionsAndTheProductsKeys(t *testing.T) {
 		}
 		t.Cleanup(p.close)
 		product := r.Key("p1")
-		keys := []string{lockKey(product), lockKey(product) + ":fence", lockKey(product) + ":turns", lockKey(product) + ":next",
+		keys := []string{order.ProductKey(product), order.ProductKey(product) + ":fence", order.ProductKey(product) + ":turns", order.ProductKey(product) + ":next",
 			"flashsale:dedupe:{" + product + "}:{u1}"}
 		other := r.Key("other")
-		shop := nodeClient(p.proxyAddrs()[0], time.Second)
+		shop := NodeClient(p.proxyAddrs()[0], time.Second)
 		defer shop.Close()
-		direct := nodeClient(r.DirectAddrs()[0], time.Second)
+		direct := NodeClient(r.DirectAddrs()[0], time.Second)
 		defer direct.Close()
 		for _, k := range append(keys, other) {
 			if err := shop.Set(ctx, k, "v", time.Minute).Err(); err != nil {

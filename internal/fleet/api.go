@@ -1,4 +1,4 @@
-package scenario
+package fleet
 
 import (
 	"bytes"
@@ -6,19 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"io"
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/ledger"
 )
 
 // ErrShop is wrapped by errors from the shop's admin API: a refused
 // product, a failed audit, a shop that does not answer.
-var ErrShop = errors.New("scenario: shop")
+var ErrShop = errors.New("fleet: shop")
 
-// product is the body of POST /api/v1/products.
-type product struct {
+// Product is the body of POST /api/v1/products: a product and the
+// settings it sells under.
+type Product struct {
 	ID              string  `json:"id"`
 	Name            string  `json:"name"`
 	Stock           int     `json:"stock"`
@@ -32,33 +34,25 @@ type product struct {
 	BatchMax        int     `json:"batch_max,omitempty"`
 }
 
-// shopAPI calls the admin routes of one shop. It is safe for concurrent use.
-type shopAPI struct {
+// API calls the admin routes of one shop. It is safe for concurrent use.
+type API struct {
 	base  string
 	token string
 	http  *http.Client
 }
 
-func newShopAPI(base, token string) *shopAPI {
-	return &shopAPI{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+// NewAPI returns the admin API of the shop at base, which accepts token.
+func NewAPI(base, token string) *API {
+	return &API{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
 }
 
-// createProduct creates the product a strategy's attack sells.
-func (a *shopAPI) createProduct(ctx context.Context, id string, mode Mode, s Settings) error {
-	p := product{
-		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode.Strategy()),
-		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),
-		StallMs: s.Stall.Milliseconds(), StallRate: s.StallRate,
-		LateCommitMs: s.LateCommit.Milliseconds(), LateCommitEvery: s.LateCommitEvery,
-	}
-	if mode.Batched() {
-		p.BatchMax = s.Batch
-	}
+// CreateProduct creates p; an error wraps ErrShop.
+func (a *API) CreateProduct(ctx context.Context, p Product) error {
 	return a.do(ctx, http.MethodPost, "/api/v1/products", p, http.StatusCreated, nil)
 }
 
 // Audit reads the shop's audit of product id.
-func (a *shopAPI) Audit(ctx context.Context, id string) (ledger.Audit, error) {
+func (a *API) Audit(ctx context.Context, id string) (ledger.Audit, error) {
 	var out ledger.Audit
 	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/audit", nil, http.StatusOK, &out)
 	return out, err
@@ -66,7 +60,7 @@ func (a *shopAPI) Audit(ctx context.Context, id string) (ledger.Audit, error) {
 
 // OrderStatus reads where order id stands (GET /api/v1/orders/{id}):
 // "created", "queued", "refused", or "unknown" for a 404.
-func (a *shopAPI) OrderStatus(ctx context.Context, id string) (string, error) {
+func (a *API) OrderStatus(ctx context.Context, id string) (string, error) {
 	var out struct {
 		Status string `json:"status"`
 	}
@@ -77,15 +71,15 @@ func (a *shopAPI) OrderStatus(ctx context.Context, id string) (string, error) {
 	return out.Status, err
 }
 
-// events reads what this shop counted for product id.
-func (a *shopAPI) events(ctx context.Context, id string) (ledger.Events, error) {
+// Events reads what this shop counted for product id.
+func (a *API) Events(ctx context.Context, id string) (ledger.Events, error) {
 	var out ledger.Events
 	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/events", nil, http.StatusOK, &out)
 	return out, err
 }
 
 // do sends one admin request and decodes the answer into out.
-func (a *shopAPI) do(ctx context.Context, method, path string, in any, want int, out any) error {
+func (a *API) do(ctx context.Context, method, path string, in any, want int, out any) error {
 	var body io.Reader
 	if in != nil {
 		b, err := json.Marshal(in)

@@ -1,20 +1,17 @@
-package scenario
+package fleet
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
@@ -83,7 +80,7 @@ type shopProc struct {
 func startShopProcs(ctx context.Context, n int, base childConfig, logDir string) (_ *shopProcs, err error) {
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, fmt.Errorf("scenario: shop processes: this program's path: %w", err)
+		return nil, fmt.Errorf("fleet: shop processes: this program's path: %w", err)
 	}
 	p := &shopProcs{exe: exe, base: base, logDir: logDir, ready: &http.Client{Timeout: time.Second}}
 	defer func() {
@@ -110,7 +107,7 @@ func startShopProcs(ctx context.Context, n int, base childConfig, logDir string)
 func freePort() (string, *porthold.Held, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return "", nil, fmt.Errorf("scenario: shop port: %w", err)
+		return "", nil, fmt.Errorf("fleet: shop port: %w", err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
@@ -146,7 +143,7 @@ func (p *shopProcs) start(ctx context.Context, s *shopProc) error {
 	if p.logDir != "" {
 		f, err := os.OpenFile(filepath.Join(p.logDir, fmt.Sprintf("shop-%d.log", s.n)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
-			return fmt.Errorf("scenario: shop %d log: %w", s.n, err)
+			return fmt.Errorf("fleet: shop %d log: %w", s.n, err)
 		}
 		out, s.log = io.MultiWriter(f, s.tail), f
 	}
@@ -158,7 +155,7 @@ func (p *shopProcs) start(ctx context.Context, s *shopProc) error {
 	}
 	if err := cmd.Start(); err != nil {
 		s.log.Close()
-		return fmt.Errorf("scenario: start shop %d: %w", s.n, err)
+		return fmt.Errorf("fleet: start shop %d: %w", s.n, err)
 	}
 	fmt.Fprintf(out, "--- shop %d started, pid %d, at %s\n", s.n, cmd.Process.Pid, time.Now().Format(time.RFC3339Nano))
 	s.cmd, s.stdin, s.exited = cmd, stdin, make(chan struct{})
@@ -174,7 +171,7 @@ func (p *shopProcs) start(ctx context.Context, s *shopProc) error {
 	defer cancel()
 	// The child binds the port itself (SO_REUSEADDR lets it past the
 	// hold); connections are refused until it does.
-	ready := pollEvery(ctx, s.exited, shopReadyEvery, func() bool { return p.isReady(ctx, s.addr) })
+	ready := p.awaitReady(ctx, s)
 	if !ready {
 		why := "did not answer /readyz within " + shopReadyWithin.String()
 		select {
@@ -185,11 +182,28 @@ func (p *shopProcs) start(ctx context.Context, s *shopProc) error {
 				why = "stopped waiting: " + ctx.Err().Error()
 			}
 		}
-		return fmt.Errorf("scenario: shop %d (pid %d) on %s %s; its last lines:\n%s", s.n, cmd.Process.Pid, s.addr, why, s.tail.lines(20))
+		return fmt.Errorf("fleet: shop %d (pid %d) on %s %s; its last lines:\n%s", s.n, cmd.Process.Pid, s.addr, why, s.tail.lines(20))
 	}
 	s.hold.Release()
 	s.hold = nil
 	return nil
+}
+
+// awaitReady asks s's /readyz every shopReadyEvery until it answers 200;
+// it reports false if s's process exits or ctx ends first.
+func (p *shopProcs) awaitReady(ctx context.Context, s *shopProc) bool {
+	t := time.NewTicker(shopReadyEvery)
+	defer t.Stop()
+	for !p.isReady(ctx, s.addr) {
+		select {
+		case <-t.C:
+		case <-s.exited:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // isReady asks addr's /readyz once.
@@ -205,134 +219,6 @@ func (p *shopProcs) isReady(ctx context.Context, addr string) bool {
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
 }
-
-// kill SIGKILLs shop i (0-based) by its pid, waits until the process is
-// reaped, and holds its port until restart. It returns the pid.
-func (p *shopProcs) kill(i int) (int, error) {
-	s := p.shops[i]
-	pid := s.cmd.Process.Pid
-	err := s.cmd.Process.Kill() // SIGKILL on Unix: no shutdown, no deferred call, nothing flushed
-	<-s.exited
-	s.stdin.Close()
-	s.log.Close()
-	s.hold, _ = porthold.Hold(s.addr)
-	if err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return pid, fmt.Errorf("scenario: kill shop %d (pid %d): %w", i+1, pid, err)
-	}
-	return pid, nil
-}
-
-// restart starts shop i (0-based) again on its port and waits until it is
-// ready; it returns the new pid.
-func (p *shopProcs) restart(ctx context.Context, i int) (int, error) {
-	s := p.shops[i]
-	if err := p.start(ctx, s); err != nil {
-		return 0, err
-	}
-	return s.cmd.Process.Pid, nil
-}
-
-// pid is shop i's current process id.
-func (p *shopProcs) pid(i int) int { return p.shops[i].cmd.Process.Pid }
-
-// cpu is the CPU time the children spent so far: those that exited, as the
-// OS counted them, and those running, as their /metrics say.
-func (p *shopProcs) cpu(ctx context.Context) (time.Duration, error) {
-	live, err := ledger.ScrapeCPU{Targets: p.targets(), Client: p.ready}.CPU(ctx)
-	if err != nil {
-		return 0, err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return live + p.reapedCPU, nil
-}
-
-// close stops every child that runs: SIGTERM (a graceful shutdown), then,
-// after shopStopWithin, SIGKILL, each by its pid, and waits for them.
-func (p *shopProcs) close() error {
-	var wg sync.WaitGroup
-	for _, s := range p.shops {
-		if s.cmd == nil || s.cmd.Process == nil {
-			s.hold.Release()
-			continue
-		}
-		wg.Go(func() {
-			select {
-			case <-s.exited:
-			default:
-				if s.cmd.Process.Signal(syscall.SIGTERM) != nil {
-					s.cmd.Process.Kill()
-				}
-				t := time.NewTimer(shopStopWithin)
-				select {
-				case <-s.exited:
-				case <-t.C:
-					s.cmd.Process.Kill()
-					<-s.exited
-				}
-				t.Stop()
-			}
-			s.stdin.Close()
-			s.log.Close()
-			s.hold.Release()
-		})
-	}
-	wg.Wait()
-	return nil
-}
-
-// procsCPU is a process fleet's CPU: the load generator's own process (the
-// embedded backends and the attacker) and its child shops.
-type procsCPU struct{ p *shopProcs }
-
-func (c procsCPU) CPU(ctx context.Context) (time.Duration, error) {
-	own, err := ledger.OwnCPU()
-	if err != nil {
-		return 0, err
-	}
-	kids, err := c.p.cpu(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return own + kids, nil
-}
-
-func (c procsCPU) Describe() string {
-	return fmt.Sprintf("the load generator's own process (the embedded backends and the attacker) and its %d shop processes (their /metrics while they run, the OS's count once they exited)", len(c.p.shops))
-}
-
-// tailWriter keeps the last max bytes written to it. It is safe for
-// concurrent use.
-type tailWriter struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailWriter) Write(b []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, b...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
-	}
-	return len(b), nil
-}
-
-// lines returns the last n lines kept, indented.
-func (t *tailWriter) lines(n int) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	ls := strings.Split(strings.TrimRight(string(t.buf), "\n"), "\n")
-	if len(ls) > n {
-		ls = ls[len(ls)-n:]
-	}
-	return "  " + strings.Join(ls, "\n  ")
-}
-
-type nopCloser struct{}
-
-func (nopCloser) Close() error { return nil }
 
 // startProcessShops is StartFleet's last step for a process fleet: n child
 // shops on b, described by acfg, their Close added to closers, and the
@@ -351,7 +237,7 @@ func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cf
 		base.SQLitePath, base.MySQLDSN = cfg.SQLitePath, ""
 	}
 	if base.SQLitePath == "" && base.MySQLDSN == "" {
-		return errors.New("scenario: shop processes need the embedded SQLite file or a MySQL DSN to open")
+		return errors.New("fleet: shop processes need the embedded SQLite file or a MySQL DSN to open")
 	}
 	procs, err := startShopProcs(ctx, n, base, cfg.LogDir)
 	if err != nil {
