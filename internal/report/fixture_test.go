@@ -2,11 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -143,7 +144,7 @@ func fleetCrash() *scenario.Outcome {
 	o := fleetOutcome()
 	o.Settings.Crash = 1
 	for _, m := range o.Modes {
-		m.Crash = &scenario.Crash{Planned: 1, Kills: []scenario.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}
+		m.Crash = &fault.Crash{Planned: 1, Kills: []fault.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}
 		switch m.Mode {
 		case "redis-decr":
 			m.Lost = 2

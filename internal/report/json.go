@@ -2,10 +2,11 @@ package report
 
 import (
 	"encoding/json"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"io"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -227,7 +228,7 @@ func NewDocument(o *scenario.Outcome) Document {
 }
 
 // newRestartDoc is r with units, its nodes numbered from 1.
-func newRestartDoc(r *scenario.Restart) *RestartDoc {
+func newRestartDoc(r *fault.Restart) *RestartDoc {
 	d := &RestartDoc{Restarted: r.Restarted, AtSeconds: r.At.Seconds(), BackSeconds: r.Back.Seconds(),
 		DelayMs: ms(r.Delay), Error: r.Err}
 	for _, n := range r.Nodes {

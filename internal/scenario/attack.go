@@ -9,6 +9,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/ledger"
 )
@@ -28,15 +29,9 @@ type ModeResult struct {
 	Events ledger.Events
 	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.
 	Metrics vegeta.Metrics
-	// Kill records the nodes --redlock-kill took down, if any.
-	Kill *Kill
-	// Restart records the nodes --redis-restart restarted empty, if it
-	// acted in this attack.
-	Restart *Restart
-	// Failover records the --failover rounds of this attack, if any.
-	Failover *Failover
-	// Crash records the --crash kills of this attack, if any.
-	Crash *Crash
+	// Records are what the run's faults measured in this attack: Kill,
+	// Restart, Failover and Crash, nil where a fault did not act.
+	fault.Records
 	// Drain records how a queued mode's orders reached the database
 	// after the last click (redis-queue only, else nil).
 	Drain *ledger.Drain
@@ -53,17 +48,6 @@ type ModeResult struct {
 	// Runs are every run of this row under Settings.Count, this one among
 	// them (count.go); nil when the row ran once.
 	Runs []*ModeResult
-}
-
-// Kill records one --redlock-kill or --etcd-kill: which nodes (0-based)
-// went down when, and whether they came back.
-type Kill struct {
-	Nodes []int
-	// At is when the nodes went down, since the attack began.
-	At time.Duration
-	// Err is why the nodes could not be taken down or brought back ("" if
-	// all went well).
-	Err string
 }
 
 // Elapsed is the attack's length, first request to last answer.
@@ -125,24 +109,34 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	// cycles would collect while it runs: the first quarter second of a
 	// redis-queue row at 4,000 clicks/s after sql-atomic's ran at a p50 of
 	// 13 ms instead of 0.5 ms. A --targets fleet's processes are not ours.
-	runtime.GC() // before the failovers' clock starts, and the CPU's
+	runtime.GC() // before the faults' clocks start, and the CPU's
 	stopped := make(chan struct{})
-	failedOver, armed := a.startFailovers(ctx, stopped)
-	<-armed // the first failover's hold is set before the first click
+	fa := &fault.Attack{
+		Strategy: a.mode.Strategy(), Product: a.productID, Work: s.Work,
+		Fleet: a.fleet, Shop: a.api, Stopped: stopped,
+		Expected: min(s.Duration, time.Duration(float64(res.Planned)/s.PerSecond()*float64(time.Second))),
+	}
+	faults := s.faults()
+	for i, f := range faults {
+		if err := f.Arm(ctx, fa); err != nil {
+			close(stopped)
+			a.stopFaults(ctx, faults[:i], res)
+			return res, err
+		}
+	}
 
 	cpu := ledger.Spent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
-	targeter, counts := tg.Targeter(), (*inFlight)(nil)
-	if s.Crash > 0 {
-		counts = newInFlight(a.fleet.Targets)
-		targeter = counts.targeter(targeter)
+	targeter := tg.Targeter()
+	var counters []clickCounter
+	for _, f := range faults {
+		if c, ok := f.(clickCounter); ok {
+			counters = append(counters, c)
+			targeter = c.Targeter(targeter)
+		}
 	}
 	results := atk.Attack(targeter, newPacer(s.VegetaRate(), res.Planned), s.Duration, string(a.mode))
-	crashed := a.startCrashes(ctx, res.Planned, counts, stopped)
-
-	killed := a.startKiller(ctx, res.Planned, stopped)
-	restarted := a.startRestarter(ctx, stopped)
 
 	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
 	watch := a.watch(ctx)
@@ -157,7 +151,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 				results = nil
 				break
 			}
-			counts.answered(r)
+			for _, c := range counters {
+				c.Answered(r)
+			}
 			res.Tally.Add(r)
 			res.Metrics.Add(r)
 			// Kept for the audit and the report, all but the headers,
@@ -182,15 +178,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	tr.CloseIdleConnections()
 	res.CPU = cpu()
 	close(stopped)
-	res.Kill = a.restore(killed)
-	res.Restart = <-restarted // once the nodes serve again
-	res.Crash = <-crashed     // once the shops serve again
-	if res.Crash != nil {
-		res.Crash.measure(res.Results, a.fleet.Targets)
-	}
-	if res.Failover = <-failedOver; res.Failover != nil {
-		res.Failover.measureResumed(res.Results)
-	}
+	faultErr := a.stopFaults(ctx, faults, res) // once the nodes and shops serve again
 	res.Metrics.Close()
 	res.Sent = tg.Sent()
 	if ctxErr != nil {
@@ -198,8 +186,8 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, ctxErr
 	}
 	defer watch.finish(res) // after the audit below, whatever it says
-	if err := res.Crash.failed(); err != nil {
-		return res, err // a shop that did not come back: the audit would not be whole
+	if faultErr != nil {
+		return res, faultErr // a shop that did not come back: the audit would not be whole
 	}
 
 	var err error
@@ -217,9 +205,11 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	if res.Lost, err = ledger.Unwritten(ctx, a.lookups(), res.Results); err != nil {
 		return res, err
 	}
-	if res.Crash != nil {
-		if err := a.settleCrash(ctx, res); err != nil {
-			return res, err
+	for _, f := range faults {
+		if st, ok := f.(settler); ok {
+			if err := st.Settle(ctx, &res.Audit, res.Lost); err != nil {
+				return res, err
+			}
 		}
 	}
 	if res.Events, err = a.events(ctx); err != nil {
@@ -241,6 +231,18 @@ func product(id string, mode Mode, s Settings) fleet.Product {
 		p.BatchMax = s.Batch
 	}
 	return p
+}
+
+// stopFaults stops faults in the reverse of the order they were armed,
+// recording what each measured in res, and returns the first error.
+func (a *attack) stopFaults(ctx context.Context, faults []Fault, res *ModeResult) error {
+	var first error
+	for i := len(faults) - 1; i >= 0; i-- {
+		if err := faults[i].Stop(ctx, res.Results, &res.Records); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // newAttacker is the Vegeta attacker of every attack, and of Ceiling, and

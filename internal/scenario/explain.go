@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -33,13 +33,14 @@ func explain(s Settings, m *ModeResult) string {
 	outlives := s.Stall > s.LockTTL && s.StallRate > 0
 	sold := fmt.Sprintf("sold %d of %d", a.Sold, a.InitialStock)
 	ev := m.Events
+	sale := fault.Sale{Strategy: m.Mode.Strategy(), LockTTL: s.LockTTL, Work: s.Work, Audit: a, Results: m.Results}
 	var b strings.Builder
 	if m.Failover != nil {
-		b.WriteString(failoverLine(s, m))
+		b.WriteString(m.Failover.Why(sale))
 		b.WriteString("; ")
 	}
 	if m.Crash != nil {
-		b.WriteString(crashLine(m))
+		b.WriteString(m.Crash.Why(sale))
 		b.WriteString("; ")
 	}
 	switch m.Mode.Strategy() {
@@ -65,7 +66,7 @@ func explain(s Settings, m *ModeResult) string {
 		}
 	case strategy.Lua, strategy.Redlock:
 		if m.Mode.Strategy() == strategy.Redlock && m.Kill != nil {
-			b.WriteString(killLine(m))
+			b.WriteString(m.Kill.Why(sale))
 			b.WriteString("; ")
 		}
 		if ev.LateCommits > 0 {
@@ -74,7 +75,7 @@ func explain(s Settings, m *ModeResult) string {
 		}
 		switch {
 		case m.Restart != nil:
-			b.WriteString(restartLine(s, m)) // what held, as far as it was seen
+			b.WriteString(m.Restart.Why(sale)) // what held, as far as it was seen
 		case m.Failover != nil && m.Mode.Strategy() == strategy.Lua:
 			b.WriteString("an owner token and a renewing watchdog held the lock on one master, and its replica had never heard of it")
 		case outlives:
@@ -85,7 +86,7 @@ func explain(s Settings, m *ModeResult) string {
 		fmt.Fprintf(&b, ": %s, %d overlapping sales, oversold %d, duplicate orders %d", sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
 	case strategy.Fenced:
 		if m.Restart != nil {
-			b.WriteString(restartLine(s, m))
+			b.WriteString(m.Restart.Why(sale))
 			b.WriteString("; ")
 		}
 		fmt.Fprintf(&b, "each grant minted a fencing token, registered in the database before the stock was read")
@@ -96,7 +97,7 @@ func explain(s Settings, m *ModeResult) string {
 			ev.FencedOut, sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
 	case strategy.Etcd:
 		if m.Kill != nil {
-			b.WriteString(killLine(m))
+			b.WriteString(m.Kill.Why(sale))
 			b.WriteString("; ")
 		}
 		b.WriteString("each holder's lease and place in the queue were written through the etcd cluster's quorum, waiters were woken in revision order, and the key's revision was registered in the database before the stock was read")
@@ -124,7 +125,7 @@ func explain(s Settings, m *ModeResult) string {
 		case a.Drift != nil && *a.Drift != 0 && m.Failover != nil:
 			fmt.Fprintf(&b, ", drift between Redis and the database %d, not repaired: a promoted counter had not heard of some reservations, and the shops' sweep had not lowered it to the database's stock by the audit", *a.Drift)
 		case a.Drift != nil && m.Crash != nil:
-			b.WriteString(crashDriftLine(*a.Drift, m.Crash))
+			b.WriteString(m.Crash.DriftWhy(*a.Drift))
 		case a.Drift != nil:
 			fmt.Fprintf(&b, ", drift between Redis and the database %d", *a.Drift)
 		case a.RedisError != "":
@@ -165,87 +166,6 @@ func explain(s Settings, m *ModeResult) string {
 		fmt.Fprintf(&b, "; --duration ended the attack after %d of %d clicks", m.Sent, m.Planned)
 	}
 	return b.String()
-}
-
-// killLine describes a --redlock-kill (of the five Redis nodes) or an
-// --etcd-kill (of the three etcd members).
-func killLine(m *ModeResult) string {
-	k := m.Kill
-	what, total := "nodes", 5
-	if m.Mode.Strategy() == strategy.Etcd {
-		what, total = "members", fleet.EtcdMembers
-	}
-	line := fmt.Sprintf("%s %s of %d went down at %v", what, nodeList(k.Nodes, 0), total, k.At.Round(10*time.Millisecond))
-	if up := total - len(k.Nodes); up > total/2 {
-		line += fmt.Sprintf(", %d of %d still a majority", up, total)
-	} else {
-		line += fmt.Sprintf(", only %d of %d left: no majority", up, total)
-	}
-	line += afterKill(m)
-	if k.Err != "" {
-		line += " (" + k.Err + ")"
-	}
-	return line
-}
-
-// restartLine describes a --redis-restart with what the run saw: when the
-// nodes went down, how long they stayed down, and, for redlock, how many
-// other tokens took a majority while the caught holder's token was still
-// on the nodes that were not restarted (Restart.GrantedWhileHeld).
-func restartLine(s Settings, m *ModeResult) string {
-	r := m.Restart
-	if !r.Restarted {
-		return "no holder was seen taking the lock before the attack ended, so no node was restarted"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s of %d restarted empty at %v, as soon as a holder was seen taking the lock (a %v lease, %v of work inside)",
-		plural(len(r.Nodes), "node", "nodes"), nodeList(r.Nodes, 0), fleet.RedisNodes, r.At.Round(10*time.Millisecond), s.LockTTL, s.Work)
-	if r.Delay > 0 {
-		fmt.Fprintf(&b, ", and served again %v later", (r.Back - r.At).Round(10*time.Millisecond))
-	} else {
-		b.WriteString(", and served again at once")
-	}
-	if m.Mode.Strategy() == strategy.Fenced {
-		b.WriteString(" (node 1 held the fenced lock and its fence counter)")
-	}
-	switch n := r.GrantedWhileHeld; {
-	case m.Mode.Strategy() != strategy.Redlock:
-	case n < 0:
-		b.WriteString("; with every node restarted, when that holder let go could not be seen")
-	case n == 0:
-		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, the watch (every node read each millisecond) saw no other token hold a majority",
-			plural(fleet.RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)))
-	default:
-		fmt.Fprintf(&b, "; while that holder's token was still on %s %s, %d other %s held a majority of the nodes (two holders at once)",
-			plural(fleet.RedisNodes-len(r.Nodes), "node", "nodes"), nodeList(nil, len(r.Nodes)), n, plural(n, "token", "tokens"))
-	}
-	if r.Err != "" {
-		b.WriteString(" (" + r.Err + ")")
-	}
-	return b.String()
-}
-
-// nodeList names nodes from 1: the given ones, or, with nodes nil, those
-// from index from to the last.
-func nodeList(nodes []int, from int) string {
-	if nodes == nil {
-		for i := from; i < fleet.RedisNodes; i++ {
-			nodes = append(nodes, i)
-		}
-	}
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = fmt.Sprint(n + 1)
-	}
-	return strings.Join(names, ",")
-}
-
-// plural picks one or many by n.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // errorSummary lists the error answers, most frequent first, e.g.

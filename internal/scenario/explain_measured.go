@@ -2,8 +2,6 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
-	"net/http"
 	"strings"
 )
 
@@ -67,44 +65,4 @@ func naiveOutlived(s Settings, m *ModeResult, stalls float64, outlives bool, ove
 		fmt.Fprintf(&b, "; yet no sale overwrote another's this time: sold %d of %d, oversold %d", a.Sold, a.InitialStock, a.Oversold)
 	}
 	return b.String()
-}
-
-// afterKill says what the answers to the requests sent after a kill were:
-// refused (503), orders, or sold out. A kill after the sale sold out
-// refused nothing, and says so.
-func afterKill(m *ModeResult) string {
-	k := m.Kill
-	if k == nil || len(m.Results) == 0 {
-		return ""
-	}
-	begin := m.Results[0].Timestamp
-	for _, r := range m.Results {
-		if r.Timestamp.Before(begin) {
-			begin = r.Timestamp
-		}
-	}
-	at := begin.Add(k.At)
-	var sent, refused, created, soldOut int
-	for i := range m.Results {
-		r := &m.Results[i]
-		if r.Timestamp.Before(at) {
-			continue
-		}
-		sent++
-		switch kind := ledger.Classify(r); {
-		case r.Code == http.StatusServiceUnavailable:
-			refused++
-		case kind == ledger.KindCreated:
-			created++
-		case kind == ledger.KindSoldOut:
-			soldOut++
-		}
-	}
-	switch {
-	case sent == 0:
-		return "; no request was sent after it"
-	case created == 0 && refused == 0 && soldOut > 0 && m.Audit.Sold >= m.Audit.InitialStock:
-		return fmt.Sprintf("; of the %d requests sent after it none was refused and none made an order (%d were told sold out): the product had sold out before the kill", sent, soldOut)
-	}
-	return fmt.Sprintf("; of the %d requests sent after it, %d were refused (503), %d made an order, %d were told sold out", sent, refused, created, soldOut)
 }

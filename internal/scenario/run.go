@@ -98,6 +98,10 @@ func (o *Outcome) Unsafe() []string {
 // reach them.
 var ErrNoNodeControl = errors.New("scenario: no control over the nodes to kill or restart: --redlock-kill and --redis-restart need the embedded backends or --redis with the five node addresses, --etcd-kill the embedded etcd cluster")
 
+// ErrNoShopControl is returned by Run when the settings ask to kill shops
+// (Settings.Crash) but the fleet's shops are not processes it started.
+var ErrNoShopControl = errors.New("scenario: --crash needs shops the load generator started as processes of its own (fleet.StartFleet with Processes)")
+
 // Run runs the scenario against fleet: for each mode in s.Modes it creates
 // a fresh product, attacks it with the crowd at s.Rate, and reads the
 // shop's audit. It returns the outcome so far with the first error: invalid

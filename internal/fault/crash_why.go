@@ -1,4 +1,4 @@
-package scenario
+package fault
 
 import (
 	"errors"
@@ -7,12 +7,11 @@ import (
 	"time"
 )
 
-// crashLine describes an attack's --crash kills with what the run
-// counted: when each shop was killed, what it had in flight, when it
-// served again and how many clicks got no answer meanwhile, and whether
-// every order the buyers were told of has its row.
-func crashLine(m *ModeResult) string {
-	c := m.Crash
+// Why describes an attack's --crash kills with what the run counted: when
+// each shop was killed, what it had in flight, when it served again and
+// how many clicks got no answer meanwhile, and whether every order the
+// buyers were told of has its row.
+func (c *Crash) Why(Sale) string {
 	var b strings.Builder
 	if len(c.Kills) == 0 {
 		fmt.Fprintf(&b, "no shop was killed: the attack ended before the first of %d kills was due", c.Planned)
@@ -47,9 +46,9 @@ func crashLine(m *ModeResult) string {
 	return b.String()
 }
 
-// crashDriftLine is redis-decr's drift after a --crash attack, with how
-// long it was waited for.
-func crashDriftLine(drift int, c *Crash) string {
+// DriftWhy is redis-decr's drift after a --crash attack, with how long it
+// was waited for.
+func (c *Crash) DriftWhy(drift int) string {
 	if drift == 0 {
 		return fmt.Sprintf(", drift between Redis and the database 0 (read %v after the audit)", c.DriftWaited.Round(100*time.Millisecond))
 	}

@@ -1,4 +1,4 @@
-package scenario
+package fault
 
 import (
 	"time"
@@ -8,7 +8,7 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// --failover is the fault Redlock was written against: one Redis master
+// SentinelFailover is --failover, the fault Redlock was written against: one Redis master
 // with a replica, promoted by Sentinel when the master dies. Replication
 // is asynchronous, so the master acknowledges a lock before the replica
 // has it; if the master dies then, the replica is promoted without the
@@ -69,50 +69,30 @@ const (
 	DefaultFailovers = 3
 )
 
-// FailoverModes are the rows --failover runs unless --modes is given: the
-// four that lock or count on the Sentinel-managed master, and three that
-// do not (redlock keeps five independent masters, etcd and sql-atomic use
-// no Redis for the stock). Off is left out: it oversells without a fault.
-func FailoverModes() []Mode {
-	return []Mode{"naive", "lua", "fenced", "redis-decr", "redlock", "etcd", "sql-atomic"}
-}
-
-// ForFailover returns s with the product and crowd a --failover run needs
-// (the constants above, FailoverModes, no stalls), keeping every setting
-// for which given reports true; given is called with the flag's name.
-func (s Settings) ForFailover(given func(flag string) bool) Settings {
-	set := func(flag string, f func()) {
-		if !given(flag) {
-			f()
-		}
-	}
-	set("lock-ttl", func() { s.LockTTL = FailoverLockTTL })
-	set("work", func() { s.Work = FailoverWork })
-	set("stall-rate", func() { s.StallRate = 0 })
-	set("stock", func() { s.Stock = FailoverStock })
-	set("users", func() { s.Users = FailoverUsers })
-	set("rate", func() { s.Rate = FailoverRate })
-	set("duration", func() { s.Duration = FailoverDuration })
-	set("modes", func() { s.Modes = FailoverModes() })
-	return s
-}
-
 // onMaster reports whether m's lock lives on the Sentinel-managed master,
 // where a failover can grant it twice: naive, lua and fenced.
-func onMaster(m Mode) bool {
-	switch m.Strategy() {
+func onMaster(st strategy.Name) bool {
+	switch st {
 	case strategy.Naive, strategy.Lua, strategy.Fenced:
 		return true
 	}
 	return false
 }
 
-// failoverBreaks reports whether the run's failovers are expected to
-// break m: lua, whose lock the promoted replica grants again. (Naive claims
-// nothing.) Redis-decr stays exact, and the shops' sweep repairs the drift
-// a promoted counter leaves.
-func (s Settings) failoverBreaks(m Mode) bool {
-	return s.Failovers > 0 && m.Strategy() == strategy.Lua
+// FailoverBreaks reports whether failovers are expected to break
+// strategy st: lua, whose lock the promoted replica grants again. (Naive
+// claims nothing.) Redis-decr stays exact, and the shops' sweep repairs
+// the drift a promoted counter leaves.
+func FailoverBreaks(st strategy.Name) bool { return st == strategy.Lua }
+
+// SentinelFailover kills the Sentinel-managed master of the fleet
+// (fleet.Fleet.Sentinels) Rounds times in each attack (see the top of this
+// file).
+type SentinelFailover struct {
+	Rounds int
+
+	attack *Attack
+	out    chan *Failover
 }
 
 // Failover records one attack's --failover rounds. Promoted is what

@@ -1,4 +1,4 @@
-package scenario
+package fault
 
 import (
 	"fmt"
@@ -8,11 +8,10 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// failoverLine describes an attack's --failover rounds from what the run
-// counted: how many, how far behind the replica was, how long Sentinel
-// took, how often the lock was granted twice, and when sales resumed.
-func failoverLine(s Settings, m *ModeResult) string {
-	f := m.Failover
+// Why describes an attack's --failover rounds from what the run counted:
+// how many, how far behind the replica was, how long Sentinel took, how
+// often the lock was granted twice, and when sales resumed.
+func (f *Failover) Why(s Sale) string {
 	if len(f.Rounds) == 0 {
 		line := fmt.Sprintf("0 of %d failovers: the attack ended before the first kill", f.Planned)
 		if f.Err != "" {
@@ -33,9 +32,9 @@ func failoverLine(s Settings, m *ModeResult) string {
 	twice, promoted, resumed := f.Totals()
 	fmt.Fprintf(&b, "%d of %d failovers", len(f.Rounds), f.Planned)
 	switch {
-	case onMaster(m.Mode):
+	case onMaster(s.Strategy):
 		fmt.Fprintf(&b, " (the master SIGKILLed right after granting a lock its held replica had not heard of, %d of %d times)", caught, len(f.Rounds))
-	case m.Mode.Strategy() == strategy.RedisDecr:
+	case s.Strategy == strategy.RedisDecr:
 		fmt.Fprintf(&b, " (the master SIGKILLed, its replica's link held, once the database had sold a unit the replica's stock still offered, %d of %d times; when the replica offered none, %v after the hold)",
 			caught, len(f.Rounds), failoverMoment)
 	default:
@@ -44,12 +43,12 @@ func failoverLine(s Settings, m *ModeResult) string {
 	fmt.Fprintf(&b, ": the replica was up to %v and %d bytes of writes behind at the kill, and the Sentinels named it the master within %v",
 		held.Round(time.Millisecond), behind, promoted.Round(10*time.Millisecond))
 	switch {
-	case onMaster(m.Mode) && twice == 0 && m.Mode.Strategy() == strategy.Naive:
+	case onMaster(s.Strategy) && twice == 0 && s.Strategy == strategy.Naive:
 		fmt.Fprintf(&b, "; naive's lock holds a constant, so a second holder cannot be told from the first on the wire (the audit below counts what it did); the %v lease was %s", s.LockTTL, leaseAgainst(s.LockTTL, promoted))
-	case onMaster(m.Mode):
+	case onMaster(s.Strategy):
 		fmt.Fprintf(&b, "; it granted the lock again %d %s while the first holder's %v of work ran (the %v lease, first renewed after %v, was %s)",
 			twice, plural(twice, "time", "times"), s.Work, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond), leaseAgainst(s.LockTTL, promoted))
-	case m.Mode.Strategy() == strategy.RedisDecr:
+	case s.Strategy == strategy.RedisDecr:
 		b.WriteString("; the stock counter is on that master")
 		b.WriteString(driftClause(f))
 	default:

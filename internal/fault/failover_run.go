@@ -1,4 +1,4 @@
-package scenario
+package fault
 
 import (
 	"context"
@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -29,41 +31,37 @@ const failoverRestoreWithin = 30 * time.Second
 
 // errReplicated says a round's grant reached the replica: it is tried
 // again, once the replica follows the link again (AwaitReady).
-var errReplicated = errors.New("scenario: the grant reached the replica")
+var errReplicated = errors.New("fault: the grant reached the replica")
 
-// startFailovers runs Settings.Failovers rounds in this attack, if the
-// fleet has a Sentinel set, one after the other, kills at least
-// redisproc.KillEvery apart. The first round's hold is in place, or set
-// to come at the next grant (HoldAt), before the attack's first click:
-// armed closes once it is (at once if there is no round to run, or the
-// first could not begin). The returned record
-// channel yields the record (nil without rounds to run) once the last
-// round has put the set back together, or once stopped closes and the
-// round under way has; for redis-decr, once the drift has been read back
-// to 0 too (driftWatch.settle). A round that waits for nothing but a
-// moment (failoverMoment) needs no buyer: the rows whose lock is not on
-// the master get all their rounds even if a slow promotion pushed the
+// Arm starts a's rounds, if the fleet has a Sentinel set, one after the
+// other, kills at least redisproc.KillEvery apart, and returns once the
+// first round's hold is in place, or set to come at the next grant
+// (HoldAt): before the attack's first click (at once if there is no round
+// to run, or the first could not begin). A round that waits for nothing
+// but a moment (failoverMoment) needs no buyer: the rows whose lock is not
+// on the master get all their rounds even if a slow promotion pushed the
 // last one past the crowd.
-func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (record <-chan *Failover, armed <-chan struct{}) {
-	out, held := make(chan *Failover, 1), make(chan struct{})
-	set := a.fleet.Sentinels
-	if a.settings.Failovers == 0 || set == nil {
-		out <- nil
-		close(held)
-		return out, held
+func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) error {
+	sf.attack, sf.out = a, make(chan *Failover, 1)
+	held := make(chan struct{})
+	set := a.Fleet.Sentinels
+	if sf.Rounds == 0 || set == nil {
+		sf.out <- nil
+		return nil
 	}
 	arm := sync.OnceFunc(func() { close(held) })
 	began := time.Now()
+	stopped := a.Stopped
 	between := stopped // the rows that wait for a grant need the crowd
-	if !onMaster(a.mode) {
+	if !onMaster(a.Strategy) {
 		between = nil
 	}
 	go func() {
 		defer arm()
-		rec := &Failover{Planned: a.settings.Failovers}
+		rec := &Failover{Planned: sf.Rounds}
 		var drift *driftWatch
-		if a.mode.Strategy() == strategy.RedisDecr {
-			drift = a.watchDrift(ctx, set, began)
+		if a.Strategy == strategy.RedisDecr {
+			drift = watchDrift(ctx, a, set, began)
 		}
 		for len(rec.Rounds) < rec.Planned {
 			if n := len(rec.Rounds); n > 0 { // Sentinel's own pace (redisproc.KillEvery)
@@ -72,7 +70,7 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 					break
 				}
 			}
-			r, err := a.failoverRound(ctx, set, began, stopped, arm, drift)
+			r, err := sf.round(ctx, set, began, arm, drift)
 			arm() // the first round could not set its hold: the attack waits no longer
 			if errors.Is(err, errReplicated) {
 				continue // a new round points the replica back at the link
@@ -90,9 +88,22 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 		if drift != nil {
 			rec.Drift = drift.settle(ctx, stopped, rec.Rounds)
 		}
-		out <- rec
+		sf.out <- rec
 	}()
-	return out, held
+	<-held
+	return nil
+}
+
+// Stop waits until the last round has put the set back together, or, once
+// a.Stopped closed, the round under way has; for redis-decr, until the
+// drift has been read back to 0 too (driftWatch.settle). It records the
+// rounds with when sales resumed after each. A round that failed is in
+// the record, not an error.
+func (sf *SentinelFailover) Stop(_ context.Context, results vegeta.Results, into *Records) error {
+	if into.Failover = <-sf.out; into.Failover != nil {
+		into.Failover.measureResumed(results)
+	}
+	return nil
 }
 
 // failoverRound holds the link, kills the master at the right moment,
@@ -102,8 +113,8 @@ func (a *attack) startFailovers(ctx context.Context, stopped <-chan struct{}) (r
 // sale; after the kill it finishes on a context of its
 // own, even after Ctrl-C, so that the set is whole for the next attack.
 // drift, for redis-decr, is sent the promoted counter's first reading.
-func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began time.Time, stopped <-chan struct{},
-	held func(), drift *driftWatch) (*FailoverRound, error) {
+func (sf *SentinelFailover) round(ctx context.Context, set *redisproc.Set, began time.Time, held func(), drift *driftWatch) (*FailoverRound, error) {
+	a, stopped := sf.attack, sf.attack.Stopped
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
 	defer cancel()
 	if err := set.AwaitReady(rctx); err != nil {
@@ -113,7 +124,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	mc, rc := fleet.NodeClient(master.Addr, 100*time.Millisecond), fleet.NodeClient(replica.Addr, 100*time.Millisecond)
 	defer mc.Close()
 	defer rc.Close()
-	key := lockKey(a.productID)
+	key := order.ProductKey(a.Product)
 	r := &FailoverRound{GrantedTwice: -1, Phantom: -1}
 	// 0. The replica has what the master had when the round began: what
 	// it misses at the kill is what came after the hold.
@@ -124,7 +135,7 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	var granted, heldAt time.Time
 	var offered int // redis-decr: the replica's stock, frozen by the hold
 	switch {
-	case onMaster(a.mode):
+	case onMaster(a.Strategy):
 		// 1. The link held at the master's next grant of the lock
 		// (grantCut): the replica gets everything before it, the last
 		// holder's release too, and not the grant.
@@ -145,22 +156,22 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 		// 3. Unless a Sentinel had pointed the replica past the link, the
 		// replica never heard of that grant: a promoted replica grants the
 		// lock again.
-		if r.Caught = set.FollowsLink(ctx) && (a.mode.Strategy() == strategy.Naive || get(ctx, rc, key) != holder); !r.Caught {
+		if r.Caught = set.FollowsLink(ctx) && (a.Strategy == strategy.Naive || get(ctx, rc, key) != holder); !r.Caught {
 			link.Release()
 			return nil, errReplicated
 		}
-	case a.mode.Strategy() == strategy.RedisDecr:
+	case a.Strategy == strategy.RedisDecr:
 		// 1. The link held: the replica's stock stays what it is now.
 		link.Hold()
 		heldAt = time.Now()
 		held()
-		offered = stockOn(ctx, rc, a.productID)
+		offered = stockOn(ctx, rc, a.Product)
 		// 2. The database sells a unit the replica's stock still offers (a
 		// buyer reserved it on the master after the hold, and its order
 		// was written): the promoted counter will offer it again. With
 		// nothing offered, a moment, which needs no buyer.
 		until, wait := func() bool {
-			au, err := a.api.Audit(ctx, a.productID)
+			au, err := a.Shop.Audit(ctx, a.Product)
 			return err == nil && au.Stock < offered
 		}, stopped
 		if offered <= 0 {
@@ -189,12 +200,12 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	r.killed = time.Now()
 	link.Stop()
 	r.At, r.Held = r.killed.Sub(began), r.killed.Sub(heldAt)
-	if a.mode.Strategy() == strategy.RedisDecr {
-		offered = stockOn(rctx, rc, a.productID) // what the promoted counter starts from
+	if a.Strategy == strategy.RedisDecr {
+		offered = stockOn(rctx, rc, a.Product) // what the promoted counter starts from
 	}
 	twice := make(chan int, 1)
-	if r.Caught && onMaster(a.mode) && a.mode.Strategy() != strategy.Naive { // naive's value is a constant: no holder tells from another
-		go func() { twice <- secondGrants(rctx, rc, key, holder, granted.Add(a.settings.Work)) }()
+	if r.Caught && onMaster(a.Strategy) && a.Strategy != strategy.Naive { // naive's value is a constant: no holder tells from another
+		go func() { twice <- secondGrants(rctx, rc, key, holder, granted.Add(a.Work)) }()
 	}
 	// 5. Sentinel promotes the replica; the old master rejoins, empty.
 	if err := set.AwaitMaster(rctx, replica.Addr); err != nil {
@@ -202,13 +213,13 @@ func (a *attack) failoverRound(ctx context.Context, set *redisproc.Set, began ti
 	}
 	r.Promoted = time.Since(r.killed)
 	if drift != nil {
-		if au, err := a.api.Audit(rctx, a.productID); err == nil {
+		if au, err := a.Shop.Audit(rctx, a.Product); err == nil {
 			r.Phantom = max(offered-au.Stock, 0)
 			drift.add(time.Since(began), offered-au.Stock)
 		}
 	}
 	err := set.Rejoin(rctx)
-	if r.Caught && onMaster(a.mode) && a.mode.Strategy() != strategy.Naive {
+	if r.Caught && onMaster(a.Strategy) && a.Strategy != strategy.Naive {
 		r.GrantedTwice = <-twice
 	}
 	return r, err
@@ -228,7 +239,7 @@ func caughtUp(ctx context.Context, set *redisproc.Set) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("scenario: waiting for the replica to catch up: %w (last %v)", ctx.Err(), err)
+			return fmt.Errorf("fault: waiting for the replica to catch up: %w (last %v)", ctx.Err(), err)
 		case <-time.After(5 * time.Millisecond): // the processes' state
 		}
 	}
@@ -259,27 +270,4 @@ func stockOn(ctx context.Context, c *redis.Client, product string) int {
 func get(ctx context.Context, c *redis.Client, key string) string {
 	v, _ := c.Get(ctx, key).Result()
 	return v
-}
-
-// poll asks cond every watchEveryPass until it holds; it reports false if
-// stopped closes or ctx ends first.
-func poll(ctx context.Context, stopped <-chan struct{}, cond func() bool) bool {
-	return pollEvery(ctx, stopped, watchEveryPass, cond)
-}
-
-// pollEvery is poll, asking every d.
-func pollEvery(ctx context.Context, stopped <-chan struct{}, d time.Duration, cond func() bool) bool {
-	for !cond() {
-		t := time.NewTimer(d)
-		select {
-		case <-t.C:
-		case <-stopped:
-			t.Stop()
-			return false
-		case <-ctx.Done():
-			t.Stop()
-			return false
-		}
-	}
-	return true
 }

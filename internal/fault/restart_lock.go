@@ -1,4 +1,4 @@
-package scenario
+package fault
 
 import (
 	"context"
@@ -14,53 +14,6 @@ import (
 // the nodes: a new holder is caught within a millisecond or two of its
 // grant, early in a critical section of RestartWork.
 const watchEveryPass = time.Millisecond
-
-// startRestarter restarts the first Settings.RedisRestart Redis nodes once
-// in this attack, if the settings ask for it here (Settings.restarts): as
-// soon as a holder is seen taking the product lock. The returned channel
-// yields the record (nil when there is no restart in this attack) once the
-// nodes serve again, or once stopped closes before a holder was seen.
-func (a *attack) startRestarter(ctx context.Context, stopped <-chan struct{}) <-chan *Restart {
-	out := make(chan *Restart, 1)
-	if !a.settings.restarts(a.mode) || a.fleet.Restarts == nil || len(a.fleet.RedisAddrs) == 0 {
-		out <- nil
-		return out
-	}
-	began := time.Now()
-	go func() { out <- a.restartOnce(ctx, began, stopped) }()
-	return out
-}
-
-// restartOnce waits for a holder, restarts the nodes under it, and counts
-// the holders granted meanwhile.
-func (a *attack) restartOnce(ctx context.Context, began time.Time, stopped <-chan struct{}) *Restart {
-	s := a.settings
-	rec := &Restart{Delay: s.RestartDelay, GrantedWhileHeld: -1}
-	for i := range s.RedisRestart {
-		rec.Nodes = append(rec.Nodes, i)
-	}
-	w := newLockWatch(a.fleet.RedisAddrs, a.mode.Strategy(), lockKey(a.productID))
-	defer w.close()
-	holder, ok := w.awaitGrant(ctx, stopped)
-	if !ok {
-		return rec
-	}
-	rec.Restarted, rec.At = true, time.Since(began)
-	done := make(chan error, 1)
-	go func() {
-		// Its own deadline, not the run's: the nodes come back even
-		// after Ctrl-C.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.RestartDelay+30*time.Second)
-		defer cancel()
-		done <- a.fleet.Restarts.Restart(rctx, rec.Nodes, s.RestartDelay, a.productID)
-	}()
-	rec.GrantedWhileHeld = w.grantedWhileHeld(ctx, holder, rec.Nodes, stopped)
-	if err := <-done; err != nil {
-		rec.Err = err.Error()
-	}
-	rec.Back = time.Since(began)
-	return rec
-}
 
 // lockWatch reads the product lock's key on the nodes a strategy locks on:
 // all of them for redlock, node 0 alone for fenced (the lua lock's one

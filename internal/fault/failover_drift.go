@@ -1,4 +1,4 @@
-package scenario
+package fault
 
 import (
 	"context"
@@ -33,7 +33,7 @@ const (
 // reach Redis, as during a failover; each round adds the promoted
 // counter's first reading itself.
 type driftWatch struct {
-	a     *attack
+	a     *Attack
 	set   *redisproc.Set
 	began time.Time
 	stop  context.CancelFunc
@@ -50,7 +50,7 @@ type driftSample struct {
 }
 
 // watchDrift starts reading the drift of a's product until settle.
-func (a *attack) watchDrift(ctx context.Context, set *redisproc.Set, began time.Time) *driftWatch {
+func watchDrift(ctx context.Context, a *Attack, set *redisproc.Set, began time.Time) *driftWatch {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &driftWatch{a: a, set: set, began: began, stop: cancel, done: make(chan struct{})}
 	go w.run(ctx)
@@ -83,7 +83,7 @@ func (w *driftWatch) run(ctx context.Context) {
 func (w *driftWatch) read(ctx context.Context, clients map[string]*redis.Client) (int, bool) {
 	ctx, cancel := context.WithTimeout(ctx, 5*driftEvery)
 	defer cancel()
-	au, err := w.a.api.Audit(ctx, w.a.productID)
+	au, err := w.a.Shop.Audit(ctx, w.a.Product)
 	if err != nil || au.RedisStock == nil {
 		return 0, false
 	}
@@ -96,7 +96,7 @@ func (w *driftWatch) read(ctx context.Context, clients map[string]*redis.Client)
 		c = fleet.NodeClient(named[0], 100*time.Millisecond)
 		clients[named[0]] = c
 	}
-	left, err := c.Get(ctx, reserve.StockKey(w.a.productID)).Int()
+	left, err := c.Get(ctx, reserve.StockKey(w.a.Product)).Int()
 	if err != nil {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package scenario
+package fault
 
 import (
 	"testing"
@@ -10,11 +10,18 @@ import (
 // A request is in flight to its shop from the targeter to its result.
 func TestInFlightCountsPerShop(t *testing.T) {
 	shops := []string{"http://127.0.0.1:1", "http://127.0.0.1:10"}
-	tg := &targeter{targets: []vegeta.Target{
+	targets := []vegeta.Target{
 		{URL: shops[1] + "/api/v1/orders"}, {URL: shops[0] + "/api/v1/orders"}, {URL: shops[1] + "/api/v1/orders"},
-	}}
+	}
+	once := func(tgt *vegeta.Target) error {
+		if len(targets) == 0 {
+			return vegeta.ErrNoTargets
+		}
+		*tgt, targets = targets[0], targets[1:]
+		return nil
+	}
 	f := newInFlight(shops)
-	next := f.targeter(tg.Targeter())
+	next := f.targeter(once)
 	var sent []vegeta.Target
 	for range 3 {
 		var tgt vegeta.Target

@@ -1,8 +1,7 @@
-package scenario
+package fault
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -10,9 +9,9 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// --crash is the fault a flash sale's worst day brings: a shop process
-// killed in the middle of the sale. Each attack SIGKILLs a shop
-// Settings.Crash times, at k/(Crash+1) of the attack's expected length
+// ShopCrash is --crash, the fault a flash sale's worst day brings: a shop
+// process killed in the middle of the sale. Each attack SIGKILLs a shop
+// Kills times, at k/(Crash+1) of the attack's expected length
 // (the crowd's clicks at the rate, capped by Duration), rotating over the
 // shops (kill k hits shop (k-1) mod shops), and starts it again on the
 // same port at once; it counts as back once its /readyz answers 200.
@@ -36,10 +35,6 @@ import (
 // redis-decr, Redis's stock against the database's: it rereads the audit
 // until the drift is 0, for up to crashDriftWithin.
 
-// ErrNoShopControl is returned by Run when the settings ask to kill shops
-// (Settings.Crash) but the fleet's shops are not processes it started.
-var ErrNoShopControl = errors.New("scenario: --crash needs shops the load generator started as processes of its own (fleet.StartFleet with Processes)")
-
 // crashDriftWithin is how long the load generator waits, after a --crash
 // attack, for redis-decr's drift to come back to 0 before it reports it.
 const crashDriftWithin = 15 * time.Second
@@ -61,6 +56,19 @@ type Crash struct {
 	Err string
 
 	began time.Time // the attack's start, as the kills' times count it
+}
+
+// ShopCrash kills and restarts shops during each attack (see the top of
+// this file). It needs a fleet whose shops are processes of its own
+// (fleet.Fleet.Processes).
+type ShopCrash struct {
+	Kills int
+
+	attack  *Attack
+	counts  *inFlight
+	out     chan *Crash
+	results vegeta.Results
+	rec     *Crash // what Stop recorded, for Settle
 }
 
 // CrashKill is one SIGKILL of a shop.
@@ -129,64 +137,6 @@ func (f *inFlight) answered(r *vegeta.Result) {
 // of is shop i's requests in flight now.
 func (f *inFlight) of(i int) int { return int(f.n[i].Load()) }
 
-// startCrashes kills and restarts shops during the attack, if asked to
-// (see the top of this file). The returned channel yields the record (nil
-// without kills to make) once stopped has closed and the shop being
-// restarted, if any, is back: the audit that follows reads every shop. A
-// kill whose time comes after stopped closed is not made.
-func (a *attack) startCrashes(ctx context.Context, planned int, counts *inFlight, stopped <-chan struct{}) <-chan *Crash {
-	out := make(chan *Crash, 1)
-	if a.settings.Crash == 0 || !a.fleet.Processes() {
-		out <- nil
-		return out
-	}
-	began := time.Now()
-	expected := min(a.settings.Duration, time.Duration(float64(planned)/a.settings.PerSecond()*float64(time.Second)))
-	go func() {
-		rec := &Crash{Planned: a.settings.Crash, began: began}
-		defer func() { out <- rec }()
-		for k := 1; k <= rec.Planned; k++ {
-			at := began.Add(expected * time.Duration(k) / time.Duration(rec.Planned+1))
-			if !waitUntil(ctx, stopped, at) {
-				return
-			}
-			i := (k - 1) % len(a.fleet.Targets)
-			kill := CrashKill{Shop: i, InFlight: counts.of(i), At: time.Since(began), Back: -1}
-			pid, err := a.fleet.KillShop(i)
-			kill.PID = pid
-			if err == nil {
-				// On a context of its own: the shop comes back even after
-				// Ctrl-C, and the fleet's Close then stops it. RestartShop
-				// bounds its own wait.
-				kill.NewPID, err = a.fleet.RestartShop(context.WithoutCancel(ctx), i)
-				if err == nil {
-					kill.Back = time.Since(began)
-				}
-			}
-			rec.Kills = append(rec.Kills, kill)
-			if err != nil {
-				rec.Err = err.Error()
-				return
-			}
-		}
-	}()
-	return out
-}
-
-// waitUntil waits until t; false if stopped closed or ctx ended first.
-func waitUntil(ctx context.Context, stopped <-chan struct{}, t time.Time) bool {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return true
-	case <-stopped:
-		return false
-	case <-ctx.Done():
-		return false
-	}
-}
-
 // measure fills each kill's Cut and Refused from the attack's results.
 func (c *Crash) measure(results vegeta.Results, shops []string) {
 	f := newInFlight(shops)
@@ -209,4 +159,74 @@ func (c *Crash) measure(results vegeta.Results, shops []string) {
 			}
 		}
 	}
+}
+
+// Arm starts the kills' clock for a. A kill whose time comes after
+// a.Stopped closed is not made.
+func (c *ShopCrash) Arm(ctx context.Context, a *Attack) error {
+	c.attack, c.out = a, make(chan *Crash, 1)
+	if c.Kills == 0 || !a.Fleet.Processes() {
+		c.out <- nil
+		return nil
+	}
+	c.counts = newInFlight(a.Fleet.Targets)
+	counts, stopped, expected := c.counts, a.Stopped, a.Expected
+	began := time.Now()
+	go func() {
+		rec := &Crash{Planned: c.Kills, began: began}
+		defer func() { c.out <- rec }()
+		for k := 1; k <= rec.Planned; k++ {
+			at := began.Add(expected * time.Duration(k) / time.Duration(rec.Planned+1))
+			if !waitUntil(ctx, stopped, at) {
+				return
+			}
+			i := (k - 1) % len(a.Fleet.Targets)
+			kill := CrashKill{Shop: i, InFlight: counts.of(i), At: time.Since(began), Back: -1}
+			pid, err := a.Fleet.KillShop(i)
+			kill.PID = pid
+			if err == nil {
+				// On a context of its own: the shop comes back even after
+				// Ctrl-C, and the fleet's Close then stops it. RestartShop
+				// bounds its own wait.
+				kill.NewPID, err = a.Fleet.RestartShop(context.WithoutCancel(ctx), i)
+				if err == nil {
+					kill.Back = time.Since(began)
+				}
+			}
+			rec.Kills = append(rec.Kills, kill)
+			if err != nil {
+				rec.Err = err.Error()
+				return
+			}
+		}
+	}()
+	return nil
+}
+
+// Targeter counts each click t hands out as in flight to its shop, for a
+// kill to say what it cut. It is called before the first click; the
+// targeter it returns is safe for concurrent use.
+func (c *ShopCrash) Targeter(t vegeta.Targeter) vegeta.Targeter {
+	if c.counts == nil {
+		return t
+	}
+	return c.counts.targeter(t)
+}
+
+// Answered counts r's request as no longer in flight. It is called from
+// the goroutine that reads the attack's results.
+func (c *ShopCrash) Answered(r *vegeta.Result) { c.counts.answered(r) }
+
+// Stop waits until the shop being restarted, if any, is back (the audit
+// that follows reads every shop) and records the kills, with what each
+// cut from the results. A kill or restart that failed is its error: the
+// audit would not be whole.
+func (c *ShopCrash) Stop(_ context.Context, results vegeta.Results, into *Records) error {
+	rec := <-c.out
+	into.Crash, c.results, c.rec = rec, results, rec
+	if rec == nil {
+		return nil
+	}
+	rec.measure(results, c.attack.Fleet.Targets)
+	return rec.failed()
 }
