@@ -1,4 +1,4 @@
-package scenario
+package why
 
 import (
 	"strings"
@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // lateRow is a row of mode that sold all 100 units with n late commits and
 // the given lost updates.
-func lateRow(mode Mode, late int64, overlaps int) *ModeResult {
+func lateRow(s Settings, st strategy.Name, late int64, overlaps int) Row {
 	sold := 100 + overlaps
-	return &ModeResult{Mode: mode, Audit: ledger.Audit{InitialStock: 100, Sold: sold, Stock: 0, Oversold: overlaps, Consistent: overlaps == 0},
+	return Row{Strategy: st, Settings: s, Audit: ledger.Audit{InitialStock: 100, Sold: sold, Stock: 0, Oversold: overlaps, Consistent: overlaps == 0},
 		Events: ledger.Events{LateCommits: late}, Planned: 10, Sent: 10}
 }
 
 func TestWhyLateCommitSaysOnlyWhatWasCompared(t *testing.T) {
-	s := DefaultSettings()
+	s := Settings{Work: 2 * time.Millisecond, Stall: 300 * time.Millisecond, StallRate: 0.08, Batch: 64}
 	s.LockTTL, s.StallRate = 100*time.Millisecond, 0
 	for _, tc := range []struct {
 		name     string
@@ -38,7 +39,7 @@ func TestWhyLateCommitSaysOnlyWhatWasCompared(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s.LateCommit = tc.late
-			why := explain(s, lateRow(Mode("lua"), 3, tc.overlaps))
+			why := Line(lateRow(s, strategy.Lua, 3, tc.overlaps))
 			for _, w := range tc.want {
 				if !strings.Contains(why, w) {
 					t.Errorf("why = %q, want it to say %q", why, w)
@@ -54,9 +55,9 @@ func TestWhyLateCommitSaysOnlyWhatWasCompared(t *testing.T) {
 }
 
 func TestWhyFencedLateCommitClaimsNoWait(t *testing.T) {
-	s := DefaultSettings()
+	s := Settings{Work: 2 * time.Millisecond, Stall: 300 * time.Millisecond, StallRate: 0.08, Batch: 64}
 	s.LockTTL, s.LateCommit = 100*time.Millisecond, 300*time.Millisecond
-	why := explain(s, lateRow(Mode("fenced"), 3, 0))
+	why := Line(lateRow(s, strategy.Fenced, 3, 0))
 	if strings.Contains(why, "waited") {
 		t.Errorf("why = %q: no wait was measured", why)
 	}

@@ -1,4 +1,4 @@
-package scenario
+package why
 
 import (
 	"fmt"
@@ -26,7 +26,7 @@ func againstTTL(s Settings) string {
 // audit counted. That a lease ran out is said only when the hold was
 // longer than the TTL, and that a next holder read too early only when a
 // sale was overwritten.
-func lateCommitLine(s Settings, m *ModeResult, overlaps int) string {
+func lateCommitLine(s Settings, m *Row, overlaps int) string {
 	a := m.Audit
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d commits were held back %v with their renewals, %s", m.Events.LateCommits, s.LateCommit, againstTTL(s))
@@ -46,7 +46,7 @@ func lateCommitLine(s Settings, m *ModeResult, overlaps int) string {
 // naiveOutlived is naive's line when a critical section can outlive the
 // TTL: the expected stalls (an expectation, so "about"), or the work that
 // outlasts the TTL, then what the audit counted.
-func naiveOutlived(s Settings, m *ModeResult, stalls float64, outlives bool, overlaps int) string {
+func naiveOutlived(s Settings, m *Row, stalls float64, outlives bool, overlaps int) string {
 	a := m.Audit
 	var b strings.Builder
 	if outlives {

@@ -1,4 +1,8 @@
-package scenario
+// Package why says in one line why a row of the table came out as it did,
+// from what the run measured: the shop's audit and events, the answers,
+// the product's settings, and the faults' records, each of which adds its
+// own clause (package fault).
+package why
 
 import (
 	"fmt"
@@ -6,13 +10,42 @@ import (
 	"strings"
 	"time"
 
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
 	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// explain says in one line why a mode's row came out as it did. It is
-// honest about where each number comes from:
+// Settings are the product settings a why-line compares with each other
+// and with what was measured.
+type Settings struct {
+	LockTTL, Work, Stall, LateCommit time.Duration
+	StallRate                        float64
+	// Batch is the most buyers one batch serves (batched rows).
+	Batch int
+}
+
+// Row is what one row measured, as Line reads it.
+type Row struct {
+	Strategy strategy.Name
+	Batched  bool
+	Settings Settings
+	Audit    ledger.Audit
+	Events   ledger.Events
+	Tally    ledger.Tally
+	// Drain is a queued row's drain (redis-queue), else nil.
+	Drain *ledger.Drain
+	// Records are the faults' records of the row's attack.
+	fault.Records
+	// Lost counts the answered orders not written; Sent and Planned the
+	// clicks sent and planned.
+	Lost, Sent, Planned int
+	Results             vegeta.Results
+}
+
+// Line says in one line why a row came out as it did. It is safe for
+// concurrent use. It is honest about where each number comes from:
 //
 //   - overlaps is measured by the shop's audit: stock + sold − initial
 //     stock. Each unit of it is a sale whose stock deduction another buyer,
@@ -26,14 +59,15 @@ import (
 //     are as slow as the stalled one.
 //   - late commits, fenced-out holders, lost locks and reservations given
 //     back are counted by the shops (Events), summed over the fleet.
-func explain(s Settings, m *ModeResult) string {
+func Line(m Row) string {
+	s := m.Settings
 	a := m.Audit
 	overlaps := a.Stock + a.Sold - a.InitialStock
 	stalls := s.StallRate * float64(m.Tally.Created)
 	outlives := s.Stall > s.LockTTL && s.StallRate > 0
 	sold := fmt.Sprintf("sold %d of %d", a.Sold, a.InitialStock)
 	ev := m.Events
-	sale := fault.Sale{Strategy: m.Mode.Strategy(), LockTTL: s.LockTTL, Work: s.Work, Audit: a, Results: m.Results}
+	sale := fault.Sale{Strategy: m.Strategy, LockTTL: s.LockTTL, Work: s.Work, Audit: a, Results: m.Results}
 	var b strings.Builder
 	if m.Failover != nil {
 		b.WriteString(m.Failover.Why(sale))
@@ -43,7 +77,7 @@ func explain(s Settings, m *ModeResult) string {
 		b.WriteString(m.Crash.Why(sale))
 		b.WriteString("; ")
 	}
-	switch m.Mode.Strategy() {
+	switch m.Strategy {
 	case strategy.Off:
 		if overlaps > 0 || a.DuplicateOrders > 0 {
 			fmt.Fprintf(&b, "no lock: %d sales overwrote another buyer's stock update (both read n, both wrote n-1), so %d units were sold that did not exist; %d repeated clicks became duplicate orders",
@@ -59,24 +93,24 @@ func explain(s Settings, m *ModeResult) string {
 			fmt.Fprintf(&b, "no critical section outlives the %v TTL (stall %v, work %v): %s, %d sales overwrote another's stock update, oversold %d; raise --stall above --lock-ttl",
 				s.LockTTL, s.Stall, s.Work, sold, max(overlaps, 0), a.Oversold)
 		default:
-			b.WriteString(naiveOutlived(s, m, stalls, outlives, overlaps))
+			b.WriteString(naiveOutlived(s, &m, stalls, outlives, overlaps))
 		}
 		if a.DuplicateOrders > 0 {
 			fmt.Fprintf(&b, ", %d duplicate orders", a.DuplicateOrders)
 		}
 	case strategy.Lua, strategy.Redlock:
-		if m.Mode.Strategy() == strategy.Redlock && m.Kill != nil {
+		if m.Strategy == strategy.Redlock && m.Kill != nil {
 			b.WriteString(m.Kill.Why(sale))
 			b.WriteString("; ")
 		}
 		if ev.LateCommits > 0 {
-			b.WriteString(lateCommitLine(s, m, overlaps))
+			b.WriteString(lateCommitLine(s, &m, overlaps))
 			break
 		}
 		switch {
 		case m.Restart != nil:
 			b.WriteString(m.Restart.Why(sale)) // what held, as far as it was seen
-		case m.Failover != nil && m.Mode.Strategy() == strategy.Lua:
+		case m.Failover != nil && m.Strategy == strategy.Lua:
 			b.WriteString("an owner token and a renewing watchdog held the lock on one master, and its replica had never heard of it")
 		case outlives:
 			fmt.Fprintf(&b, "about %.0f critical sections stalled %v, longer than the %v TTL; the watchdog renews the lock every %v", stalls, s.Stall, s.LockTTL, (s.LockTTL / 3).Round(time.Millisecond))
@@ -152,7 +186,7 @@ func explain(s Settings, m *ModeResult) string {
 	if m.Lost > 0 {
 		fmt.Fprintf(&b, "; %d buyers answered 201 or 202 have no order", m.Lost)
 	}
-	if m.Mode.Batched() && ev.Batches > 0 {
+	if m.Batched && ev.Batches > 0 {
 		fmt.Fprintf(&b, "; batched: %d buyers answered in %d transactions under one lease each (%.1f per batch, at most %d)",
 			ev.BatchedBuyers, ev.Batches, float64(ev.BatchedBuyers)/float64(ev.Batches), s.Batch)
 	}
