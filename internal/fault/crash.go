@@ -31,7 +31,7 @@ import (
 //
 // After the attack the load generator checks what the crash may not have
 // broken: oversold and duplicate orders (the shop's audit), every buyer
-// answered 201 or 202 has an order row (confirm), and, for
+// answered 201 or 202 has an order row (ledger.Unwritten), and, for
 // redis-decr, Redis's stock against the database's: it rereads the audit
 // until the drift is 0, for up to crashDriftWithin.
 
@@ -42,7 +42,7 @@ const crashDriftWithin = 15 * time.Second
 // Crash records one attack's --crash kills and what the load generator
 // checked after them.
 type Crash struct {
-	// Planned is Settings.Crash; Kills are those that happened.
+	// Planned is ShopCrash.Kills; Kills are those that happened.
 	Planned int
 	Kills   []CrashKill
 	// Answered counts the 201 and 202 answers that named an order;

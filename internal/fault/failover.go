@@ -98,7 +98,7 @@ type SentinelFailover struct {
 // Failover records one attack's --failover rounds. Promoted is what
 // Sentinel needed; the rest is what the load generator saw.
 type Failover struct {
-	// Planned is Settings.Failovers; Rounds are those that happened.
+	// Planned is SentinelFailover.Rounds; Rounds are those that happened.
 	Planned int
 	Rounds  []FailoverRound
 	// Drift is redis-decr's drift as the load generator saw it; nil for
@@ -146,7 +146,7 @@ type FailoverRound struct {
 	Phantom int
 	// GrantedTwice counts the other tokens seen holding the lock on the
 	// promoted master while the caught holder was still within its work
-	// (its grant + Settings.Work): the lock granted twice. -1 where that
+	// (its grant + Attack.Work): the lock granted twice. -1 where that
 	// cannot be seen: no holder caught, or naive, whose lock holds a
 	// constant instead of a token.
 	GrantedTwice int

@@ -26,7 +26,7 @@ import (
 // The restart must land while a holder is inside its critical section,
 // every run, not by luck. So the attack watches the product lock's key on
 // the nodes and restarts them as soon as a new token holds a majority of
-// them (restart_watch.go): in the first milliseconds of that holder's
+// them (restart_lock.go): in the first milliseconds of that holder's
 // critical section. The product it sells then needs the numbers below
 // (ForRestart puts them in, unless told otherwise).
 

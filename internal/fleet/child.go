@@ -15,7 +15,7 @@ import (
 	"github.com/flashsale/flashsale/internal/database"
 )
 
-// The child side of a process fleet (shopprocs.go): a program that
+// The child side of a process fleet (procs.go): a program that
 // StartFleet re-executes as a shop finds childShopEnv set and, instead of
 // doing what it normally does, serves one shop on the fleet's backends
 // until it is told to stop (SIGTERM), it is killed (SIGKILL: the --crash

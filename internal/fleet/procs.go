@@ -19,7 +19,7 @@ import (
 )
 
 // A process fleet runs each shop as a child process: this program
-// re-executed with childShopEnv set (childshop.go is the child's side).
+// re-executed with childShopEnv set (child.go is the child's side).
 // It is what --crash needs, a shop that can be SIGKILLed in the middle of
 // a sale, and nothing else differs: the children reach the parent's
 // embedded Redis nodes and etcd members over loopback, as the in-process

@@ -66,7 +66,7 @@ type FleetConfig struct {
 	// Logger receives the shops' logs (nil: discarded).
 	Logger *slog.Logger
 	// Processes runs each shop as a child process, this program
-	// re-executed (shopprocs.go), instead of in this process: what --crash
+	// re-executed (procs.go), instead of in this process: what --crash
 	// needs. The program must call ServeChildShop first thing when
 	// IsChildShop. The children open the embedded SQLite file, or
 	// MySQLDSN's database, or, with Backends, SQLitePath.

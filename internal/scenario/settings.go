@@ -69,7 +69,7 @@ type Settings struct {
 	// RedisRestart is how many of the five Redis nodes to restart empty,
 	// as a Redis without persistence comes back from a crash, in the
 	// redlock and fenced attacks, right after a holder takes the lock (0
-	// to leave them alone; restart.go says how and why then).
+	// to leave them alone; fault.EmptyRestart says how and why then).
 	RedisRestart int
 	// RestartDelay is how long the restarted nodes stay down before they
 	// serve again: Redlock's "delayed restart" when it is at least
@@ -77,11 +77,12 @@ type Settings struct {
 	RestartDelay time.Duration
 	// Failovers is how many times each attack kills the Sentinel-managed
 	// master, right after it granted a lock its replica has not heard of
-	// (0 to leave it alone; failover.go says how and why).
+	// (0 to leave it alone; fault.SentinelFailover says how and why).
 	Failovers int
 	// Crash is how many times each attack SIGKILLs a shop process and
-	// starts it again (0 to leave the shops alone; crash.go says when and
-	// which). It needs a process fleet (FleetConfig.Processes).
+	// starts it again (0 to leave the shops alone; fault.ShopCrash says
+	// when and which). It needs a process fleet (fleet.FleetConfig's
+	// Processes).
 	Crash int
 
 	// The load tester's settings (settings_load.go): the pace's period,
