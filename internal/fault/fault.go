@@ -52,6 +52,23 @@ type Records struct {
 	Crash *Crash
 }
 
+// Clauses are the faults' clauses of the row's why-line, one per fault
+// that acted, in a fixed order: failover, crash, kill, restart. The
+// why-line puts them before the strategy's own clause.
+func (r Records) Clauses(s Sale) []string {
+	var out []string
+	add := func(acted bool, c interface{ Why(Sale) string }) {
+		if acted {
+			out = append(out, c.Why(s))
+		}
+	}
+	add(r.Failover != nil, r.Failover)
+	add(r.Crash != nil, r.Crash)
+	add(r.Kill != nil, r.Kill)
+	add(r.Restart != nil, r.Restart)
+	return out
+}
+
 // Sale is what a fault's why-clause may cite besides its own record: the
 // row's strategy and product settings, the shop's audit, and the answers.
 type Sale struct {

@@ -69,12 +69,8 @@ func Line(m Row) string {
 	ev := m.Events
 	sale := fault.Sale{Strategy: m.Strategy, LockTTL: s.LockTTL, Work: s.Work, Audit: a, Results: m.Results}
 	var b strings.Builder
-	if m.Failover != nil {
-		b.WriteString(m.Failover.Why(sale))
-		b.WriteString("; ")
-	}
-	if m.Crash != nil {
-		b.WriteString(m.Crash.Why(sale))
+	for _, c := range m.Records.Clauses(sale) {
+		b.WriteString(c)
 		b.WriteString("; ")
 	}
 	switch m.Strategy {
@@ -99,17 +95,11 @@ func Line(m Row) string {
 			fmt.Fprintf(&b, ", %d duplicate orders", a.DuplicateOrders)
 		}
 	case strategy.Lua, strategy.Redlock:
-		if m.Strategy == strategy.Redlock && m.Kill != nil {
-			b.WriteString(m.Kill.Why(sale))
-			b.WriteString("; ")
-		}
 		if ev.LateCommits > 0 {
 			b.WriteString(lateCommitLine(s, &m, overlaps))
 			break
 		}
 		switch {
-		case m.Restart != nil:
-			b.WriteString(m.Restart.Why(sale)) // what held, as far as it was seen
 		case m.Failover != nil && m.Strategy == strategy.Lua:
 			b.WriteString("an owner token and a renewing watchdog held the lock on one master, and its replica had never heard of it")
 		case outlives:
@@ -119,10 +109,6 @@ func Line(m Row) string {
 		}
 		fmt.Fprintf(&b, ": %s, %d overlapping sales, oversold %d, duplicate orders %d", sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
 	case strategy.Fenced:
-		if m.Restart != nil {
-			b.WriteString(m.Restart.Why(sale))
-			b.WriteString("; ")
-		}
 		fmt.Fprintf(&b, "each grant minted a fencing token, registered in the database before the stock was read")
 		if ev.LateCommits > 0 {
 			fmt.Fprintf(&b, "; %d commits were held back %v (%s)", ev.LateCommits, s.LateCommit, againstTTL(s))
@@ -130,10 +116,6 @@ func Line(m Row) string {
 		fmt.Fprintf(&b, ": %d stale holders fenced out, %s, %d overlapping sales, oversold %d, duplicate orders %d",
 			ev.FencedOut, sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
 	case strategy.Etcd:
-		if m.Kill != nil {
-			b.WriteString(m.Kill.Why(sale))
-			b.WriteString("; ")
-		}
 		b.WriteString("each holder's lease and place in the queue were written through the etcd cluster's quorum, waiters were woken in revision order, and the key's revision was registered in the database before the stock was read")
 		if ev.LateCommits > 0 {
 			fmt.Fprintf(&b, "; %d commits were held back %v", ev.LateCommits, s.LateCommit)

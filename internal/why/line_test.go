@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -63,5 +64,27 @@ func TestWhyFencedLateCommitClaimsNoWait(t *testing.T) {
 	}
 	if !strings.Contains(why, "3 commits were held back 300ms (longer than the 100ms TTL)") {
 		t.Errorf("why = %q, want the count and the comparison with the TTL", why)
+	}
+}
+
+// The faults' clauses come first, one per fault that acted, then the
+// strategy's own clause with the audit's figures.
+func TestWhyComposesTheFaultsClauses(t *testing.T) {
+	s := Settings{LockTTL: time.Second, Work: 150 * time.Millisecond}
+	m := Row{Strategy: strategy.Redlock, Settings: s, Planned: 10, Sent: 10,
+		Audit: ledger.Audit{InitialStock: 10, Sold: 11, Stock: 0, Oversold: 1}}
+	m.Restart = &fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true, At: time.Second, Back: time.Second, GrantedWhileHeld: 1}
+	sale := fault.Sale{Strategy: m.Strategy, LockTTL: s.LockTTL, Work: s.Work, Audit: m.Audit}
+	why := Line(m)
+	if want := m.Restart.Why(sale) + "; "; !strings.HasPrefix(why, want) {
+		t.Errorf("why = %q, want it to open with the restart's clause %q", why, want)
+	}
+	for _, want := range []string{"sold 11 of 10", "1 overlapping sales", "oversold 1", "duplicate orders 0"} {
+		if !strings.Contains(why, want) {
+			t.Errorf("why = %q, want the figure %q", why, want)
+		}
+	}
+	if got := len(m.Records.Clauses(sale)); got != 1 {
+		t.Errorf("%d fault clauses, want 1 (the restart alone acted)", got)
 	}
 }
