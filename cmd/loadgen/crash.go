@@ -6,7 +6,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/fleet"
 )
 
 // crashUsage is --crash's line in --help.
@@ -22,13 +22,13 @@ func (c *config) checkCrash() []string {
 }
 
 // serveIfChildShop serves a shop and exits, if this process is one of a
-// --crash run's child shops (scenario.IsChildShop); otherwise it returns.
+// --crash run's child shops (fleet.IsChildShop); otherwise it returns.
 func serveIfChildShop() {
-	if !scenario.IsChildShop() {
+	if !fleet.IsChildShop() {
 		return
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := scenario.ServeChildShop(ctx, os.Stderr)
+	code := fleet.ServeChildShop(ctx, os.Stderr)
 	stop()
 	os.Exit(code)
 }

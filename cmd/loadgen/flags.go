@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/flagenv"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -136,11 +137,11 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.settings.LateCommitEvery, "late-commit-every", d.LateCommitEvery, "with --late-commit, which orders commit late: in each shop, the first to reach its commit, then every Nth")
 	fs.IntVar(&c.settings.Batch, "batch", d.Batch, "in the +batch rows, the most queued buyers one holder of the product lock serves in one transaction")
 	fs.IntVar(&c.settings.RedlockKill, "redlock-kill", d.RedlockKill, "stop N of the 5 Redis nodes halfway through the redlock attack, and bring them back after it (default 0: none)")
-	fs.IntVar(&c.settings.RedisRestart, "redis-restart", d.RedisRestart, fmt.Sprintf("restart N of the 5 Redis nodes empty (no persistence) in the redlock and fenced attacks, as soon as a holder is seen taking the lock: embedded nodes are closed and replaced by empty ones on the same port; --redis nodes of the embedded shops are reached through the load generator's own proxies, which drop the shops' connections, and lose the product's keys; --redis nodes of a --targets fleet lose the product's keys and every client connection (CLIENT KILL TYPE normal and pubsub). Unless given, --lock-ttl %v, --work %v, --stall-rate 0 and --stock %d, so that the restart lands inside a critical section every run (default 0: none)", scenario.RestartLockTTL, scenario.RestartWork, scenario.RestartStock))
+	fs.IntVar(&c.settings.RedisRestart, "redis-restart", d.RedisRestart, fmt.Sprintf("restart N of the 5 Redis nodes empty (no persistence) in the redlock and fenced attacks, as soon as a holder is seen taking the lock: embedded nodes are closed and replaced by empty ones on the same port; --redis nodes of the embedded shops are reached through the load generator's own proxies, which drop the shops' connections, and lose the product's keys; --redis nodes of a --targets fleet lose the product's keys and every client connection (CLIENT KILL TYPE normal and pubsub). Unless given, --lock-ttl %v, --work %v, --stall-rate 0 and --stock %d, so that the restart lands inside a critical section every run (default 0: none)", fault.RestartLockTTL, fault.RestartWork, fault.RestartStock))
 	fs.DurationVar(&c.settings.RestartDelay, "restart-delay", d.RestartDelay, "with --redis-restart, how long the restarted nodes stay down before they serve again, empty (a --targets fleet's nodes are held with CLIENT PAUSE <ms> ALL); at least --lock-ttl is Redlock's delayed restart (default 0: at once)")
 	fs.IntVar(&c.settings.EtcdKill, "etcd-kill", d.EtcdKill, "stop N of the 3 embedded etcd members halfway through the etcd attack, and bring them back after it (default 0: none)")
 	fs.BoolVar(&c.failover, "failover", false, "start a master, a replica and three Sentinels (redis-server and redis-sentinel on the PATH) for the shops' single-node locks and stock, and in each attack kill the master right after it granted a lock its held replica never got; see above for the settings it changes unless given (default off)")
-	fs.IntVar(&c.settings.Failovers, "failovers", scenario.DefaultFailovers, "with --failover, how many times each attack kills the master")
+	fs.IntVar(&c.settings.Failovers, "failovers", fault.DefaultFailovers, "with --failover, how many times each attack kills the master")
 	fs.IntVar(&c.settings.Crash, "crash", d.Crash, crashUsage)
 	var sentinels string
 	fs.StringVar(&sentinels, "redis-sentinel", "", "the Sentinels (host:port,...) of a --targets fleet; --failover refuses them: it kills only a master it started (default none)")

@@ -9,6 +9,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -37,7 +38,7 @@ func addLoadFlags(fs *flag.FlagSet, c *config, d scenario.Settings) {
 	fs.Uint64Var(&c.settings.Workers, "workers", scenario.DefaultWorkers, "Vegeta's initial workers (senders); it adds more, up to --max-workers, when they are all waiting for answers")
 	fs.Uint64Var(&c.settings.MaxWorkers, "max-workers", scenario.DefaultMaxWorkers, "the most Vegeta workers, so the most requests in flight at once")
 	fs.IntVar(&c.settings.Count, "count", 1, "run each row this many times and report each figure as the median with min–max")
-	fs.DurationVar(&c.lockWait, "lock-wait", scenario.DefaultLockWait, "without --targets: the embedded shops' product-lock wait, the longest an order waits for its lock (or at the shop's door, or for a redis-queue order's round trip to Redis) before 503 lock_timeout or busy (a running fleet has its own: shop --lock-wait)")
+	fs.DurationVar(&c.lockWait, "lock-wait", fleet.DefaultLockWait, "without --targets: the embedded shops' product-lock wait, the longest an order waits for its lock (or at the shop's door, or for a redis-queue order's round trip to Redis) before 503 lock_timeout or busy (a running fleet has its own: shop --lock-wait)")
 	fs.IntVar(&c.maxInFlight, "max-in-flight", app.DefaultMaxInFlightOrders, "without --targets: orders each embedded shop works on at once; more wait at the door up to --lock-wait, then 503 busy, and one that would wait more than half of it for the orders ahead gets 503 busy at once (negative: no limit; a running fleet has its own: shop --max-in-flight)")
 	fs.Float64Var(&c.buyerRate, "buyer-rate", 0, "without --targets: orders per second one buyer may send to one embedded shop; the clicks beyond get 429 rate_limited (the anti-bot guard); 0: no limit, as the lesson rows need (a running fleet has its own: shop --buyer-rate)")
 	fs.IntVar(&c.buyerBurst, "buyer-burst", 3, "with --buyer-rate, how many orders one buyer may send at once before the rate applies")

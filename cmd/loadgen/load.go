@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -16,7 +17,7 @@ import (
 var errThreshold = errors.New("a --threshold failed")
 
 // runOrSweep runs the scenario once, or, with --sweep, at each rate.
-func runOrSweep(ctx context.Context, cfg config, fleet *scenario.Fleet, opts scenario.Options) (*scenario.Outcome, error) {
+func runOrSweep(ctx context.Context, cfg config, fleet *fleet.Fleet, opts scenario.Options) (*scenario.Outcome, error) {
 	if len(cfg.sweep) > 0 {
 		return scenario.Sweep(ctx, cfg.settings, fleet, opts, cfg.sweep)
 	}

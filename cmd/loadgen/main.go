@@ -39,6 +39,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/live"
 	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/report"
@@ -123,14 +124,14 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	fleet, closeFleet, err := openFleet(ctx, cfg, dir)
+	f, closeFleet, err := openFleet(ctx, cfg, dir)
 	if err != nil {
 		return err
 	}
 	defer closeFleet()
 
 	s := cfg.settings
-	title := runTitle(cfg, len(fleet.Targets), fleet.Backend)
+	title := runTitle(cfg, len(f.Targets), f.Backend)
 	fmt.Fprintf(stdout, "%s\n\n", title)
 	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)}
 	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
@@ -141,7 +142,7 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	if board != nil {
 		opts.Watch = board.Watch
 	}
-	out, runErr := runOrSweep(ctx, cfg, fleet, opts)
+	out, runErr := runOrSweep(ctx, cfg, f, opts)
 	if out == nil {
 		if board != nil {
 			board.Finish(report.Document{}, runErr)
@@ -187,9 +188,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 // its shops' warnings (a naive lock that expired before its release, for
 // one) going to shops.log in the report folder. The returned function stops
 // what it started.
-func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, func(), error) {
+func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(), error) {
 	if len(cfg.targets) > 0 {
-		return scenario.ExternalFleet(cfg.targets, cfg.adminToken, cfg.redis), func() {}, nil
+		return fleet.ExternalFleet(cfg.targets, cfg.adminToken, cfg.redis), func() {}, nil
 	}
 	logFile, err := os.Create(filepath.Join(dir, "shops.log"))
 	if err != nil {
@@ -207,7 +208,7 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 			return nil, nil, err
 		}
 	}
-	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
+	f, err := fleet.StartFleet(ctx, fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
 		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log,
 		Processes: cfg.settings.Crash > 0, LogDir: dir,
 		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst})
@@ -218,8 +219,8 @@ func openFleet(ctx context.Context, cfg config, dir string) (*scenario.Fleet, fu
 		logFile.Close()
 		return nil, nil, err
 	}
-	return fleet, func() {
-		fleet.Close()
+	return f, func() {
+		f.Close()
 		if set != nil {
 			set.Close() // after the shops, which lock on it
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -120,9 +121,9 @@ func TestRedisRestartSellsItsProduct(t *testing.T) {
 		t.Fatalf("parseFlags: %v", err)
 	}
 	s := c.settings
-	if s.LockTTL != scenario.RestartLockTTL || s.Work != 20*time.Millisecond || s.StallRate != 0 || s.Stock != scenario.RestartStock {
+	if s.LockTTL != fault.RestartLockTTL || s.Work != 20*time.Millisecond || s.StallRate != 0 || s.Stock != fault.RestartStock {
 		t.Errorf("settings: ttl %v, work %v, stall rate %v, stock %d; want %v, 20ms (given), 0, %d",
-			s.LockTTL, s.Work, s.StallRate, s.Stock, scenario.RestartLockTTL, scenario.RestartStock)
+			s.LockTTL, s.Work, s.StallRate, s.Stock, fault.RestartLockTTL, fault.RestartStock)
 	}
 }
 
@@ -220,10 +221,10 @@ func TestFailoverSellsItsProduct(t *testing.T) {
 		t.Fatalf("parseFlags: %v", err)
 	}
 	s := c.settings
-	if s.LockTTL != scenario.FailoverLockTTL || s.Work != scenario.FailoverWork || s.Stock != 7 || s.Failovers != scenario.DefaultFailovers ||
+	if s.LockTTL != fault.FailoverLockTTL || s.Work != fault.FailoverWork || s.Stock != 7 || s.Failovers != fault.DefaultFailovers ||
 		len(s.Modes) != len(scenario.FailoverModes()) {
 		t.Errorf("settings: ttl %v, work %v, stock %d, failovers %d, modes %v; want %v, %v, 7 (given), %d, %v",
-			s.LockTTL, s.Work, s.Stock, s.Failovers, s.Modes, scenario.FailoverLockTTL, scenario.FailoverWork, scenario.DefaultFailovers, scenario.FailoverModes())
+			s.LockTTL, s.Work, s.Stock, s.Failovers, s.Modes, fault.FailoverLockTTL, fault.FailoverWork, fault.DefaultFailovers, scenario.FailoverModes())
 	}
 	if c, _ := parseFlags([]string{"--failover", "--modes", "lua"}, io.Discard); len(c.settings.Modes) != 1 {
 		t.Errorf("--modes lua with --failover: modes %v, want [lua]", c.settings.Modes)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -67,12 +68,12 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("first event: %+v, want the lua row waiting, with no figures", st)
 	}
 	b.Watch(scenario.Snapshot{Mode: scenario.Mode("lua"), Sent: 7, Created: 3,
-		Audit: &scenario.Audit{InitialStock: 10, Stock: 7, Sold: 3}})
+		Audit: &ledger.Audit{InitialStock: 10, Stock: 7, Sold: 3}})
 	if r := next().Rows[0]; r.State != "running" || r.Sent != 7 || *r.UnitsLeft != 7 || r.Sold != 3 {
 		t.Fatalf("after a snapshot: %+v", r)
 	}
 	doc := report.Document{Modes: []report.ModeDoc{{Mode: "lua", Sent: 20, OrdersPerSec: 12.5,
-		Audit: scenario.Audit{ProductID: "p", InitialStock: 10, Sold: 10}, Latency: report.LatencyDoc{P99: 4.25}}}}
+		Audit: ledger.Audit{ProductID: "p", InitialStock: 10, Sold: 10}, Latency: report.LatencyDoc{P99: 4.25}}}}
 	b.Finish(doc, nil)
 	st := next()
 	if r := st.Rows[0]; !st.Done || r.State != "done" || r.Sent != 20 || *r.UnitsLeft != 0 || r.Sold != 10 || r.OrdersPerSec != 12.5 || r.P99 != 4.25 {
@@ -89,7 +90,7 @@ func TestEvents(t *testing.T) {
 func TestFinishKeepsTheLastAuditOfAModeCutShort(t *testing.T) {
 	b := live.NewBoard("t", []scenario.Mode{"lua", "fenced"})
 	b.Watch(scenario.Snapshot{Mode: "lua", Sent: 50,
-		Audit: &scenario.Audit{ProductID: "p", InitialStock: 100, Stock: 37, Sold: 63}})
+		Audit: &ledger.Audit{ProductID: "p", InitialStock: 100, Stock: 37, Sold: 63}})
 	b.Finish(report.Document{Modes: []report.ModeDoc{{Mode: "lua", Sent: 50}}}, errors.New("interrupted"))
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
-// CrashDoc records an attack's --crash kills (scenario.Crash): shops are
+// CrashDoc records an attack's --crash kills (fault.Crash): shops are
 // numbered from 1, times are seconds since the attack began.
 type CrashDoc struct {
 	Planned int            `json:"planned"`
@@ -41,7 +42,7 @@ type CrashKillDoc struct {
 }
 
 // newCrashDoc is c with units, its shops numbered from 1.
-func newCrashDoc(c *scenario.Crash) *CrashDoc {
+func newCrashDoc(c *fault.Crash) *CrashDoc {
 	d := &CrashDoc{Planned: c.Planned, Done: len(c.Kills), Kills: []CrashKillDoc{},
 		AnsweredOrders: c.Answered, AnsweredWithoutRow: c.WithoutOrder,
 		DriftWaitedSeconds: c.DriftWaited.Seconds(), Error: c.Err}

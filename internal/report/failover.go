@@ -1,6 +1,6 @@
 package report
 
-import "github.com/flashsale/flashsale/internal/scenario"
+import "github.com/flashsale/flashsale/internal/fault"
 
 // FailoverDoc records an attack's --failover rounds, with the totals the
 // why-line quotes.
@@ -21,7 +21,7 @@ type FailoverDoc struct {
 }
 
 // FailoverDriftDoc is redis-decr's drift through the failovers
-// (scenario.FailoverDrift): Redis's stock less the database's, at its peak
+// (fault.FailoverDrift): Redis's stock less the database's, at its peak
 // and at the end, and the seconds from the last kill until it was back to
 // 0 for good (-1 if it was not).
 type FailoverDriftDoc struct {
@@ -31,7 +31,7 @@ type FailoverDriftDoc struct {
 	Samples         int     `json:"samples"`
 }
 
-// FailoverRoundDoc is one kill of the master (scenario.FailoverRound).
+// FailoverRoundDoc is one kill of the master (fault.FailoverRound).
 // ResumedSeconds is -1 if no click sent after the kill was sold, and
 // AfterCrowd true if, besides, the promotion came after the last click.
 type FailoverRoundDoc struct {
@@ -49,7 +49,7 @@ type FailoverRoundDoc struct {
 }
 
 // newFailoverDoc is f with units.
-func newFailoverDoc(f *scenario.Failover, fencedOut int64) *FailoverDoc {
+func newFailoverDoc(f *fault.Failover, fencedOut int64) *FailoverDoc {
 	twice, promoted, resumed := f.Totals()
 	d := &FailoverDoc{Planned: f.Planned, Done: len(f.Rounds), FencedOut: fencedOut,
 		PromotedMaxMs: ms(promoted), ResumedMaxSeconds: resumed.Seconds(), Error: f.Err, Rounds: []FailoverRoundDoc{}}

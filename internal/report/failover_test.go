@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/fault"
 )
 
 // A row's failover rounds reach report.json with units and totals; a
@@ -15,7 +15,7 @@ func TestFailoverInReportJSON(t *testing.T) {
 	o := outcome()
 	o.Settings.Failovers = 2
 	o.Modes[1].Events.FencedOut = 3
-	o.Modes[1].Failover = &scenario.Failover{Planned: 2, Rounds: []scenario.FailoverRound{
+	o.Modes[1].Failover = &fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
 		{At: time.Second, Promoted: 1500 * time.Millisecond, Held: 30 * time.Millisecond, Behind: 500, Caught: true, GrantedTwice: 1, Resumed: 2 * time.Second},
 		{At: 6 * time.Second, Promoted: 1800 * time.Millisecond, Held: 20 * time.Millisecond, Behind: 300, GrantedTwice: -1, Resumed: -1},
 	}}
@@ -45,11 +45,11 @@ func TestFailoverInReportJSON(t *testing.T) {
 func TestFailoverDriftInReportJSON(t *testing.T) {
 	o := outcome()
 	o.Settings.Failovers = 2
-	o.Modes[1].Failover = &scenario.Failover{Planned: 2, Rounds: []scenario.FailoverRound{
+	o.Modes[1].Failover = &fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
 		{At: 3 * time.Second, Caught: true, GrantedTwice: -1, Phantom: 3},
 		{At: 8 * time.Second, GrantedTwice: -1, Phantom: 0},
-	}, Drift: &scenario.FailoverDrift{Peak: 3, Repaired: 3500 * time.Millisecond, End: 0, Samples: 140}}
-	o.Modes[0].Failover = &scenario.Failover{Planned: 2, Drift: &scenario.FailoverDrift{Peak: 2, Repaired: -1, End: 2, Samples: 9}}
+	}, Drift: &fault.FailoverDrift{Peak: 3, Repaired: 3500 * time.Millisecond, End: 0, Samples: 140}}
+	o.Modes[0].Failover = &fault.Failover{Planned: 2, Drift: &fault.FailoverDrift{Peak: 2, Repaired: -1, End: 2, Samples: 9}}
 	doc := NewDocument(o)
 	d := doc.Modes[1].Failover.Drift
 	if d == nil || *d != (FailoverDriftDoc{PeakUnits: 3, RepairedSeconds: 3.5, EndUnits: 0, Samples: 140}) {

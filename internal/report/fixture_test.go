@@ -6,6 +6,8 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -67,14 +69,14 @@ func fleetOutcome() *scenario.Outcome {
 	for i, mode := range s.Modes {
 		m := attack(mode, 1200, 2*time.Second, saleAnswers(100, 7+i, time.Duration(2+i)*time.Millisecond))
 		m.CPU = time.Duration(150+20*i) * time.Millisecond
-		m.Audit = scenario.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}
+		m.Audit = ledger.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}
 		switch mode {
 		case "off":
 			m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 103, 103, 3
 		case "naive":
 			m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 101, 101, 1
 		case "redis-queue":
-			m.Drain = &scenario.Drain{Took: 400 * time.Millisecond}
+			m.Drain = &ledger.Drain{Took: 400 * time.Millisecond}
 		}
 		m.Why = fmt.Sprintf("%s sold %d of 100 units to 1,200 clicks.", mode, m.Audit.Sold)
 		o.Modes = append(o.Modes, m)
@@ -110,7 +112,7 @@ func fleetSweep() *scenario.Outcome {
 				}
 				return 503, "lock_timeout", time.Duration(400/served) * time.Millisecond
 			})
-			m.Audit = scenario.Audit{InitialStock: scenario.SweepStock, Orders: m.Tally.Created, Sold: m.Tally.Created, Consistent: true}
+			m.Audit = ledger.Audit{InitialStock: scenario.SweepStock, Orders: m.Tally.Created, Sold: m.Tally.Created, Consistent: true}
 			p.Modes = append(p.Modes, m)
 		}
 		o.Sweep = append(o.Sweep, p)
@@ -142,13 +144,13 @@ func fleetCrash() *scenario.Outcome {
 	o := fleetOutcome()
 	o.Settings.Crash = 1
 	for _, m := range o.Modes {
-		m.Crash = &scenario.Crash{Planned: 1, Kills: []scenario.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}
+		m.Crash = &fault.Crash{Planned: 1, Kills: []fault.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}
 		switch m.Mode {
 		case "redis-decr":
 			m.Lost = 2
 		case "etcd":
 			*m = scenario.ModeResult{Mode: m.Mode, ProductID: m.ProductID, CPU: -1, Why: "etcd sent nothing: its shop never came back.",
-				Audit: scenario.Audit{InitialStock: 100, Stock: 100, Consistent: true}}
+				Audit: ledger.Audit{InitialStock: 100, Stock: 100, Consistent: true}}
 		}
 	}
 	return o

@@ -5,6 +5,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -61,21 +63,21 @@ type SettingsDoc struct {
 
 // ModeDoc is one row with every figure behind it.
 type ModeDoc struct {
-	Mode        string         `json:"mode"`
-	ProductID   string         `json:"product_id"`
-	Planned     int            `json:"planned_requests"`
-	Sent        int            `json:"sent_requests"`
-	Answers     scenario.Tally `json:"answers"`
-	DupRejected int            `json:"dup_rejected"`
-	ErrorsTotal int            `json:"errors_total"`
-	Audit       scenario.Audit `json:"audit"`
+	Mode        string       `json:"mode"`
+	ProductID   string       `json:"product_id"`
+	Planned     int          `json:"planned_requests"`
+	Sent        int          `json:"sent_requests"`
+	Answers     ledger.Tally `json:"answers"`
+	DupRejected int          `json:"dup_rejected"`
+	ErrorsTotal int          `json:"errors_total"`
+	Audit       ledger.Audit `json:"audit"`
 	// Events are what the shops counted beyond the audit, summed.
-	Events       scenario.Events `json:"events"`
-	ElapsedSecs  float64         `json:"elapsed_seconds"`
-	ReqPerSec    float64         `json:"req_per_second"`
-	OrdersPerSec float64         `json:"orders_per_second"`
+	Events       ledger.Events `json:"events"`
+	ElapsedSecs  float64       `json:"elapsed_seconds"`
+	ReqPerSec    float64       `json:"req_per_second"`
+	OrdersPerSec float64       `json:"orders_per_second"`
 	// CPUPerOrder and CPUPerAnswer are the fleet's CPU milliseconds per
-	// order made and per request answered (scenario.CPUMeter says whose
+	// order made and per request answered (ledger.CPUMeter says whose
 	// CPU); absent if unknown.
 	CPUPerOrder  *float64 `json:"cpu_ms_per_order,omitempty"`
 	CPUPerAnswer *float64 `json:"cpu_ms_per_answer,omitempty"`
@@ -112,7 +114,7 @@ type LatencyDoc struct {
 	Max  float64 `json:"max"`
 }
 
-// DrainDoc records a queued mode's drain (scenario.Drain).
+// DrainDoc records a queued mode's drain (ledger.Drain).
 type DrainDoc struct {
 	// Seconds from the last click until nothing was left to write.
 	Seconds float64 `json:"seconds"`
@@ -226,7 +228,7 @@ func NewDocument(o *scenario.Outcome) Document {
 }
 
 // newRestartDoc is r with units, its nodes numbered from 1.
-func newRestartDoc(r *scenario.Restart) *RestartDoc {
+func newRestartDoc(r *fault.Restart) *RestartDoc {
 	d := &RestartDoc{Restarted: r.Restarted, AtSeconds: r.At.Seconds(), BackSeconds: r.Back.Seconds(),
 		DelayMs: ms(r.Delay), Error: r.Err}
 	for _, n := range r.Nodes {

@@ -11,6 +11,8 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -25,7 +27,7 @@ func outcome() *scenario.Outcome {
 		Backend: "test", Started: start, Wall: 3 * time.Second}
 	for i, mode := range s.Modes {
 		m := &scenario.ModeResult{Mode: mode, ProductID: "p-" + string(mode), Planned: 4, Sent: 4,
-			Audit: scenario.Audit{InitialStock: 1, Orders: 2 - i, Sold: 2 - i, Oversold: 1 - i, DuplicateOrders: i, Consistent: i == 1},
+			Audit: ledger.Audit{InitialStock: 1, Orders: 2 - i, Sold: 2 - i, Oversold: 1 - i, DuplicateOrders: i, Consistent: i == 1},
 			Why:   "because <b>" + string(mode) + "</b>"}
 		for j, code := range []uint16{201, 409, 503, 201} {
 			body := `{"error":{"code":"sold_out"}}`
@@ -40,7 +42,7 @@ func outcome() *scenario.Outcome {
 		}
 		m.Metrics.Close()
 		if mode.Strategy() == strategy.Redlock {
-			m.Kill = &scenario.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}
+			m.Kill = &fault.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}
 		}
 		o.Modes = append(o.Modes, m)
 	}
@@ -158,7 +160,7 @@ func TestRestartInReportJSON(t *testing.T) {
 	o := outcome()
 	o.Settings.RedisRestart, o.Settings.RestartDelay = 3, time.Second
 	o.RestartMethod = "test: restarted"
-	o.Modes[1].Restart = &scenario.Restart{Nodes: []int{0, 1, 2}, Restarted: true,
+	o.Modes[1].Restart = &fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true,
 		At: 50 * time.Millisecond, Back: 1050 * time.Millisecond, Delay: time.Second, GrantedWhileHeld: 0}
 	doc := NewDocument(o)
 	if doc.Modes[0].Restart != nil {

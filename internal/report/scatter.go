@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"math"
 	"strings"
 	"time"
@@ -11,11 +12,11 @@ import (
 
 // Colours of the kinds of answer in the latency scatter.
 var kindColor = map[string]string{
-	scenario.KindCreated:   "#2e7d32",
-	scenario.KindQueued:    "#66bb6a",
-	scenario.KindSoldOut:   "#9e9e9e",
-	scenario.KindDuplicate: "#1565c0",
-	scenario.KindError:     "#e65100",
+	ledger.KindCreated:   "#2e7d32",
+	ledger.KindQueued:    "#66bb6a",
+	ledger.KindSoldOut:   "#9e9e9e",
+	ledger.KindDuplicate: "#1565c0",
+	ledger.KindError:     "#e65100",
 }
 
 // maxPoints bounds the dots of one scatter; beyond it every k-th result is
@@ -64,7 +65,7 @@ func latencyScatter(m *scenario.ModeResult) string {
 	for i := 0; i < len(rs); i += step {
 		r := &rs[i]
 		fmt.Fprintf(&b, `<circle class="mark" cx="%.1f" cy="%.1f" r="1.6" fill="%s"/>`,
-			x(r.Timestamp.Sub(begin).Seconds()), y(ms(r.Latency)), kindColor[scenario.Classify(r)])
+			x(r.Timestamp.Sub(begin).Seconds()), y(ms(r.Latency)), kindColor[ledger.Classify(r)])
 	}
 	if k := m.Kill; k != nil {
 		kx := x(k.At.Seconds())
@@ -78,11 +79,11 @@ func latencyScatter(m *scenario.ModeResult) string {
 	}
 	crashMarks(&b, m, x, plotH)
 	legend(&b, []series{
-		{name: "201", color: kindColor[scenario.KindCreated]},
-		{name: "202", color: kindColor[scenario.KindQueued]},
-		{name: "sold out", color: kindColor[scenario.KindSoldOut]},
-		{name: "duplicate", color: kindColor[scenario.KindDuplicate]},
-		{name: "error", color: kindColor[scenario.KindError]},
+		{name: "201", color: kindColor[ledger.KindCreated]},
+		{name: "202", color: kindColor[ledger.KindQueued]},
+		{name: "sold out", color: kindColor[ledger.KindSoldOut]},
+		{name: "duplicate", color: kindColor[ledger.KindDuplicate]},
+		{name: "error", color: kindColor[ledger.KindError]},
 	})
 	if step > 1 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="tick" text-anchor="end">every %dth request shown</text>`, chartW-padR, chartH-4, step)

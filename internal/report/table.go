@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/flashsale/flashsale/internal/ledger"
 	"io"
 	"strconv"
 	"strings"
@@ -21,7 +22,7 @@ var Columns = []string{
 // answers counted by the load generator (reqs..errors), the shop's audit
 // (orders..consistent), the seconds a queued mode's queue took to drain
 // after the last click ("-" for the others), Vegeta's rate, the fleet's CPU time per order
-// (scenario.CPUMeter says whose), and Vegeta's latency figures.
+// (ledger.CPUMeter says whose), and Vegeta's latency figures.
 func Rows(o *scenario.Outcome) [][]string {
 	rows := make([][]string, 0, len(o.Modes))
 	for _, m := range o.Modes {
@@ -75,7 +76,7 @@ func cpuCell(m *scenario.ModeResult) string {
 
 // drainCell renders a queue's drain: "0.4s", "60s!" if it did not drain,
 // "-" for a mode without a queue.
-func drainCell(d *scenario.Drain) string {
+func drainCell(d *ledger.Drain) string {
 	switch {
 	case d == nil:
 		return "-"

@@ -8,101 +8,20 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/why"
 )
-
-// ModeResult is one row of the table: what one strategy's attack did to its
-// product. It is filled by Run and read-only afterwards.
-type ModeResult struct {
-	Mode      Mode
-	ProductID string
-	// Planned is how many clicks the crowd makes; Sent how many were sent
-	// (fewer if Settings.Duration ended the attack first).
-	Planned, Sent int
-	// Tally counts the answers; Audit is the shop's own count of orders;
-	// Events is what the shops counted beyond it, summed over the fleet.
-	Tally  Tally
-	Audit  Audit
-	Events Events
-	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.
-	Metrics vegeta.Metrics
-	// Kill records the nodes --redlock-kill took down, if any.
-	Kill *Kill
-	// Restart records the nodes --redis-restart restarted empty, if it
-	// acted in this attack.
-	Restart *Restart
-	// Failover records the --failover rounds of this attack, if any.
-	Failover *Failover
-	// Crash records the --crash kills of this attack, if any.
-	Crash *Crash
-	// Drain records how a queued mode's orders reached the database
-	// after the last click (redis-queue only, else nil).
-	Drain *Drain
-	// Lost counts the buyers told they have an order (201 or 202) whose
-	// order was not written by the end of the drain (confirm).
-	Lost int
-	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
-	// unknown.
-	CPU time.Duration
-	// Why says in one line why the row came out as it did.
-	Why string
-	// Results are Vegeta's raw results, in the order they were answered.
-	Results vegeta.Results
-	// Runs are every run of this row under Settings.Count, this one among
-	// them (count.go); nil when the row ran once.
-	Runs []*ModeResult
-}
-
-// Kill records one --redlock-kill or --etcd-kill: which nodes (0-based)
-// went down when, and whether they came back.
-type Kill struct {
-	Nodes []int
-	// At is when the nodes went down, since the attack began.
-	At time.Duration
-	// Err is why the nodes could not be taken down or brought back ("" if
-	// all went well).
-	Err string
-}
-
-// Elapsed is the attack's length, first request to last answer.
-func (m *ModeResult) Elapsed() time.Duration { return m.Metrics.Duration + m.Metrics.Wait }
-
-// ReqPerSec is the rate at which requests were sent (Vegeta's Rate).
-func (m *ModeResult) ReqPerSec() float64 { return m.Metrics.Rate }
-
-// OrdersPerSec is orders per second of attack: 201s and 202s.
-func (m *ModeResult) OrdersPerSec() float64 {
-	if s := m.Elapsed().Seconds(); s > 0 {
-		return float64(m.Tally.Accepted()) / s
-	}
-	return 0
-}
-
-// CPUPerOrder is the fleet's CPU time per order made (201), and
-// CPUPerAnswer per request answered; ok is false if the CPU is unknown or
-// nothing was made or answered.
-func (m *ModeResult) CPUPerOrder() (d time.Duration, ok bool) {
-	return perCount(m.CPU, m.Tally.Accepted())
-}
-
-// CPUPerAnswer: see CPUPerOrder.
-func (m *ModeResult) CPUPerAnswer() (d time.Duration, ok bool) {
-	return perCount(m.CPU, m.Tally.Requests)
-}
-
-func perCount(cpu time.Duration, n int) (time.Duration, bool) {
-	if cpu < 0 || n == 0 {
-		return 0, false
-	}
-	return cpu / time.Duration(n), true
-}
 
 // attack is one mode's turn: a product, the crowd, and the fleet.
 type attack struct {
 	settings  Settings
 	mode      Mode
 	crowd     *crowd
-	fleet     *Fleet
-	api       *shopAPI
+	fleet     *fleet.Fleet
+	api       *fleet.API
 	opts      Options
 	productID string
 }
@@ -111,7 +30,7 @@ type attack struct {
 // measured even when it also returns an error.
 func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	s := a.settings
-	if err := a.api.createProduct(ctx, a.productID, a.mode, s); err != nil {
+	if err := a.api.CreateProduct(ctx, product(a.productID, a.mode, s)); err != nil {
 		return nil, err
 	}
 	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.productID)}
@@ -122,24 +41,34 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	// cycles would collect while it runs: the first quarter second of a
 	// redis-queue row at 4,000 clicks/s after sql-atomic's ran at a p50 of
 	// 13 ms instead of 0.5 ms. A --targets fleet's processes are not ours.
-	runtime.GC() // before the failovers' clock starts, and the CPU's
+	runtime.GC() // before the faults' clocks start, and the CPU's
 	stopped := make(chan struct{})
-	failedOver, armed := a.startFailovers(ctx, stopped)
-	<-armed // the first failover's hold is set before the first click
+	fa := &fault.Attack{
+		Strategy: a.mode.Strategy(), Product: a.productID, Work: s.Work,
+		Fleet: a.fleet, Shop: a.api, Stopped: stopped,
+		Expected: min(s.Duration, time.Duration(float64(res.Planned)/s.PerSecond()*float64(time.Second))),
+	}
+	faults := s.faults()
+	for i, f := range faults {
+		if err := f.Arm(ctx, fa); err != nil {
+			close(stopped)
+			a.stopFaults(ctx, faults[:i], res)
+			return res, err
+		}
+	}
 
-	cpu := cpuSpent(ctx, a.fleet.CPU)
+	cpu := ledger.Spent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
-	targeter, counts := tg.Targeter(), (*inFlight)(nil)
-	if s.Crash > 0 {
-		counts = newInFlight(a.fleet.Targets)
-		targeter = counts.targeter(targeter)
+	targeter := tg.Targeter()
+	var counters []clickCounter
+	for _, f := range faults {
+		if c, ok := f.(clickCounter); ok {
+			counters = append(counters, c)
+			targeter = c.Targeter(targeter)
+		}
 	}
 	results := atk.Attack(targeter, newPacer(s.VegetaRate(), res.Planned), s.Duration, string(a.mode))
-	crashed := a.startCrashes(ctx, res.Planned, counts, stopped)
-
-	killed := a.startKiller(ctx, res.Planned, stopped)
-	restarted := a.startRestarter(ctx, stopped)
 
 	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
 	watch := a.watch(ctx)
@@ -154,7 +83,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 				results = nil
 				break
 			}
-			counts.answered(r)
+			for _, c := range counters {
+				c.Answered(r)
+			}
 			res.Tally.Add(r)
 			res.Metrics.Add(r)
 			// Kept for the audit and the report, all but the headers,
@@ -179,15 +110,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	tr.CloseIdleConnections()
 	res.CPU = cpu()
 	close(stopped)
-	res.Kill = a.restore(killed)
-	res.Restart = <-restarted // once the nodes serve again
-	res.Crash = <-crashed     // once the shops serve again
-	if res.Crash != nil {
-		res.Crash.measure(res.Results, a.fleet.Targets)
-	}
-	if res.Failover = <-failedOver; res.Failover != nil {
-		res.Failover.measureResumed(res.Results)
-	}
+	faultErr := a.stopFaults(ctx, faults, res) // once the nodes and shops serve again
 	res.Metrics.Close()
 	res.Sent = tg.Sent()
 	if ctxErr != nil {
@@ -195,35 +118,63 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, ctxErr
 	}
 	defer watch.finish(res) // after the audit below, whatever it says
-	if err := res.Crash.failed(); err != nil {
-		return res, err // a shop that did not come back: the audit would not be whole
+	if faultErr != nil {
+		return res, faultErr // a shop that did not come back: the audit would not be whole
 	}
 
 	var err error
 	if a.mode.Strategy().Queues() {
 		// The orders are written behind the answers: the audit waits for
 		// the queue to drain.
-		if res.Drain, err = a.waitDrain(ctx, res.Results, func() { watch.update(res.Sent, res) }); err != nil {
+		if res.Drain, err = ledger.WaitDrain(ctx, a.api, a.productID, res.Results, func() { watch.update(res.Sent, res) }); err != nil {
 			return res, err
 		}
 	}
-	res.Audit, err = a.api.audit(ctx, a.productID)
+	res.Audit, err = a.api.Audit(ctx, a.productID)
 	if err != nil {
 		return res, err
 	}
-	if res.Lost, err = a.confirm(ctx, res.Results); err != nil {
+	if res.Lost, err = ledger.Unwritten(ctx, a.lookups(), res.Results); err != nil {
 		return res, err
 	}
-	if res.Crash != nil {
-		if err := a.settleCrash(ctx, res); err != nil {
-			return res, err
+	for _, f := range faults {
+		if st, ok := f.(settler); ok {
+			if err := st.Settle(ctx, &res.Audit, res.Lost); err != nil {
+				return res, err
+			}
 		}
 	}
 	if res.Events, err = a.events(ctx); err != nil {
 		return res, err
 	}
-	res.Why = explain(s, res)
+	res.Why = why.Line(whyRow(s, res))
 	return res, nil
+}
+
+// product is the product a mode's attack sells, under s.
+func product(id string, mode Mode, s Settings) fleet.Product {
+	p := fleet.Product{
+		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode.Strategy()),
+		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),
+		StallMs: s.Stall.Milliseconds(), StallRate: s.StallRate,
+		LateCommitMs: s.LateCommit.Milliseconds(), LateCommitEvery: s.LateCommitEvery,
+	}
+	if mode.Batched() {
+		p.BatchMax = s.Batch
+	}
+	return p
+}
+
+// stopFaults stops faults in the reverse of the order they were armed,
+// recording what each measured in res, and returns the first error.
+func (a *attack) stopFaults(ctx context.Context, faults []Fault, res *ModeResult) error {
+	var first error
+	for i := len(faults) - 1; i >= 0; i-- {
+		if err := faults[i].Stop(ctx, res.Results, &res.Records); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // newAttacker is the Vegeta attacker of every attack, and of Ceiling, and
@@ -249,16 +200,26 @@ func newAttacker(s Settings) (*vegeta.Attacker, *http.Transport) {
 	return atk, tr
 }
 
+// lookups are the fleet's shops, for ledger.Unwritten to spread its
+// lookups over.
+func (a *attack) lookups() []ledger.OrderLookup {
+	out := make([]ledger.OrderLookup, len(a.fleet.Targets))
+	for i, t := range a.fleet.Targets {
+		out[i] = fleet.NewAPI(t, a.fleet.AdminToken)
+	}
+	return out
+}
+
 // events sums what every shop of the fleet counted for the attack's
 // product: each counts only its own orders.
-func (a *attack) events(ctx context.Context) (Events, error) {
-	var sum Events
+func (a *attack) events(ctx context.Context) (ledger.Events, error) {
+	var sum ledger.Events
 	for _, t := range a.fleet.Targets {
-		e, err := newShopAPI(t, a.fleet.AdminToken).events(ctx, a.productID)
+		e, err := fleet.NewAPI(t, a.fleet.AdminToken).Events(ctx, a.productID)
 		if err != nil {
 			return sum, err
 		}
-		sum.add(e)
+		sum.Add(e)
 	}
 	return sum, nil
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -45,13 +46,13 @@ func BenchmarkSale(b *testing.B) {
 	modes := []scenario.Mode{"sql-atomic", "redis-decr", "lua", "fenced+batch"}
 	for _, env := range testenv.EnvModes(b) {
 		e := testenv.NewEnv(b, env).WithEtcd(b)
-		fleet, err := scenario.StartFleet(context.Background(), scenario.FleetConfig{
+		f, err := fleet.StartFleet(context.Background(), fleet.FleetConfig{
 			Backends: &app.Backends{DB: e.DB.DB(), RedisAddrs: e.Redis.Addrs(), EtcdEndpoints: e.Etcd.Endpoints()},
 		})
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(func() { fleet.Close() })
+		b.Cleanup(func() { f.Close() })
 		for _, rate := range []int{1000, 2000} {
 			for _, mode := range modes {
 				b.Run(fmt.Sprintf("%s/mode=%s/rate=%d", env, mode, rate), func(b *testing.B) {
@@ -63,7 +64,7 @@ func BenchmarkSale(b *testing.B) {
 					run := 0
 					for b.Loop() {
 						run++
-						out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{
+						out, err := scenario.Run(context.Background(), s, f, scenario.Options{
 							RunID: fmt.Sprintf("%s-bench-%d-%d", runID(e), rate, saleRuns.Add(1))})
 						if err != nil {
 							b.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -41,17 +42,17 @@ func TestCrashKillsAShopAndTheSafeRowsStayExact(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{
+		f, err := fleet.StartFleet(ctx, fleet.FleetConfig{
 			Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()},
 			Processes: true, SQLitePath: env.DB.Path(), MySQLDSN: env.DB.DSN(), LogDir: t.TempDir(),
 		})
 		if err != nil {
-			t.Fatalf("StartFleet: %v", err)
+			t.Fatalf("fleet.StartFleet: %v", err)
 		}
-		defer fleet.Close()
-		before := scenario.ShopPIDs(fleet)
+		defer f.Close()
+		before := f.ShopPIDs()
 		s := crashSale()
-		out, err := scenario.Run(ctx, s, fleet, scenario.Options{RunID: runID(env)})
+		out, err := scenario.Run(ctx, s, f, scenario.Options{RunID: runID(env)})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -86,8 +87,8 @@ func TestCrashKillsAShopAndTheSafeRowsStayExact(t *testing.T) {
 			}
 		}
 		// Every shop serves, and the killed ones are new processes.
-		after := scenario.ShopPIDs(fleet)
-		for i, target := range fleet.Targets {
+		after := f.ShopPIDs()
+		for i, target := range f.Targets {
 			resp, err := http.Get(target + "/readyz")
 			if err != nil || resp.StatusCode != http.StatusOK {
 				t.Errorf("shop %d after the run: %v %v", i+1, resp, err)
@@ -100,7 +101,7 @@ func TestCrashKillsAShopAndTheSafeRowsStayExact(t *testing.T) {
 			t.Errorf("shop 1 pid %d before and after: want a new process after its kills", after[0])
 		}
 		// Close leaves no child behind.
-		fleet.Close()
+		f.Close()
 		for _, pid := range append(before, after...) {
 			if p, _ := os.FindProcess(pid); p != nil && p.Signal(syscall.Signal(0)) == nil {
 				t.Errorf("pid %d still runs after Close", pid)

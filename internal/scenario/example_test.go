@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -16,15 +17,15 @@ import (
 // does, and print the table.
 func ExampleRun() {
 	ctx := context.Background()
-	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{}) // embedded Redis and SQLite, three shops
+	f, err := fleet.StartFleet(ctx, fleet.FleetConfig{}) // embedded Redis and SQLite, three shops
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer fleet.Close()
+	defer f.Close()
 
 	s := scenario.DefaultSettings()
 	s.Modes = []scenario.Mode{scenario.Mode(strategy.Naive), scenario.Mode(strategy.Lua)}
-	out, err := scenario.Run(ctx, s, fleet, scenario.Options{Progress: os.Stdout})
+	out, err := scenario.Run(ctx, s, f, scenario.Options{Progress: os.Stdout})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -36,13 +37,13 @@ func ExampleRun() {
 
 // Attack a fleet someone else started, and take two Redlock nodes down
 // halfway through the redlock attack.
-func ExampleExternalFleet() {
-	fleet := scenario.ExternalFleet(
+func ExampleRun_externalFleet() {
+	f := fleet.ExternalFleet(
 		[]string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"}, "admin-token",
 		[]string{"127.0.0.1:7101", "127.0.0.1:7102", "127.0.0.1:7103", "127.0.0.1:7104", "127.0.0.1:7105"})
 	s := scenario.DefaultSettings()
 	s.Modes, s.RedlockKill = []scenario.Mode{scenario.Mode(strategy.Redlock)}, 2
-	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{})
+	out, err := scenario.Run(context.Background(), s, f, scenario.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

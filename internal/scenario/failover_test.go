@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -18,13 +19,13 @@ import (
 // the database refuses the second holder's fence. It skips without the
 // binaries unless FLASHSALE_TEST_REQUIRE_SENTINEL=1.
 func TestFailoverOversellsLuaNotFenced(t *testing.T) {
-	env, fleet := failoverFleet(t)
+	env, fl := failoverFleet(t)
 
 	// ForFailover's product (a 12 s lease, 3.5 s of work) with 2 units, to
 	// 160 buyers at 40 req/s: eight seconds of clicks, long enough for the
 	// round and for the stock to run out after it.
 	s := oneFailover(strategy.Lua, strategy.Fenced)
-	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+	out, err := scenario.Run(context.Background(), s, fl, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -58,13 +59,13 @@ func TestFailoverOversellsLuaNotFenced(t *testing.T) {
 // audit agrees. It skips without the binaries unless
 // FLASHSALE_TEST_REQUIRE_SENTINEL=1.
 func TestFailoverDriftRepaired(t *testing.T) {
-	env, fleet := failoverFleet(t)
+	env, fl := failoverFleet(t)
 
 	// Two units to 160 buyers at 40 req/s: eight seconds of clicks, past
 	// the kill (once the first order is written, after 3.5 s of work) and
 	// the promotion.
 	s := oneFailover(strategy.RedisDecr)
-	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+	out, err := scenario.Run(context.Background(), s, fl, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -92,19 +93,19 @@ func TestFailoverDriftRepaired(t *testing.T) {
 // failoverFleet starts the embedded fleet with a Sentinel set of real
 // processes of its own for the single-node strategies (it skips without the
 // binaries unless FLASHSALE_TEST_REQUIRE_SENTINEL=1).
-func failoverFleet(t *testing.T) (*testenv.Env, *scenario.Fleet) {
+func failoverFleet(t *testing.T) (*testenv.Env, *fleet.Fleet) {
 	t.Helper()
 	sentinels := testenv.NewSentinels(t)
 	env := testenv.NewEnv(t, testenv.Embedded)
-	fleet, err := scenario.StartFleet(context.Background(), scenario.FleetConfig{
+	f, err := fleet.StartFleet(context.Background(), fleet.FleetConfig{
 		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.DirectAddrs(), Embedded: env.Redis.Embedded()},
 		Sentinels: sentinels.Set(),
 	})
 	if err != nil {
-		t.Fatalf("StartFleet: %v", err)
+		t.Fatalf("fleet.StartFleet: %v", err)
 	}
-	t.Cleanup(func() { fleet.Close() })
-	return env, fleet
+	t.Cleanup(func() { f.Close() })
+	return env, f
 }
 
 // oneFailover is ForFailover's product (a 12 s lease, 3.5 s of work) with

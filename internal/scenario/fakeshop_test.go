@@ -7,6 +7,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/ledger"
 )
 
 // fakeShop is a tiny, correct test double of the shop's HTTP contract
@@ -20,7 +23,7 @@ type fakeShop struct {
 }
 
 type fakeProduct struct {
-	product
+	fleet.Product
 	left   int
 	buyers map[string]bool
 }
@@ -40,7 +43,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fakeError(w, 401, "unauthorized")
 			return
 		}
-		var p product
+		var p fleet.Product
 		if err := json.NewDecoder(r.Body).Decode(&p); err != nil {
 			fakeError(w, 400, "invalid_argument")
 			return
@@ -51,7 +54,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fakeError(w, 409, "already_exists")
 			return
 		}
-		f.products[p.ID] = &fakeProduct{product: p, left: p.Stock, buyers: map[string]bool{}}
+		f.products[p.ID] = &fakeProduct{Product: p, left: p.Stock, buyers: map[string]bool{}}
 		w.WriteHeader(201)
 		json.NewEncoder(w).Encode(p)
 	case r.Method == http.MethodPost && r.URL.Path == "/api/v1/orders":
@@ -94,7 +97,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sold := p.Stock - p.left
-		json.NewEncoder(w).Encode(Audit{
+		json.NewEncoder(w).Encode(ledger.Audit{
 			ProductID: id, Strategy: p.Strategy, InitialStock: p.Stock, Stock: p.left,
 			Orders: len(p.buyers), Sold: sold, Consistent: true,
 		})
@@ -103,7 +106,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fakeError(w, 401, "unauthorized")
 			return
 		}
-		json.NewEncoder(w).Encode(Events{}) // a correct shop without faults counts none
+		json.NewEncoder(w).Encode(ledger.Events{}) // a correct shop without faults counts none
 	default:
 		fakeError(w, 404, "not_found")
 	}

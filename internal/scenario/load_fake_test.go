@@ -7,6 +7,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -16,7 +17,7 @@ func TestRunCountRunsEachRowNTimes(t *testing.T) {
 	s := DefaultSettings()
 	s.Modes = []Mode{Mode(strategy.Lua), Mode(strategy.SQLAtomic)}
 	s.Users, s.Stock, s.Rate, s.Count = 40, 10, 2000, 3
-	out, err := Run(context.Background(), s, ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
+	out, err := Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -47,7 +48,7 @@ func TestRunOpenModel(t *testing.T) {
 	s := DefaultSettings()
 	s.Modes = []Mode{Mode(strategy.SQLAtomic)}
 	s.Users, s.Stock, s.Rate, s.RatePer, s.Duration = 0, 1000, 50, 100*time.Millisecond, 400*time.Millisecond
-	out, err := Run(context.Background(), s, ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
+	out, err := Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -66,7 +67,7 @@ func TestSweepRunsEachRate(t *testing.T) {
 	s := DefaultSettings().ForSweep(func(string) bool { return false })
 	s.Modes, s.Duration = []Mode{Mode(strategy.Lua), Mode(strategy.SQLAtomic)}, 200*time.Millisecond
 	rates := []vegeta.Rate{{Freq: 100, Per: time.Second}, {Freq: 40, Per: 100 * time.Millisecond}}
-	out, err := Sweep(context.Background(), s, ExternalFleet([]string{srv.URL}, "tok", nil), Options{}, rates)
+	out, err := Sweep(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{}, rates)
 	if err != nil {
 		t.Fatalf("Sweep: %v", err)
 	}

@@ -7,15 +7,15 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/fleet"
 )
 
 // TestMain lets this test binary be a process fleet's child shop: the
-// --crash tests start their shops by re-executing it (scenario.IsChildShop).
+// --crash tests start their shops by re-executing it (fleet.IsChildShop).
 func TestMain(m *testing.M) {
-	if scenario.IsChildShop() {
+	if fleet.IsChildShop() {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := scenario.ServeChildShop(ctx, os.Stderr)
+		code := fleet.ServeChildShop(ctx, os.Stderr)
 		stop()
 		os.Exit(code)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -32,17 +33,17 @@ func restartSale(modes ...scenario.Mode) scenario.Settings {
 // startEmbeddedFleet runs three shops on the test's embedded backends,
 // with the embedded nodes themselves handed to the fleet, as the load
 // generator's own fleet has them: --redis-restart crashes them.
-func startEmbeddedFleet(t *testing.T) (*scenario.Fleet, *testenv.Env) {
+func startEmbeddedFleet(t *testing.T) (*fleet.Fleet, *testenv.Env) {
 	t.Helper()
 	env := testenv.NewEnv(t, testenv.Embedded)
-	fleet, err := scenario.StartFleet(context.Background(), scenario.FleetConfig{
+	f, err := fleet.StartFleet(context.Background(), fleet.FleetConfig{
 		Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.DirectAddrs(), Embedded: env.Redis.Embedded()},
 	})
 	if err != nil {
-		t.Fatalf("StartFleet: %v", err)
+		t.Fatalf("fleet.StartFleet: %v", err)
 	}
-	t.Cleanup(func() { fleet.Close() })
-	return fleet, env
+	t.Cleanup(func() { f.Close() })
+	return f, env
 }
 
 // Three of five nodes restarted empty under a holder: a second holder takes
@@ -51,9 +52,9 @@ func startEmbeddedFleet(t *testing.T) (*scenario.Fleet, *testenv.Env) {
 // stays exact: the database refuses the second holder's fence.
 func TestRedisRestartOversellsRedlock(t *testing.T) {
 	testenv.SkipShort(t, "three nodes restarted under a holder; order's TestFenceRefusesStaleHolder checks the fence that keeps fenced exact")
-	fleet, env := startEmbeddedFleet(t)
+	f, env := startEmbeddedFleet(t)
 	s := restartSale(scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
-	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+	out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -95,10 +96,10 @@ func TestRedisRestartOversellsRedlock(t *testing.T) {
 // they granted is over: no second majority, and both rows are exact.
 func TestDelayedRedisRestartIsExact(t *testing.T) {
 	testenv.SkipShort(t, "three nodes restarted a TTL late; TestRedlockSurvivesTwoNodesDown checks redlock with nodes down")
-	fleet, env := startEmbeddedFleet(t)
+	f, env := startEmbeddedFleet(t)
 	s := restartSale(scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
 	s.RestartDelay = s.LockTTL
-	out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+	out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

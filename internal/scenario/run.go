@@ -2,12 +2,14 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -91,6 +93,15 @@ func (o *Outcome) Unsafe() []string {
 	return out
 }
 
+// ErrNoNodeControl is returned by Run when the settings ask to kill or
+// restart Redis nodes, or kill etcd members, but the fleet has no way to
+// reach them.
+var ErrNoNodeControl = errors.New("scenario: no control over the nodes to kill or restart: --redlock-kill and --redis-restart need the embedded backends or --redis with the five node addresses, --etcd-kill the embedded etcd cluster")
+
+// ErrNoShopControl is returned by Run when the settings ask to kill shops
+// (Settings.Crash) but the fleet's shops are not processes it started.
+var ErrNoShopControl = errors.New("scenario: --crash needs shops the load generator started as processes of its own (fleet.StartFleet with Processes)")
+
 // Run runs the scenario against fleet: for each mode in s.Modes it creates
 // a fresh product, attacks it with the crowd at s.Rate, and reads the
 // shop's audit. It returns the outcome so far with the first error: invalid
@@ -100,43 +111,43 @@ func (o *Outcome) Unsafe() []string {
 // killed shop that did not come back, or ctx's error if ctx ends. Run is not meant to be
 // called concurrently on the same fleet: the attacks would share the shops'
 // CPU and locks.
-func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome, error) {
+func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if len(fleet.Targets) == 0 {
+	if len(fl.Targets) == 0 {
 		return nil, fmt.Errorf("%w: no targets", ErrInvalidSettings)
 	}
-	if s.RedlockKill > 0 && hasStrategy(s.Modes, strategy.Redlock) && fleet.Nodes == nil {
+	if s.RedlockKill > 0 && hasStrategy(s.Modes, strategy.Redlock) && fl.Nodes == nil {
 		return nil, ErrNoNodeControl
 	}
-	if s.EtcdKill > 0 && hasStrategy(s.Modes, strategy.Etcd) && fleet.EtcdMembers == nil {
+	if s.EtcdKill > 0 && hasStrategy(s.Modes, strategy.Etcd) && fl.EtcdMembers == nil {
 		return nil, ErrNoNodeControl
 	}
 	restarts := slices.ContainsFunc(s.Modes, s.restarts)
-	if restarts && (fleet.Restarts == nil || len(fleet.RedisAddrs) < s.RedisRestart) {
+	if restarts && (fl.Restarts == nil || len(fl.RedisAddrs) < s.RedisRestart) {
 		return nil, ErrNoNodeControl
 	}
-	if s.Failovers > 0 && fleet.Sentinels == nil {
+	if s.Failovers > 0 && fl.Sentinels == nil {
 		return nil, ErrNoNodeControl
 	}
-	if s.Crash > 0 && fleet.procs == nil {
+	if s.Crash > 0 && !fl.Processes() {
 		return nil, ErrNoShopControl
 	}
 	o := &Outcome{
-		Settings: s, Env: CurrentEnv(), Targets: fleet.Targets, Backend: fleet.Backend,
+		Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend,
 		Started: time.Now(),
 	}
 	var methods []string
-	if s.RedlockKill > 0 && fleet.Nodes != nil {
-		methods = append(methods, fleet.Nodes.Describe())
+	if s.RedlockKill > 0 && fl.Nodes != nil {
+		methods = append(methods, fl.Nodes.Describe())
 	}
-	if s.EtcdKill > 0 && fleet.EtcdMembers != nil {
-		methods = append(methods, fleet.EtcdMembers.Describe())
+	if s.EtcdKill > 0 && fl.EtcdMembers != nil {
+		methods = append(methods, fl.EtcdMembers.Describe())
 	}
 	o.KillMethod = strings.Join(methods, "; ")
 	if restarts {
-		o.RestartMethod = fleet.Restarts.Describe()
+		o.RestartMethod = fl.Restarts.Describe()
 	}
 	defer func() { o.Wall = time.Since(o.Started) }()
 
@@ -145,12 +156,12 @@ func Run(ctx context.Context, s Settings, fleet *Fleet, opts Options) (*Outcome,
 	if runID == "" {
 		runID = o.Started.Format("20060102-150405.000")
 	}
-	api := newShopAPI(fleet.Targets[0], fleet.AdminToken)
+	api := fleet.NewAPI(fl.Targets[0], fl.AdminToken)
 	for _, mode := range s.Modes {
 		var runs []*ModeResult
 		for n := range s.Runs() {
 			a := &attack{
-				settings: s, mode: mode, crowd: c, fleet: fleet, api: api, opts: opts,
+				settings: s, mode: mode, crowd: c, fleet: fl, api: api, opts: opts,
 				productID: "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-") + runSuffix(n),
 			}
 			res, err := a.run(ctx)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -19,9 +20,9 @@ func TestRunAgainstFakeShop(t *testing.T) {
 	s.Modes = []Mode{Mode(strategy.Lua), Mode(strategy.Off)}
 	s.Users, s.Stock, s.Rate, s.Duration = 200, 50, 2000, 10*time.Second
 	var progress bytes.Buffer
-	fleet := ExternalFleet([]string{srv.URL, srv.URL + "/"}, "tok", nil)
+	f := fleet.ExternalFleet([]string{srv.URL, srv.URL + "/"}, "tok", nil)
 
-	out, err := Run(context.Background(), s, fleet, Options{Progress: &progress})
+	out, err := Run(context.Background(), s, f, Options{Progress: &progress})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -55,7 +56,7 @@ func TestRunStopsWhenDurationEnds(t *testing.T) {
 	s := DefaultSettings()
 	s.Modes = []Mode{Mode(strategy.Lua)}
 	s.Users, s.Rate, s.Duration = 1000, 100, 300*time.Millisecond
-	out, err := Run(context.Background(), s, ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
+	out, err := Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -72,17 +73,17 @@ func TestRunRefusesBadFleet(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
 	s.Users = 10
-	_, err := Run(context.Background(), s, ExternalFleet([]string{srv.URL}, "wrong", nil), Options{})
-	if !errors.Is(err, ErrShop) || !strings.Contains(err.Error(), "401") {
-		t.Fatalf("Run with a wrong token: %v, want ErrShop with the 401", err)
+	_, err := Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "wrong", nil), Options{})
+	if !errors.Is(err, fleet.ErrShop) || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("Run with a wrong token: %v, want fleet.ErrShop with the 401", err)
 	}
 	s.RedlockKill = 2
-	_, err = Run(context.Background(), s, ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
+	_, err = Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if !errors.Is(err, ErrNoNodeControl) {
 		t.Fatalf("Run with --redlock-kill and no nodes: %v, want ErrNoNodeControl", err)
 	}
 	s.RedlockKill, s.RedisRestart = 0, 3
-	_, err = Run(context.Background(), s, ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
+	_, err = Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if !errors.Is(err, ErrNoNodeControl) {
 		t.Fatalf("Run with --redis-restart and no nodes: %v, want ErrNoNodeControl", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -36,18 +37,18 @@ func smallSale() scenario.Settings {
 // startFleet runs three real shops (app.NewShop each) on the test's
 // backends and an etcd cluster of the same mode, with --redlock-kill going
 // through the test's Redis proxies.
-func startFleet(t *testing.T, env *testenv.Env) *scenario.Fleet {
+func startFleet(t *testing.T, env *testenv.Env) *fleet.Fleet {
 	t.Helper()
 	ctx := context.Background()
-	fleet, err := scenario.StartFleet(ctx, scenario.FleetConfig{
+	f, err := fleet.StartFleet(ctx, fleet.FleetConfig{
 		Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs(), EtcdEndpoints: env.WithEtcd(t).Etcd.Endpoints()},
 		Nodes:    proxyNodes{env.Redis},
 	})
 	if err != nil {
-		t.Fatalf("StartFleet: %v", err)
+		t.Fatalf("fleet.StartFleet: %v", err)
 	}
-	t.Cleanup(func() { fleet.Close() })
-	return fleet
+	t.Cleanup(func() { f.Close() })
+	return f
 }
 
 // proxyNodes takes the test's Redis nodes down through testenv, which cuts
@@ -86,9 +87,9 @@ func runID(env *testenv.Env) string { return strings.ReplaceAll(env.Redis.Prefix
 
 func TestScenarioShowsTheLesson(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
-		fleet := startFleet(t, env)
+		f := startFleet(t, env)
 		s := testenv.Short(smallerSale(), smallSale())
-		out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+		out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -177,12 +178,12 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 func TestLateCommitScenario(t *testing.T) {
 	testenv.SkipShort(t, "five rows of late commits; order's TestLateCommit checks lua, fenced, sql-atomic and redis-decr under them")
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
-		fleet := startFleet(t, env)
+		f := startFleet(t, env)
 		s := smallSale()
 		s.Modes = []scenario.Mode{"lua", "fenced", "sql-atomic", "redis-decr", "fenced+batch"}
 		s.Work, s.StallRate = 2*time.Millisecond, 0
 		s.LateCommit, s.LateCommitEvery = 300*time.Millisecond, 3
-		out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+		out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
@@ -217,12 +218,12 @@ func TestLateCommitScenario(t *testing.T) {
 // majority holds, and nothing is oversold.
 func TestRedlockSurvivesTwoNodesDown(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
-		fleet := startFleet(t, env)
+		f := startFleet(t, env)
 		s := testenv.Short(smallerSale(), smallSale())
 		s.Modes = []scenario.Mode{"redlock"}
 		s.RedlockKill = 2
 		s.Work, s.StallRate = 10*time.Millisecond, 0.05
-		out, err := scenario.Run(context.Background(), s, fleet, scenario.Options{RunID: runID(env)})
+		out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/fleet"
 )
 
 // ErrInvalidSettings is wrapped by every error Settings.Validate returns.
@@ -67,7 +69,7 @@ type Settings struct {
 	// RedisRestart is how many of the five Redis nodes to restart empty,
 	// as a Redis without persistence comes back from a crash, in the
 	// redlock and fenced attacks, right after a holder takes the lock (0
-	// to leave them alone; restart.go says how and why then).
+	// to leave them alone; fault.EmptyRestart says how and why then).
 	RedisRestart int
 	// RestartDelay is how long the restarted nodes stay down before they
 	// serve again: Redlock's "delayed restart" when it is at least
@@ -75,11 +77,12 @@ type Settings struct {
 	RestartDelay time.Duration
 	// Failovers is how many times each attack kills the Sentinel-managed
 	// master, right after it granted a lock its replica has not heard of
-	// (0 to leave it alone; failover.go says how and why).
+	// (0 to leave it alone; fault.SentinelFailover says how and why).
 	Failovers int
 	// Crash is how many times each attack SIGKILLs a shop process and
-	// starts it again (0 to leave the shops alone; crash.go says when and
-	// which). It needs a process fleet (FleetConfig.Processes).
+	// starts it again (0 to leave the shops alone; fault.ShopCrash says
+	// when and which). It needs a process fleet (fleet.FleetConfig's
+	// Processes).
 	Crash int
 
 	// The load tester's settings (settings_load.go): the pace's period,
@@ -204,14 +207,14 @@ func (s Settings) Problems() []string {
 	millis("late-commit", s.LateCommit, 0, time.Minute)
 	between("late-commit-every", s.LateCommitEvery, 1, 1_000_000, "orders")
 	between("batch", s.Batch, 1, 256, "buyers per batch")
-	if s.RedlockKill < 0 || s.RedlockKill > RedisNodes {
-		add("redlock-kill: %d, want 0..%d of the five Redis nodes", s.RedlockKill, RedisNodes)
+	if s.RedlockKill < 0 || s.RedlockKill > fleet.RedisNodes {
+		add("redlock-kill: %d, want 0..%d of the five Redis nodes", s.RedlockKill, fleet.RedisNodes)
 	}
-	if s.EtcdKill < 0 || s.EtcdKill > EtcdMembers {
-		add("etcd-kill: %d, want 0..%d of the %d etcd members", s.EtcdKill, EtcdMembers, EtcdMembers)
+	if s.EtcdKill < 0 || s.EtcdKill > fleet.EtcdMembers {
+		add("etcd-kill: %d, want 0..%d of the %d etcd members", s.EtcdKill, fleet.EtcdMembers, fleet.EtcdMembers)
 	}
-	if s.RedisRestart < 0 || s.RedisRestart > RedisNodes {
-		add("redis-restart: %d, want 0..%d of the %d Redis nodes", s.RedisRestart, RedisNodes, RedisNodes)
+	if s.RedisRestart < 0 || s.RedisRestart > fleet.RedisNodes {
+		add("redis-restart: %d, want 0..%d of the %d Redis nodes", s.RedisRestart, fleet.RedisNodes, fleet.RedisNodes)
 	}
 	switch {
 	case s.RestartDelay < 0 || s.RestartDelay > time.Minute:

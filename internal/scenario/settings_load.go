@@ -22,7 +22,12 @@ const (
 
 // timeout, workers, maxWorkers and count are the settings with zero
 // replaced by the default.
-func (s Settings) timeout() time.Duration { return orDefault(s.Timeout, DefaultTimeout) }
+func (s Settings) timeout() time.Duration {
+	if s.Timeout == 0 {
+		return DefaultTimeout
+	}
+	return s.Timeout
+}
 
 func (s Settings) workers() uint64 {
 	if s.Workers == 0 {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/fault"
 )
 
 func TestDefaultSettingsAreValid(t *testing.T) {
@@ -65,13 +67,13 @@ func TestForRestartKeepsWhatWasGiven(t *testing.T) {
 	s := DefaultSettings()
 	s.Work = 20 * time.Millisecond
 	got := s.ForRestart(func(flag string) bool { return flag == "work" })
-	if got.LockTTL != RestartLockTTL || got.Work != 20*time.Millisecond || got.StallRate != 0 || got.Stock != RestartStock {
+	if got.LockTTL != fault.RestartLockTTL || got.Work != 20*time.Millisecond || got.StallRate != 0 || got.Stock != fault.RestartStock {
 		t.Errorf("ForRestart: ttl %v, work %v, stall rate %v, stock %d; want %v, 20ms (given), 0, %d",
-			got.LockTTL, got.Work, got.StallRate, got.Stock, RestartLockTTL, RestartStock)
+			got.LockTTL, got.Work, got.StallRate, got.Stock, fault.RestartLockTTL, fault.RestartStock)
 	}
 	// The numbers restart.go explains: the holder writes before its first
 	// renewal, and a lease outlasts the work.
-	if RestartWork >= RestartLockTTL/3 {
-		t.Errorf("RestartWork %v is not under a third of RestartLockTTL %v: the holder's renewal would come before its write", RestartWork, RestartLockTTL)
+	if fault.RestartWork >= fault.RestartLockTTL/3 {
+		t.Errorf("fault.RestartWork %v is not under a third of fault.RestartLockTTL %v: the holder's renewal would come before its write", fault.RestartWork, fault.RestartLockTTL)
 	}
 }

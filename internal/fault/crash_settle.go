@@ -1,0 +1,43 @@
+package fault
+
+import (
+	"context"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/ledger"
+)
+
+// Settle is a --crash attack's last step, after its audit: it waits up to
+// crashDriftWithin for redis-decr's drift to read 0, keeping the last
+// audit it read in au, and records how many orders the buyers were told
+// they have, and how many of those were not written (lost, which
+// ledger.Unwritten counted). It is called after Stop returned no error,
+// from the same goroutine; only ctx's end or a shop that does not answer
+// is an error.
+func (sc *ShopCrash) Settle(ctx context.Context, au *ledger.Audit, lost int) error {
+	c := sc.rec
+	if c == nil {
+		return nil
+	}
+	if au.Drift != nil {
+		start := time.Now()
+		end := start.Add(crashDriftWithin)
+		var err error
+		pollEvery(ctx, nil, driftEvery, func() bool {
+			if au.Drift == nil || *au.Drift == 0 || !time.Now().Before(end) {
+				return true
+			}
+			var next ledger.Audit
+			if next, err = sc.attack.Shop.Audit(ctx, sc.attack.Product); err == nil {
+				*au = next
+			}
+			return err != nil
+		})
+		if err != nil {
+			return err
+		}
+		c.DriftWaited = time.Since(start)
+	}
+	c.Answered, c.WithoutOrder = len(ledger.AcceptedIDs(sc.results)), lost
+	return nil
+}

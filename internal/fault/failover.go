@@ -1,0 +1,203 @@
+package fault
+
+import (
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// SentinelFailover is --failover, the fault Redlock was written against: one Redis master
+// with a replica, promoted by Sentinel when the master dies. Replication
+// is asynchronous, so the master acknowledges a lock before the replica
+// has it; if the master dies then, the replica is promoted without the
+// lock, and grants it again to the next buyer while the first holder is
+// still inside its critical section. The load generator makes that window
+// certain instead of lucky: it holds the replica's replication link (a
+// fault proxy, package faultproxy) at the master's next grant of the
+// product lock (grantCut), SIGKILLs the master as soon as the grant is
+// complete, and times the Sentinels' promotion (redisproc.Set). Then the
+// old master comes back, empty, as the new replica, and the next round
+// begins. The first round is set before the first click.
+//
+// The product of a --failover run, and why:
+//
+//   - FailoverLockTTL, 12 s, outlasts the promotion (two to three seconds)
+//     and puts the holder's first renewal at a third of it, 4 s: after its
+//     write. With a short lease, say the default 100 ms, the watchdog
+//     would find the dead master at its next renewal, let the validity run
+//     out and cancel the holder about 100 ms after the kill, long before a
+//     new master exists: nobody would be left inside the critical section
+//     to be overlapped, and the failover would look harmless.
+//   - FailoverWork, 3.5 s of work between the holder's read of the stock and
+//     its write, outlasts the promotion too, so the next buyer, granted by
+//     the new master, reads the stock before the first holder writes it.
+//   - The kills' pace: kills are at least redisproc.KillEvery (4 s) apart,
+//     and a locked row's waits for the next grant. The lock changes hands
+//     once per FailoverWork, and the promoted master grants it at once, so
+//     the kills fall a promotion and a FailoverWork apart: at about 0, 6.6
+//     and 13 s (fenced at about 0, 7 and 14 s: each holder's fence
+//     registration waits for the commit before it). A Sentinel that has
+//     to try a promotion twice (about one in thirty, 6.6 s) pushes the
+//     next kill later by as much.
+//   - No stalls; FailoverStock, 3 units: a lost update shows as an oversold
+//     unit only once the stock has run out, and three units do within the
+//     attack. The third kill still has a grant to catch after that: a
+//     holder works under the lock whether units are left or not, and a shop
+//     answers sold out without the lock only once its own holder read 0.
+//   - FailoverUsers at FailoverRate click for about 14 s, until about the
+//     third kill; the buyers still waiting for the lock then (up to the
+//     shops' lock wait, 5 s) are there for the third grant, and seven
+//     attacks fit in two minutes. The rows whose lock is not on the master
+//     kill after a moment (failoverMoment) and need no buyers for it.
+//     FailoverDuration caps an attack.
+//
+// Redis-decr has no lock to catch: its round waits, with the link held,
+// until the database has sold a unit the replica's counter still offers,
+// and the promoted counter then offers it again (a phantom unit). The
+// shops' sweep lowers Redis's stock to the database's once a second
+// (package order, reconcile.go), and the load generator watches the drift
+// come back to 0 (driftWatch).
+const (
+	FailoverLockTTL  = 12 * time.Second
+	FailoverWork     = 3500 * time.Millisecond
+	FailoverStock    = 3
+	FailoverUsers    = 280
+	FailoverRate     = 40
+	FailoverDuration = 30 * time.Second
+	DefaultFailovers = 3
+)
+
+// onMaster reports whether m's lock lives on the Sentinel-managed master,
+// where a failover can grant it twice: naive, lua and fenced.
+func onMaster(st strategy.Name) bool {
+	switch st {
+	case strategy.Naive, strategy.Lua, strategy.Fenced:
+		return true
+	}
+	return false
+}
+
+// FailoverBreaks reports whether failovers are expected to break
+// strategy st: lua, whose lock the promoted replica grants again. (Naive
+// claims nothing.) Redis-decr stays exact, and the shops' sweep repairs
+// the drift a promoted counter leaves.
+func FailoverBreaks(st strategy.Name) bool { return st == strategy.Lua }
+
+// SentinelFailover kills the Sentinel-managed master of the fleet
+// (fleet.Fleet.Sentinels) Rounds times in each attack (see the top of this
+// file).
+type SentinelFailover struct {
+	Rounds int
+
+	attack *Attack
+	out    chan *Failover
+}
+
+// Failover records one attack's --failover rounds. Promoted is what
+// Sentinel needed; the rest is what the load generator saw.
+type Failover struct {
+	// Planned is SentinelFailover.Rounds; Rounds are those that happened.
+	Planned int
+	Rounds  []FailoverRound
+	// Drift is redis-decr's drift as the load generator saw it; nil for
+	// the other strategies.
+	Drift *FailoverDrift
+	// Err says why a round could not be done or the set not restored.
+	Err string
+}
+
+// FailoverDrift is what the load generator saw of redis-decr's drift
+// during and after an attack's failovers: the stock on the master the
+// Sentinels name, less the database's (driftWatch).
+type FailoverDrift struct {
+	// Peak is the most units Redis offered that the database did not have
+	// (0 if it never offered more).
+	Peak int
+	// Repaired is the last kill → the drift back to 0 for good; -1 if it
+	// was not by the end.
+	Repaired time.Duration
+	// End is the last drift read, once the sale was over.
+	End int
+	// Samples counts the readings.
+	Samples int
+}
+
+// FailoverRound is one kill of the master.
+type FailoverRound struct {
+	// At is when the master was killed, since the attack began.
+	At time.Duration
+	// Promoted is kill → every Sentinel names the replica the master.
+	Promoted time.Duration
+	// Held is how long the replication link was held before the kill;
+	// Behind how many bytes of writes the replica was missing then
+	// (the master's master_repl_offset less the replica's).
+	Held   time.Duration
+	Behind int64
+	// Caught is true when the kill came right after the master granted
+	// the product lock that the replica had not heard of (redis-decr:
+	// right after the database sold a unit the replica still offered).
+	Caught bool
+	// Phantom is, for redis-decr, the units the promoted counter offered
+	// that the database did not have when the Sentinels named it the
+	// master: its stock (the replica's when killed) less the database's.
+	// -1 for the other strategies.
+	Phantom int
+	// GrantedTwice counts the other tokens seen holding the lock on the
+	// promoted master while the caught holder was still within its work
+	// (its grant + Attack.Work): the lock granted twice. -1 where that
+	// cannot be seen: no holder caught, or naive, whose lock holds a
+	// constant instead of a token.
+	GrantedTwice int
+	// Resumed is kill → the first order answered again (201, or 409 sold
+	// out or duplicate: the shop reached its locks) to a click sent after
+	// the kill; -1 if none came.
+	Resumed time.Duration
+	// AfterCrowd is true when no order was answered again and the
+	// promotion came after the last click was sent: nobody was left to
+	// answer.
+	AfterCrowd bool
+	killed     time.Time
+}
+
+// Totals sums the rounds: locks granted twice (where watched), and the
+// longest promotion and resumption (-1 if sales never resumed after some
+// round, leaving out the rounds promoted after the crowd had gone).
+func (f *Failover) Totals() (grantedTwice int, promoted, resumed time.Duration) {
+	for _, r := range f.Rounds {
+		grantedTwice += max(r.GrantedTwice, 0)
+		promoted = max(promoted, r.Promoted)
+		switch {
+		case r.AfterCrowd:
+		case r.Resumed < 0 || resumed < 0:
+			resumed = -1
+		default:
+			resumed = max(resumed, r.Resumed)
+		}
+	}
+	return grantedTwice, promoted, resumed
+}
+
+// measureResumed fills each round's Resumed and AfterCrowd from the
+// attack's results.
+func (f *Failover) measureResumed(results vegeta.Results) {
+	var lastSent time.Time
+	for _, res := range results {
+		if res.Timestamp.After(lastSent) {
+			lastSent = res.Timestamp
+		}
+	}
+	for i := range f.Rounds {
+		r := &f.Rounds[i]
+		r.Resumed = -1
+		for _, res := range results {
+			if (res.Code == 201 || res.Code == 409) && !res.Timestamp.Before(r.killed) {
+				if d := res.Timestamp.Add(res.Latency).Sub(r.killed); r.Resumed < 0 || d < r.Resumed {
+					r.Resumed = d
+				}
+			}
+		}
+		r.AfterCrowd = r.Resumed < 0 && r.killed.Add(r.Promoted).After(lastSent)
+	}
+}

@@ -1,0 +1,112 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/ledger"
+)
+
+// ErrShop is wrapped by errors from the shop's admin API: a refused
+// product, a failed audit, a shop that does not answer.
+var ErrShop = errors.New("fleet: shop")
+
+// Product is the body of POST /api/v1/products: a product and the
+// settings it sells under.
+type Product struct {
+	ID              string  `json:"id"`
+	Name            string  `json:"name"`
+	Stock           int     `json:"stock"`
+	Strategy        string  `json:"strategy"`
+	LockTTLMs       int64   `json:"lock_ttl_ms"`
+	WorkMs          int64   `json:"work_ms"`
+	StallMs         int64   `json:"stall_ms"`
+	StallRate       float64 `json:"stall_rate"`
+	LateCommitMs    int64   `json:"late_commit_ms"`
+	LateCommitEvery int     `json:"late_commit_every"`
+	BatchMax        int     `json:"batch_max,omitempty"`
+}
+
+// API calls the admin routes of one shop. It is safe for concurrent use.
+type API struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// NewAPI returns the admin API of the shop at base, which accepts token.
+func NewAPI(base, token string) *API {
+	return &API{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// CreateProduct creates p; an error wraps ErrShop.
+func (a *API) CreateProduct(ctx context.Context, p Product) error {
+	return a.do(ctx, http.MethodPost, "/api/v1/products", p, http.StatusCreated, nil)
+}
+
+// Audit reads the shop's audit of product id.
+func (a *API) Audit(ctx context.Context, id string) (ledger.Audit, error) {
+	var out ledger.Audit
+	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/audit", nil, http.StatusOK, &out)
+	return out, err
+}
+
+// OrderStatus reads where order id stands (GET /api/v1/orders/{id}):
+// "created", "queued", "refused", or "unknown" for a 404.
+func (a *API) OrderStatus(ctx context.Context, id string) (string, error) {
+	var out struct {
+		Status string `json:"status"`
+	}
+	err := a.do(ctx, http.MethodGet, "/api/v1/orders/"+id, nil, http.StatusOK, &out)
+	if err != nil && strings.Contains(err.Error(), "404") {
+		return "unknown", nil
+	}
+	return out.Status, err
+}
+
+// Events reads what this shop counted for product id.
+func (a *API) Events(ctx context.Context, id string) (ledger.Events, error) {
+	var out ledger.Events
+	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/events", nil, http.StatusOK, &out)
+	return out, err
+}
+
+// do sends one admin request and decodes the answer into out.
+func (a *API) do(ctx context.Context, method, path string, in any, want int, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, body)
+	if err != nil {
+		return fmt.Errorf("%w: %s %s: %v", ErrShop, method, path, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	resp, err := a.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: %s %s: %v", ErrShop, method, a.base+path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != want {
+		return fmt.Errorf("%w: %s %s: %s: %s", ErrShop, method, a.base+path, resp.Status, strings.TrimSpace(string(b)))
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("%w: %s %s: decoding %q: %v", ErrShop, method, path, b, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package fleet
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/flashsale/flashsale/internal/ledger"
+)
+
+// The admin API sends the token, decodes the shop's answers, reads a 404
+// order as "unknown", and wraps every other failure in ErrShop.
+func TestAPI(t *testing.T) {
+	var created Product
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, `{"error":{"code":"unauthorized"}}`, http.StatusUnauthorized)
+			return
+		}
+		switch r.Method + " " + r.URL.Path {
+		case "POST /api/v1/products":
+			json.NewDecoder(r.Body).Decode(&created)
+			w.WriteHeader(http.StatusCreated)
+			w.Write([]byte(`{}`))
+		case "GET /api/v1/products/p1/audit":
+			w.Write([]byte(`{"product_id":"p1","initial_stock":100,"stock":0,"sold":101,"oversold":1,"consistent":true}`))
+		case "GET /api/v1/products/p1/events":
+			w.Write([]byte(`{"fenced_out":3,"late_commits":2}`))
+		case "GET /api/v1/orders/o1":
+			w.Write([]byte(`{"status":"created"}`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer shop.Close()
+	api := NewAPI(shop.URL+"/", "tok")
+	ctx := t.Context()
+
+	if err := api.CreateProduct(ctx, Product{ID: "p1", Stock: 100, Strategy: "fenced", LockTTLMs: 100}); err != nil {
+		t.Fatalf("CreateProduct: %v", err)
+	}
+	if created.ID != "p1" || created.Stock != 100 || created.Strategy != "fenced" || created.LockTTLMs != 100 {
+		t.Errorf("the shop got %+v, want p1, 100 units, fenced, 100ms", created)
+	}
+	au, err := api.Audit(ctx, "p1")
+	if err != nil || au.Sold != 101 || au.Oversold != 1 || au.InitialStock != 100 {
+		t.Errorf("Audit = %+v, %v; want 101 sold of 100, oversold 1", au, err)
+	}
+	ev, err := api.Events(ctx, "p1")
+	if err != nil || ev != (ledger.Events{FencedOut: 3, LateCommits: 2}) {
+		t.Errorf("Events = %+v, %v; want 3 fenced out, 2 late commits", ev, err)
+	}
+	for id, want := range map[string]string{"o1": "created", "o2": "unknown"} {
+		if got, err := api.OrderStatus(ctx, id); err != nil || got != want {
+			t.Errorf("OrderStatus(%s) = %q, %v; want %q", id, got, err, want)
+		}
+	}
+	if _, err := NewAPI(shop.URL, "wrong").Audit(ctx, "p1"); !errors.Is(err, ErrShop) {
+		t.Errorf("Audit with a wrong token: %v, want ErrShop", err)
+	}
+}

@@ -1,0 +1,91 @@
+package scenario
+
+import (
+	"time"
+
+	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/why"
+)
+
+// ModeResult is one row of the table: what one strategy's attack did to its
+// product. It is filled by Run and read-only afterwards.
+type ModeResult struct {
+	Mode      Mode
+	ProductID string
+	// Planned is how many clicks the crowd makes; Sent how many were sent
+	// (fewer if Settings.Duration ended the attack first).
+	Planned, Sent int
+	// Tally counts the answers; Audit is the shop's own count of orders;
+	// Events is what the shops counted beyond it, summed over the fleet.
+	Tally  ledger.Tally
+	Audit  ledger.Audit
+	Events ledger.Events
+	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.
+	Metrics vegeta.Metrics
+	// Records are what the run's faults measured in this attack: Kill,
+	// Restart, Failover and Crash, nil where a fault did not act.
+	fault.Records
+	// Drain records how a queued mode's orders reached the database
+	// after the last click (redis-queue only, else nil).
+	Drain *ledger.Drain
+	// Lost counts the buyers told they have an order (201 or 202) whose
+	// order was not written by the end of the drain (confirm).
+	Lost int
+	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
+	// unknown.
+	CPU time.Duration
+	// Why says in one line why the row came out as it did.
+	Why string
+	// Results are Vegeta's raw results, in the order they were answered.
+	Results vegeta.Results
+	// Runs are every run of this row under Settings.Count, this one among
+	// them (count.go); nil when the row ran once.
+	Runs []*ModeResult
+}
+
+// Elapsed is the attack's length, first request to last answer.
+func (m *ModeResult) Elapsed() time.Duration { return m.Metrics.Duration + m.Metrics.Wait }
+
+// ReqPerSec is the rate at which requests were sent (Vegeta's Rate).
+func (m *ModeResult) ReqPerSec() float64 { return m.Metrics.Rate }
+
+// OrdersPerSec is orders per second of attack: 201s and 202s.
+func (m *ModeResult) OrdersPerSec() float64 {
+	if s := m.Elapsed().Seconds(); s > 0 {
+		return float64(m.Tally.Accepted()) / s
+	}
+	return 0
+}
+
+// CPUPerOrder is the fleet's CPU time per order made (201), and
+// CPUPerAnswer per request answered; ok is false if the CPU is unknown or
+// nothing was made or answered.
+func (m *ModeResult) CPUPerOrder() (d time.Duration, ok bool) {
+	return perCount(m.CPU, m.Tally.Accepted())
+}
+
+// CPUPerAnswer: see CPUPerOrder.
+func (m *ModeResult) CPUPerAnswer() (d time.Duration, ok bool) {
+	return perCount(m.CPU, m.Tally.Requests)
+}
+
+func perCount(cpu time.Duration, n int) (time.Duration, bool) {
+	if cpu < 0 || n == 0 {
+		return 0, false
+	}
+	return cpu / time.Duration(n), true
+}
+
+// whyRow is what why.Line reads of res, a row run under s.
+func whyRow(s Settings, res *ModeResult) why.Row {
+	return why.Row{
+		Strategy: res.Mode.Strategy(), Batched: res.Mode.Batched(),
+		Settings: why.Settings{LockTTL: s.LockTTL, Work: s.Work, Stall: s.Stall, LateCommit: s.LateCommit,
+			StallRate: s.StallRate, Batch: s.Batch},
+		Audit: res.Audit, Events: res.Events, Tally: res.Tally, Drain: res.Drain, Records: res.Records,
+		Lost: res.Lost, Sent: res.Sent, Planned: res.Planned, Results: res.Results,
+	}
+}

@@ -1,9 +1,0 @@
-//go:build !unix
-
-package scenario
-
-import "syscall"
-
-// childProcAttr changes nothing here: a child whose parent died exits when
-// its standard input reaches EOF (childshop.go).
-func childProcAttr() *syscall.SysProcAttr { return nil }
