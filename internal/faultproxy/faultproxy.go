@@ -160,16 +160,26 @@ type Cut func(chunk []byte) int
 func (p *Proxy) HoldAt(cut Cut) { p.cut.Store(&cut) }
 
 // cutAt looks for the pending HoldAt's place in chunk b from the server:
-// its index, or -1. Once found, the cut is no longer pending.
+// its index, or -1. Once found, the cut is no longer pending and the proxy
+// is held, in one step under p.mu as Hold and Release take it: no chunk
+// passes the gate in between, and a Release that cleared the cut first
+// wins.
 func (p *Proxy) cutAt(b []byte) int {
 	c := p.cut.Load()
 	if c == nil || !isOpen(*p.gate.Load()) {
 		return -1
 	}
 	i := (*c)(b)
-	if i < 0 || !p.cut.CompareAndSwap(c, nil) {
+	if i < 0 {
 		return -1
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cut.CompareAndSwap(c, nil) || !isOpen(*p.gate.Load()) {
+		return -1
+	}
+	held := make(chan struct{})
+	p.gate.Store(&held)
 	return min(i, len(b))
 }
 
@@ -275,10 +285,8 @@ func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool) {
 				return
 			}
 			if i := p.cutAt(b); i >= 0 {
-				// Held first, then the bytes before the cut sent past the
-				// gate: a caller who sees them sees the proxy held, and no
-				// other connection's chunk slips out in between.
-				p.Hold()
+				// Held by cutAt; the bytes before the cut go past the
+				// gate, so a caller who sees them sees the proxy held.
 				if !p.send(dst, b[:i], done) {
 					return
 				}
@@ -295,12 +303,14 @@ func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool) {
 }
 
 // forward writes b to dst once the proxy is not held, after the current
-// delay; false if done closed first or the write failed.
+// delay; false if done closed first or the write failed. The gate is
+// checked after the delay as well, so that a chunk whose delay was running
+// when the proxy was held does not slip out while it is.
 func (p *Proxy) forward(dst net.Conn, b []byte, done <-chan struct{}) bool {
 	if len(b) == 0 {
 		return true
 	}
-	return p.opened(done) && p.send(dst, b, done)
+	return p.opened(done) && p.delayed(done) && p.opened(done) && write(dst, b)
 }
 
 // opened waits until the proxy is not held; false if done closed first.
@@ -316,18 +326,27 @@ func (p *Proxy) opened(done <-chan struct{}) bool {
 // send writes b to dst after the current delay, held or not; false if
 // done closed first or the write failed.
 func (p *Proxy) send(dst net.Conn, b []byte, done <-chan struct{}) bool {
-	if len(b) == 0 {
+	return len(b) == 0 || p.delayed(done) && write(dst, b)
+}
+
+// delayed waits the current delay; false if done closed first.
+func (p *Proxy) delayed(done <-chan struct{}) bool {
+	d := time.Duration(p.delay.Load())
+	if d <= 0 {
 		return true
 	}
-	if d := time.Duration(p.delay.Load()); d > 0 {
-		t := time.NewTimer(d)
-		select {
-		case <-done:
-			t.Stop()
-			return false
-		case <-t.C:
-		}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return false
+	case <-t.C:
+		return true
 	}
+}
+
+// write writes b to dst: false if it failed.
+func write(dst net.Conn, b []byte) bool {
 	_, err := dst.Write(b)
 	return err == nil
 }
