@@ -90,7 +90,6 @@ func (s *Service) lead(p stock.Product, locker dlock.Locker, q *batchQueue) {
 			for _, w := range q.take(0, last) {
 				w.done <- answer{err: err}
 			}
-			q.cycle.Add(time.Since(asked))
 			continue
 		}
 		got := time.Now()

@@ -23,7 +23,9 @@ type batchQueue struct {
 
 	// cycle is how long one batch has been taking lately, from the lock
 	// asked for to the lock given back: what a waiter waits per batch
-	// ahead of it.
+	// ahead of it. A lock that did not come is no batch and is not
+	// counted: its buyers have their answer, and one lock wait in the
+	// average would turn away all but the first buyer for a while.
 	cycle ewma.Duration
 }
 
@@ -70,7 +72,7 @@ func (s *Service) enqueue(p stock.Product, locker dlock.Locker, w *batchWaiter, 
 	v, _ := s.batches.LoadOrStore(p.ID, new(batchQueue))
 	q := v.(*batchQueue)
 	q.mu.Lock()
-	if q.leading && len(q.waiting) > 0 && q.waitFor(len(q.waiting)+1, p.BatchMax) > wait/2 {
+	if q.leading && q.waitFor(q.ahead()+1, p.BatchMax) > wait/2 {
 		q.mu.Unlock()
 		return false
 	}
@@ -87,10 +89,25 @@ func (s *Service) enqueue(p stock.Product, locker dlock.Locker, w *batchWaiter, 
 	return true
 }
 
+// ahead counts the buyers waiting in q who have not withdrawn (a buyer
+// who gave up stays in the queue until a leader takes past it); q.mu held.
+func (q *batchQueue) ahead() int {
+	n := 0
+	for _, w := range q.waiting {
+		if w.state.Load() != waiterWithdrawn {
+			n++
+		}
+	}
+	return n
+}
+
 // waitFor estimates how long the nth buyer in q waits for its batch, with
 // batches of batchMax (all who wait, if zero or less); zero until a batch
-// has been served.
+// has been served. A buyer with nobody ahead (n = 1) always waits zero.
 func (q *batchQueue) waitFor(n, batchMax int) time.Duration {
+	if n <= 1 {
+		return 0
+	}
 	batches := 1
 	if batchMax > 0 {
 		batches = (n + batchMax - 1) / batchMax

@@ -9,18 +9,24 @@ import (
 
 // TestBatchQueueSheds: a buyer who finds more buyers ahead than the
 // batches serve within half the lock wait is not queued; one who finds
-// nobody waiting always is, however slow the last batches were. Batches
+// nobody waiting always is, however slow the last batches were, and
+// buyers who gave up are nobody. Batches
 // of one taking 400 ms and a lock wait of 1 s: the second in line would
 // wait two batches (800 ms) and is turned away; in batches of 10 it waits
 // one (400 ms) and is queued.
 func TestBatchQueueSheds(t *testing.T) {
-	busy := func(batchMax int, cycle time.Duration, ahead int) (*Service, stock.Product) {
+	busy := func(batchMax int, cycle time.Duration, ahead, gone int) (*Service, stock.Product) {
 		s := &Service{}
 		p := stock.Product{ID: "batched", BatchMax: batchMax}
 		q := &batchQueue{leading: true} // a leader runs: enqueue starts none
 		q.cycle.Add(cycle)
 		for range ahead {
 			q.waiting = append(q.waiting, &batchWaiter{})
+		}
+		for range gone { // buyers who gave up, not yet taken past
+			w := &batchWaiter{}
+			w.withdraw()
+			q.waiting = append(q.waiting, w)
 		}
 		s.batches.Store(p.ID, q)
 		return s, p
@@ -30,15 +36,18 @@ func TestBatchQueueSheds(t *testing.T) {
 		batchMax int
 		cycle    time.Duration
 		ahead    int
+		gone     int
 		queued   bool
 	}{
-		{"second in line, batches of one", 1, 400 * time.Millisecond, 1, false},
-		{"second in line, batches of ten", 10, 400 * time.Millisecond, 1, true},
-		{"eleventh in line, batches of ten", 10, 400 * time.Millisecond, 10, false},
-		{"nobody ahead, after a 10 s batch", 1, 10 * time.Second, 0, true},
+		{"second in line, batches of one", 1, 400 * time.Millisecond, 1, 0, false},
+		{"second in line, batches of ten", 10, 400 * time.Millisecond, 1, 0, true},
+		{"eleventh in line, batches of ten", 10, 400 * time.Millisecond, 10, 0, false},
+		{"nobody ahead, after a 10 s batch", 1, 10 * time.Second, 0, 0, true},
+		{"twenty ahead who gave up, batches of ten", 10, 400 * time.Millisecond, 0, 20, true},
+		{"second in line behind twenty who gave up", 1, 400 * time.Millisecond, 1, 20, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, p := busy(c.batchMax, c.cycle, c.ahead)
+			s, p := busy(c.batchMax, c.cycle, c.ahead, c.gone)
 			if got := s.enqueue(p, nil, &batchWaiter{}, time.Second); got != c.queued {
 				t.Fatalf("queued = %v, want %v", got, c.queued)
 			}

@@ -71,8 +71,8 @@ type groupedWrite struct {
 // ended. Its errors are writeReserved's and commit's, or errWriteAlone (the
 // caller writes o alone), or errLeftEarly when ctx ended before o joined a
 // group. Once o has joined a group, writeGrouped waits for the group's
-// answer even if ctx ends: the order may be written. Safe for concurrent
-// use.
+// answer even if ctx ends: the order may be written, unless every buyer in
+// the group has gone (groupContext). Safe for concurrent use.
 func (s *Service) writeGrouped(ctx context.Context, p stock.Product, o Order, seen int64) error {
 	w := &groupedWrite{o: o, seen: seen, ctx: ctx, done: make(chan error, 1)}
 	v, _ := s.groups.LoadOrStore(p.ID, new(writeGroup))
@@ -106,7 +106,9 @@ func (s *Service) writeGroups(p stock.Product, g *writeGroup) {
 			return
 		}
 		err := s.commitGroup(p, group)
-		s.opts.Observer.Batched(p.Strategy, len(group))
+		if err == nil {
+			s.opts.Observer.Batched(p.Strategy, len(group))
+		}
 		for _, w := range group {
 			w.done <- err
 		}
@@ -134,9 +136,8 @@ func (g *writeGroup) next() []*groupedWrite {
 }
 
 // commitGroup writes group in one transaction, on a context that lasts as
-// long as its last buyer waits (bounded by groupWriteTimeout for a buyer
-// without a deadline). A group of one is written as writeReserved writes
-// it.
+// long as a buyer in it is still there (groupContext). A group of one is
+// written as writeReserved writes it.
 func (s *Service) commitGroup(p stock.Product, group []*groupedWrite) error {
 	ctx, cancel := groupContext(group)
 	defer cancel()
@@ -172,9 +173,11 @@ func (s *Service) commitGroup(p stock.Product, group []*groupedWrite) error {
 	})
 }
 
-// groupContext is the context of a group's transaction: it ends at the
-// latest of its buyers' deadlines, a buyer without one counting as
-// groupWriteTimeout from now. Its values are the first buyer's.
+// groupContext is the context of a group's transaction: it ends when
+// every buyer in the group has gone (their contexts ended: nobody waits
+// for the write, and it rolls back as one order's would), or at the latest
+// of their deadlines, a buyer without one counting as groupWriteTimeout
+// from now. Its values are the first buyer's.
 func groupContext(group []*groupedWrite) (context.Context, context.CancelFunc) {
 	var latest time.Time
 	for _, w := range group {
@@ -186,5 +189,21 @@ func groupContext(group []*groupedWrite) (context.Context, context.CancelFunc) {
 			latest = d
 		}
 	}
-	return context.WithDeadline(context.WithoutCancel(group[0].ctx), latest)
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(group[0].ctx), latest)
+	var here atomic.Int64
+	here.Store(int64(len(group)))
+	stops := make([]func() bool, len(group))
+	for i, w := range group {
+		stops[i] = context.AfterFunc(w.ctx, func() {
+			if here.Add(-1) == 0 {
+				cancel()
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
 }

@@ -94,6 +94,23 @@ func TestGroupCommit(t *testing.T) {
 				t.Fatalf("after the refused group: %d left, %d orders; want 2 and 0", got, n)
 			}
 		})
+		t.Run("every buyer gone", func(t *testing.T) {
+			p := sale(t, "group-gone", 5)
+			gone, leave := context.WithCancel(ctx)
+			leave()
+			g := group(p, 0, "a", "b")
+			g[0].ctx, g[1].ctx = gone, gone
+			if err := s.commitGroup(p, g); err == nil {
+				t.Fatal("a group whose buyers have all gone was written: want it rolled back")
+			}
+			if got, n := left(t, p), orders(t, p); got != 5 || n != 0 {
+				t.Fatalf("after the group nobody waited for: %d left, %d orders; want 5 and 0", got, n)
+			}
+			g[1].ctx = ctx // one buyer still there
+			if err := s.commitGroup(p, g); err != nil {
+				t.Fatalf("a group with one buyer still there: %v", err)
+			}
+		})
 		t.Run("a sweep since the oldest reservation", func(t *testing.T) {
 			p := sale(t, "group-swept", 5)
 			if err := db.WithContext(ctx).Exec("UPDATE products SET reclaims = reclaims + 1 WHERE id = ?", p.ID).Error; err != nil {

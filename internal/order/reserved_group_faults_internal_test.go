@@ -1,0 +1,173 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// Faults in redis-decr's group commit (reserved_group.go).
+
+type placed struct {
+	user string
+	o    Order
+	err  error
+}
+
+func groupShop(t *testing.T, b *testenv.Env, db *gorm.DB) *Service {
+	t.Helper()
+	s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
+		Logger: slog.New(slog.DiscardHandler)})
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// queueBuyers parks a busy writer for p, starts n placeReserved buyers with
+// ctxs from mk, and waits until all n are queued for a group.
+func queueBuyers(t *testing.T, s *Service, p stock.Product, prefix string, n int, mk func(i int) context.Context) (*writeGroup, chan placed) {
+	t.Helper()
+	g := &writeGroup{writing: true}
+	s.groups.Store(p.ID, g)
+	out := make(chan placed, n)
+	for i := range n {
+		u := fmt.Sprint(prefix, i)
+		go func() {
+			o, err := s.placeReserved(mk(i), p, Request{UserID: u, ProductID: p.ID, Quantity: 1})
+			out <- placed{u, o, err}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		g.mu.Lock()
+		k := len(g.waiting)
+		g.mu.Unlock()
+		if k == n {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d buyers queued", k, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return g, out
+}
+
+func startWriter(s *Service, p stock.Product, g *writeGroup) {
+	s.leaders.Add(1)
+	go s.writeGroups(p, g)
+}
+
+func mustAudit(ctx context.Context, t *testing.T, s *Service, p stock.Product) Audit {
+	t.Helper()
+	a, err := s.Audit(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+// TestGroupCommitLostAnswer: a group of 5 whose COMMIT lands and whose
+// answer is lost: each buyer asks the database after its own, and every
+// one is told its order.
+func TestGroupCommitLostAnswer(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db, fault := b.DB.OpenPool(t)
+		s := groupShop(t, b, db)
+		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-lost"), Strategy: strategy.RedisDecr, Stock: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, out := queueBuyers(t, s, p, "lost-", 5, func(int) context.Context { return ctx })
+		fault.LoseNextAnswer(false)
+		startWriter(s, p, g)
+		for range 5 {
+			r := <-out
+			if r.err != nil {
+				t.Errorf("%s: %v, want its order (the COMMIT landed)", r.user, r.err)
+			}
+		}
+		if fault.Lost() != 1 {
+			t.Fatalf("setup: %d answers lost", fault.Lost())
+		}
+		a := mustAudit(ctx, t, s, p)
+		if a.Stock != 5 || a.Orders != 5 || a.Drift != 0 || !a.Consistent {
+			t.Fatalf("audit %+v", a)
+		}
+	})
+}
+
+// TestGroupCommitSweptBetweenInsertAndUpdate: a sweep that reclaims one
+// order of a group commits between the group's INSERT and its UPDATE
+// (MySQL: the INSERT does not hold the product row). The group is refused
+// and written order by order: the reclaimed buyer is told unavailable, the
+// others get their orders, and the audit is exact.
+func TestGroupCommitSweptBetweenInsertAndUpdate(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		if b.DB.DB().Dialector.Name() != "mysql" {
+			t.Skip("SQLite: one writer")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		db, _ := b.DB.OpenPool(t)
+		s := groupShop(t, b, db)
+		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-swept-mid"), Strategy: strategy.RedisDecr, Stock: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var victim atomic.Pointer[Order]
+		swept := make(chan error, 1)
+		err = db.Callback().Raw().Before("gorm:raw").Register("test:sweep", func(tx *gorm.DB) {
+			if !strings.Contains(tx.Statement.SQL.String(), "reclaims = ?") {
+				return
+			}
+			v := victim.Swap(nil)
+			if v == nil {
+				return
+			}
+			open := []reserve.Reservation{{Product: p.ID, Buyer: v.UserID, ID: v.ID, Quantity: 1}}
+			swept <- b.DB.DB().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+				_, _, err := reclaimIn(tx, p.ID, open)
+				return err
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, out := queueBuyers(t, s, p, "sw-", 3, func(int) context.Context { return ctx })
+		g.mu.Lock()
+		v := g.waiting[1].o
+		g.mu.Unlock()
+		victim.Store(&v)
+		startWriter(s, p, g)
+		if err := <-swept; err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			r := <-out
+			switch {
+			case r.user == v.UserID && !errors.Is(r.err, ErrUnavailable):
+				t.Errorf("%s, reclaimed: got %v, want ErrUnavailable", r.user, r.err)
+			case r.user != v.UserID && r.err != nil:
+				t.Errorf("%s: %v", r.user, r.err)
+			}
+		}
+		a := mustAudit(ctx, t, s, p)
+		if a.Stock != 3 || a.Orders != 2 || a.Drift != 0 || !a.Consistent {
+			t.Fatalf("audit %+v", a)
+		}
+	})
+}
