@@ -4,7 +4,8 @@
 #
 # Backends: embedded unless LOADGEN_MYSQL_DSN and LOADGEN_REDIS name real
 # servers (LOADGEN_ETCD too, optionally), as loadgen reads them; with real
-# servers the file is <name>-real.md, so one script keeps both.
+# servers the file is <name>-real.md, so one script keeps both. A script that
+# uses no backend says so in RESULTS_BACKENDS.
 #
 #   results_begin NAME TITLE   build loadgen, open the file, write the head
 #   results_run FLAGS...       run loadgen FLAGS, append its table and why-lines
@@ -17,7 +18,9 @@ results_work=$(mktemp -d)
 trap 'rm -rf "$results_work"' EXIT
 
 results_backends() {
-	if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
+	if [ -n "${RESULTS_BACKENDS:-}" ]; then
+		echo "$RESULTS_BACKENDS"
+	elif [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
 		: "${LOADGEN_REDIS:?with LOADGEN_MYSQL_DSN, set LOADGEN_REDIS to five Redis nodes, host:port,...}"
 		echo "real: MySQL/MariaDB (\`LOADGEN_MYSQL_DSN\`), Redis at ${LOADGEN_REDIS}, etcd at ${LOADGEN_ETCD:-three members in process}"
 	else
