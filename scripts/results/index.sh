@@ -33,6 +33,6 @@ real=$(printf '%s\n' "$rows" | awk -F'|' '$5 ~ /real/ {s += $7} END {print s + 0
 	printf '%s\n' "$rows"
 	echo
 	echo "A full regeneration took $emb s on the embedded backends and $real s more on the real ones,"
-	echo "adding up the times above (each script's own, the build included)."
+	echo "adding up the times above, as each file records them."
 } >"$out"
 echo "wrote $out" >&2
