@@ -22,5 +22,5 @@ command -v benchstat >/dev/null || { echo "needs benchstat: go install golang.or
 LOADGEN_MYSQL_DSN=$FLASHSALE_TEST_MYSQL_DSN LOADGEN_REDIS=$FLASHSALE_TEST_REDIS_ADDRS \
 	LOADGEN_ETCD=${FLASHSALE_TEST_ETCD_ENDPOINTS:-} results_begin bench-place "BenchmarkPlace: the order flow in one process"
 results_out=docs/results/bench-place.md
-results_cmd "go test -run '^\$' -bench 'BenchmarkPlace/real/flow=${FLOWS:-.}/' -benchtime ${BENCHTIME:-1s} -count ${COUNT:-3} ./internal/order | benchstat -row /flow -col /shops,/buyers -"
+results_cmd "go test -run '^\$' -bench 'BenchmarkPlace/real/flow=${FLOWS:-.}/' -benchtime ${BENCHTIME:-1s} -count ${COUNT:-3} ./internal/order | benchstat -col /shops,/buyers -"
 results_end
