@@ -65,11 +65,11 @@ func (s *Service) buy(ctx context.Context, lock *dlock.Lock, p stock.Product, re
 	reqs := []Request{req}
 	var read *shelf
 	if fenceOf(lock).none() {
-		sh, err := s.look(ctx, s.db, p.ID, reqs)
+		sh, err := s.look(ctx, s.db, p.ID, usersOf(reqs))
 		if err != nil {
 			return Order{}, err
 		}
-		if err := refuse(p, req, sh.left, sh.bought); err != nil {
+		if err := refuse(req, sh.left, sh.bought); err != nil {
 			return Order{}, err
 		}
 		if err := s.work(ctx, p); err != nil {
