@@ -19,7 +19,7 @@ import (
 // transaction back (and stops its wait for a connection). lock (nil for
 // the strategies without one) and p are for the late-commit fault a demo
 // product switches on, which commit puts in front of the database
-// (late.go).
+// (commit_late.go).
 //
 // A transaction the database chose as a deadlock's victim (or whose lock
 // wait timed out) is rolled back and run again, up to conflictTries times:

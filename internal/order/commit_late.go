@@ -18,7 +18,7 @@ import (
 // lock, as a COMMIT already on the wire when the network stalled would.
 // With a 100 ms TTL and a 300 ms hold, the lease runs out under the holder
 // and the next buyer reads the stock before the old commit lands: lua and
-// redlock then oversell; fenced and etcd do not (fence.go).
+// redlock then oversell; fenced and etcd do not (locked_fence.go).
 //
 // The fault sits in front of the database, the way testenv's fault
 // connection sits in front of a driver's: commit hands a product that

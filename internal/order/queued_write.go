@@ -59,7 +59,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 	err := s.commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
 		refusals, left = make([]*queue.Refusal, len(orders)), 0 // again after a deadlock
 		// 1. Take the product's row.
-		if err := tx.Exec("UPDATE products SET stock = stock WHERE id = ?", product).Error; err != nil {
+		if err := takeRow(tx, product); err != nil {
 			return err
 		}
 		// 1-2. Read its stock, and which of the batch's buyers have an order.

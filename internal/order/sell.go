@@ -2,8 +2,6 @@ package order
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -32,7 +30,7 @@ type answer struct {
 // on ctx, the lock's context:
 //
 //  1. register the lock's fence, if it has one, before anything is read
-//     (fence.go says why first);
+//     (locked_fence.go says why first);
 //  2. read the shelf and do the business work, unless the caller did both
 //     before the transaction (read; see buy);
 //  3. allocate, in arrival order: a duplicate if the buyer has bought, sold
@@ -166,14 +164,4 @@ func usersOf(reqs []Request) []string {
 		users[i] = r.UserID
 	}
 	return users
-}
-
-// readStock reads the stock of product id with a plain SELECT through q.
-func readStock(ctx context.Context, q *gorm.DB, id string) (int, error) {
-	var left int
-	err := q.WithContext(ctx).Raw("SELECT stock FROM products WHERE id = ?", id).Row().Scan(&left)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("%w: product %q", stock.ErrNotFound, id)
-	}
-	return left, err
 }
