@@ -20,10 +20,11 @@ var (
 
 // placeAtomic is strategy sql-atomic: no lock at all. The database does
 // the read-check-write in one statement, the conditional UPDATE
-// (takeUnits), which takes the row's lock, checks and writes at once, so two buyers can
-// never both read n: zero rows affected means sold out. One order per buyer
-// is the unique key orders_unique_buyer: a repeated click's INSERT fails
-// and its transaction rolls back, stock update and all.
+// (takeUnits), which takes the row's lock, checks and writes at once, so
+// two buyers can never both read n: zero rows affected means sold out.
+// One order per buyer is the unique key orders_unique_buyer: a repeated
+// click's INSERT fails and its transaction rolls back, stock update and
+// all.
 func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	// The business work needs no lock here: it runs before the
 	// transaction, beside the other buyers' instead of queued behind them.

@@ -45,9 +45,13 @@ type latePool struct {
 // follows ctx, as the statements do, until a late commit cuts that tie to
 // outlive the lease.
 func (l *latePool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	b, ok := l.ConnPool.(gorm.TxBeginner) // *sql.DB
+	if !ok {
+		return nil, gorm.ErrInvalidTransaction
+	}
 	txCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	follow := context.AfterFunc(ctx, cancel)
-	tx, err := l.ConnPool.(gorm.TxBeginner).BeginTx(txCtx, opts)
+	tx, err := b.BeginTx(txCtx, opts)
 	if err != nil {
 		follow()
 		cancel()

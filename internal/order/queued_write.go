@@ -73,7 +73,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		sh, err := s.look(ctx, tx, product, users)
 		if errors.Is(err, stock.ErrNotFound) {
 			for i := range refusals {
-				refusals[i] = &queue.Refusal{Code: "not_found", Reason: fmt.Sprintf("product %q no longer exists", product)}
+				refusals[i] = &queue.Refusal{Code: Outcome(err), Reason: fmt.Sprintf("product %q no longer exists", product)}
 			}
 			return nil
 		}
