@@ -54,7 +54,7 @@ var (
 	// both, under fenced and etcd (the registration waits for the COMMIT)
 	// and the lock-free strategies (the unique key, and the database's own
 	// stock check). Under lua, redlock and naive a COMMIT still on its way
-	// is a late commit (late.go), which no lease keeps out: the shop
+	// is a late commit (commit_late.go), which no lease keeps out: the shop
 	// abandons the product and dedupe locks until their TTL instead of
 	// releasing them (letGo), so that nobody reads the stock meanwhile,
 	// but a COMMIT that lands later than that may still meet a second

@@ -6,7 +6,7 @@ import (
 )
 
 // Queued returns how many buyers of product wait in s's batch queue
-// (batch_queue.go) and have not given up, for tests that wait until a
+// (batch_waiters.go) and have not given up, for tests that wait until a
 // batch has formed behind a held lock.
 func (s *Service) Queued(product string) int {
 	v, ok := s.batches.Load(product)

@@ -4,21 +4,21 @@
 //   - the locking strategies (off, naive, lua, redlock, fenced) take the
 //     buyer's dedupe lock, take the product lock, and inside it read the
 //     stock, check it, and write the deduction and the order row in one
-//     transaction (place_locked.go); fenced first registers its lock's
-//     fencing token in that transaction, before the read (fence.go);
+//     transaction (locked.go); fenced first registers its lock's
+//     fencing token in that transaction, before the read (locked_fence.go);
 //   - sql-atomic takes no lock: a conditional UPDATE and a unique key, in
-//     one transaction (place_atomic.go);
+//     one transaction (atomic.go);
 //   - redis-decr reserves the units in Redis with one script, then writes
 //     the order, and gives the reservation back if the write fails
 //     (place_reserved.go); every shop lowers Redis's stock of the products
 //     it sells to the database's once a second (reconcile.go);
 //   - redis-queue takes the units and queues the order in Redis with one
 //     script, answers at once, and the consumers of every shop write the
-//     queued orders in batches (place_queued.go, queue_write.go).
+//     queued orders in batches (queued.go, queued_write.go).
 //
 // It also owns the audit that tells, from the database, whether a sale
 // oversold or took duplicate orders, and the late-commit fault that shows
-// why a lease alone is not a mutex (late.go).
+// why a lease alone is not a mutex (commit_late.go).
 //
 // With strategy off the locks are no-ops, and concurrent buyers oversell
 // while repeated clicks create duplicate orders: that is the lesson the

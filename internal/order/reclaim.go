@@ -156,7 +156,7 @@ func (s *Service) settleDue(ctx context.Context, product string, due []reserve.R
 // give-back, stays). It returns the reservations to give back, and those
 // sold after all.
 func reclaimIn(tx *gorm.DB, product string, open []reserve.Reservation) (reclaimed, sold []reserve.Reservation, err error) {
-	if err := tx.Exec("UPDATE products SET stock = stock WHERE id = ?", product).Error; err != nil {
+	if err := takeRow(tx, product); err != nil {
 		return nil, nil, err
 	}
 	if sold, err = ordersAmong(tx, open); err != nil {

@@ -2,8 +2,6 @@ package order
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"maps"
 
@@ -32,7 +30,7 @@ type answer struct {
 // on ctx, the lock's context:
 //
 //  1. register the lock's fence, if it has one, before anything is read
-//     (fence.go says why first);
+//     (locked_fence.go says why first);
 //  2. read the shelf and do the business work, unless the caller did both
 //     before the transaction (read; see buy);
 //  3. allocate, in arrival order: a duplicate if the buyer has bought, sold
@@ -58,7 +56,7 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 		// 2. Read, now that no older holder can still commit, and work.
 		sh := read
 		if sh == nil {
-			got, err := s.look(ctx, tx, p.ID, reqs)
+			got, err := s.look(ctx, tx, p.ID, usersOf(reqs))
 			if err != nil {
 				return err
 			}
@@ -74,13 +72,17 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 				answers[i] = answer{err: errWithdrawn} // nobody reads it
 				continue
 			}
-			answers[i], left = allocate(p, r, left, bought)
-			if answers[i].err == nil {
-				sold = append(sold, answers[i].order)
+			o := newOrder(p, r)
+			n, err := allocate(o, left, bought)
+			if err != nil {
+				answers[i] = answer{err: err}
+				continue
 			}
+			answers[i], left = answer{order: o}, n
+			sold = append(sold, o)
 		}
 		if len(sold) == 0 {
-			return commitAnyway{} // a registered fence stays
+			return nil // commit all the same: a registered fence stays
 		}
 		// 4. Write the stock we computed, and the orders.
 		if err := s.writeStock(ctx, tx, p, left, f); err != nil {
@@ -101,47 +103,45 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	return answers, nil
 }
 
-// allocate answers one buyer of a sale from left units (refuse says when
-// it is refused) and returns the units left after it; a buyer who gets an
-// order is recorded in bought.
-func allocate(p stock.Product, req Request, left int, bought map[string]string) (answer, int) {
-	if err := refuse(p, req, left, bought); err != nil {
-		return answer{err: err}, left
+// allocate is the one step that sells units, for the locked flow, the
+// batch (sell) and the queue's writer (WriteQueued): it gives o to its
+// buyer from left units, unless refuse refuses it, and returns the units
+// left after it. A buyer who gets o is recorded in bought.
+func allocate(o Order, left int, bought map[string]string) (int, error) {
+	req := Request{UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity}
+	if err := refuse(req, left, bought); err != nil {
+		return left, err
 	}
-	o := newOrder(p, req)
-	bought[req.UserID] = o.ID
-	return answer{order: o}, left - req.Quantity
+	bought[o.UserID] = o.ID
+	return left - o.Quantity, nil
 }
 
-// refuse is the one rule of who may buy: a buyer who has an order for p
-// (in bought) is a duplicate, and one who asks for more than left is
-// told sold out. Ids are compared as bytes, here as in the database
+// refuse is the one rule of who may buy: a buyer who has an order for the
+// product (in bought) is a duplicate, and one who asks for more than left
+// is told sold out. Ids are compared as bytes, here as in the database
 // (migrations make every id column bytewise) and in Redis.
-func refuse(p stock.Product, req Request, left int, bought map[string]string) error {
+func refuse(req Request, left int, bought map[string]string) error {
 	if id, ok := bought[req.UserID]; ok {
-		return &DuplicateOrderError{OrderID: id, UserID: req.UserID, ProductID: p.ID}
+		return &DuplicateOrderError{OrderID: id, UserID: req.UserID, ProductID: req.ProductID}
 	}
 	if left < req.Quantity {
-		return fmt.Errorf("%w: %q has %d left, asked for %d", ErrSoldOut, p.ID, left, req.Quantity)
+		return fmt.Errorf("%w: %q has %d left, asked for %d", ErrSoldOut, req.ProductID, left, req.Quantity)
 	}
 	return nil
 }
 
-// look reads product's shelf for the buyers of reqs through q (the
-// database, or a transaction): the stock with a plain SELECT, and who of
-// them has bought, in one query each. A stock of 0 is remembered: stock
-// never goes up, so the rest of the rush can be answered at once.
-func (s *Service) look(ctx context.Context, q *gorm.DB, product string, reqs []Request) (shelf, error) {
+// look reads product's shelf for users, the buyers of a sale, through q
+// (the database, or a transaction): the stock with a plain SELECT, and
+// who of them has bought, in one query each. A stock of 0 is remembered:
+// stock never goes up, so the rest of the rush can be answered at once.
+// A product the database does not have is stock.ErrNotFound.
+func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []string) (shelf, error) {
 	left, err := readStock(ctx, q, product)
 	if err != nil {
 		return shelf{}, err
 	}
 	if left == 0 {
 		s.markSoldOut(product)
-	}
-	users := make([]string, len(reqs))
-	for i, r := range reqs {
-		users[i] = r.UserID
 	}
 	var rows []struct{ UserID, ID string }
 	err = q.WithContext(ctx).
@@ -157,12 +157,11 @@ func (s *Service) look(ctx context.Context, q *gorm.DB, product string, reqs []R
 	return sh, nil
 }
 
-// readStock reads the stock of product id with a plain SELECT through q.
-func readStock(ctx context.Context, q *gorm.DB, id string) (int, error) {
-	var left int
-	err := q.WithContext(ctx).Raw("SELECT stock FROM products WHERE id = ?", id).Row().Scan(&left)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, fmt.Errorf("%w: product %q", stock.ErrNotFound, id)
+// usersOf returns the buyers of reqs.
+func usersOf(reqs []Request) []string {
+	users := make([]string, len(reqs))
+	for i, r := range reqs {
+		users[i] = r.UserID
 	}
-	return left, err
+	return users
 }

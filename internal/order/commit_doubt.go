@@ -77,7 +77,7 @@ func (s *Service) settled(ctx context.Context, o Order) (found bool, err error) 
 		return false, tx.Error
 	}
 	defer tx.Rollback()
-	if err := tx.Exec("UPDATE products SET stock = stock WHERE id = ?", o.ProductID).Error; err != nil {
+	if err := takeRow(tx, o.ProductID); err != nil {
 		return false, err
 	}
 	var n int64

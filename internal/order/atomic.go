@@ -19,14 +19,12 @@ var (
 )
 
 // placeAtomic is strategy sql-atomic: no lock at all. The database does
-// the read-check-write in one statement,
-//
-//	UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?
-//
-// which takes the row's lock, checks and writes at once, so two buyers can
-// never both read n: zero rows affected means sold out. One order per buyer
-// is the unique key orders_unique_buyer: a repeated click's INSERT fails
-// and its transaction rolls back, stock update and all.
+// the read-check-write in one statement, the conditional UPDATE
+// (takeUnits), which takes the row's lock, checks and writes at once, so
+// two buyers can never both read n: zero rows affected means sold out.
+// One order per buyer is the unique key orders_unique_buyer: a repeated
+// click's INSERT fails and its transaction rolls back, stock update and
+// all.
 func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	// The business work needs no lock here: it runs before the
 	// transaction, beside the other buyers' instead of queued behind them.
@@ -71,12 +69,6 @@ func insertAndDeduct(tx *gorm.DB, o Order) error {
 	return nil
 }
 
-// takeUnits is the conditional UPDATE with which a lock-free write takes
-// its units: the database reads, checks and writes the stock in one
-// statement, under the row's lock. Its arguments: the quantity, the
-// product, the quantity.
-const takeUnits = "UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?"
-
 // insertOrder inserts o's row with its unique buyer key: errDuplicateKey
 // if the buyer has an order for the product already, or the database's
 // error.
@@ -99,22 +91,6 @@ func (s *Service) learnSoldOut(ctx context.Context, id string) {
 	if left, err := readStock(ctx, s.db, id); err == nil && left == 0 {
 		s.markSoldOut(id)
 	}
-}
-
-// fromWrite translates an error from a lock-free strategy's transaction.
-func fromWrite(ctx context.Context, err error) error {
-	switch {
-	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut), errors.Is(err, ErrInDoubt):
-		return err
-	case ctx.Err() != nil:
-		// The transaction runs on a context of its own that ctx's end
-		// cancels (see transact): the driver then says "canceled" where the
-		// caller's deadline passed. The caller's reason comes first.
-		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
-	case stock.IsConnError(err), stock.IsConflict(err):
-		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
-	}
-	return fmt.Errorf("order: %w", err)
 }
 
 // duplicate is the error for user, who already has an order for product:

@@ -55,3 +55,19 @@ func (s *Service) fromCritical(ctx, lockCtx context.Context, p stock.Product, er
 	}
 	return fmt.Errorf("order: %w", err)
 }
+
+// fromWrite translates an error from a lock-free strategy's transaction.
+func fromWrite(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut), errors.Is(err, ErrInDoubt):
+		return err
+	case ctx.Err() != nil:
+		// The transaction runs on a context of its own that ctx's end
+		// cancels (see transact): the driver then says "canceled" where the
+		// caller's deadline passed. The caller's reason comes first.
+		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
+	case stock.IsConnError(err), stock.IsConflict(err):
+		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("order: %w", err)
+}

@@ -15,8 +15,8 @@ import (
 )
 
 // Tests of how redis-decr gives a reservation back when its order could
-// not be written, at once or in the background (settle.go), and keeps it
-// when the order is there after all.
+// not be written, at once or in the background (reserved_settle.go), and
+// keeps it when the order is there after all.
 
 // TestRedisDecrDatabaseDown: orders reserved in Redis whose database write
 // then fails give their units back: none is sold in Redis and never in SQL.

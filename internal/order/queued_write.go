@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -31,15 +30,13 @@ import (
 //     consumer died between its commit and its acknowledgement) and is
 //     skipped; a buyer with another order is refused (duplicate_order);
 //
-//  3. allocate the rest in stream order, while the stock lasts; an order
-//     the stock cannot cover is refused (sold_out: the database has fewer
+//  3. allocate the rest in stream order, while the stock lasts, with the
+//     sell step of the locked flow and the batch (allocate); an order the
+//     stock cannot cover is refused (sold_out: the database has fewer
 //     units than Redis thought);
 //
-//  4. one conditional UPDATE for the total of the orders allocated,
-//
-//     UPDATE products SET stock = stock - total WHERE id = ? AND stock >= total
-//
-//     and one multi-row INSERT of them, which does nothing for an id
+//  4. one conditional UPDATE (takeUnits) for the total of the orders
+//     allocated, and one multi-row INSERT of them, which does nothing for an id
 //     already there (ON CONFLICT DO NOTHING, or MySQL's ON DUPLICATE KEY
 //     UPDATE id = id); the rows it inserted must be every one allocated,
 //     or the transaction rolls back and the error says so.
@@ -60,48 +57,45 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 	var refusals []*queue.Refusal
 	left := 0
 	err := s.commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
-		refusals = make([]*queue.Refusal, len(orders)) // again after a deadlock
-		// 1. Take the product's row, then read its stock.
-		if err := tx.Exec("UPDATE products SET stock = stock WHERE id = ?", product).Error; err != nil {
+		refusals, left = make([]*queue.Refusal, len(orders)), 0 // again after a deadlock
+		// 1. Take the product's row.
+		if err := takeRow(tx, product); err != nil {
 			return err
 		}
-		var err error
-		left, err = readStock(ctx, tx, product)
+		// 1-2. Read its stock, and which of the batch's buyers have an order.
+		sales := make([]Order, len(orders))
+		users := make([]string, len(orders))
+		for i, o := range orders {
+			sales[i] = Order{ID: o.ID, UserID: o.UserID, ProductID: product,
+				Quantity: o.Quantity, Strategy: strategy.RedisQueue, CreatedAt: o.CreatedAt}
+			users[i] = o.UserID
+		}
+		sh, err := s.look(ctx, tx, product, users)
 		if errors.Is(err, stock.ErrNotFound) {
 			for i := range refusals {
-				refusals[i] = &queue.Refusal{Code: "not_found", Reason: fmt.Sprintf("product %q no longer exists", product)}
+				refusals[i] = &queue.Refusal{Code: Outcome(err), Reason: fmt.Sprintf("product %q no longer exists", product)}
 			}
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		// 2. Who has an order already.
-		bought, err := s.buyersOf(ctx, tx, product, orders)
-		if err != nil {
-			return err
-		}
 		// 3. Allocate in stream order.
 		var rows []orderRow
-		total := 0
-		for i, o := range orders {
-			id, has := bought[o.UserID]
-			switch {
-			case has && id == o.ID:
+		left = sh.left
+		for i, o := range sales {
+			if id, has := sh.bought[o.UserID]; has && id == o.ID {
 				continue // written before
-			case has:
-				refusals[i] = &queue.Refusal{Code: "duplicate_order", Reason: fmt.Sprintf("the buyer already has order %s", id)}
-				continue
-			case left-total < o.Quantity:
-				refusals[i] = &queue.Refusal{Code: "sold_out",
-					Reason: fmt.Sprintf("the database has %d units left, the order asked for %d", left-total, o.Quantity)}
+			}
+			n, err := allocate(o, left, sh.bought)
+			if err != nil {
+				refusals[i] = queuedRefusal(err, left, o.Quantity)
 				continue
 			}
-			bought[o.UserID] = o.ID
-			total += o.Quantity
-			rows = append(rows, toUniqueRow(Order{ID: o.ID, UserID: o.UserID, ProductID: product,
-				Quantity: o.Quantity, Strategy: strategy.RedisQueue, CreatedAt: o.CreatedAt}))
+			left = n
+			rows = append(rows, toUniqueRow(o))
 		}
+		total := sh.left - left
 		if len(rows) == 0 {
 			return nil
 		}
@@ -120,7 +114,6 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		if ins.RowsAffected != int64(len(rows)) {
 			return fmt.Errorf("order: queued batch of %q: inserted %d of %d orders", product, ins.RowsAffected, len(rows))
 		}
-		left -= total
 		return nil
 	})
 	if err != nil {
@@ -132,23 +125,14 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 	return refusals, left, nil
 }
 
-// buyersOf returns, for the buyers of orders, the id of an order each has
-// for product, read through tx.
-func (s *Service) buyersOf(ctx context.Context, tx *gorm.DB, product string, orders []queue.Order) (map[string]string, error) {
-	users := make([]string, len(orders))
-	for i, o := range orders {
-		users[i] = o.UserID
+// queuedRefusal is the refusal of a queued order that allocate refused
+// with err, when the database had left units: the buyer has another
+// order, or too few units are left.
+func queuedRefusal(err error, left, quantity int) *queue.Refusal {
+	reason := fmt.Sprintf("the database has %d units left, the order asked for %d", left, quantity)
+	var dup *DuplicateOrderError
+	if errors.As(err, &dup) {
+		reason = fmt.Sprintf("the buyer already has order %s", dup.OrderID)
 	}
-	var rows []struct{ UserID, ID string }
-	err := tx.WithContext(ctx).
-		Raw("SELECT user_id, id FROM orders WHERE product_id = ? AND user_id IN ?", product, users).
-		Scan(&rows).Error
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return nil, err
-	}
-	bought := make(map[string]string, len(rows))
-	for _, r := range rows {
-		bought[r.UserID] = r.ID
-	}
-	return bought, nil
+	return &queue.Refusal{Code: Outcome(err), Reason: reason}
 }

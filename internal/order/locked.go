@@ -34,8 +34,9 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 	}
 	got := time.Now()
 	defer func() { s.releaseProduct(ctx, p, lock, got, err) }() // 7a. first
-	// 6. Critical section on the lock's context: a lost lock aborts the work
-	// and rolls the transaction back (all but a late commit; see late.go).
+	// 6. Critical section on the lock's context: a lost lock aborts the
+	// work and rolls the transaction back (all but a late commit, which
+	// commit_late.go injects).
 	o, err := s.buy(lock.Context(), lock, p, req)
 	if err != nil {
 		return Order{}, s.fromCritical(ctx, lock.Context(), p, err)
@@ -56,20 +57,20 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 // value; without it (off, or a naive lock that expired mid-way) two buyers
 // both read n, both write n-1, and the sale oversells. If the lock is lost
 // meanwhile, ctx rolls the transaction back; what no lock can close is a
-// commit already on its way when the lease runs out (late.go): only a
-// fence checked by the database can, which is why a fenced sale reads
-// inside its transaction, after registering (fence.go). The lock-free
-// strategies need no lock for the stock: see place_atomic.go and
+// commit already on its way when the lease runs out (commit_late.go):
+// only a fence checked by the database can, which is why a fenced sale reads
+// inside its transaction, after registering (locked_fence.go). The lock-free
+// strategies need no lock for the stock: see atomic.go and
 // place_reserved.go.
 func (s *Service) buy(ctx context.Context, lock *dlock.Lock, p stock.Product, req Request) (Order, error) {
 	reqs := []Request{req}
 	var read *shelf
 	if fenceOf(lock).none() {
-		sh, err := s.look(ctx, s.db, p.ID, reqs)
+		sh, err := s.look(ctx, s.db, p.ID, usersOf(reqs))
 		if err != nil {
 			return Order{}, err
 		}
-		if err := refuse(p, req, sh.left, sh.bought); err != nil {
+		if err := refuse(req, sh.left, sh.bought); err != nil {
 			return Order{}, err
 		}
 		if err := s.work(ctx, p); err != nil {

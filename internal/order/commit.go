@@ -1,0 +1,85 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// commit runs stmts in one transaction and commits it: begin, the
+// statements (for a sale, the fence check if the lock has one, then the
+// write), commit. All of it runs on ctx, for the locking strategies the
+// lock's context, so that a lost lock or a buyer who hung up rolls the
+// transaction back (and stops its wait for a connection). lock (nil for
+// the strategies without one) and p are for the late-commit fault a demo
+// product switches on, which commit puts in front of the database
+// (commit_late.go).
+//
+// A transaction the database chose as a deadlock's victim (or whose lock
+// wait timed out) is rolled back and run again, up to conflictTries times:
+// InnoDB deadlocks when buyers' INSERTs meet on one unique key (a repeated
+// click) and the first of them rolls back.
+//
+// An error from the COMMIT itself is a *commitError: the COMMIT was sent,
+// and whether it landed is not known (see afterFailure).
+func (s *Service) commit(ctx context.Context, lock *dlock.Lock, p stock.Product, stmts func(tx *gorm.DB) error) error {
+	db := s.db
+	if p.LateCommit > 0 {
+		db = s.withLateCommits(lock, p)
+	}
+	var err error
+	for try := range conflictTries {
+		if try > 0 {
+			// Out of step with the other victims, or they meet again.
+			if sleep(ctx, time.Duration(try)*time.Millisecond+rand.N(2*time.Millisecond)) != nil {
+				return err
+			}
+		}
+		err = transact(ctx, db, stmts)
+		if !stock.IsConflict(err) {
+			return err
+		}
+	}
+	return err
+}
+
+// conflictTries is how often commit runs a transaction the database rolled
+// back for a deadlock or a lock wait timeout.
+const conflictTries = 5
+
+// transact is one try of commit, on db.
+func transact(ctx context.Context, db *gorm.DB, stmts func(tx *gorm.DB) error) error {
+	committing := false
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := stmts(tx); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err // the lock was lost, or the buyer hung up: roll back
+		}
+		committing = true
+		return nil
+	})
+	// A context error from Commit means database/sql did not send it:
+	// drivers' Commit takes no context, so only its check before sending
+	// can say "canceled".
+	if err != nil && committing && !stock.IsConflict(err) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		return &commitError{err: err}
+	}
+	return err
+}
+
+// commitError is the error of a transaction whose statements all ran and
+// whose COMMIT failed: it was sent, and may have landed (its answer may be
+// what was lost).
+type commitError struct{ err error }
+
+func (c *commitError) Error() string { return "commit: " + c.err.Error() }
+func (c *commitError) Unwrap() error { return c.err }
