@@ -61,7 +61,7 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 // only a fence checked by the database can, which is why a fenced sale reads
 // inside its transaction, after registering (locked_fence.go). The lock-free
 // strategies need no lock for the stock: see atomic.go and
-// place_reserved.go.
+// reserved.go.
 func (s *Service) buy(ctx context.Context, lock *dlock.Lock, p stock.Product, req Request) (Order, error) {
 	reqs := []Request{req}
 	var read *shelf

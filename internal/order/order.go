@@ -10,8 +10,8 @@
 //     one transaction (atomic.go);
 //   - redis-decr reserves the units in Redis with one script, then writes
 //     the order, and gives the reservation back if the write fails
-//     (place_reserved.go); every shop lowers Redis's stock of the products
-//     it sells to the database's once a second (reconcile.go);
+//     (reserved.go); every shop lowers Redis's stock of the products
+//     it sells to the database's once a second (reserved_reconcile.go);
 //   - redis-queue takes the units and queues the order in Redis with one
 //     script, answers at once, and the consumers of every shop write the
 //     queued orders in batches (queued.go, queued_write.go).

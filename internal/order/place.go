@@ -56,7 +56,7 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if err != nil {
 		return Order{}, "", err
 	}
-	// 2b. A redis-decr product asked for is swept (reconcile.go), sold
+	// 2b. A redis-decr product asked for is swept (reserved_reconcile.go), sold
 	// out or not.
 	if p.Strategy == strategy.RedisDecr && s.opts.Reservations != nil {
 		s.touch(p.ID)

@@ -10,7 +10,7 @@ import (
 
 // redis-decr's write, and how it meets the sweep.
 //
-// The sweep (reclaim.go) gives back the reservations whose hold ran out
+// The sweep (reserved_reclaim.go) gives back the reservations whose hold ran out
 // with no order, and a shop that was only slow may come back with one of
 // those orders: the database must refuse it, or the unit is sold and on
 // sale again. The two meet at the product's row. The sweep takes the row

@@ -67,7 +67,7 @@ type Options struct {
 // database and Redis, each with its own lockers. Close it when done: a
 // redis-decr order that failed in doubt is settled in the background, and
 // while it sells redis-decr products it sweeps their Redis stock down to
-// the database's (reconcile.go).
+// the database's (reserved_reconcile.go).
 type Service struct {
 	db          *gorm.DB
 	products    *stock.Store
@@ -187,7 +187,7 @@ const closeWait = 5 * time.Second
 // return: call it after the last Place returned, and before closing the
 // database and Redis clients. A settlement cut short leaves its
 // reservation in Redis, as settleFor running out would. It also stops the
-// sweep (reconcile.go) and waits for it, and for the batch leaders
+// sweep (reserved_reconcile.go) and waits for it, and for the batch leaders
 // (batch.go), which stop once nobody is queued. Calling it again does
 // nothing more.
 func (s *Service) Close() error {

@@ -77,7 +77,7 @@ func TestCrashKillsAShopAndTheSafeRowsStayExact(t *testing.T) {
 			}
 			// Above 0 Redis offers units the database does not have; below,
 			// a reservation of the killed shop was not given back (the
-			// sweep's reclaim, internal/order/reclaim.go, must have done it
+			// sweep's reclaim, internal/order/reserved_reclaim.go, must have done it
 			// within the wait).
 			if a.Drift != nil && *a.Drift != 0 {
 				t.Errorf("%s: drift %d after %v: want 0", m.Mode, *a.Drift, c.DriftWaited)

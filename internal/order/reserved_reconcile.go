@@ -33,7 +33,7 @@ import (
 // the read) the next sweep lowers. And Lower only ever lowers, so sweeps
 // by several shops, and the order flow's own lowering, commute.
 //
-// 2. Reclaiming (reclaim.go). The opposite drift: Redis holds units for
+// 2. Reclaiming (reserved_reclaim.go). The opposite drift: Redis holds units for
 // reservations nobody will finish. A shop killed between its take and its
 // write never gives its reservation back, and a sweep that only lowers
 // cannot return it (sold 4 of 5: Redis 0, the database 1, drift -1 for

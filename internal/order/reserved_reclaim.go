@@ -13,7 +13,7 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// Reclaiming: the sweep's second step (reconcile.go) gives back the
+// Reclaiming: the sweep's second step (reserved_reconcile.go) gives back the
 // redis-decr reservations whose shop will never finish them.
 //
 // A reservation is finished by its shop: the order is written, or the

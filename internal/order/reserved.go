@@ -27,7 +27,7 @@ import (
 //
 // A shop that dies between the two steps cannot give its reservation back;
 // the sweep does, once the reservation's hold has run out with no order
-// written (reclaim.go), and the database refuses the order of a
+// written (reserved_reclaim.go), and the database refuses the order of a
 // reservation given back that way, should its shop come back with it
 // (writeReserved): the buyer is told ErrUnavailable, never 201.
 func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Request) (Order, error) {
@@ -147,7 +147,7 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 // lowerToDatabase brings the Redis stock of product down to the
 // database's (never up: reserve.Stock.Lower), and remembers a product the
 // database has sold out of. It is the one step both the order flow, after
-// the database refused a unit Redis offered, and the sweep (reconcile.go)
+// the database refused a unit Redis offered, and the sweep (reserved_reconcile.go)
 // take. Errors: the database's read, or Lower's (reserve.ErrNotLoaded when
 // Redis has no stock for product: nothing to lower).
 func (s *Service) lowerToDatabase(ctx context.Context, product string) error {

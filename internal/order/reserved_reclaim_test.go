@@ -18,9 +18,9 @@ import (
 )
 
 // Tests of the sweep's second step, which gives back the redis-decr
-// reservations whose hold ran out with no order written (reclaim.go).
+// reservations whose hold ran out with no order written (reserved_reclaim.go).
 
-// reclaimGrace and sweepEvery as reclaim.go and reconcile.go have them:
+// reclaimGrace and sweepEvery as reserved_reclaim.go and reserved_reconcile.go have them:
 // a reservation of a product with no work and no stall is back within
 // their sum of its take, and a sweep's own time.
 const (
