@@ -1,0 +1,159 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/httpapi"
+	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// TestShopCountsWhatItHears: each observer call moves its own series, by
+// its own labels, and nothing else.
+func TestShopCountsWhatItHears(t *testing.T) {
+	m := New()
+	m.Placed(strategy.Lua, "created", 3*time.Millisecond)
+	m.Placed(strategy.Lua, "created", 5*time.Millisecond)
+	m.Placed(strategy.Lua, "sold_out", time.Millisecond)
+	m.Placed("", "invalid_argument", time.Millisecond)
+	m.LockWaited(strategy.Fenced, "lock_timeout", time.Second)
+	m.Happened(strategy.Fenced, order.EventFencedOut)
+	m.Batched(strategy.RedisDecr, 5)
+	m.Batched(strategy.RedisDecr, 7)
+	m.TurnedAway(httpapi.ShedQueueFull)
+	m.Queued(2)
+	m.Queued(-1)
+	m.InFlight(3)
+	m.RedisMasterChanged()
+	l := m.Locker(dlock.ModeRedlock)
+	l.Retried()
+	l.Voted(2, dlock.VoteRefused)
+
+	for _, c := range []struct {
+		name string
+		c    prometheus.Collector
+		want float64
+	}{
+		{"created lua orders", m.orders.WithLabelValues("lua", "created"), 2},
+		{"sold-out lua orders", m.orders.WithLabelValues("lua", "sold_out"), 1},
+		{"orders of no product yet", m.orders.WithLabelValues("none", "invalid_argument"), 1},
+		{"fenced lock timeouts", m.lockAsks.WithLabelValues("fenced", "lock_timeout"), 1},
+		{"fenced_out events", m.events.WithLabelValues("fenced", string(order.EventFencedOut)), 1},
+		{"turned away, queue full", m.turnedAway.WithLabelValues(httpapi.ShedQueueFull), 1},
+		{"turned away, wait expired", m.turnedAway.WithLabelValues(httpapi.ShedWaitExpired), 0},
+		{"queued", m.queued, 1},
+		{"in flight", m.inFlight, 3},
+		{"master changes", m.masterMoves, 1},
+		{"redlock retries", m.retries.WithLabelValues(string(dlock.ModeRedlock)), 1},
+		{"node 2's refusals", m.votes.WithLabelValues("2", string(dlock.VoteRefused)), 1},
+	} {
+		if got := testutil.ToFloat64(c.c); got != c.want {
+			t.Errorf("%s = %v, want %v", c.name, got, c.want)
+		}
+	}
+	// The group commits' histogram: two groups, 12 orders.
+	var h dto.Metric
+	if err := m.batchSize.WithLabelValues("redis-decr").(prometheus.Metric).Write(&h); err != nil {
+		t.Fatal(err)
+	}
+	if n, sum := h.GetHistogram().GetSampleCount(), h.GetHistogram().GetSampleSum(); n != 2 || sum != 12 {
+		t.Errorf("redis-decr group sizes: %d groups, %v orders; want 2 and 12", n, sum)
+	}
+}
+
+// TestZeroSeries: a new shop exports the series a dashboard plots at 0,
+// before the first event: every shed reason, and per strategy its orders.
+func TestZeroSeries(t *testing.T) {
+	m := New()
+	if n := testutil.CollectAndCount(m.turnedAway); n != 3 {
+		t.Errorf("turned-away series of a new shop: %d, want one per reason (3)", n)
+	}
+	if n := testutil.CollectAndCount(m.batchSize); n == 0 {
+		t.Error("no batch-size series before the first batch")
+	}
+}
+
+// fakeShop is the order service as the scrape-time collectors see it.
+type fakeShop struct {
+	products []stock.Product
+	audits   map[string]order.Audit
+	backlogs map[string]queue.Backlog
+}
+
+func (f fakeShop) Recent(n int) []stock.Product { return f.products[:min(n, len(f.products))] }
+
+func (f fakeShop) Audit(_ context.Context, id string) (order.Audit, error) {
+	a, ok := f.audits[id]
+	if !ok {
+		return order.Audit{}, errors.New("database did not answer")
+	}
+	return a, nil
+}
+
+func (f fakeShop) QueueBacklog(_ context.Context, id string) (queue.Backlog, error) {
+	return f.backlogs[id], nil
+}
+
+// TestScrapeTimeGauges: the audit and queue gauges are read at the scrape,
+// per product under test; a failed audit is counted, not shown as zeros;
+// only a redis-queue product has queue gauges.
+func TestScrapeTimeGauges(t *testing.T) {
+	shop := fakeShop{
+		products: []stock.Product{
+			{ID: "phone", Strategy: strategy.Naive},
+			{ID: "tv", Strategy: strategy.RedisQueue},
+			{ID: "gone", Strategy: strategy.Lua},
+		},
+		audits: map[string]order.Audit{
+			"phone": {Stock: 0, Sold: 103, Oversold: 3, DuplicateOrders: 1},
+			"tv":    {Stock: 40, Sold: 60},
+		},
+		backlogs: map[string]queue.Backlog{"tv": {Length: 12, Pending: 5}},
+	}
+	m := New()
+	m.Audits(shop)
+	m.Queues(shop)
+	srv := httptest.NewServer(m.Handler())
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`flashsale_product_oversold_units{product="phone",strategy="naive"} 3`,
+		`flashsale_product_sold_units{product="phone",strategy="naive"} 103`,
+		`flashsale_product_duplicate_orders{product="phone",strategy="naive"} 1`,
+		`flashsale_product_stock_units{product="tv",strategy="redis-queue"} 40`,
+		`flashsale_product_audit_errors 1`,
+		`flashsale_queue_length{product="tv",strategy="redis-queue"} 12`,
+		`flashsale_queue_pending{product="tv",strategy="redis-queue"} 5`,
+		`flashsale_queue_lag{product="tv",strategy="redis-queue"} 7`,
+	} {
+		if !strings.Contains(string(body), line+"\n") {
+			t.Errorf("the scrape has no line %q", line)
+		}
+	}
+	for _, absent := range []string{`product="gone"`, `flashsale_queue_length{product="phone"`} {
+		if strings.Contains(string(body), absent) {
+			t.Errorf("the scrape has %q, want none", absent)
+		}
+	}
+}
