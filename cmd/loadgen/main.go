@@ -34,6 +34,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -132,7 +133,7 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 
 	s := cfg.settings
 	title := runTitle(cfg, len(f.Targets), f.Backend)
-	fmt.Fprintf(stdout, "%s\n\n", title)
+	fmt.Fprintf(stdout, "%s\n\n", strings.Join(report.Wrap(title, report.TerminalWidth), "\n"))
 	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)}
 	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
 	if err != nil {
@@ -153,7 +154,11 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 		board.Finish(report.NewDocument(out), runErr)
 	}
 	fmt.Fprintln(stdout)
-	if err := report.WriteText(stdout, out); err != nil {
+	writeText := report.WriteText
+	if cfg.wide {
+		writeText = report.WriteWideText
+	}
+	if err := writeText(stdout, out); err != nil {
 		return err
 	}
 	out.Flags, out.Thresholds = cfg.flags, thresholdTexts(cfg.thresholds)

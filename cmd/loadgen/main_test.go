@@ -101,7 +101,7 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 	help := stdout.String()
 	for _, flag := range []string{"modes", "users", "stock", "clicks", "rate", "duration", "lock-ttl", "work", "stall",
 		"stall-rate", "late-commit", "late-commit-every", "batch", "seed", "out", "fail-on-unsafe", "redlock-kill", "redis-restart", "restart-delay", "etcd-kill", "targets", "admin-token", "redis", "mysql-dsn", "etcd", "calibrate",
-		"timeout", "workers", "max-workers", "count", "lock-wait", "max-in-flight", "sweep", "threshold"} {
+		"timeout", "workers", "max-workers", "count", "lock-wait", "max-in-flight", "sweep", "threshold", "wide"} {
 		if !strings.Contains(help, "  --"+flag+"\n") || !strings.Contains(help, "env LOADGEN_"+strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))+",") {
 			t.Errorf("--help does not list --%s with its variable:\n%s", flag, help)
 		}

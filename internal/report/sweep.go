@@ -109,8 +109,9 @@ func SweepRows(o *scenario.Outcome) [][]string {
 	return rows
 }
 
-// writeSweepText writes the sweep table, aligned, and what it shows.
-func writeSweepText(b *strings.Builder, o *scenario.Outcome) {
+// writeSweepText writes the sweep table, aligned, and what it shows, each
+// knee and held line passed through fit.
+func writeSweepText(b *strings.Builder, o *scenario.Outcome, fit func(string) string) {
 	rows := append([][]string{SweepColumns}, SweepRows(o)...)
 	widths := make([]int, len(SweepColumns))
 	for _, r := range rows {
@@ -133,7 +134,10 @@ func writeSweepText(b *strings.Builder, o *scenario.Outcome) {
 		b.WriteString("\n")
 	}
 	d := newSweepDoc(o)
-	b.WriteString("\n" + kneeLines(d) + "\n" + heldLines(d))
+	b.WriteString("\n")
+	for _, l := range strings.Split(strings.TrimSuffix(kneeLines(d)+"\n"+heldLines(d), "\n"), "\n") {
+		b.WriteString(fit(l) + "\n")
+	}
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(b, "\nUNSAFE: a safe mode oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))
 	}

@@ -3,9 +3,7 @@ package report
 import (
 	"fmt"
 	"github.com/flashsale/flashsale/internal/ledger"
-	"io"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -91,44 +89,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// WriteText writes the table for a terminal, aligned with spaces, then one
-// line per mode saying why it came out that way, and the unsafe modes if any.
-func WriteText(w io.Writer, o *scenario.Outcome) error {
-	if len(o.Sweep) > 0 {
-		var b strings.Builder
-		writeSweepText(&b, o)
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	rows := append([][]string{Columns}, Rows(o)...)
-	widths := make([]int, len(Columns))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len([]rune(c)))
-		}
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		for i, c := range r {
-			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
-			switch {
-			case i == 0:
-				b.WriteString(c + pad)
-			default:
-				b.WriteString("  " + pad + c)
-			}
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n")
-	for _, m := range o.Modes {
-		fmt.Fprintf(&b, "%-11s %s\n", string(m.Mode)+":", m.Why)
-	}
-	if bad := o.Unsafe(); len(bad) > 0 {
-		fmt.Fprintf(&b, "\nUNSAFE: a safe mode oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
