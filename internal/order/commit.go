@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"math/rand/v2"
 	"time"
@@ -68,8 +69,9 @@ func transact(ctx context.Context, db *gorm.DB, stmts func(tx *gorm.DB) error) e
 	})
 	// A context error from Commit means database/sql did not send it:
 	// drivers' Commit takes no context, so only its check before sending
-	// can say "canceled".
-	if err != nil && committing && !stock.IsConflict(err) &&
+	// can say "canceled". sql.ErrTxDone does too: ctx ended after the
+	// check above, and database/sql's rollback on cancel came first.
+	if err != nil && committing && !stock.IsConflict(err) && !errors.Is(err, sql.ErrTxDone) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return &commitError{err: err}
 	}

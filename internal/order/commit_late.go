@@ -45,6 +45,9 @@ type latePool struct {
 // follows ctx, as the statements do, until a late commit cuts that tie to
 // outlive the lease.
 func (l *latePool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	if err := ctx.Err(); err != nil { // the tie below would be cut too late
+		return nil, err
+	}
 	b, ok := l.ConnPool.(gorm.TxBeginner) // *sql.DB
 	if !ok {
 		return nil, gorm.ErrInvalidTransaction
@@ -109,6 +112,8 @@ func (t *lateTx) Commit() error {
 		if err := sleep(t.txCtx, p.LateCommit); err != nil {
 			return err
 		}
+	} else if err := t.ctx.Err(); err != nil {
+		return err // not sent: the tie to ctx may not have rolled it back yet
 	}
 	return t.Tx.Commit()
 }

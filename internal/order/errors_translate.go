@@ -42,8 +42,8 @@ func (s *Service) fromCritical(ctx, lockCtx context.Context, p stock.Product, er
 		return err // (fencedOut counted a refused token)
 	case ctx.Err() != nil:
 		// The caller gave up; the transaction, if begun, was rolled back.
-		// Its own context only says "canceled" (see transact): the
-		// caller's reason comes first.
+		// The statements ran on the lock's context, which says only
+		// "canceled" (see commit): the caller's reason comes first.
 		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
 	case lockCtx.Err() != nil:
 		// The watchdog found the lock gone (Redis unreachable, or the TTL
@@ -62,9 +62,9 @@ func fromWrite(ctx context.Context, err error) error {
 	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut), errors.Is(err, ErrInDoubt):
 		return err
 	case ctx.Err() != nil:
-		// The transaction runs on a context of its own that ctx's end
-		// cancels (see transact): the driver then says "canceled" where the
-		// caller's deadline passed. The caller's reason comes first.
+		// The driver, or database/sql's rollback on cancel, may say only
+		// "canceled" or "transaction done" where the caller's deadline
+		// passed (see transact): the caller's reason comes first.
 		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
 	case stock.IsConnError(err), stock.IsConflict(err):
 		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)

@@ -193,12 +193,19 @@ func groupContext(group []*groupedWrite) (context.Context, context.CancelFunc) {
 	var here atomic.Int64
 	here.Store(int64(len(group)))
 	stops := make([]func() bool, len(group))
+	gone := 0
 	for i, w := range group {
 		stops[i] = context.AfterFunc(w.ctx, func() {
 			if here.Add(-1) == 0 {
 				cancel()
 			}
 		})
+		if w.ctx.Err() != nil {
+			gone++
+		}
+	}
+	if gone == len(group) { // now, not when the AfterFuncs' goroutines run
+		cancel()
 	}
 	return ctx, func() {
 		for _, stop := range stops {

@@ -1,0 +1,78 @@
+package order
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// rollbackFirstPool lets database/sql's rollback on cancel win the race
+// with COMMIT: its transactions' Commit cancels the context, waits until
+// database/sql has rolled the transaction back, and only then commits.
+type rollbackFirstPool struct {
+	gorm.ConnPool
+	cancel func()
+}
+
+func (r *rollbackFirstPool) BeginTx(ctx context.Context, opts *sql.TxOptions) (gorm.ConnPool, error) {
+	tx, err := r.ConnPool.(gorm.TxBeginner).BeginTx(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return &rollbackFirstTx{Tx: tx, cancel: r.cancel}, nil
+}
+
+type rollbackFirstTx struct {
+	*sql.Tx
+	cancel func()
+}
+
+func (r *rollbackFirstTx) Commit() error {
+	r.cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) { // until database/sql has rolled back
+		if _, err := r.Tx.ExecContext(context.Background(), "SELECT 1"); errors.Is(err, sql.ErrTxDone) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return r.Tx.Commit()
+}
+
+// TestCommitNeverSentIsNotInDoubt: a context that ends after the
+// statements ran and before COMMIT, where database/sql's rollback on
+// cancel comes first, leaves no order, and its error says so: it is no
+// *commitError, and afterFailure does not call the order in doubt.
+func TestCommitNeverSentIsNotInDoubt(t *testing.T) {
+	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+		s, _ := fencedService(t, b)
+		p, err := s.AddProduct(context.Background(), stock.Product{ID: b.Redis.Key("commit-never-sent"),
+			Strategy: strategy.SQLAtomic, Stock: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := newOrder(p, Request{UserID: "u", ProductID: p.ID, Quantity: 1})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		db := s.db.WithContext(context.Background())
+		db.Statement.ConnPool = &rollbackFirstPool{ConnPool: db.Statement.ConnPool, cancel: cancel}
+		err = transact(ctx, db, func(tx *gorm.DB) error { return insertOrder(tx, o) })
+		if found, qerr := s.landed(context.Background(), o.ID); qerr != nil || found {
+			t.Fatalf("order landed: %v, %v; want it rolled back", found, qerr)
+		}
+		if ce := (*commitError)(nil); errors.As(err, &ce) {
+			t.Errorf("transact: %v is a *commitError, but the COMMIT was never sent", err)
+		}
+		if got := s.afterFailure(ctx, o, err); errors.Is(got, ErrInDoubt) {
+			t.Errorf("afterFailure: %v, want no ErrInDoubt for a COMMIT never sent", got)
+		}
+	})
+}
