@@ -26,10 +26,12 @@ type placed struct {
 	err  error
 }
 
-func groupShop(t *testing.T, b *testenv.Env, db *gorm.DB) *Service {
+// groupShop is a shop that sells redis-decr on db and b's first Redis
+// node, heard by obs (nil: nobody), closed when the test ends.
+func groupShop(t *testing.T, b *testenv.Env, db *gorm.DB, obs Observer) *Service {
 	t.Helper()
 	s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-		Logger: slog.New(slog.DiscardHandler)})
+		Logger: slog.New(slog.DiscardHandler), Observer: obs})
 	t.Cleanup(func() { s.Close() })
 	return s
 }
@@ -86,7 +88,7 @@ func TestGroupCommitLostAnswer(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db, fault := b.DB.OpenPool(t)
-		s := groupShop(t, b, db)
+		s := groupShop(t, b, db, nil)
 		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-lost"), Strategy: strategy.RedisDecr, Stock: 10})
 		if err != nil {
 			t.Fatal(err)
@@ -123,7 +125,7 @@ func TestGroupCommitSweptBetweenInsertAndUpdate(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db, _ := b.DB.OpenPool(t)
-		s := groupShop(t, b, db)
+		s := groupShop(t, b, db, nil)
 		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-swept-mid"), Strategy: strategy.RedisDecr, Stock: 5})
 		if err != nil {
 			t.Fatal(err)

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -25,9 +23,7 @@ func TestGroupCommit(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db := b.DB.DB()
-		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-			Logger: slog.New(slog.DiscardHandler)})
-		t.Cleanup(func() { s.Close() })
+		s := groupShop(t, b, db, nil)
 		sale := func(t *testing.T, name string, units int) stock.Product {
 			t.Helper()
 			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: units})
@@ -135,9 +131,7 @@ func TestGroupCommitUnderACrowd(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db := b.DB.DB()
-		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-			Logger: slog.New(slog.DiscardHandler)})
-		t.Cleanup(func() { s.Close() })
+		s := groupShop(t, b, db, nil)
 		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-crowd"), Strategy: strategy.RedisDecr, Stock: 300})
 		if err != nil {
 			t.Fatal(err)
@@ -217,9 +211,7 @@ func TestGroupCommitGroupsWhatWaits(t *testing.T) {
 		defer cancel()
 		db := b.DB.DB()
 		obs := &groupSizes{}
-		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-			Logger: slog.New(slog.DiscardHandler), Observer: obs})
-		t.Cleanup(func() { s.Close() })
+		s := groupShop(t, b, db, obs)
 		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-waits"), Strategy: strategy.RedisDecr, Stock: 10})
 		if err != nil {
 			t.Fatal(err)
