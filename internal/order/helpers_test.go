@@ -199,14 +199,22 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// audit reads the audit of product through shop, failing the test on error.
+// audit reads product's audit, asking again while the database is
+// unavailable (pooled connections a fault cut are found broken one by one,
+// as placeAfterRecovery says), for at most ten seconds.
 func audit(t *testing.T, shop *order.Service, product string) order.Audit {
 	t.Helper()
-	a, err := shop.Audit(context.Background(), product)
-	if err != nil {
-		t.Fatalf("Audit: %v", err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a, err := shop.Audit(context.Background(), product)
+		switch {
+		case err == nil:
+			return a
+		case !errors.Is(err, order.ErrUnavailable) || time.Now().After(deadline):
+			t.Fatalf("Audit: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
-	return a
 }
 
 // checkExact compares an audit with want, which has no Redis figures: for
