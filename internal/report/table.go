@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"strconv"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
