@@ -17,7 +17,7 @@ type pageLayout struct {
 	InnerWidth  int `json:"innerWidth"`
 	Charts      []struct {
 		Title string `json:"title"`
-		Marks int    `json:"marks"` // data marks with a width or a height
+		Marks int    `json:"marks"` // data marks that show: a bar of some height, a dot, a line
 	} `json:"charts"`
 	Tables []struct {
 		Cells int     `json:"cells"`
@@ -34,7 +34,10 @@ const readLayout = `(() => ({
 	innerWidth: window.innerWidth,
 	charts: [...document.querySelectorAll('svg')].map(s => ({
 		title: s.querySelector('title')?.textContent ?? '',
-		marks: [...s.querySelectorAll('.mark')].filter(m => { const b = m.getBBox(); return b.width > 0 || b.height > 0 }).length,
+		marks: [...s.querySelectorAll('.mark')].filter(m => {
+			const b = m.getBBox();
+			return m.tagName === 'rect' ? b.width > 0 && b.height > 0 : b.width > 0 || b.height > 0;
+		}).length,
 	})),
 	tables: [...document.querySelectorAll('table')].map(t => ({
 		cells: t.querySelectorAll('td').length,
