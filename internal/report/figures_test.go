@@ -111,6 +111,27 @@ func TestSpreadOf(t *testing.T) {
 			}
 		})
 	}
+	// Runs that differ below what the table writes read as one figure.
+	for _, tc := range []struct {
+		figure string
+		values []time.Duration // latencies, or elapsed seconds for 500 requests
+		want   string
+	}{
+		{"p99", []time.Duration{300 * time.Microsecond, 320 * time.Microsecond}, "0.3ms"},
+		{"p99", []time.Duration{3100 * time.Microsecond, 3200 * time.Microsecond}, "3.1ms (3.1ms–3.2ms)"},
+		{"req/s", []time.Duration{2 * time.Second, 1999 * time.Millisecond}, "250"},
+		{"req/s", []time.Duration{2 * time.Second, 1900 * time.Millisecond}, "257 (250–263)"},
+	} {
+		var runs []*scenario.ModeResult
+		for _, v := range tc.values {
+			m := counted("lua", v, 500, 0, 0, nil, 0, v)
+			runs = append(runs, m)
+		}
+		f, _ := FigureNamed(tc.figure)
+		if got := spreadCell(f, runs); got != tc.want {
+			t.Errorf("spreadCell(%s of %v): got %q, want %q", tc.figure, tc.values, got, tc.want)
+		}
+	}
 }
 
 // A figure is written as the table writes it: latencies as Millis, rates
