@@ -3,6 +3,8 @@ package report
 import (
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,10 +16,16 @@ import (
 
 // counted is a row whose figures are set, not counted from results:
 // requests sent over elapsed (Vegeta's rate is their quotient), created
-// 201s, queued 202s, errs by "status code", the p50 and p99.
+// 201s, queued 202s, errs by "status code" (counted by status too), the
+// p50 and p99.
 func counted(mode scenario.Mode, elapsed time.Duration, requests, created, queued int, errs map[string]int, p50, p99 time.Duration) *scenario.ModeResult {
 	m := &scenario.ModeResult{Mode: mode, CPU: -1,
 		Tally: ledger.Tally{Requests: requests, Created: created, Queued: queued, Errors: errs, Status: map[int]int{}}}
+	for key, n := range errs {
+		status, _, _ := strings.Cut(key, " ")
+		code, _ := strconv.Atoi(status)
+		m.Tally.Status[code] += n
+	}
 	m.Metrics.Duration, m.Metrics.Requests = elapsed, uint64(requests)
 	if elapsed > 0 {
 		m.Metrics.Rate = float64(requests) / elapsed.Seconds()
@@ -62,7 +70,6 @@ func TestGoodput(t *testing.T) {
 func TestFigureValues(t *testing.T) {
 	m := counted("lua", 2*time.Second, 1000, 80, 20, map[string]int{"503 busy": 90, "0 timeout": 10}, 3*time.Millisecond, 250*time.Millisecond)
 	m.Tally.SoldOut, m.Tally.DuplicateRequests, m.Tally.DuplicateOrders = 700, 60, 40
-	m.Tally.Status = map[int]int{503: 90, 0: 10}
 	m.Audit = ledger.Audit{Orders: 101, Oversold: 1, DuplicateOrders: 2}
 	want := map[string]float64{
 		"reqs": 1000, "201": 80, "sold_out": 700, "dup_rejected": 100, "errors": 100, "503s": 90,
