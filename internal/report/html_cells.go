@@ -66,18 +66,26 @@ func wrongCells(m *scenario.ModeResult) map[string]string {
 		wrong["oversold"] = fmt.Sprintf(oversoldWhy, n)
 	}
 	if n := most(func(r *scenario.ModeResult) int { return r.Audit.DuplicateOrders }); n > 0 {
-		wrong["dup_orders"] = fmt.Sprintf("%d buyers hold more than one order", n)
+		wrong["dup_orders"] = plural(n, "buyer holds", "buyers hold") + " more than one order"
 	}
 	if slices.ContainsFunc(runs, func(r *scenario.ModeResult) bool { return !r.Audit.Consistent }) {
 		wrong["consistent"] = "stock left + sold is not the initial stock"
 	}
 	if n := most(func(r *scenario.ModeResult) int { return r.Lost }); n > 0 {
-		wrong["orders"] = fmt.Sprintf("%d buyers answered 201 or 202 have no order", n)
+		wrong["orders"] = fmt.Sprintf("%s answered 201 or 202 without an order", plural(n, "buyer", "buyers"))
 	}
 	if i := slices.IndexFunc(runs, func(r *scenario.ModeResult) bool { return r.Drain != nil && r.Drain.Err != "" }); i >= 0 {
 		wrong["drain"] = "the queue did not drain: " + runs[i].Drain.Err
 	}
 	return wrong
+}
+
+// plural is n and one or many, as n asks: "1 buyer", "2 buyers".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // sweepCells are SweepRows(o) as the page shows them, an oversold cell
