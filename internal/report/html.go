@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/webfont"
 )
 
 //go:embed report.html.tmpl
@@ -22,6 +23,8 @@ var page = template.Must(template.New("report").Parse(htmlSource))
 // draw is left empty, and the page prints a line saying why in its place
 // (Notes) or leaves it out: no empty chart, no table of headers only.
 type htmlData struct {
+	// FontFace is the page's own 双 (webfont.FaceCSS).
+	FontFace template.CSS
 	Title    string
 	Machine  string
 	Settings string
@@ -57,6 +60,7 @@ type htmlSweep struct {
 // time).
 func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
+		FontFace: template.CSS(webfont.FaceCSS),
 		Title:    "Double 11 (双11) flash sale: strategies side by side",
 		Machine:  machineLine(o),
 		Settings: settingsText(o),

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/webfont"
 )
 
 // pages are the outcomes whose report.html the page's tests read: every
@@ -164,14 +165,18 @@ func TestPageMarksOnlyWhatIsWrong(t *testing.T) {
 	}
 }
 
-// The title does not lean on a CJK font: the Latin name comes first, and
-// the page names fonts that have the characters.
+// The title does not lean on a CJK font: the Latin name comes first, the
+// page names fonts that have the characters, and carries its own 双 for a
+// machine with none of them.
 func TestTitleReadsWithoutCJKFonts(t *testing.T) {
 	page := render(t, outcome())
 	if !strings.Contains(page, "<h1>Double 11 (双11)") {
 		t.Errorf("title: want the Latin name first")
 	}
-	if !strings.Contains(page, `"Noto Sans CJK SC"`) || !strings.Contains(page, "sans-serif;") {
-		t.Errorf("font stack: want a CJK face before the generic sans-serif")
+	if !strings.Contains(page, webfont.FaceCSS) {
+		t.Errorf("page: want webfont's @font-face in its style")
+	}
+	if !strings.Contains(page, `"Noto Sans CJK SC"`) || !strings.Contains(page, `"`+webfont.Family+`", sans-serif;`) {
+		t.Errorf("font stack: want a CJK face, then webfont's, before the generic sans-serif")
 	}
 }
