@@ -4,9 +4,10 @@
 // The font travels inside the page, as a data URL: report.html and the
 // live page fetch nothing.
 //
-// shuang.woff2 is Droid Sans Fallback (Apache License 2.0, named in the
-// font's own name table) cut down to that one glyph by
-// scripts/webfont.sh. It is safe for concurrent use: it is read-only.
+// shuang.woff2 is Droid Sans Fallback cut down to that one glyph by
+// scripts/webfont.sh; it is under the Apache License 2.0 (LICENSE beside
+// it, and the font's own name table). Everything here is read-only and
+// safe for concurrent use.
 package webfont
 
 import (
