@@ -99,7 +99,7 @@ func TestSweepPageShowsGoodputFirst(t *testing.T) {
 	if got, want := strings.Count(page, `class="knee"`), 2*5; got != want {
 		t.Errorf("knee rings: got %d, want %d (one per row that passed %d ms, on both charts)", got, want, kneeMs)
 	}
-	if !strings.Contains(page, "sql-atomic: p99 stayed under 100ms up to 2000/s offered") {
+	if !strings.Contains(page, "<b>sql-atomic</b>: p99 stayed under 100ms up to 2000/s offered; peak ") {
 		t.Errorf("sweep page lacks sql-atomic's knee line")
 	}
 }

@@ -166,3 +166,13 @@ func TestMachineLine(t *testing.T) {
 		t.Errorf("machineLine:\n got %q\nwant %q", got, want)
 	}
 }
+
+// A command line is cut before each flag, so that the page breaks a long
+// one between flags.
+func TestFlagPieces(t *testing.T) {
+	got := flagPieces("loadgen --modes off,lua --users 660 --stall-rate 0.08 (1327 clicks planned)")
+	want := []string{"loadgen", "--modes off,lua", "--users 660", "--stall-rate 0.08 (1327 clicks planned)"}
+	if !slices.Equal(got, want) {
+		t.Errorf("flagPieces: got %q, want %q", got, want)
+	}
+}
