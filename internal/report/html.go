@@ -25,8 +25,8 @@ var page = template.Must(template.New("report").Parse(htmlSource))
 type htmlData struct {
 	// FontFace is the page's own 双 (webfont.FaceCSS).
 	FontFace template.CSS
-	Title   string
-	Machine string
+	Title    string
+	Machine  string
 	// Settings is the command that repeats the run, a flag and its value
 	// to a piece, so that a line breaks between flags, not inside one.
 	Settings []string

@@ -16,7 +16,7 @@ import (
 func pages() map[string]*scenario.Outcome {
 	return map[string]*scenario.Outcome{
 		"default": fleetOutcome(), "sweep": fleetSweep(), "count": fleetCount(), "crash": fleetCrash(),
-		"clean": fleetClean(), "small": outcome(), "small sweep": sweepOutcome(),
+		"clean": fleetClean(), "restart": fleetRestart(), "small": outcome(), "small sweep": sweepOutcome(),
 	}
 }
 
@@ -119,6 +119,12 @@ func TestPageSaysWhatItLeftOut(t *testing.T) {
 	if !strings.Contains(page, "etcd sent no requests") {
 		t.Errorf("crash run: no line says etcd's scatter is left out")
 	}
+	if got, want := strings.Count(page, ">shop 2 killed</text>"), len(fleetCrash().Modes)-1; got != want {
+		t.Errorf("crash run: %d kill lines, want one per scatter (%d)", got, want)
+	}
+	if got := strings.Count(render(t, fleetRestart()), ">3 node(s) restarted empty</text>"); got != 2 {
+		t.Errorf("restart run: %d restart lines, want one per scatter (2)", got)
+	}
 }
 
 // Red marks what is wrong and nothing else: off's and naive's oversold,
@@ -133,6 +139,7 @@ func TestPageMarksOnlyWhatIsWrong(t *testing.T) {
 		{"clean", fleetClean(), nil},
 		{"count", fleetCount(), []string{"off/oversold", "naive/oversold", "lua/orders"}},
 		{"crash", fleetCrash(), []string{"off/oversold", "naive/oversold", "redis-decr/orders"}},
+		{"restart", fleetRestart(), []string{"redlock/oversold"}},
 		{"small", outcome(), []string{"off/oversold", "off/consistent", "redlock/dup_orders"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
