@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 )
@@ -39,7 +40,7 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 	// reservation exists (reserved_write.go).
 	seen, err := s.reclaimsSeen(ctx, p.ID)
 	if err != nil {
-		return Order{}, fromWrite(ctx, err)
+		return Order{}, sale.FromWrite(ctx, err)
 	}
 	// 1. Reserve in Redis.
 	if err := s.reserve(ctx, p, o); err != nil {
@@ -57,7 +58,7 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 	// database refused that group.
 	err = s.writeGrouped(ctx, p, o, seen)
 	if errors.Is(err, errWriteAlone) {
-		err = s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+		err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 			return s.writeReserved(tx, o, seen)
 		})
 	}
@@ -67,23 +68,23 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 	case errors.Is(err, errLeftEarly):
 		// The buyer left before the write: nothing was sent.
 		s.giveBack(ctx, o)
-		return Order{}, fromWrite(ctx, err)
+		return Order{}, sale.FromWrite(ctx, err)
 	case errors.Is(err, errReclaimed):
 		// This shop was too slow: the units are back on sale. Giving back
 		// again is a no-op, or finishes a sweep that died after its
 		// commit.
 		s.giveBack(ctx, o)
 		return Order{}, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	case errors.Is(err, errDuplicateKey):
+	case errors.Is(err, sale.ErrDuplicateKey):
 		// The database has an order of this buyer that Redis forgot.
 		s.giveBack(ctx, o)
-		return Order{}, s.duplicate(ctx, p.ID, req.UserID)
-	case errors.Is(err, errNoUnits):
+		return Order{}, s.w.Duplicate(ctx, p.ID, req.UserID)
+	case errors.Is(err, sale.ErrNoUnits):
 		// Redis offered a unit the database does not have: they drifted
 		// apart (Redis lost its data and was loaded again mid-sale). The
 		// database wins: Redis comes down to it.
 		s.giveBack(ctx, o)
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
 		if err := s.lowerToDatabase(lctx, p.ID); err != nil {
 			s.opts.Logger.WarnContext(ctx, "lower the redis stock to the database's; the next sweep will", "product", p.ID, "err", err)
 		}
@@ -93,11 +94,11 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 	// 4. The write failed, and its COMMIT may have landed (its answer may
 	// be what was lost): the units are given back only once the database
 	// says the order is not there.
-	if err = s.afterFailure(ctx, o, err); err == nil {
+	if err = s.w.AfterFailure(ctx, o, err); err == nil {
 		return o, nil
 	}
 	s.settle(o)
-	return Order{}, fromWrite(ctx, err)
+	return Order{}, sale.FromWrite(ctx, err)
 }
 
 // reserve takes o's units in Redis, held for s.hold(p) before the sweep
@@ -108,9 +109,9 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 	hold := s.hold(p)
 	_, err := res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity, hold)
 	if errors.Is(err, reserve.ErrNotLoaded) {
-		left, rerr := readStock(ctx, s.db, p.ID)
+		left, rerr := sale.ReadStock(ctx, s.db, p.ID)
 		if rerr != nil {
-			return fromWrite(ctx, rerr)
+			return sale.FromWrite(ctx, rerr)
 		}
 		if _, lerr := res.LoadIfMissing(ctx, p.ID, left); lerr != nil {
 			err = lerr
@@ -130,7 +131,7 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 	case errors.As(err, &dup):
 		// An order, or a click still on its way (or being settled): the
 		// database tells which.
-		if found, qerr := s.landed(ctx, dup.Reservation); qerr == nil && found {
+		if found, qerr := s.w.Landed(ctx, dup.Reservation); qerr == nil && found {
 			return &DuplicateOrderError{OrderID: dup.Reservation, UserID: o.UserID, ProductID: p.ID}
 		}
 		return fmt.Errorf("%w: %w", ErrDuplicateRequest, err)
@@ -151,7 +152,7 @@ func (s *Service) reserve(ctx context.Context, p stock.Product, o Order) error {
 // take. Errors: the database's read, or Lower's (reserve.ErrNotLoaded when
 // Redis has no stock for product: nothing to lower).
 func (s *Service) lowerToDatabase(ctx context.Context, product string) error {
-	left, err := readStock(ctx, s.db, product)
+	left, err := sale.ReadStock(ctx, s.db, product)
 	if err != nil {
 		return err
 	}
@@ -165,7 +166,7 @@ func (s *Service) lowerToDatabase(ctx context.Context, product string) error {
 // giveBack gives o's reservation back now, on a context that survives the
 // caller's; if Redis does not answer, settle keeps trying.
 func (s *Service) giveBack(ctx context.Context, o Order) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
 	defer cancel()
 	if err := s.tryGiveBack(ctx, o); err != nil {
 		s.settle(o)

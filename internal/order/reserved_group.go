@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -143,16 +144,16 @@ func (s *Service) commitGroup(p stock.Product, group []*groupedWrite) error {
 	defer cancel()
 	if len(group) == 1 {
 		w := group[0]
-		return s.commit(ctx, nil, p, func(tx *gorm.DB) error { return s.writeReserved(tx, w.o, w.seen) })
+		return s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error { return s.writeReserved(tx, w.o, w.seen) })
 	}
-	rows := make([]orderRow, len(group))
+	rows := make([]sale.Row, len(group))
 	total, oldest := 0, group[0].seen
 	for i, w := range group {
-		rows[i] = toUniqueRow(w.o)
+		rows[i] = sale.UniqueRowOf(w.o)
 		total += w.o.Quantity
 		oldest = min(oldest, w.seen)
 	}
-	return s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+	return s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		if err := tx.Create(&rows).Error; err != nil {
 			if stock.IsDuplicateKey(err) {
 				return errWriteAlone
@@ -162,7 +163,7 @@ func (s *Service) commitGroup(p stock.Product, group []*groupedWrite) error {
 		// reclaims has not moved since the oldest reservation's seen was
 		// read, so no sweep has reclaimed any of the group's since it was
 		// made (reserved_write.go says why one count will do).
-		res := tx.Exec(takeUnits+" AND reclaims = ?", total, p.ID, total, oldest)
+		res := tx.Exec(sale.TakeUnits+" AND reclaims = ?", total, p.ID, total, oldest)
 		if res.Error != nil {
 			return res.Error
 		}

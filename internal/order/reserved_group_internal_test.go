@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -24,7 +25,7 @@ func TestGroupCommit(t *testing.T) {
 		defer cancel()
 		db := b.DB.DB()
 		s := groupShop(t, b, db, nil)
-		sale := func(t *testing.T, name string, units int) stock.Product {
+		forSale := func(t *testing.T, name string, units int) stock.Product {
 			t.Helper()
 			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: units})
 			if err != nil {
@@ -41,7 +42,7 @@ func TestGroupCommit(t *testing.T) {
 		}
 		left := func(t *testing.T, p stock.Product) int {
 			t.Helper()
-			n, err := readStock(ctx, db, p.ID)
+			n, err := sale.ReadStock(ctx, db, p.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +58,7 @@ func TestGroupCommit(t *testing.T) {
 		}
 
 		t.Run("written whole", func(t *testing.T) {
-			p := sale(t, "group-whole", 5)
+			p := forSale(t, "group-whole", 5)
 			if err := s.commitGroup(p, group(p, 0, "a", "b", "c")); err != nil {
 				t.Fatal(err)
 			}
@@ -66,7 +67,7 @@ func TestGroupCommit(t *testing.T) {
 			}
 		})
 		t.Run("a buyer Redis forgot", func(t *testing.T) {
-			p := sale(t, "group-forgot", 5)
+			p := forSale(t, "group-forgot", 5)
 			if err := s.commitGroup(p, group(p, 0, "a")); err != nil {
 				t.Fatal(err)
 			}
@@ -77,12 +78,12 @@ func TestGroupCommit(t *testing.T) {
 			if got, n := left(t, p), orders(t, p); got != 4 || n != 1 {
 				t.Fatalf("after the refused group: %d left, %d orders; want 4 and 1", got, n)
 			}
-			if err := s.commitGroup(p, g[1:2]); !errors.Is(err, errDuplicateKey) {
-				t.Fatalf("the buyer who has an order, alone: got %v, want %v", err, errDuplicateKey)
+			if err := s.commitGroup(p, g[1:2]); !errors.Is(err, sale.ErrDuplicateKey) {
+				t.Fatalf("the buyer who has an order, alone: got %v, want %v", err, sale.ErrDuplicateKey)
 			}
 		})
 		t.Run("fewer units than the group", func(t *testing.T) {
-			p := sale(t, "group-short", 2)
+			p := forSale(t, "group-short", 2)
 			if err := s.commitGroup(p, group(p, 0, "a", "b", "c")); !errors.Is(err, errWriteAlone) {
 				t.Fatalf("a group of 3 for 2 units: got %v, want %v", err, errWriteAlone)
 			}
@@ -91,7 +92,7 @@ func TestGroupCommit(t *testing.T) {
 			}
 		})
 		t.Run("every buyer gone", func(t *testing.T) {
-			p := sale(t, "group-gone", 5)
+			p := forSale(t, "group-gone", 5)
 			gone, leave := context.WithCancel(ctx)
 			leave()
 			g := group(p, 0, "a", "b")
@@ -108,7 +109,7 @@ func TestGroupCommit(t *testing.T) {
 			}
 		})
 		t.Run("a sweep since the oldest reservation", func(t *testing.T) {
-			p := sale(t, "group-swept", 5)
+			p := forSale(t, "group-swept", 5)
 			if err := db.WithContext(ctx).Exec("UPDATE products SET reclaims = reclaims + 1 WHERE id = ?", p.ID).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -158,7 +159,7 @@ func TestGroupCommitUnderACrowd(t *testing.T) {
 		if err := db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE product_id = ?", p.ID).Row().Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		left, err := readStock(ctx, db, p.ID)
+		left, err := sale.ReadStock(ctx, db, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,7 +244,7 @@ func TestGroupCommitGroupsWhatWaits(t *testing.T) {
 		if len(obs.sizes) != 1 || obs.sizes[0] != buyers {
 			t.Fatalf("group commits of %v, want one of %d", obs.sizes, buyers)
 		}
-		if left, err := readStock(ctx, db, p.ID); err != nil || left != 10-buyers {
+		if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 10-buyers {
 			t.Fatalf("stock after the group: %d, %v; want %d", left, err, 10-buyers)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -156,7 +157,7 @@ func (s *Service) settleDue(ctx context.Context, product string, due []reserve.R
 // give-back, stays). It returns the reservations to give back, and those
 // sold after all.
 func reclaimIn(tx *gorm.DB, product string, open []reserve.Reservation) (reclaimed, sold []reserve.Reservation, err error) {
-	if err := takeRow(tx, product); err != nil {
+	if err := sale.TakeRow(tx, product); err != nil {
 		return nil, nil, err
 	}
 	if sold, err = ordersAmong(tx, open); err != nil {

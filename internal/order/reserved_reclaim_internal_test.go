@@ -11,6 +11,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -32,7 +33,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
 			Logger: slog.New(slog.DiscardHandler)})
 		t.Cleanup(func() { s.Close() })
-		sale := func(t *testing.T, name string) (stock.Product, Order, []reserve.Reservation) {
+		forSale := func(t *testing.T, name string) (stock.Product, Order, []reserve.Reservation) {
 			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
 			if err != nil {
 				t.Fatal(err)
@@ -42,7 +43,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 		}
 
 		t.Run("sweep first", func(t *testing.T) {
-			p, o, open := sale(t, "turns-sweep-first")
+			p, o, open := forSale(t, "turns-sweep-first")
 			sweep := db.WithContext(ctx).Begin()
 			defer sweep.Rollback()
 			reclaimed, sold, err := reclaimIn(sweep, p.ID, open)
@@ -59,13 +60,13 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if n, err := countOrders(ctx, db, p.ID, "x"); err != nil || n != 0 {
 				t.Errorf("x's orders: %d (%v), want 0", n, err)
 			}
-			if left, err := readStock(ctx, db, p.ID); err != nil || left != 3 {
+			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock: %d (%v), want 3: the refused order took nothing", left, err)
 			}
 		})
 
 		t.Run("order first", func(t *testing.T) {
-			p, o, open := sale(t, "turns-order-first")
+			p, o, open := forSale(t, "turns-order-first")
 			order := db.WithContext(ctx).Begin()
 			defer order.Rollback()
 			if err := s.writeReserved(order, o, 0); err != nil {

@@ -3,6 +3,8 @@ package order
 import (
 	"context"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/order/sale"
 )
 
 // How settle retries: it waits settleGrace before it first asks the
@@ -32,12 +34,12 @@ func (s *Service) settle(o Order) {
 		pause := settleGrace
 		var err error
 		for {
-			if sleep(ctx, pause) != nil {
+			if sale.Sleep(ctx, pause) != nil {
 				break
 			}
 			pause = min(2*pause, settleMaxPause)
 			var found bool
-			if found, err = s.settled(ctx, o); err != nil {
+			if found, err = s.w.Settled(ctx, o); err != nil {
 				continue
 			}
 			if found {

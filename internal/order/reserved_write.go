@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"gorm.io/gorm"
 )
 
@@ -67,11 +68,11 @@ func (s *Service) rememberReclaims(product string, n int64) {
 // writeReserved writes o and takes its units in the database, for
 // redis-decr, unless the sweep has given o's reservation back; seen is
 // what reclaimsSeen said before the reservation was made. Errors:
-// errDuplicateKey, errNoUnits, errReclaimed, or the database's. A buyer
+// sale.ErrDuplicateKey, sale.ErrNoUnits, errReclaimed, or the database's. A buyer
 // Redis let through twice (it lost its buyers) fails on the unique key
 // before the hot row is touched.
 func (s *Service) writeReserved(tx *gorm.DB, o Order, seen int64) error {
-	if err := insertOrder(tx, o); err != nil {
+	if err := sale.Insert(tx, o); err != nil {
 		return err
 	}
 	return s.takeReserved(tx, o, seen)
@@ -79,19 +80,19 @@ func (s *Service) writeReserved(tx *gorm.DB, o Order, seen int64) error {
 
 // takeReserved is writeReserved's second step, after the order's INSERT:
 // it takes o's units, unless the sweep reclaimed o's reservation. Errors:
-// errNoUnits, errReclaimed, or the database's.
+// sale.ErrNoUnits, errReclaimed, or the database's.
 func (s *Service) takeReserved(tx *gorm.DB, o Order, seen int64) error {
-	res := tx.Exec(takeUnits+" AND reclaims = ?", o.Quantity, o.ProductID, o.Quantity, seen)
+	res := tx.Exec(sale.TakeUnits+" AND reclaims = ?", o.Quantity, o.ProductID, o.Quantity, seen)
 	if res.Error != nil || res.RowsAffected == 1 {
 		return res.Error
 	}
 	// No units, or a sweep reclaimed since seen: take the row, then look.
-	res = tx.Exec(takeUnits, o.Quantity, o.ProductID, o.Quantity)
+	res = tx.Exec(sale.TakeUnits, o.Quantity, o.ProductID, o.Quantity)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return errNoUnits
+		return sale.ErrNoUnits
 	}
 	var reclaimed, now int64
 	err := tx.Raw("SELECT (SELECT COUNT(*) FROM reclaimed WHERE id = ?), reclaims FROM products WHERE id = ?", o.ID, o.ProductID).

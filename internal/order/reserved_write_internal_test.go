@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -30,7 +31,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
 			Logger: slog.New(slog.DiscardHandler)})
 		t.Cleanup(func() { s.Close() })
-		sale := func(t *testing.T, name string) stock.Product {
+		forSale := func(t *testing.T, name string) stock.Product {
 			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
 			if err != nil {
 				t.Fatal(err)
@@ -64,12 +65,12 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			if db.Dialector.Name() != "mysql" {
 				t.Skip("SQLite has one writer at a time: no sweep commits between the write's INSERT and its UPDATE")
 			}
-			p := sale(t, "reclaims-own")
+			p := forSale(t, "reclaims-own")
 			before := seen(t, p)
 			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
 			tx := db.WithContext(ctx).Begin()
 			defer tx.Rollback()
-			if err := insertOrder(tx, o); err != nil {
+			if err := sale.Insert(tx, o); err != nil {
 				t.Fatal(err)
 			}
 			// The sweep does not see the uncommitted order, and reclaims it.
@@ -81,7 +82,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			if n, err := countOrders(ctx, db, p.ID, "slow"); err != nil || n != 0 {
 				t.Errorf("slow's orders: %d (%v), want 0", n, err)
 			}
-			if left, err := readStock(ctx, db, p.ID); err != nil || left != 3 {
+			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock: %d (%v), want 3: the refused order took nothing", left, err)
 			}
 			if got, want := seen(t, p), before+1; got != want {
@@ -90,7 +91,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 		})
 
 		t.Run("another's reservation reclaimed", func(t *testing.T) {
-			p := sale(t, "reclaims-other")
+			p := forSale(t, "reclaims-other")
 			before := seen(t, p)
 			sweep(t, p, newOrder(p, Request{UserID: "dead", ProductID: p.ID, Quantity: 1}))
 			o := newOrder(p, Request{UserID: "alive", ProductID: p.ID, Quantity: 1})
@@ -98,7 +99,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the write of an order the sweep did not reclaim: %v", err)
 			}
-			if left, err := readStock(ctx, db, p.ID); err != nil || left != 2 {
+			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 2 {
 				t.Errorf("stock: %d (%v), want 2", left, err)
 			}
 			if got, want := seen(t, p), before+1; got != want {
@@ -107,15 +108,15 @@ func TestWriteAfterAReclaim(t *testing.T) {
 		})
 
 		t.Run("no units", func(t *testing.T) {
-			p := sale(t, "reclaims-none-left")
+			p := forSale(t, "reclaims-none-left")
 			for i, user := range []string{"a", "b", "c", "d"} {
 				o := newOrder(p, Request{UserID: user, ProductID: p.ID, Quantity: 1})
 				err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, seen(t, p)) })
 				if i < 3 && err != nil {
 					t.Fatalf("order %d: %v", i+1, err)
 				}
-				if i == 3 && !errors.Is(err, errNoUnits) {
-					t.Errorf("the fourth order of three units: got %v, want %v", err, errNoUnits)
+				if i == 3 && !errors.Is(err, sale.ErrNoUnits) {
+					t.Errorf("the fourth order of three units: got %v, want %v", err, sale.ErrNoUnits)
 				}
 			}
 		})
@@ -187,7 +188,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			if n, err := countOrders(ctx, db, p.ID, o.UserID); err != nil || n != 0 {
 				t.Errorf("%s's orders: %d (%v), want 0: sold and reclaimed", o.UserID, n, err)
 			}
-			if left, err := readStock(ctx, db, p.ID); err != nil || left != 3 {
+			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock %d (%v), want 3", left, err)
 			}
 		}
@@ -202,7 +203,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			order := db.WithContext(ctx).Begin() // as transact: the default isolation
 			defer order.Rollback()
-			if err := insertOrder(order, o); err != nil {
+			if err := sale.Insert(order, o); err != nil {
 				t.Fatal(err)
 			}
 			sweep := db.WithContext(ctx).Begin()
@@ -234,7 +235,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			order := db.WithContext(ctx).Begin() // as transact: the default isolation
 			defer order.Rollback()
-			if err := insertOrder(order, o); err != nil {
+			if err := sale.Insert(order, o); err != nil {
 				t.Fatal(err)
 			}
 			first := db.WithContext(ctx).Begin()
@@ -273,10 +274,10 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
 			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			tries := 0
-			err = s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+			err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 				tries++
 				if tries == 1 {
-					if err := insertOrder(tx, o); err != nil {
+					if err := sale.Insert(tx, o); err != nil {
 						return err
 					}
 					if err := db.WithContext(ctx).Transaction(func(sw *gorm.DB) error {
@@ -388,7 +389,7 @@ func TestSlowPathHoldsUpNoSweep(t *testing.T) {
 		ob := newOrder(bp, Request{UserID: "b1", ProductID: bp.ID, Quantity: 1})
 		owner := db.WithContext(ctx).Begin()
 		defer owner.Rollback()
-		if err := insertOrder(owner, ob); err != nil {
+		if err := sale.Insert(owner, ob); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -22,10 +23,6 @@ import (
 // DefaultLockWait is how long Place waits for a product lock when
 // Options.LockWait is zero.
 const DefaultLockWait = 5 * time.Second
-
-// releaseTimeout bounds the release of a lock, which runs on a context that
-// survives the caller's cancellation.
-const releaseTimeout = 2 * time.Second
 
 // Options tune a Service. The zero value is ready to use.
 type Options struct {
@@ -70,6 +67,7 @@ type Options struct {
 // the database's (reserved_reconcile.go).
 type Service struct {
 	db          *gorm.DB
+	w           *sale.Writer // db's, with the late-commit fault (commit_late.go)
 	products    *stock.Store
 	lockers     map[dlock.Mode]dlock.Locker
 	opts        Options
@@ -108,7 +106,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		opts.Rand = rand.Float64
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = sale.Sleep
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -121,6 +119,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		m[mode] = l
 	}
 	s := &Service{db: db, products: products, lockers: m, opts: opts, reclaimGrace: reclaimGrace}
+	s.w = sale.NewWriter(db, s.withLateCommits)
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if opts.Queue != nil {
 		co := opts.QueueOptions
@@ -131,21 +130,6 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		s.consumers = queue.NewConsumers(opts.Queue, s, co)
 	}
 	return s
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // AddProduct creates p in the product store (see stock.Store.Create for
