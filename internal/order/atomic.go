@@ -43,7 +43,7 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 }
 
 // insertAndDeduct writes o and takes its units, for sql-atomic (redis-decr
-// writes with writeReserved, which checks the sweep too): the INSERT
+// writes with redisdecr's writeReserved, which checks the sweep too): the INSERT
 // first, so a repeated click fails on the unique key before it touches the
 // hot row; the conditional UPDATE last, so the row's lock is held from it
 // to the commit and no longer. Errors: sale.ErrDuplicateKey,

@@ -9,9 +9,9 @@
 //   - sql-atomic takes no lock: a conditional UPDATE and a unique key, in
 //     one transaction (atomic.go);
 //   - redis-decr reserves the units in Redis with one script, then writes
-//     the order, and gives the reservation back if the write fails
-//     (reserved.go); every shop lowers Redis's stock of the products
-//     it sells to the database's once a second (reserved_reconcile.go);
+//     the order, and gives the reservation back if the write fails; every
+//     shop sweeps Redis's stock of the products it sells back to the
+//     database's once a second (package redisdecr);
 //   - redis-queue takes the units and queues the order in Redis with one
 //     script, answers at once, and the consumers of every shop write the
 //     queued orders in batches (queued.go, queued_write.go).

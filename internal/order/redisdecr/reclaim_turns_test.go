@@ -1,10 +1,9 @@
-package order
+package redisdecr
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -30,20 +28,15 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db := b.DB.DB()
-		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-			Logger: slog.New(slog.DiscardHandler)})
-		t.Cleanup(func() { s.Close() })
-		forSale := func(t *testing.T, name string) (stock.Product, Order, []reserve.Reservation) {
-			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := newOrder(p, Request{UserID: "x", ProductID: p.ID, Quantity: 1})
+		s := newShop(t, b, db, Options{})
+		newSale := func(t *testing.T, name string) (stock.Product, sale.Order, []reserve.Reservation) {
+			p := addProduct(ctx, t, b, db, name, stock.Product{Stock: 3})
+			o := newOrder(p, "x")
 			return p, o, []reserve.Reservation{{Product: p.ID, Buyer: "x", ID: o.ID, Quantity: 1}}
 		}
 
 		t.Run("sweep first", func(t *testing.T) {
-			p, o, open := forSale(t, "turns-sweep-first")
+			p, o, open := newSale(t, "turns-sweep-first")
 			sweep := db.WithContext(ctx).Begin()
 			defer sweep.Rollback()
 			reclaimed, sold, err := reclaimIn(sweep, p.ID, open)
@@ -57,8 +50,8 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if err := <-wrote; !errors.Is(err, errReclaimed) {
 				t.Errorf("the order's write after the sweep: got %v, want %v", err, errReclaimed)
 			}
-			if n, err := countOrders(ctx, db, p.ID, "x"); err != nil || n != 0 {
-				t.Errorf("x's orders: %d (%v), want 0", n, err)
+			if n := ordersOf(ctx, t, db, p.ID, "x"); n != 0 {
+				t.Errorf("x's orders: %d, want 0", n)
 			}
 			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock: %d (%v), want 3: the refused order took nothing", left, err)
@@ -66,7 +59,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 		})
 
 		t.Run("order first", func(t *testing.T) {
-			p, o, open := forSale(t, "turns-order-first")
+			p, o, open := newSale(t, "turns-order-first")
 			order := db.WithContext(ctx).Begin()
 			defer order.Rollback()
 			if err := s.writeReserved(order, o, 0); err != nil {
@@ -84,8 +77,8 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if err := <-swept; err != nil || len(reclaimed) != 0 || !slices.Equal(sold, open) {
 				t.Errorf("the sweep after the order: reclaimed %v, sold %v, %v; want it sold", reclaimed, sold, err)
 			}
-			if n, err := countOrders(ctx, db, p.ID, "x"); err != nil || n != 1 {
-				t.Errorf("x's orders: %d (%v), want 1", n, err)
+			if n := ordersOf(ctx, t, db, p.ID, "x"); n != 1 {
+				t.Errorf("x's orders: %d, want 1", n)
 			}
 		})
 	})

@@ -1,4 +1,4 @@
-package order
+package redisdecr
 
 import (
 	"context"
@@ -25,7 +25,7 @@ const (
 // sold nor offered. If settleFor runs out, the reservation stays: the error
 // is logged, and the audit's drift shows it. Close waits for the
 // settlements under way.
-func (s *Service) settle(o Order) {
+func (s *Seller) settle(o sale.Order) {
 	s.settling.Add(1)
 	go func() {
 		defer s.settling.Done()

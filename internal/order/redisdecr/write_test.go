@@ -1,9 +1,8 @@
-package order
+package redisdecr
 
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 
 // TestWriteAfterAReclaim: redis-decr's write takes its units only while
 // the product's reclaims are what it saw before its reservation was made
-// (reserved_write.go). A sweep that reclaims in between moves them on, and
+// (write.go). A sweep that reclaims in between moves them on, and
 // the write looks in reclaimed: its own reservation there refuses it,
 // another's does not, and the shop remembers the new count.
 func TestWriteAfterAReclaim(t *testing.T) {
@@ -28,17 +27,8 @@ func TestWriteAfterAReclaim(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db := b.DB.DB()
-		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-			Logger: slog.New(slog.DiscardHandler)})
-		t.Cleanup(func() { s.Close() })
-		forSale := func(t *testing.T, name string) stock.Product {
-			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p
-		}
-		sweep := func(t *testing.T, p stock.Product, o Order) {
+		s := newShop(t, b, db, Options{})
+		sweep := func(t *testing.T, p stock.Product, o sale.Order) {
 			t.Helper()
 			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -65,9 +55,9 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			if db.Dialector.Name() != "mysql" {
 				t.Skip("SQLite has one writer at a time: no sweep commits between the write's INSERT and its UPDATE")
 			}
-			p := forSale(t, "reclaims-own")
+			p := addProduct(ctx, t, b, db, "reclaims-own", stock.Product{Stock: 3})
 			before := seen(t, p)
-			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
+			o := newOrder(p, "slow")
 			tx := db.WithContext(ctx).Begin()
 			defer tx.Rollback()
 			if err := sale.Insert(tx, o); err != nil {
@@ -79,8 +69,8 @@ func TestWriteAfterAReclaim(t *testing.T) {
 				t.Fatalf("the write after the sweep: got %v, want %v", err, errReclaimed)
 			}
 			tx.Rollback()
-			if n, err := countOrders(ctx, db, p.ID, "slow"); err != nil || n != 0 {
-				t.Errorf("slow's orders: %d (%v), want 0", n, err)
+			if n := ordersOf(ctx, t, db, p.ID, "slow"); n != 0 {
+				t.Errorf("slow's orders: %d, want 0", n)
 			}
 			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock: %d (%v), want 3: the refused order took nothing", left, err)
@@ -91,10 +81,10 @@ func TestWriteAfterAReclaim(t *testing.T) {
 		})
 
 		t.Run("another's reservation reclaimed", func(t *testing.T) {
-			p := forSale(t, "reclaims-other")
+			p := addProduct(ctx, t, b, db, "reclaims-other", stock.Product{Stock: 3})
 			before := seen(t, p)
-			sweep(t, p, newOrder(p, Request{UserID: "dead", ProductID: p.ID, Quantity: 1}))
-			o := newOrder(p, Request{UserID: "alive", ProductID: p.ID, Quantity: 1})
+			sweep(t, p, newOrder(p, "dead"))
+			o := newOrder(p, "alive")
 			err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, before) })
 			if err != nil {
 				t.Fatalf("the write of an order the sweep did not reclaim: %v", err)
@@ -108,9 +98,9 @@ func TestWriteAfterAReclaim(t *testing.T) {
 		})
 
 		t.Run("no units", func(t *testing.T) {
-			p := forSale(t, "reclaims-none-left")
+			p := addProduct(ctx, t, b, db, "reclaims-none-left", stock.Product{Stock: 3})
 			for i, user := range []string{"a", "b", "c", "d"} {
-				o := newOrder(p, Request{UserID: user, ProductID: p.ID, Quantity: 1})
+				o := newOrder(p, user)
 				err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, seen(t, p)) })
 				if i < 3 && err != nil {
 					t.Fatalf("order %d: %v", i+1, err)
@@ -123,17 +113,12 @@ func TestWriteAfterAReclaim(t *testing.T) {
 	})
 }
 
-// redisDecrSale is a redis-decr product of 3 units and a service on b.
-func redisDecrSale(ctx context.Context, t *testing.T, b *testenv.Env, name string) (*Service, stock.Product) {
+// redisDecrSale is a redis-decr product of 3 units and a shop on b.
+func redisDecrSale(ctx context.Context, t *testing.T, b *testenv.Env, name string) (*shop, stock.Product) {
 	t.Helper()
 	db := b.DB.DB()
-	s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-		Logger: slog.New(slog.DiscardHandler)})
-	t.Cleanup(func() { s.Close() })
-	p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newShop(t, b, db, Options{})
+	p := addProduct(ctx, t, b, db, name, stock.Product{Stock: 3})
 	return s, p
 }
 
@@ -183,10 +168,10 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 
-		refused := func(t *testing.T, s *Service, p stock.Product, o Order) {
+		refused := func(t *testing.T, s *shop, p stock.Product, o sale.Order) {
 			t.Helper()
-			if n, err := countOrders(ctx, db, p.ID, o.UserID); err != nil || n != 0 {
-				t.Errorf("%s's orders: %d (%v), want 0: sold and reclaimed", o.UserID, n, err)
+			if n := ordersOf(ctx, t, db, p.ID, o.UserID); n != 0 {
+				t.Errorf("%s's orders: %d, want 0: sold and reclaimed", o.UserID, n)
 			}
 			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock %d (%v), want 3", left, err)
@@ -199,7 +184,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
+			o := newOrder(p, "slow")
 			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			order := db.WithContext(ctx).Begin() // as transact: the default isolation
 			defer order.Rollback()
@@ -231,7 +216,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
+			o := newOrder(p, "slow")
 			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			order := db.WithContext(ctx).Begin() // as transact: the default isolation
 			defer order.Rollback()
@@ -271,7 +256,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := newOrder(p, Request{UserID: "slow", ProductID: p.ID, Quantity: 1})
+			o := newOrder(p, "slow")
 			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			tries := 0
 			err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
@@ -340,7 +325,7 @@ func TestReservedWriteCostsWhatAtomicCosts(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		s, p := redisDecrSale(ctx, t, b, "meet-cost-decr")
-		ap, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("meet-cost-atomic"), Strategy: strategy.SQLAtomic, Stock: 3})
+		ap, err := stock.NewStore(db).Create(ctx, stock.Product{ID: b.Redis.Key("meet-cost-atomic"), Strategy: strategy.SQLAtomic, Stock: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -348,13 +333,19 @@ func TestReservedWriteCostsWhatAtomicCosts(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// As transact runs them: Transaction(stmts).
+		// As transact runs them: Transaction(stmts). sql-atomic's write
+		// (package order's insertAndDeduct) is the INSERT, then TakeUnits.
 		atomic := questions(ctx, t, db, func(conn *gorm.DB) error {
-			o := newOrder(ap, Request{UserID: "a", ProductID: ap.ID, Quantity: 1})
-			return conn.Transaction(func(tx *gorm.DB) error { return insertAndDeduct(tx, o) })
+			o := newOrder(ap, "a")
+			return conn.Transaction(func(tx *gorm.DB) error {
+				if err := sale.Insert(tx, o); err != nil {
+					return err
+				}
+				return tx.Exec(sale.TakeUnits, o.Quantity, o.ProductID, o.Quantity).Error
+			})
 		})
 		reserved := questions(ctx, t, db, func(conn *gorm.DB) error {
-			o := newOrder(p, Request{UserID: "a", ProductID: p.ID, Quantity: 1})
+			o := newOrder(p, "a")
 			return conn.Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, o, seen) })
 		})
 		t.Logf("statements per order: sql-atomic %d, redis-decr %d", atomic, reserved)
@@ -380,13 +371,10 @@ func TestSlowPathHoldsUpNoSweep(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		s, a := redisDecrSale(ctx, t, b, "meet-rr-a")
-		bp, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("meet-rr-b"), Strategy: strategy.RedisDecr, Stock: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
+		bp := addProduct(ctx, t, b, db, "meet-rr-b", stock.Product{Stock: 3})
 		// B's reservation was reclaimed after the INSERT; its write takes
 		// the slow path, in REPEATABLE READ, and stays open.
-		ob := newOrder(bp, Request{UserID: "b1", ProductID: bp.ID, Quantity: 1})
+		ob := newOrder(bp, "b1")
 		owner := db.WithContext(ctx).Begin()
 		defer owner.Rollback()
 		if err := sale.Insert(owner, ob); err != nil {
@@ -405,14 +393,14 @@ func TestSlowPathHoldsUpNoSweep(t *testing.T) {
 		wait := 5 * time.Second
 		sctx, scancel := context.WithTimeout(ctx, wait)
 		defer scancel()
-		oa := newOrder(a, Request{UserID: "a-dead", ProductID: a.ID, Quantity: 1})
+		oa := newOrder(a, "a-dead")
 		if err := db.WithContext(sctx).Transaction(func(tx *gorm.DB) error {
 			_, _, err := reclaimIn(tx, a.ID, []reserve.Reservation{{Product: a.ID, Buyer: "a-dead", ID: oa.ID, Quantity: 1}})
 			return err
 		}); err != nil {
 			t.Errorf("a sweep of A while B's slow path is open: %v", err)
 		}
-		oa2 := newOrder(a, Request{UserID: "a2", ProductID: a.ID, Quantity: 1})
+		oa2 := newOrder(a, "a2")
 		if err := db.WithContext(sctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, oa2, 0) }); err != nil {
 			t.Errorf("an order of A (slow path, REPEATABLE READ) while B's is open: %v", err)
 		}

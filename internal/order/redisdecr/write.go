@@ -1,4 +1,4 @@
-package order
+package redisdecr
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // redis-decr's write, and how it meets the sweep.
 //
-// The sweep (reserved_reclaim.go) gives back the reservations whose hold ran out
+// The sweep (reclaim.go) gives back the reservations whose hold ran out
 // with no order, and a shop that was only slow may come back with one of
 // those orders: the database must refuse it, or the unit is sold and on
 // sale again. The two meet at the product's row. The sweep takes the row
@@ -28,15 +28,15 @@ import (
 // A sweep can only reclaim a reservation that exists, so one that reclaimed
 // this order's committed after seen was read, and reclaims has moved on:
 // the UPDATE, which reads the row as it is once it holds it, matches
-// nothing. Then the write takes the row without the condition, and looks
-// in reclaimed with a plain SELECT: the transaction's first read, so its
+// nothing. Then the write takes the row without the condition, and looks in
+// reclaimed with a plain SELECT: the transaction's first read, so its
 // snapshot is taken now, after the sweep committed and let the row go (on
 // InnoDB, REPEATABLE READ takes it at the first read, not at BEGIN; no
 // statement before it reads, the INSERT and the UPDATEs lock instead). It
-// locks nothing, so it holds up no other product's sweep. Its own id
-// there is errReclaimed, and the rollback takes the order back out. If the write holds the row first,
-// the sweep waits for its commit and finds the order. Either way one of
-// them wins, and no clock decides.
+// locks nothing, so it holds up no other product's sweep. Its own id there
+// is errReclaimed, and the rollback takes the order back out. If the write
+// holds the row first, the sweep waits for its commit and finds the order.
+// Either way one of them wins, and no clock decides.
 //
 // That slow path is taken once after each sweep that reclaimed anything
 // of the product (a dead shop's reservations, rare), by each shop, which
@@ -46,7 +46,7 @@ import (
 // reclaimsSeen returns the product's reclaims as this shop last read them,
 // reading them first if it never has. Call it before the reservation is
 // made. Errors: the database's.
-func (s *Service) reclaimsSeen(ctx context.Context, product string) (int64, error) {
+func (s *Seller) reclaimsSeen(ctx context.Context, product string) (int64, error) {
 	if v, ok := s.reclaims.Load(product); ok {
 		return v.(*atomic.Int64).Load(), nil
 	}
@@ -60,18 +60,18 @@ func (s *Service) reclaimsSeen(ctx context.Context, product string) (int64, erro
 
 // rememberReclaims stores n as the product's reclaims, for the
 // reservations made from now on.
-func (s *Service) rememberReclaims(product string, n int64) {
+func (s *Seller) rememberReclaims(product string, n int64) {
 	v, _ := s.reclaims.LoadOrStore(product, new(atomic.Int64))
 	v.(*atomic.Int64).Store(n)
 }
 
 // writeReserved writes o and takes its units in the database, for
-// redis-decr, unless the sweep has given o's reservation back; seen is
-// what reclaimsSeen said before the reservation was made. Errors:
-// sale.ErrDuplicateKey, sale.ErrNoUnits, errReclaimed, or the database's. A buyer
-// Redis let through twice (it lost its buyers) fails on the unique key
-// before the hot row is touched.
-func (s *Service) writeReserved(tx *gorm.DB, o Order, seen int64) error {
+// redis-decr, unless the sweep has given o's reservation back; seen is what
+// reclaimsSeen said before the reservation was made. Errors:
+// sale.ErrDuplicateKey, sale.ErrNoUnits, errReclaimed, or the database's. A
+// buyer Redis let through twice (it lost its buyers) fails on the unique
+// key before the hot row is touched.
+func (s *Seller) writeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
 	if err := sale.Insert(tx, o); err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func (s *Service) writeReserved(tx *gorm.DB, o Order, seen int64) error {
 // takeReserved is writeReserved's second step, after the order's INSERT:
 // it takes o's units, unless the sweep reclaimed o's reservation. Errors:
 // sale.ErrNoUnits, errReclaimed, or the database's.
-func (s *Service) takeReserved(tx *gorm.DB, o Order, seen int64) error {
+func (s *Seller) takeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
 	res := tx.Exec(sale.TakeUnits+" AND reclaims = ?", o.Quantity, o.ProductID, o.Quantity, seen)
 	if res.Error != nil || res.RowsAffected == 1 {
 		return res.Error

@@ -1,8 +1,7 @@
-package order
+package redisdecr
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -21,7 +19,7 @@ import (
 // another product, which holds that product's row, would wait for it in
 // its INSERT INTO reclaimed, and that product's orders behind the sweep.
 // The write reads reclaimed only on its slow path, with a plain SELECT,
-// which locks nothing (reserved_write.go). Here an order of product B
+// which locks nothing (write.go). Here an order of product B
 // stays open between its statements and its COMMIT (a late commit, a
 // slow fsync) while product A is swept and then sold: both must finish
 // while B is still open.
@@ -32,19 +30,14 @@ func TestReclaimIgnoresAnotherProductsOpenOrder(t *testing.T) {
 			t.Skip("InnoDB's gap locks: SQLite has one writer at a time anyway")
 		}
 		ctx := context.Background()
-		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-			Logger: slog.New(slog.DiscardHandler)})
-		t.Cleanup(func() { s.Close() })
+		s := newShop(t, b, db, Options{})
 		add := func(name string) stock.Product {
-			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := addProduct(ctx, t, b, db, name, stock.Product{Stock: 3})
 			return p
 		}
 		a, bp := add("stall-a"), add("stall-b")
 
-		ob := newOrder(bp, Request{UserID: "b1", ProductID: bp.ID, Quantity: 1})
+		ob := newOrder(bp, "b1")
 		owner := db.WithContext(ctx).Begin()
 		defer owner.Rollback()
 		if err := s.writeReserved(owner, ob, 0); err != nil {
@@ -55,7 +48,7 @@ func TestReclaimIgnoresAnotherProductsOpenOrder(t *testing.T) {
 		// comes only after them: they would end with their context (the
 		// server's own lock wait timeout is 50 s).
 		wait := 5 * time.Second
-		oa := newOrder(a, Request{UserID: "a-dead", ProductID: a.ID, Quantity: 1})
+		oa := newOrder(a, "a-dead")
 		open := []reserve.Reservation{{Product: a.ID, Buyer: "a-dead", ID: oa.ID, Quantity: 1}}
 		sctx, cancel := context.WithTimeout(ctx, wait)
 		err := db.WithContext(sctx).Transaction(func(tx *gorm.DB) error {
@@ -68,7 +61,7 @@ func TestReclaimIgnoresAnotherProductsOpenOrder(t *testing.T) {
 		}
 		wctx, wcancel := context.WithTimeout(ctx, wait)
 		defer wcancel()
-		oa2 := newOrder(a, Request{UserID: "a2", ProductID: a.ID, Quantity: 1})
+		oa2 := newOrder(a, "a2")
 		if err := db.WithContext(wctx).Transaction(func(tx *gorm.DB) error { return s.writeReserved(tx, oa2, 0) }); err != nil {
 			t.Errorf("an order of product A, while an order of product B is open: %v", err)
 		}
