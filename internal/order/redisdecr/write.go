@@ -43,6 +43,10 @@ import (
 // then remembers the new count. seen may be older than that, never
 // wrong: any count read before the reservation was made will do.
 
+// takeUnswept is sale.TakeUnits while the product's reclaims are still
+// what the shop saw: its arguments are TakeUnits', then seen.
+const takeUnswept = sale.TakeUnits + " AND reclaims = ?"
+
 // reclaimsSeen returns the product's reclaims as this shop last read them,
 // reading them first if it never has. Call it before the reservation is
 // made. Errors: the database's.
@@ -82,7 +86,7 @@ func (s *Seller) writeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
 // it takes o's units, unless the sweep reclaimed o's reservation. Errors:
 // sale.ErrNoUnits, errReclaimed, or the database's.
 func (s *Seller) takeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
-	res := tx.Exec(sale.TakeUnits+" AND reclaims = ?", o.Quantity, o.ProductID, o.Quantity, seen)
+	res := tx.Exec(takeUnswept, o.Quantity, o.ProductID, o.Quantity, seen)
 	if res.Error != nil || res.RowsAffected == 1 {
 		return res.Error
 	}
