@@ -98,6 +98,14 @@ func inTurn(ctx context.Context, t *testing.T, db *gorm.DB, product string, stmt
 	if db.Dialector.Name() != "mysql" {
 		return done
 	}
+	waitsForRow(ctx, t, db, product)
+	return done
+}
+
+// waitsForRow returns once a transaction waits for a lock in a statement
+// naming product (InnoDB only).
+func waitsForRow(ctx context.Context, t *testing.T, db *gorm.DB, product string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var n int64
@@ -106,11 +114,11 @@ func inTurn(ctx context.Context, t *testing.T, db *gorm.DB, product string, stmt
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 {
-			return done
+		if n >= 1 {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("waited 10s for the second transaction to wait for the product's row")
+			t.Fatal("waited 10s for a transaction to wait for the product's row")
 		}
 		// InnoDB refreshes what information_schema.innodb_trx shows only
 		// when it was last read over 100 ms ago: asked more often, it

@@ -121,28 +121,6 @@ func redisDecrSale(ctx context.Context, t *testing.T, b *testenv.Env, name strin
 	return s, p
 }
 
-// waitsForRow returns once a transaction waits for a lock in a statement
-// naming product (InnoDB only), as inTurn does.
-func waitsForRow(ctx context.Context, t *testing.T, db *gorm.DB, product string) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var n int64
-		err := db.WithContext(ctx).Raw("SELECT COUNT(*) FROM information_schema.innodb_trx WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE ?",
-			"%'"+product+"'%").Row().Scan(&n)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n >= 1 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("waited 10s for a transaction to wait for the product's row")
-		}
-		time.Sleep(150 * time.Millisecond)
-	}
-}
-
 func reclaimsOf(ctx context.Context, t *testing.T, db *gorm.DB, product string) int64 {
 	t.Helper()
 	var n int64
