@@ -1,8 +1,9 @@
 // Package faultproxy owns the loopback TCP proxy that injects network
 // faults between a client and a server it does not own: tests put it in
 // front of real servers (internal/testenv), the load generator in front of
-// the Redis nodes it restarts and of a replica's replication link
-// (internal/scenario). Three faults, each undone by its pair:
+// the Redis nodes it restarts (internal/fleet) and of a replica's
+// replication link (internal/redisproc, held by internal/fault). Three
+// faults, each undone by its pair:
 //
 //   - Stop cuts: every live connection is closed and new ones are refused,
 //     as when the server dies; Start serves again on the same address.
@@ -11,6 +12,9 @@
 //     held so far through, in order. HoldAt stalls the link at a place in
 //     what the server sends, found by the caller.
 //   - SetDelay slows every chunk by a fixed delay.
+//
+// This file holds the proxy, its connections, Stop and Start; hold.go the
+// faults on the bytes in flight and the pipe that obeys them.
 package faultproxy
 
 import (
