@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -21,9 +22,10 @@ import (
 // redlock then oversell; fenced and etcd do not (locked_fence.go).
 //
 // The fault sits in front of the database, the way testenv's fault
-// connection sits in front of a driver's: commit hands a product that
-// switches it on a database whose transactions are lateTxs, and the
-// commit itself knows nothing of it.
+// connection sits in front of a driver's: NewService hands withLateCommits
+// to the shop's sale.Writer, whose Commit runs the transactions of a
+// product that switches the fault on on a database whose transactions are
+// lateTxs, and knows nothing else of it.
 
 // withLateCommits returns s's database with p's late-commit fault in front
 // of it, for one commit of p under lock (nil without one).
@@ -109,7 +111,7 @@ func (t *lateTx) Commit() error {
 			t.pool.lock.HoldRenewals(p.LateCommit)
 		}
 		t.pool.s.happened(p.ID, p.Strategy, EventLateCommit)
-		if err := sleep(t.txCtx, p.LateCommit); err != nil {
+		if err := sale.Sleep(t.txCtx, p.LateCommit); err != nil {
 			return err
 		}
 	} else if err := t.ctx.Err(); err != nil {

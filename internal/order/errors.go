@@ -3,8 +3,8 @@ package order
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -16,14 +16,6 @@ var (
 	// *FieldError that names the field. Nothing was sent to Redis or the
 	// database.
 	ErrInvalid = errors.New("order: invalid request")
-	// ErrSoldOut means the stock left is less than the quantity asked for.
-	ErrSoldOut = errors.New("order: sold out")
-	// ErrDuplicateOrder means the buyer already has an order for the
-	// product; the error is a *DuplicateOrderError that names it.
-	ErrDuplicateOrder = errors.New("order: duplicate order")
-	// ErrDuplicateRequest means another order by the same buyer for the same
-	// product is in flight (a repeated click): its dedupe lock is held.
-	ErrDuplicateRequest = errors.New("order: duplicate request in flight")
 	// ErrLockTimeout means the product lock could not be taken within the
 	// lock wait (or before the caller's context ended; then the error also
 	// wraps ctx.Err()). Nothing was written.
@@ -43,38 +35,22 @@ var (
 	// within half the lock wait, and was turned away at once. Nothing was
 	// written; the buyer may retry.
 	ErrBusy = errors.New("order: shop busy")
-	// ErrUnavailable means Redis (for redlock, a majority of its nodes),
-	// etcd or the database could not be reached before anything was
-	// committed. Nothing was written; the buyer may retry.
-	ErrUnavailable = errors.New("order: backend unavailable")
-	// ErrInDoubt means the order's COMMIT was sent and its answer lost,
-	// and the database could not tell in time whether it landed: the
-	// order may exist, its COMMIT perhaps still on its way. A retry by the
-	// same buyer gets it (ErrDuplicateOrder naming it) or buys once, never
-	// both, under fenced and etcd (the registration waits for the COMMIT)
-	// and the lock-free strategies (the unique key, and the database's own
-	// stock check). Under lua, redlock and naive a COMMIT still on its way
-	// is a late commit (commit_late.go), which no lease keeps out: the shop
-	// abandons the product and dedupe locks until their TTL instead of
-	// releasing them (letGo), so that nobody reads the stock meanwhile,
-	// but a COMMIT that lands later than that may still meet a second
-	// order, or another buyer's write.
-	ErrInDoubt = errors.New("order: outcome unknown, the order may exist")
+)
+
+// The errors every strategy may return are package sale's, which the
+// strategy packages below this one share; see there for when each comes
+// back.
+var (
+	ErrSoldOut          = sale.ErrSoldOut          // too few units left
+	ErrDuplicateOrder   = sale.ErrDuplicateOrder   // the buyer has an order: a *DuplicateOrderError
+	ErrDuplicateRequest = sale.ErrDuplicateRequest // the buyer's other click is in flight
+	ErrUnavailable      = sale.ErrUnavailable      // a backend could not be reached; nothing written
+	ErrInDoubt          = sale.ErrInDoubt          // the COMMIT's answer was lost: the order may exist
 )
 
 // DuplicateOrderError is the error for a buyer who already has an order
-// for the product: OrderID names it, so that a retry after ErrInDoubt
-// learns which order it got. It wraps ErrDuplicateOrder.
-type DuplicateOrderError struct {
-	OrderID, UserID, ProductID string
-}
-
-func (e *DuplicateOrderError) Error() string {
-	return fmt.Sprintf("%v: user %q already bought %q (order %s)", ErrDuplicateOrder, e.UserID, e.ProductID, e.OrderID)
-}
-
-// Unwrap returns ErrDuplicateOrder.
-func (e *DuplicateOrderError) Unwrap() error { return ErrDuplicateOrder }
+// for the product, naming it (package sale's). It wraps ErrDuplicateOrder.
+type DuplicateOrderError = sale.DuplicateOrderError
 
 // Outcome names how an order ended, from Place's error: "created" for nil,
 // else the code of the first row of vocabulary the error wraps, and

@@ -43,29 +43,13 @@ func (s *Service) fromCritical(ctx, lockCtx context.Context, p stock.Product, er
 	case ctx.Err() != nil:
 		// The caller gave up; the transaction, if begun, was rolled back.
 		// The statements ran on the lock's context, which says only
-		// "canceled" (see commit): the caller's reason comes first.
+		// "canceled" (see sale.Writer.Commit): the caller's reason comes first.
 		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
 	case lockCtx.Err() != nil:
 		// The watchdog found the lock gone (Redis unreachable, or the TTL
 		// ran out between renewals) and cancelled the work before it wrote.
 		s.happened(p.ID, p.Strategy, EventLockLost)
 		return fmt.Errorf("%w: in the critical section: %w", ErrLockLost, context.Cause(lockCtx))
-	case stock.IsConnError(err), stock.IsConflict(err):
-		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
-	}
-	return fmt.Errorf("order: %w", err)
-}
-
-// fromWrite translates an error from a lock-free strategy's transaction.
-func fromWrite(ctx context.Context, err error) error {
-	switch {
-	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut), errors.Is(err, ErrInDoubt):
-		return err
-	case ctx.Err() != nil:
-		// The driver, or database/sql's rollback on cancel, may say only
-		// "canceled" or "transaction done" where the caller's deadline
-		// passed (see transact): the caller's reason comes first.
-		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
 	case stock.IsConnError(err), stock.IsConflict(err):
 		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
 	}

@@ -1,10 +1,5 @@
 package order
 
-import (
-	"context"
-	"time"
-)
-
 // Queued returns how many buyers of product wait in s's batch queue
 // (batch_waiters.go) and have not given up, for tests that wait until a
 // batch has formed behind a held lock.
@@ -28,15 +23,3 @@ func (s *Service) Queued(product string) int {
 // DedupeKey is the key of user's dedupe lock on product, for tests that
 // hold it from outside a shop.
 func DedupeKey(product, user string) string { return dedupeKey(product, user) }
-
-// SetReclaimGrace sets the hold of s's redis-decr reservations beyond the
-// product's work and stall (reclaimGrace), for tests that need a
-// reservation past its hold sooner. Call it before s's first order.
-func (s *Service) SetReclaimGrace(d time.Duration) { s.reclaimGrace = d }
-
-// Reconcile runs one sweep of product by s now (reconcile), beside the
-// sweeps s runs by itself, and reports whether its ledger still holds
-// reservations: for tests that sweep from many goroutines at once.
-func (s *Service) Reconcile(ctx context.Context, product string) bool {
-	return s.reconcile(ctx, product)
-}

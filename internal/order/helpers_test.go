@@ -14,6 +14,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -157,17 +158,7 @@ func (h *hookSleep) Sleep(ctx context.Context, d time.Duration) error {
 	if h.armed.CompareAndSwap(true, false) && h.hook != nil {
 		h.hook(ctx)
 	}
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sale.Sleep(ctx, d)
 }
 
 // everyNth is an Options.Rand that makes exactly every nth critical section

@@ -27,7 +27,7 @@ type Observer interface {
 	Happened(s strategy.Name, e Event)
 	// Batched is called for each batch served, with how many buyers it
 	// answered, and for each group commit of redis-decr, with how many
-	// orders it wrote together (reserved_group.go).
+	// orders it wrote together (redisdecr/group.go).
 	Batched(s strategy.Name, buyers int)
 }
 

@@ -20,7 +20,7 @@ type Events struct {
 	GivenBack int64
 	// Reclaimed counts redis-decr reservations this shop's sweep gave
 	// back because their hold ran out with no order written: their shop
-	// died, or was too slow (reserved_reclaim.go).
+	// died, or was too slow (redisdecr/reclaim.go).
 	Reclaimed int64
 	// Batches counts the batches served (stock.Product.BatchMax), and
 	// BatchedBuyers the buyers answered in them: their ratio is the mean

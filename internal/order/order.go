@@ -9,16 +9,19 @@
 //   - sql-atomic takes no lock: a conditional UPDATE and a unique key, in
 //     one transaction (atomic.go);
 //   - redis-decr reserves the units in Redis with one script, then writes
-//     the order, and gives the reservation back if the write fails
-//     (reserved.go); every shop lowers Redis's stock of the products
-//     it sells to the database's once a second (reserved_reconcile.go);
+//     the order, and gives the reservation back if the write fails; every
+//     shop sweeps Redis's stock of the products it sells back to the
+//     database's once a second (package redisdecr);
 //   - redis-queue takes the units and queues the order in Redis with one
 //     script, answers at once, and the consumers of every shop write the
 //     queued orders in batches (queued.go, queued_write.go).
 //
 // It also owns the audit that tells, from the database, whether a sale
 // oversold or took duplicate orders, and the late-commit fault that shows
-// why a lease alone is not a mutex (commit_late.go).
+// why a lease alone is not a mutex (commit_late.go). What every strategy
+// shares when it writes a sale (the order, the errors a sale ends with,
+// the one transaction, and what a COMMIT whose answer was lost means) is
+// package sale's.
 //
 // With strategy off the locks are no-ops, and concurrent buyers oversell
 // while repeated clicks create duplicate orders: that is the lesson the
@@ -30,11 +33,7 @@
 // the backends.
 package order
 
-import (
-	"time"
-
-	"github.com/flashsale/flashsale/internal/strategy"
-)
+import "github.com/flashsale/flashsale/internal/order/sale"
 
 // MaxQuantity is the most units one order may take.
 const MaxQuantity = 5
@@ -46,18 +45,6 @@ type Request struct {
 	Quantity  int
 }
 
-// Order is a placed order, as stored in the orders table.
-type Order struct {
-	// ID is a random UUID.
-	ID        string
-	UserID    string
-	ProductID string
-	Quantity  int
-	// Strategy is the product's strategy, which guarded this order.
-	Strategy  strategy.Name
-	CreatedAt time.Time
-	// Queued is true for an order accepted into its product's queue
-	// (redis-queue) and not yet written: the buyer is told 202 Accepted,
-	// and OrderStatus says when it is written.
-	Queued bool
-}
+// Order is a placed order, as stored in the orders table (package sale's,
+// which every strategy shares).
+type Order = sale.Order

@@ -56,10 +56,10 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if err != nil {
 		return Order{}, "", err
 	}
-	// 2b. A redis-decr product asked for is swept (reserved_reconcile.go), sold
-	// out or not.
-	if p.Strategy == strategy.RedisDecr && s.opts.Reservations != nil {
-		s.touch(p.ID)
+	// 2b. A redis-decr product asked for is swept (redisdecr.Seller.Touch),
+	// sold out or not.
+	if p.Strategy == strategy.RedisDecr && s.decr != nil {
+		s.decr.Touch(p.ID)
 	}
 	// 2b. A redis-queue product asked for has its consumer in this shop.
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
@@ -82,6 +82,18 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 		o, err = s.placeLocked(ctx, p, req)
 	}
 	return o, p.Strategy, err
+}
+
+// placeReserved is strategy redis-decr: package redisdecr sells it.
+func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	if s.decr == nil {
+		return Order{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
+	}
+	o := newOrder(p, req)
+	if err := s.decr.Place(ctx, p, o); err != nil {
+		return Order{}, err
+	}
+	return o, nil
 }
 
 // newOrder returns the order req would place on p, with a fresh id.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 )
@@ -83,9 +84,9 @@ func (s *Service) loadQueued(ctx context.Context, product string) error {
 	loaded := s.queueLoads.DoChan(product, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.LockWait)
 		defer cancel()
-		left, err := readStock(lctx, s.db, product)
+		left, err := sale.ReadStock(lctx, s.db, product)
 		if err != nil {
-			return nil, fromWrite(lctx, err)
+			return nil, sale.FromWrite(lctx, err)
 		}
 		if _, err := s.opts.Queue.LoadIfMissing(lctx, product, left); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -64,7 +65,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 		}
 	}
 	// 2. The database, once written.
-	var r orderRow
+	var r sale.Row
 	err := s.db.WithContext(ctx).Raw(
 		"SELECT id, user_id, product_id, quantity, strategy, created_at FROM orders WHERE id = ?", id).
 		Row().Scan(&r.ID, &r.UserID, &r.ProductID, &r.Quantity, &r.Strategy, &r.CreatedAt)
@@ -75,7 +76,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	case errors.Is(err, sql.ErrNoRows):
 		return OrderStatus{}, fmt.Errorf("%w %q", ErrUnknownOrder, id)
 	case err != nil:
-		return OrderStatus{}, fromWrite(ctx, err)
+		return OrderStatus{}, sale.FromWrite(ctx, err)
 	}
 	o := Order{ID: r.ID, UserID: r.UserID, ProductID: r.ProductID, Quantity: r.Quantity,
 		Strategy: strategy.Name(r.Strategy), CreatedAt: r.CreatedAt.UTC()}

@@ -245,37 +245,6 @@ func TestQueuedDeadLetter(t *testing.T) {
 	})
 }
 
-// TestQueuedDatabaseDown: a consumer that cannot reach the database keeps
-// its entries pending and says why; once the database is back they are
-// written.
-func TestQueuedDatabaseDown(t *testing.T) {
-	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		shop := newShops(t, b, 1, order.Options{QueueOptions: queue.ConsumerOptions{ClaimIdle: 300 * time.Millisecond}})[0]
-		p := queued(t, b, "dbdown", 5)
-		if _, err := shop.Place(context.Background(), order.Request{UserID: "warm", ProductID: p.ID, Quantity: 1}); err != nil {
-			t.Fatalf("Place: %v", err)
-		}
-		drained(t, shop, p.ID)
-		b.DB.Stop()
-		o, err := shop.Place(context.Background(), order.Request{UserID: "u", ProductID: p.ID, Quantity: 1})
-		if err != nil || !o.Queued {
-			b.DB.Start()
-			t.Fatalf("Place with the database down: %+v, %v; want queued (Redis alone answers)", o, err)
-		}
-		waitFor(t, 10*time.Second, "the consumer to report the database", func() bool { return shop.QueueProblem() != "" })
-		bl, err := shop.QueueBacklog(context.Background(), p.ID)
-		if err != nil || bl.Length != 1 {
-			t.Errorf("backlog with the database down: %+v, %v; want the entry still there", bl, err)
-		}
-		b.DB.Start()
-		drained(t, shop, p.ID)
-		if st := status(t, shop, o.ID); st.Status != order.StatusCreated {
-			t.Errorf("after the database came back: %q, want created", st.Status)
-		}
-		waitFor(t, 10*time.Second, "the problem to clear", func() bool { return shop.QueueProblem() == "" })
-	})
-}
-
 // acceptAll queues one unit of product for each user, through no shop,
 // and returns the orders' ids.
 func acceptAll(t *testing.T, b *testenv.Env, product string, users ...string) []string {

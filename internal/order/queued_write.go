@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -35,7 +36,7 @@ import (
 //     stock cannot cover is refused (sold_out: the database has fewer
 //     units than Redis thought);
 //
-//  4. one conditional UPDATE (takeUnits) for the total of the orders
+//  4. one conditional UPDATE (sale.TakeUnits) for the total of the orders
 //     allocated, and one multi-row INSERT of them, which does nothing for an id
 //     already there (ON CONFLICT DO NOTHING, or MySQL's ON DUPLICATE KEY
 //     UPDATE id = id); the rows it inserted must be every one allocated,
@@ -56,10 +57,10 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 	} // (a product the database no longer has is refused below)
 	var refusals []*queue.Refusal
 	left := 0
-	err := s.commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
+	err := s.w.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
 		refusals, left = make([]*queue.Refusal, len(orders)), 0 // again after a deadlock
 		// 1. Take the product's row.
-		if err := takeRow(tx, product); err != nil {
+		if err := sale.TakeRow(tx, product); err != nil {
 			return err
 		}
 		// 1-2. Read its stock, and which of the batch's buyers have an order.
@@ -81,7 +82,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 			return err
 		}
 		// 3. Allocate in stream order.
-		var rows []orderRow
+		var rows []sale.Row
 		left = sh.left
 		for i, o := range sales {
 			if id, has := sh.bought[o.UserID]; has && id == o.ID {
@@ -93,14 +94,14 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 				continue
 			}
 			left = n
-			rows = append(rows, toUniqueRow(o))
+			rows = append(rows, sale.UniqueRowOf(o))
 		}
 		total := sh.left - left
 		if len(rows) == 0 {
 			return nil
 		}
 		// 4. One conditional update for the batch's total, one INSERT.
-		res := tx.Exec(takeUnits, total, product, total)
+		res := tx.Exec(sale.TakeUnits, total, product, total)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -117,7 +118,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		return nil
 	})
 	if err != nil {
-		return nil, 0, fromWrite(ctx, err)
+		return nil, 0, sale.FromWrite(ctx, err)
 	}
 	if left == 0 {
 		s.markSoldOut(product)

@@ -20,7 +20,7 @@ import (
 )
 
 // Tests of the sweep that lowers a redis-decr product's Redis stock to the
-// database's (reserved_reconcile.go).
+// database's (redisdecr/reconcile.go).
 
 // sweptWithin bounds the waits for a sweep: a few of them, one a second.
 const sweptWithin = 5 * time.Second

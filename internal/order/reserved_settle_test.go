@@ -15,7 +15,7 @@ import (
 )
 
 // Tests of how redis-decr gives a reservation back when its order could
-// not be written, at once or in the background (reserved_settle.go), and
+// not be written, at once or in the background (redisdecr/settle.go), and
 // keeps it when the order is there after all.
 
 // TestRedisDecrDatabaseDown: orders reserved in Redis whose database write

@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -41,13 +42,13 @@ type answer struct {
 // A buyer for whom claim(i) is false has given up before it was allocated
 // and is skipped (claim nil: nobody gives up). It returns one answer per
 // buyer, or an error when the sale failed, and then nothing was written
-// unless the error says it is in doubt (afterFailure).
+// unless the error says it is in doubt (sale.Writer.AfterFailure).
 func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, reqs []Request,
 	claim func(i int) bool, read *shelf) ([]answer, error) {
 	answers := make([]answer, len(reqs))
 	f := fenceOf(lock)
 	var sold []Order
-	err := s.commit(ctx, lock, p, func(tx *gorm.DB) error {
+	err := s.w.Commit(ctx, lock, p, func(tx *gorm.DB) error {
 		sold = sold[:0] // commit may run this again after a deadlock
 		// 1. Register the fence: no older holder can commit after this.
 		if err := s.registerFence(ctx, tx, p, f); err != nil {
@@ -88,14 +89,14 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 		if err := s.writeStock(ctx, tx, p, left, f); err != nil {
 			return err
 		}
-		rows := make([]orderRow, len(sold))
+		rows := make([]sale.Row, len(sold))
 		for i, o := range sold {
-			rows[i] = toRow(o)
+			rows[i] = sale.RowOf(o)
 		}
 		return tx.Create(&rows).Error
 	})
 	if err != nil && len(sold) > 0 {
-		err = s.afterFailure(ctx, sold[0], err)
+		err = s.w.AfterFailure(ctx, sold[0], err)
 	}
 	if err != nil {
 		return nil, err
@@ -136,7 +137,7 @@ func refuse(req Request, left int, bought map[string]string) error {
 // stock never goes up, so the rest of the rush can be answered at once.
 // A product the database does not have is stock.ErrNotFound.
 func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []string) (shelf, error) {
-	left, err := readStock(ctx, q, product)
+	left, err := sale.ReadStock(ctx, q, product)
 	if err != nil {
 		return shelf{}, err
 	}

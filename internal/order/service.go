@@ -6,13 +6,14 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order/redisdecr"
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -22,10 +23,6 @@ import (
 // DefaultLockWait is how long Place waits for a product lock when
 // Options.LockWait is zero.
 const DefaultLockWait = 5 * time.Second
-
-// releaseTimeout bounds the release of a lock, which runs on a context that
-// survives the caller's cancellation.
-const releaseTimeout = 2 * time.Second
 
 // Options tune a Service. The zero value is ready to use.
 type Options struct {
@@ -44,9 +41,10 @@ type Options struct {
 	// Logger receives warnings (a lock that expired before its release);
 	// nil means slog.Default().
 	Logger *slog.Logger
-	// Reservations is where strategy redis-decr keeps its stock in Redis.
-	// Nil means this Service cannot sell or add redis-decr products: Place
-	// and AddProduct return an error for them.
+	// Reservations is where strategy redis-decr keeps its stock in Redis;
+	// with it, the Service sells redis-decr products through a
+	// redisdecr.Seller. Nil means this Service cannot sell or add them:
+	// Place and AddProduct return an error for them.
 	Reservations *reserve.Stock
 	// Queue is where strategy redis-queue takes its units and queues its
 	// orders. Nil means this Service cannot sell or add redis-queue
@@ -64,12 +62,13 @@ type Options struct {
 
 // Service places orders and audits sales. It is safe for concurrent use.
 // One Service stands for one shop process: several of them may share a
-// database and Redis, each with its own lockers. Close it when done: a
-// redis-decr order that failed in doubt is settled in the background, and
-// while it sells redis-decr products it sweeps their Redis stock down to
-// the database's (reserved_reconcile.go).
+// database and Redis, each with its own lockers. Close it when done: its
+// batch leaders, its redis-queue consumers and its redis-decr Seller
+// (which settles orders that failed in doubt and sweeps Redis's stock in
+// the background) stop.
 type Service struct {
 	db          *gorm.DB
+	w           *sale.Writer // db's, with the late-commit fault (commit_late.go)
 	products    *stock.Store
 	lockers     map[dlock.Mode]dlock.Locker
 	opts        Options
@@ -77,22 +76,15 @@ type Service struct {
 	soldOutSeen sync.Map // product id -> struct{}; see soldOut
 	counters    sync.Map // product id -> *counters; see events
 	batches     sync.Map // product id -> *batchQueue; see placeBatched
-	groups      sync.Map // redis-decr product id -> *writeGroup; see writeGrouped
 
-	leaders sync.WaitGroup // lead's and writeGroups' goroutines
+	leaders  sync.WaitGroup  // lead's goroutines
+	stopping context.Context // ended by Close: the leaders stop asking for the lock
+	stop     context.CancelFunc
 
-	sweepTill    sync.Map // redis-decr product id -> *atomic.Int64, sweep it until then (Unix ns); see touch
-	sweeping     atomic.Bool
-	sweeps       sync.WaitGroup // sweep's goroutine
-	reclaimGrace time.Duration  // see hold
-	reclaims     sync.Map       // redis-decr product id -> *atomic.Int64, its reclaims as last read; see reclaimsSeen
+	decr *redisdecr.Seller // nil without Options.Reservations
 
 	consumers  *queue.Consumers   // nil without Options.Queue
 	queueLoads singleflight.Group // redis-queue product id; see loadQueued
-
-	settling sync.WaitGroup  // settle's goroutines
-	stopping context.Context // ended by Close: settle stops
-	stop     context.CancelFunc
 }
 
 // NewService returns a Service that writes orders to db, reads products from
@@ -108,7 +100,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		opts.Rand = rand.Float64
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sleep
+		opts.Sleep = sale.Sleep
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -120,8 +112,16 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	for mode, l := range lockers {
 		m[mode] = l
 	}
-	s := &Service{db: db, products: products, lockers: m, opts: opts, reclaimGrace: reclaimGrace}
+	s := &Service{db: db, products: products, lockers: m, opts: opts}
+	s.w = sale.NewWriter(db, s.withLateCommits)
 	s.stopping, s.stop = context.WithCancel(context.Background())
+	if opts.Reservations != nil {
+		s.decr = redisdecr.New(redisdecr.Options{Stock: opts.Reservations, Writer: s.w, Work: s.work,
+			SoldOut: s.markSoldOut, Logger: opts.Logger,
+			GivenBack: func(id string) { s.happened(id, strategy.RedisDecr, EventGivenBack) },
+			Reclaimed: func(id string) { s.happened(id, strategy.RedisDecr, EventReclaimed) },
+			Grouped:   func(n int) { s.opts.Observer.Batched(strategy.RedisDecr, n) }})
+	}
 	if opts.Queue != nil {
 		co := opts.QueueOptions
 		if co.Logger == nil {
@@ -131,21 +131,6 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		s.consumers = queue.NewConsumers(opts.Queue, s, co)
 	}
 	return s
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // AddProduct creates p in the product store (see stock.Store.Create for
@@ -179,35 +164,20 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 	return created, nil
 }
 
-// closeWait is how long Close lets the settlements under way finish.
-const closeWait = 5 * time.Second
-
-// Close lets the settlements of reservations still under way (settle)
-// finish, for at most closeWait, then stops them and waits for them to
-// return: call it after the last Place returned, and before closing the
-// database and Redis clients. A settlement cut short leaves its
-// reservation in Redis, as settleFor running out would. It also stops the
-// sweep (reserved_reconcile.go) and waits for it, and for the batch leaders
-// (batch.go), which stop once nobody is queued. Calling it again does
-// nothing more.
+// Close stops the redis-decr Seller (redisdecr.Seller.Close: it lets the
+// settlements under way finish first, for a few seconds), then the
+// redis-queue consumers (a batch being written finishes first) and the
+// batch leaders (batch.go), which stop once nobody is queued, and waits
+// for them all: call it after the last Place returned, and before closing
+// the database and Redis clients. Calling it again does nothing more.
 func (s *Service) Close() error {
-	done := make(chan struct{})
-	go func() {
-		s.settling.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(closeWait)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
+	if s.decr != nil {
+		s.decr.Close()
 	}
 	s.stop()
-	<-done
 	if s.consumers != nil {
-		s.consumers.Close() // a batch being written finishes first
+		s.consumers.Close()
 	}
-	s.sweeps.Wait()
 	s.leaders.Wait()
 	return nil
 }

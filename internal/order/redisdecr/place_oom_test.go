@@ -1,4 +1,4 @@
-package order
+package redisdecr
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -62,11 +61,8 @@ func TestTakeAtMaxmemoryGivesNothingBack(t *testing.T) {
 			})
 		}
 	}}
-	s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(c), Logger: slog.New(h)})
-	p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("oom"), Strategy: strategy.RedisDecr, Stock: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := newShop(t, b, db, Options{Stock: reserve.New(c), Logger: slog.New(h)})
+	p := addProduct(ctx, t, b, db, "oom", stock.Product{Stock: 10})
 	if err := reserve.New(c).Load(ctx, p.ID, 10); err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +71,7 @@ func TestTakeAtMaxmemoryGivesNothingBack(t *testing.T) {
 	}
 	const clicks = 20
 	for i := range clicks {
-		_, err := s.Place(ctx, Request{UserID: "u" + string(rune('a'+i)), ProductID: p.ID, Quantity: 1})
+		err := s.place(ctx, p, "u"+string(rune('a'+i)))
 		if i == 0 {
 			t.Logf("a click at maxmemory: %v", err)
 		}

@@ -1,4 +1,4 @@
-package order
+package redisdecr
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // when Redis forgets some: a replica promoted without the newest
 // reservations (a failover), or a lowering sent to a master that died
 // before its replica heard of it. Then Redis offers phantom units. The
-// database refuses them, and the refusal lowers Redis (placeReserved); but
+// database refuses them, and the refusal lowers Redis (Place); but
 // once the sale has sold out nobody asks Redis again, and the drift would
 // stay for good. So the sweep reads the database's stock and lowers
 // Redis's to it (lowerToDatabase): one SELECT and one script per product.
@@ -33,7 +33,7 @@ import (
 // the read) the next sweep lowers. And Lower only ever lowers, so sweeps
 // by several shops, and the order flow's own lowering, commute.
 //
-// 2. Reclaiming (reserved_reclaim.go). The opposite drift: Redis holds units for
+// 2. Reclaiming (reclaim.go). The opposite drift: Redis holds units for
 // reservations nobody will finish. A shop killed between its take and its
 // write never gives its reservation back, and a sweep that only lowers
 // cannot return it (sold 4 of 5: Redis 0, the database 1, drift -1 for
@@ -81,10 +81,11 @@ const (
 	sweepStuck = 2 * sweepEvery
 )
 
-// touch records that this shop was asked to sell redis-decr product now,
-// and starts the sweep if none runs. Place calls it for every order of such
-// a product, sold out or not.
-func (s *Service) touch(product string) {
+// Touch records that this shop was asked to sell redis-decr product now,
+// and starts the sweep if none runs. The shop calls it for every order of
+// such a product, sold out or not (package order's Service does, before
+// it answers sold out from what it has seen). Safe for concurrent use.
+func (s *Seller) Touch(product string) {
 	s.sweepUntil(product, time.Now().Add(sweepFor))
 	if s.sweeping.Load() || s.stopping.Err() != nil {
 		return
@@ -96,7 +97,7 @@ func (s *Service) touch(product string) {
 }
 
 // sweepUntil makes sure product is swept until at least t.
-func (s *Service) sweepUntil(product string, t time.Time) {
+func (s *Seller) sweepUntil(product string, t time.Time) {
 	v, ok := s.sweepTill.Load(product)
 	if !ok {
 		v, _ = s.sweepTill.LoadOrStore(product, new(atomic.Int64))
@@ -111,8 +112,8 @@ func (s *Service) sweepUntil(product string, t time.Time) {
 }
 
 // sweep reconciles the products to sweep every sweepEvery, until there
-// are none, or Close. It runs in one goroutine per Service at most.
-func (s *Service) sweep() {
+// are none, or Close. It runs in one goroutine per Seller at most.
+func (s *Seller) sweep() {
 	defer s.sweeps.Done()
 	t := time.NewTicker(sweepEvery)
 	defer t.Stop()
@@ -124,7 +125,7 @@ func (s *Service) sweep() {
 		}
 		products := s.toSweep()
 		if len(products) == 0 {
-			// Stop, then look once more: a touch that still saw this sweep
+			// Stop, then look once more: a Touch that still saw this sweep
 			// running (and so started none) is in sweepTill by now.
 			s.sweeping.Store(false)
 			if len(s.toSweep()) == 0 || !s.sweeping.CompareAndSwap(false, true) {
@@ -143,7 +144,7 @@ func (s *Service) sweep() {
 
 // toSweep returns the redis-decr products this shop sweeps now: asked for
 // within sweepFor, or with reservations left at their last sweep.
-func (s *Service) toSweep() []string {
+func (s *Seller) toSweep() []string {
 	now := time.Now().UnixNano()
 	var out []string
 	s.sweepTill.Range(func(k, v any) bool {
@@ -166,7 +167,7 @@ func (s *Service) toSweep() []string {
 //
 // A failure waits for the next sweep; Redis down or the database down is
 // what the orders themselves report.
-func (s *Service) reconcile(ctx context.Context, product string) (pending bool) {
+func (s *Seller) reconcile(ctx context.Context, product string) (pending bool) {
 	ctx, cancel := context.WithTimeout(ctx, sweepEvery)
 	defer cancel()
 	// 1. Lower Redis's stock to the database's.
@@ -179,7 +180,7 @@ func (s *Service) reconcile(ctx context.Context, product string) (pending bool) 
 	// shop whose turn it is dies; and it settles them all the same once
 	// one is stuck, in case that shop lives and cannot settle (its
 	// database is gone) yet asks first every round.
-	mine, held, stuck, err := s.opts.Reservations.Turn(ctx, product, sweepTurn, sweepStuck)
+	mine, held, stuck, err := s.res.Turn(ctx, product, sweepTurn, sweepStuck)
 	if err == nil && !mine && !stuck {
 		return held > 0
 	}

@@ -1,8 +1,10 @@
-package order
+package redisdecr
 
 import (
 	"context"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/order/sale"
 )
 
 // How settle retries: it waits settleGrace before it first asks the
@@ -23,7 +25,7 @@ const (
 // sold nor offered. If settleFor runs out, the reservation stays: the error
 // is logged, and the audit's drift shows it. Close waits for the
 // settlements under way.
-func (s *Service) settle(o Order) {
+func (s *Seller) settle(o sale.Order) {
 	s.settling.Add(1)
 	go func() {
 		defer s.settling.Done()
@@ -32,12 +34,12 @@ func (s *Service) settle(o Order) {
 		pause := settleGrace
 		var err error
 		for {
-			if sleep(ctx, pause) != nil {
+			if sale.Sleep(ctx, pause) != nil {
 				break
 			}
 			pause = min(2*pause, settleMaxPause)
 			var found bool
-			if found, err = s.settled(ctx, o); err != nil {
+			if found, err = s.w.Settled(ctx, o); err != nil {
 				continue
 			}
 			if found {

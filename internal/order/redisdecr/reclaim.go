@@ -1,4 +1,4 @@
-package order
+package redisdecr
 
 import (
 	"context"
@@ -8,12 +8,12 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// Reclaiming: the sweep's second step (reserved_reconcile.go) gives back the
+// Reclaiming: the sweep's second step (reconcile.go) gives back the
 // redis-decr reservations whose shop will never finish them.
 //
 // A reservation is finished by its shop: the order is written, or the
@@ -27,22 +27,21 @@ import (
 // past their hold, and settles them: those whose order is in the
 // database are sold (they leave the ledger), the rest are given back.
 //
-// A hold that ran out does not mean the shop died. It may be alive and
-// slow (a GC pause, a stalled network) with its order's INSERT still on
-// its way, and no bound on time can tell "dead" from "late": that is the
-// late commit that breaks every lease. So the database decides, in one
-// place, for good. In one transaction the sweep takes the product's row
-// (as settled does, waiting for any order of it that is committing),
-// looks for the orders, writes a row to table reclaimed for each that is
-// not there, counts the reclaim on the row (reclaims), and commits; only
-// then does it give the units back in Redis. The shop's write takes its
-// units on the same row only while reclaims are what it read before its
-// reservation was made, and looks in reclaimed when they moved
-// (reserved_write.go). Whichever takes
-// the row first wins: the order is written and the sweep finds it, or
-// the reservation is reclaimed and the order refused (the buyer is told
-// ErrUnavailable, and may buy again). A unit is never both sold and given
-// back, however late the commit.
+// A hold that ran out does not mean the shop died. It may be alive and slow
+// (a GC pause, a stalled network) with its order's INSERT still on its way,
+// and no bound on time can tell "dead" from "late": that is the late commit
+// that breaks every lease. So the database decides, in one place, for good.
+// In one transaction the sweep takes the product's row (as
+// sale.Writer.Settled does, waiting for any order of it that is
+// committing), looks for the orders, writes a row to table reclaimed for
+// each that is not there, counts the reclaim on the row (reclaims), and
+// commits; only then does it give the units back in Redis. The shop's write
+// takes its units on the same row only while reclaims are what it read
+// before its reservation was made, and looks in reclaimed when they moved
+// (write.go). Whichever takes the row first wins: the order is written and
+// the sweep finds it, or the reservation is reclaimed and the order refused
+// (the buyer is told sale.ErrUnavailable, and may buy again). A unit is
+// never both sold and given back, however late the commit.
 //
 // Every shop sweeps, and any of them may finish what another began: a
 // sweep that dies after its commit leaves the reservation in the ledger,
@@ -75,7 +74,7 @@ var errReclaimed = errors.New("order: the reservation's hold ran out and it was 
 
 // hold is how long a reservation of p stays in the ledger before the
 // sweep may reclaim it.
-func (s *Service) hold(p stock.Product) time.Duration {
+func (s *Seller) hold(p stock.Product) time.Duration {
 	return s.reclaimGrace + p.Work + p.Stall
 }
 
@@ -84,9 +83,9 @@ func (s *Service) hold(p stock.Product) time.Duration {
 // holds any reservation (due or not, or it could not tell): the sweep
 // keeps the product until it holds none. Safe to run in any number of
 // shops at once.
-func (s *Service) reclaim(ctx context.Context, product string) (pending bool, err error) {
+func (s *Seller) reclaim(ctx context.Context, product string) (pending bool, err error) {
 	for {
-		due, held, err := s.opts.Reservations.Due(ctx, product, reclaimBatch)
+		due, held, err := s.res.Due(ctx, product, reclaimBatch)
 		if err != nil {
 			return true, err
 		}
@@ -106,8 +105,8 @@ func (s *Service) reclaim(ctx context.Context, product string) (pending bool, er
 // leave the ledger, the rest are reclaimed (the database first) and given
 // back. Errors: the database's or Redis's; what was not done is left for
 // the next sweep.
-func (s *Service) settleDue(ctx context.Context, product string, due []reserve.Reservation) error {
-	res := s.opts.Reservations
+func (s *Seller) settleDue(ctx context.Context, product string, due []reserve.Reservation) error {
+	res := s.res
 	// 1. Most are sold: one plain read finds them, with no lock.
 	sold, err := ordersAmong(s.db.WithContext(ctx), due)
 	if err != nil {
@@ -140,7 +139,7 @@ func (s *Service) settleDue(ctx context.Context, product string, due []reserve.R
 			return err
 		}
 		if held {
-			s.happened(product, strategy.RedisDecr, EventReclaimed)
+			s.opts.Reclaimed(product)
 		}
 	}
 	return nil
@@ -148,15 +147,15 @@ func (s *Service) settleDue(ctx context.Context, product string, due []reserve.R
 
 // reclaimIn is the sweep's transaction on tx, for reservations open of
 // product whose orders a plain read did not find. It takes the product's
-// row first (a no-op UPDATE, as in settled: an order of it that is
-// committing holds the row until it lands or rolls back, and every order
+// row first (sale.TakeRow, as in sale.Writer.Settled: an order of it that
+// is committing holds the row until it lands or rolls back, and every order
 // written after this transaction takes the row after it), looks for the
 // orders again, and writes a reclaimed row for each reservation that has
 // none (one that is there already, from a sweep that died before its
 // give-back, stays). It returns the reservations to give back, and those
 // sold after all.
 func reclaimIn(tx *gorm.DB, product string, open []reserve.Reservation) (reclaimed, sold []reserve.Reservation, err error) {
-	if err := takeRow(tx, product); err != nil {
+	if err := sale.TakeRow(tx, product); err != nil {
 		return nil, nil, err
 	}
 	if sold, err = ordersAmong(tx, open); err != nil {
@@ -168,7 +167,7 @@ func reclaimIn(tx *gorm.DB, product string, open []reserve.Reservation) (reclaim
 	}
 	// Every write of an order whose reservation was made before this
 	// commit now looks in reclaimed before it takes its units
-	// (reserved_write.go).
+	// (write.go).
 	if err := tx.Exec("UPDATE products SET reclaims = reclaims + 1 WHERE id = ?", product).Error; err != nil {
 		return nil, nil, err
 	}

@@ -1,4 +1,4 @@
-package order
+package redisdecr
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -30,7 +31,7 @@ import (
 // and each of its orders is written alone (writeReserved), which tells
 // those cases apart. If its COMMIT fails, every order of the group is in
 // doubt together, and each buyer asks the database after its own
-// (afterFailure).
+// (sale.Writer.AfterFailure).
 
 // maxGroup is the most orders one group commit writes.
 const maxGroup = 64
@@ -57,7 +58,7 @@ type writeGroup struct {
 
 // groupedWrite is one order in a writeGroup.
 type groupedWrite struct {
-	o    Order
+	o    sale.Order
 	seen int64 // reclaimsSeen before the reservation
 	ctx  context.Context
 	// taken is set by the writer when the order joins a group, or by its
@@ -73,7 +74,7 @@ type groupedWrite struct {
 // group. Once o has joined a group, writeGrouped waits for the group's
 // answer even if ctx ends: the order may be written, unless every buyer in
 // the group has gone (groupContext). Safe for concurrent use.
-func (s *Service) writeGrouped(ctx context.Context, p stock.Product, o Order, seen int64) error {
+func (s *Seller) writeGrouped(ctx context.Context, p stock.Product, o sale.Order, seen int64) error {
 	w := &groupedWrite{o: o, seen: seen, ctx: ctx, done: make(chan error, 1)}
 	v, _ := s.groups.LoadOrStore(p.ID, new(writeGroup))
 	g := v.(*writeGroup)
@@ -83,7 +84,7 @@ func (s *Service) writeGrouped(ctx context.Context, p stock.Product, o Order, se
 	g.writing = true
 	g.mu.Unlock()
 	if start {
-		s.leaders.Add(1)
+		s.writers.Add(1)
 		go s.writeGroups(p, g)
 	}
 	select {
@@ -98,8 +99,8 @@ func (s *Service) writeGrouped(ctx context.Context, p stock.Product, o Order, se
 }
 
 // writeGroups is a product's writer: it writes groups until nobody waits.
-func (s *Service) writeGroups(p stock.Product, g *writeGroup) {
-	defer s.leaders.Done()
+func (s *Seller) writeGroups(p stock.Product, g *writeGroup) {
+	defer s.writers.Done()
 	for {
 		group := g.next()
 		if group == nil {
@@ -107,7 +108,7 @@ func (s *Service) writeGroups(p stock.Product, g *writeGroup) {
 		}
 		err := s.commitGroup(p, group)
 		if err == nil {
-			s.opts.Observer.Batched(p.Strategy, len(group))
+			s.opts.Grouped(len(group))
 		}
 		for _, w := range group {
 			w.done <- err
@@ -138,21 +139,21 @@ func (g *writeGroup) next() []*groupedWrite {
 // commitGroup writes group in one transaction, on a context that lasts as
 // long as a buyer in it is still there (groupContext). A group of one is
 // written as writeReserved writes it.
-func (s *Service) commitGroup(p stock.Product, group []*groupedWrite) error {
+func (s *Seller) commitGroup(p stock.Product, group []*groupedWrite) error {
 	ctx, cancel := groupContext(group)
 	defer cancel()
 	if len(group) == 1 {
 		w := group[0]
-		return s.commit(ctx, nil, p, func(tx *gorm.DB) error { return s.writeReserved(tx, w.o, w.seen) })
+		return s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error { return s.writeReserved(tx, w.o, w.seen) })
 	}
-	rows := make([]orderRow, len(group))
+	rows := make([]sale.Row, len(group))
 	total, oldest := 0, group[0].seen
 	for i, w := range group {
-		rows[i] = toUniqueRow(w.o)
+		rows[i] = sale.UniqueRowOf(w.o)
 		total += w.o.Quantity
 		oldest = min(oldest, w.seen)
 	}
-	return s.commit(ctx, nil, p, func(tx *gorm.DB) error {
+	return s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		if err := tx.Create(&rows).Error; err != nil {
 			if stock.IsDuplicateKey(err) {
 				return errWriteAlone
@@ -161,8 +162,8 @@ func (s *Service) commitGroup(p stock.Product, group []*groupedWrite) error {
 		}
 		// reclaims has not moved since the oldest reservation's seen was
 		// read, so no sweep has reclaimed any of the group's since it was
-		// made (reserved_write.go says why one count will do).
-		res := tx.Exec(takeUnits+" AND reclaims = ?", total, p.ID, total, oldest)
+		// made (write.go says why one count will do).
+		res := tx.Exec(takeUnswept, total, p.ID, total, oldest)
 		if res.Error != nil {
 			return res.Error
 		}

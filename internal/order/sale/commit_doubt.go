@@ -1,4 +1,4 @@
-package order
+package sale
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 )
 
-// afterFailure says what the failed write of order o means for whoever
+// AfterFailure says what the failed write of order o means for whoever
 // waits on ctx (the caller's context, or the lock's, which ends when the
 // lock is lost while the caller still waits). Only a transaction whose
 // COMMIT was sent (a *commitError) may have written anything; for it the
@@ -26,7 +26,7 @@ import (
 // When nobody waits for the answer any more (ctx ended, not for a lost
 // lock), the database is not asked, and the error is ErrInDoubt too,
 // wrapping ctx's error.
-func (s *Service) afterFailure(ctx context.Context, o Order, err error) error {
+func (w *Writer) AfterFailure(ctx context.Context, o Order, err error) error {
 	var ce *commitError
 	if !errors.As(err, &ce) {
 		return err
@@ -36,7 +36,7 @@ func (s *Service) afterFailure(ctx context.Context, o Order, err error) error {
 		// the honest one is still "may exist".
 		return fmt.Errorf("%w: %w: %w", ErrInDoubt, ctx.Err(), err)
 	}
-	found, qerr := s.settled(ctx, o)
+	found, qerr := w.Settled(ctx, o)
 	switch {
 	case qerr != nil:
 		return fmt.Errorf("%w: %w", ErrInDoubt, err)
@@ -46,38 +46,37 @@ func (s *Service) afterFailure(ctx context.Context, o Order, err error) error {
 	return err
 }
 
-// landed reports whether order id's row is in the database now, with a
-// plain read that waits for nobody (settled is the one that waits for a
+// Landed reports whether order id's row is in the database now, with a
+// plain read that waits for nobody (Settled is the one that waits for a
 // COMMIT still on its way). It asks on a context that survives the
 // caller's, briefly; err says the database could not tell.
-func (s *Service) landed(ctx context.Context, id string) (bool, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+func (w *Writer) Landed(ctx context.Context, id string) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
 	defer cancel()
 	var n int64
-	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE id = ?", id).Row().Scan(&n)
+	err := w.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE id = ?", id).Row().Scan(&n)
 	return n > 0, err
 }
 
-// settled reports whether order o is in the database once no transaction
+// Settled reports whether order o is in the database once no transaction
 // is still writing its product's row: a COMMIT whose answer was lost may
 // still be on its way (the server finishing a slow fsync after the client
 // gave up on the connection), and until it lands or rolls back it holds
 // that row, which every sale writes. A plain read would not wait for it,
 // and would answer "not there" about an order that lands a moment later.
-// So it asks in a transaction that first takes the row (a no-op UPDATE:
-// MySQL's row lock and SQLite's write lock alike wait for the writer),
-// then reads, and rolls back. It waits at most settleWait, on a context
-// that survives the caller's; err says the database could not tell in
-// that time.
-func (s *Service) settled(ctx context.Context, o Order) (found bool, err error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.settleWait())
+// So it asks in a transaction that first takes the row (TakeRow), then
+// reads, and rolls back. It waits at most settleWait, on a context that
+// survives the caller's; err says the database could not tell in that
+// time.
+func (w *Writer) Settled(ctx context.Context, o Order) (found bool, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.settleWait())
 	defer cancel()
-	tx := s.db.WithContext(ctx).Begin()
+	tx := w.db.WithContext(ctx).Begin()
 	if tx.Error != nil {
 		return false, tx.Error
 	}
 	defer tx.Rollback()
-	if err := takeRow(tx, o.ProductID); err != nil {
+	if err := TakeRow(tx, o.ProductID); err != nil {
 		return false, err
 	}
 	var n int64
@@ -85,14 +84,14 @@ func (s *Service) settled(ctx context.Context, o Order) (found bool, err error) 
 	return n > 0, err
 }
 
-// settleWait bounds settled's wait: releaseTimeout, except on SQLite,
+// settleWait bounds Settled's wait: ReleaseTimeout, except on SQLite,
 // which waits for its write lock in a busy handler that no context
 // interrupts, for up to its busy timeout: the bound there is that, and a
 // second for the read after it, lest an order that landed at the end of
 // the wait be answered in doubt.
-func (s *Service) settleWait() time.Duration {
-	if s.db.Dialector.Name() == "sqlite" {
+func (w *Writer) settleWait() time.Duration {
+	if w.db.Dialector.Name() == "sqlite" {
 		return database.SQLiteBusyTimeout + time.Second
 	}
-	return releaseTimeout
+	return ReleaseTimeout
 }

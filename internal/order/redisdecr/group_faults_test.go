@@ -1,10 +1,9 @@
-package order
+package redisdecr
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,33 +11,23 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// Faults in redis-decr's group commit (reserved_group.go).
+// Faults in redis-decr's group commit (group.go).
 
 type placed struct {
 	user string
-	o    Order
+	o    sale.Order
 	err  error
 }
 
-// groupShop is a shop that sells redis-decr on db and b's first Redis
-// node, heard by obs (nil: nobody), closed when the test ends.
-func groupShop(t *testing.T, b *testenv.Env, db *gorm.DB, obs Observer) *Service {
-	t.Helper()
-	s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-		Logger: slog.New(slog.DiscardHandler), Observer: obs})
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
-// queueBuyers parks a busy writer for p, starts n placeReserved buyers with
+// queueBuyers parks a busy writer for p, starts n buyers (Place) with
 // ctxs from mk, and waits until all n are queued for a group.
-func queueBuyers(t *testing.T, s *Service, p stock.Product, prefix string, n int, mk func(i int) context.Context) (*writeGroup, chan placed) {
+func queueBuyers(t *testing.T, s *shop, p stock.Product, prefix string, n int, mk func(i int) context.Context) (*writeGroup, chan placed) {
 	t.Helper()
 	g := &writeGroup{writing: true}
 	s.groups.Store(p.ID, g)
@@ -46,8 +35,8 @@ func queueBuyers(t *testing.T, s *Service, p stock.Product, prefix string, n int
 	for i := range n {
 		u := fmt.Sprint(prefix, i)
 		go func() {
-			o, err := s.placeReserved(mk(i), p, Request{UserID: u, ProductID: p.ID, Quantity: 1})
-			out <- placed{u, o, err}
+			o := newOrder(p, u)
+			out <- placed{u, o, s.Place(mk(i), p, o)}
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -66,18 +55,9 @@ func queueBuyers(t *testing.T, s *Service, p stock.Product, prefix string, n int
 	return g, out
 }
 
-func startWriter(s *Service, p stock.Product, g *writeGroup) {
-	s.leaders.Add(1)
+func startWriter(s *shop, p stock.Product, g *writeGroup) {
+	s.writers.Add(1)
 	go s.writeGroups(p, g)
-}
-
-func mustAudit(ctx context.Context, t *testing.T, s *Service, p stock.Product) Audit {
-	t.Helper()
-	a, err := s.Audit(ctx, p.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
 }
 
 // TestGroupCommitLostAnswer: a group of 5 whose COMMIT lands and whose
@@ -88,11 +68,8 @@ func TestGroupCommitLostAnswer(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db, fault := b.DB.OpenPool(t)
-		s := groupShop(t, b, db, nil)
-		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-lost"), Strategy: strategy.RedisDecr, Stock: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := newShop(t, b, db, Options{})
+		p := addProduct(ctx, t, b, db, "group-lost", stock.Product{Stock: 10})
 		g, out := queueBuyers(t, s, p, "lost-", 5, func(int) context.Context { return ctx })
 		fault.LoseNextAnswer(false)
 		startWriter(s, p, g)
@@ -105,10 +82,7 @@ func TestGroupCommitLostAnswer(t *testing.T) {
 		if fault.Lost() != 1 {
 			t.Fatalf("setup: %d answers lost", fault.Lost())
 		}
-		a := mustAudit(ctx, t, s, p)
-		if a.Stock != 5 || a.Orders != 5 || a.Drift != 0 || !a.Consistent {
-			t.Fatalf("audit %+v", a)
-		}
+		checkExact(ctx, t, b, db, p, 5)
 	})
 }
 
@@ -125,14 +99,11 @@ func TestGroupCommitSweptBetweenInsertAndUpdate(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db, _ := b.DB.OpenPool(t)
-		s := groupShop(t, b, db, nil)
-		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-swept-mid"), Strategy: strategy.RedisDecr, Stock: 5})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var victim atomic.Pointer[Order]
+		s := newShop(t, b, db, Options{})
+		p := addProduct(ctx, t, b, db, "group-swept-mid", stock.Product{Stock: 5})
+		var victim atomic.Pointer[sale.Order]
 		swept := make(chan error, 1)
-		err = db.Callback().Raw().Before("gorm:raw").Register("test:sweep", func(tx *gorm.DB) {
+		err := db.Callback().Raw().Before("gorm:raw").Register("test:sweep", func(tx *gorm.DB) {
 			if !strings.Contains(tx.Statement.SQL.String(), "reclaims = ?") {
 				return
 			}
@@ -161,15 +132,12 @@ func TestGroupCommitSweptBetweenInsertAndUpdate(t *testing.T) {
 		for range 3 {
 			r := <-out
 			switch {
-			case r.user == v.UserID && !errors.Is(r.err, ErrUnavailable):
-				t.Errorf("%s, reclaimed: got %v, want ErrUnavailable", r.user, r.err)
+			case r.user == v.UserID && !errors.Is(r.err, sale.ErrUnavailable):
+				t.Errorf("%s, reclaimed: got %v, want sale.ErrUnavailable", r.user, r.err)
 			case r.user != v.UserID && r.err != nil:
 				t.Errorf("%s: %v", r.user, r.err)
 			}
 		}
-		a := mustAudit(ctx, t, s, p)
-		if a.Stock != 3 || a.Orders != 2 || a.Drift != 0 || !a.Consistent {
-			t.Fatalf("audit %+v", a)
-		}
+		checkExact(ctx, t, b, db, p, 2)
 	})
 }

@@ -1,19 +1,18 @@
-package order
+package redisdecr
 
 import (
 	"context"
 	"database/sql"
 	"errors"
-	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -29,20 +28,15 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db := b.DB.DB()
-		s := NewService(db, stock.NewStore(db), nil, Options{Reservations: reserve.New(b.Redis.Clients()[0]),
-			Logger: slog.New(slog.DiscardHandler)})
-		t.Cleanup(func() { s.Close() })
-		sale := func(t *testing.T, name string) (stock.Product, Order, []reserve.Reservation) {
-			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := newOrder(p, Request{UserID: "x", ProductID: p.ID, Quantity: 1})
+		s := newShop(t, b, db, Options{})
+		newSale := func(t *testing.T, name string) (stock.Product, sale.Order, []reserve.Reservation) {
+			p := addProduct(ctx, t, b, db, name, stock.Product{Stock: 3})
+			o := newOrder(p, "x")
 			return p, o, []reserve.Reservation{{Product: p.ID, Buyer: "x", ID: o.ID, Quantity: 1}}
 		}
 
 		t.Run("sweep first", func(t *testing.T) {
-			p, o, open := sale(t, "turns-sweep-first")
+			p, o, open := newSale(t, "turns-sweep-first")
 			sweep := db.WithContext(ctx).Begin()
 			defer sweep.Rollback()
 			reclaimed, sold, err := reclaimIn(sweep, p.ID, open)
@@ -56,16 +50,16 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if err := <-wrote; !errors.Is(err, errReclaimed) {
 				t.Errorf("the order's write after the sweep: got %v, want %v", err, errReclaimed)
 			}
-			if n, err := countOrders(ctx, db, p.ID, "x"); err != nil || n != 0 {
-				t.Errorf("x's orders: %d (%v), want 0", n, err)
+			if n := ordersOf(ctx, t, db, p.ID, "x"); n != 0 {
+				t.Errorf("x's orders: %d, want 0", n)
 			}
-			if left, err := readStock(ctx, db, p.ID); err != nil || left != 3 {
+			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock: %d (%v), want 3: the refused order took nothing", left, err)
 			}
 		})
 
 		t.Run("order first", func(t *testing.T) {
-			p, o, open := sale(t, "turns-order-first")
+			p, o, open := newSale(t, "turns-order-first")
 			order := db.WithContext(ctx).Begin()
 			defer order.Rollback()
 			if err := s.writeReserved(order, o, 0); err != nil {
@@ -83,8 +77,8 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if err := <-swept; err != nil || len(reclaimed) != 0 || !slices.Equal(sold, open) {
 				t.Errorf("the sweep after the order: reclaimed %v, sold %v, %v; want it sold", reclaimed, sold, err)
 			}
-			if n, err := countOrders(ctx, db, p.ID, "x"); err != nil || n != 1 {
-				t.Errorf("x's orders: %d (%v), want 1", n, err)
+			if n := ordersOf(ctx, t, db, p.ID, "x"); n != 1 {
+				t.Errorf("x's orders: %d, want 1", n)
 			}
 		})
 	})
@@ -104,6 +98,14 @@ func inTurn(ctx context.Context, t *testing.T, db *gorm.DB, product string, stmt
 	if db.Dialector.Name() != "mysql" {
 		return done
 	}
+	waitsForRow(ctx, t, db, product)
+	return done
+}
+
+// waitsForRow returns once a transaction waits for a lock in a statement
+// naming product (InnoDB only).
+func waitsForRow(ctx context.Context, t *testing.T, db *gorm.DB, product string) {
+	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var n int64
@@ -112,11 +114,11 @@ func inTurn(ctx context.Context, t *testing.T, db *gorm.DB, product string, stmt
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 {
-			return done
+		if n >= 1 {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("waited 10s for the second transaction to wait for the product's row")
+			t.Fatal("waited 10s for a transaction to wait for the product's row")
 		}
 		// InnoDB refreshes what information_schema.innodb_trx shows only
 		// when it was last read over 100 ms ago: asked more often, it

@@ -1,4 +1,4 @@
-package order
+package sale
 
 import (
 	"context"
@@ -13,32 +13,50 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// commit runs stmts in one transaction and commits it: begin, the
+// Writer writes sales to one database. It is safe for concurrent use.
+type Writer struct {
+	db   *gorm.DB
+	late func(lock *dlock.Lock, p stock.Product) *gorm.DB
+}
+
+// NewWriter returns a Writer on db, which stays the caller's. late, if not
+// nil, is a fault a demo product switches on (stock.Product.LateCommit:
+// package order's late commit): Commit runs such a product's transactions
+// on the database late returns for it, a wrapper in front of db, the way
+// testenv's fault connection sits in front of a driver's.
+func NewWriter(db *gorm.DB, late func(lock *dlock.Lock, p stock.Product) *gorm.DB) *Writer {
+	return &Writer{db: db, late: late}
+}
+
+// DB is the database the Writer writes to, for reads.
+func (w *Writer) DB() *gorm.DB { return w.db }
+
+// Commit runs stmts in one transaction and commits it: begin, the
 // statements (for a sale, the fence check if the lock has one, then the
 // write), commit. All of it runs on ctx, for the locking strategies the
 // lock's context, so that a lost lock or a buyer who hung up rolls the
 // transaction back (and stops its wait for a connection). lock (nil for
-// the strategies without one) and p are for the late-commit fault a demo
-// product switches on, which commit puts in front of the database
-// (commit_late.go).
+// the strategies without one) and p are for the late-commit fault, when p
+// switches it on (see NewWriter).
 //
 // A transaction the database chose as a deadlock's victim (or whose lock
 // wait timed out) is rolled back and run again, up to conflictTries times:
 // InnoDB deadlocks when buyers' INSERTs meet on one unique key (a repeated
-// click) and the first of them rolls back.
+// click) and the first of them rolls back. stmts must be safe to run
+// again.
 //
 // An error from the COMMIT itself is a *commitError: the COMMIT was sent,
-// and whether it landed is not known (see afterFailure).
-func (s *Service) commit(ctx context.Context, lock *dlock.Lock, p stock.Product, stmts func(tx *gorm.DB) error) error {
-	db := s.db
-	if p.LateCommit > 0 {
-		db = s.withLateCommits(lock, p)
+// and whether it landed is not known (see AfterFailure).
+func (w *Writer) Commit(ctx context.Context, lock *dlock.Lock, p stock.Product, stmts func(tx *gorm.DB) error) error {
+	db := w.db
+	if p.LateCommit > 0 && w.late != nil {
+		db = w.late(lock, p)
 	}
 	var err error
 	for try := range conflictTries {
 		if try > 0 {
 			// Out of step with the other victims, or they meet again.
-			if sleep(ctx, time.Duration(try)*time.Millisecond+rand.N(2*time.Millisecond)) != nil {
+			if Sleep(ctx, time.Duration(try)*time.Millisecond+rand.N(2*time.Millisecond)) != nil {
 				return err
 			}
 		}
@@ -50,11 +68,11 @@ func (s *Service) commit(ctx context.Context, lock *dlock.Lock, p stock.Product,
 	return err
 }
 
-// conflictTries is how often commit runs a transaction the database rolled
+// conflictTries is how often Commit runs a transaction the database rolled
 // back for a deadlock or a lock wait timeout.
 const conflictTries = 5
 
-// transact is one try of commit, on db.
+// transact is one try of Commit, on db.
 func transact(ctx context.Context, db *gorm.DB, stmts func(tx *gorm.DB) error) error {
 	committing := false
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

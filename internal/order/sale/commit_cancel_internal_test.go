@@ -1,4 +1,4 @@
-package order
+package sale
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/google/uuid"
 
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -50,29 +52,31 @@ func (r *rollbackFirstTx) Commit() error {
 // TestCommitNeverSentIsNotInDoubt: a context that ends after the
 // statements ran and before COMMIT, where database/sql's rollback on
 // cancel comes first, leaves no order, and its error says so: it is no
-// *commitError, and afterFailure does not call the order in doubt.
+// *commitError, and AfterFailure does not call the order in doubt.
 func TestCommitNeverSentIsNotInDoubt(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		s, _ := fencedService(t, b)
-		p, err := s.AddProduct(context.Background(), stock.Product{ID: b.Redis.Key("commit-never-sent"),
+		db := b.DB.DB()
+		w := NewWriter(db, nil)
+		p, err := stock.NewStore(db).Create(context.Background(), stock.Product{ID: b.Redis.Key("commit-never-sent"),
 			Strategy: strategy.SQLAtomic, Stock: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := newOrder(p, Request{UserID: "u", ProductID: p.ID, Quantity: 1})
+		o := Order{ID: uuid.NewString(), UserID: "u", ProductID: p.ID, Quantity: 1, Strategy: p.Strategy,
+			CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		db := s.db.WithContext(context.Background())
-		db.Statement.ConnPool = &rollbackFirstPool{ConnPool: db.Statement.ConnPool, cancel: cancel}
-		err = transact(ctx, db, func(tx *gorm.DB) error { return insertOrder(tx, o) })
-		if found, qerr := s.landed(context.Background(), o.ID); qerr != nil || found {
+		rb := db.WithContext(context.Background())
+		rb.Statement.ConnPool = &rollbackFirstPool{ConnPool: rb.Statement.ConnPool, cancel: cancel}
+		err = transact(ctx, rb, func(tx *gorm.DB) error { return Insert(tx, o) })
+		if found, qerr := w.Landed(context.Background(), o.ID); qerr != nil || found {
 			t.Fatalf("order landed: %v, %v; want it rolled back", found, qerr)
 		}
 		if ce := (*commitError)(nil); errors.As(err, &ce) {
 			t.Errorf("transact: %v is a *commitError, but the COMMIT was never sent", err)
 		}
-		if got := s.afterFailure(ctx, o, err); errors.Is(got, ErrInDoubt) {
-			t.Errorf("afterFailure: %v, want no ErrInDoubt for a COMMIT never sent", got)
+		if got := w.AfterFailure(ctx, o, err); errors.Is(got, ErrInDoubt) {
+			t.Errorf("AfterFailure: %v, want no ErrInDoubt for a COMMIT never sent", got)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package order_test
+package redisdecr
 
 import (
 	"context"
@@ -10,23 +10,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/google/uuid"
+	"gorm.io/gorm"
 )
 
 // Tests of the sweep's second step, which gives back the redis-decr
-// reservations whose hold ran out with no order written (reserved_reclaim.go).
-
-// reclaimGrace and sweepEvery as reserved_reclaim.go and reserved_reconcile.go have them:
-// a reservation of a product with no work and no stall is back within
-// their sum of its take, and a sweep's own time.
-const (
-	reclaimGrace = 5 * time.Second
-	sweepEvery   = time.Second
-)
+// reservations whose hold ran out with no order written (reclaim.go). A
+// reservation of a product with no work and no stall is back within
+// reclaimGrace and a sweepEvery of its take, and a sweep's own time.
 
 // TestReclaimDeadShop is the loss a review found: a shop dies between its
 // Redis take and its database write (here its goroutine ends right after
@@ -39,29 +34,28 @@ func TestReclaimDeadShop(t *testing.T) {
 	testenv.SkipShort(t, "waits out the 5 s reclaim grace; TestReclaimAfterRestart checks the sweep's give-back without it")
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
-		survivor := newShops(t, b, 1, order.Options{})[0]
-		p := newProduct(t, b, "reclaim-dead", stock.Product{Strategy: strategy.RedisDecr, Stock: 5})
+		db := b.DB.DB()
+		survivor := newShop(t, b, db, Options{})
+		p := addProduct(ctx, t, b, db, "reclaim-dead", stock.Product{Stock: 5})
 		for i := range 4 {
-			mustPlace(ctx, t, survivor, p.ID, "u"+strconv.Itoa(i))
+			survivor.mustPlace(ctx, t, p, "u"+strconv.Itoa(i))
 		}
 
 		took := time.Now()
-		dieAfterTake(ctx, t, b, reclaimGrace, p.ID, "x")
-		if a := audit(t, survivor, p.ID); a.RedisStock == nil || *a.RedisStock != 0 || a.Stock != 1 {
-			t.Fatalf("after the crash: Redis %v, database %d; want 0, 1", deref(a.RedisStock), a.Stock)
+		dieAfterTake(ctx, t, b, reclaimGrace, p, "x")
+		if f := audit(ctx, t, b, db, p); f.Redis == nil || *f.Redis != 0 || f.Stock != 1 {
+			t.Fatalf("after the crash: Redis %v, database %d; want 0, 1", deref(f.Redis), f.Stock)
 		}
 
 		waitFor(t, reclaimGrace+2*sweepEvery, "the sweep to give the dead shop's unit back", func() bool {
-			a := audit(t, survivor, p.ID)
-			return a.RedisStock != nil && a.Drift == 0
+			return !audit(ctx, t, b, db, p).drifted()
 		})
 		t.Logf("drift 0 after %v", time.Since(took).Round(10*time.Millisecond))
-		if got := survivor.Events(p.ID).Reclaimed; got != 1 {
-			t.Errorf("Events.Reclaimed = %d, want 1", got)
+		if got := survivor.reclaimed.Load(); got != 1 {
+			t.Errorf("reclaimed %d, want 1", got)
 		}
-		mustPlace(ctx, t, survivor, p.ID, "y")
-		checkExact(t, audit(t, survivor, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
-			InitialStock: 5, Stock: 0, Orders: 5, Sold: 5, Consistent: true})
+		survivor.mustPlace(ctx, t, p, "y")
+		checkExact(ctx, t, b, db, p, 5)
 	})
 }
 
@@ -72,19 +66,19 @@ func TestReclaimDeadShop(t *testing.T) {
 func TestReclaimAfterRestart(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
-		p := newProduct(t, b, "reclaim-restart", stock.Product{Strategy: strategy.RedisDecr, Stock: 1})
-		dieAfterTake(ctx, t, b, 0, p.ID, "x") // its reservation is due at once
+		db := b.DB.DB()
+		p := addProduct(ctx, t, b, db, "reclaim-restart", stock.Product{Stock: 1})
+		dieAfterTake(ctx, t, b, 0, p, "x") // its reservation is due at once
 
-		restarted := newShops(t, b, 1, order.Options{})[0]
-		if _, err := restarted.Place(ctx, order.Request{UserID: "y", ProductID: p.ID, Quantity: 1}); !errors.Is(err, order.ErrSoldOut) {
-			t.Fatalf("y, while the dead shop's reservation holds the unit: got %v, want %v", err, order.ErrSoldOut)
+		restarted := newShop(t, b, db, Options{})
+		if err := restarted.place(ctx, p, "y"); !errors.Is(err, sale.ErrSoldOut) {
+			t.Fatalf("y, while the dead shop's reservation holds the unit: got %v, want %v", err, sale.ErrSoldOut)
 		}
 		waitFor(t, 3*sweepEvery, "the restarted shop's sweep to give the unit back", func() bool {
-			return restarted.Events(p.ID).Reclaimed == 1
+			return restarted.reclaimed.Load() == 1
 		})
-		mustPlace(ctx, t, restarted, p.ID, "y")
-		checkExact(t, audit(t, restarted, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
-			InitialStock: 1, Stock: 0, Orders: 1, Sold: 1, Consistent: true})
+		restarted.mustPlace(ctx, t, p, "y")
+		checkExact(ctx, t, b, db, p, 1)
 	})
 }
 
@@ -98,12 +92,13 @@ func TestReclaimAfterRestart(t *testing.T) {
 func TestReclaimPastBrokenShop(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
+		db := b.DB.DB()
 		pool, _ := b.DB.OpenPool(t)
-		broken := shopOn(t, b, pool, order.Options{})
-		p := newProduct(t, b, "reclaim-broken", stock.Product{Strategy: strategy.RedisDecr, Stock: 3})
-		mustPlace(ctx, t, broken, p.ID, "a") // broken sweeps p from now on, first
-		survivor := newShops(t, b, 1, order.Options{})[0]
-		mustPlace(ctx, t, survivor, p.ID, "b") // and survivor just after
+		broken := newShop(t, b, pool, Options{})
+		p := addProduct(ctx, t, b, db, "reclaim-broken", stock.Product{Stock: 3})
+		broken.mustPlace(ctx, t, p, "a") // broken sweeps p from now on, first
+		survivor := newShop(t, b, db, Options{})
+		survivor.mustPlace(ctx, t, p, "b") // and survivor just after
 		sqlDB, err := pool.DB()
 		if err != nil {
 			t.Fatal(err)
@@ -111,14 +106,13 @@ func TestReclaimPastBrokenShop(t *testing.T) {
 		sqlDB.Close()
 
 		took := time.Now()
-		dieAfterTake(ctx, t, b, 0, p.ID, "x") // due at once
+		dieAfterTake(ctx, t, b, 0, p, "x") // due at once
 		waitFor(t, 5*sweepEvery, "the healthy shop to give the dead shop's unit back", func() bool {
-			return survivor.Events(p.ID).Reclaimed == 1
+			return survivor.reclaimed.Load() == 1
 		})
 		t.Logf("given back after %v", time.Since(took).Round(10*time.Millisecond))
-		mustPlace(ctx, t, survivor, p.ID, "y")
-		checkExact(t, audit(t, survivor, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
-			InitialStock: 3, Stock: 0, Orders: 3, Sold: 3, Consistent: true})
+		survivor.mustPlace(ctx, t, p, "y")
+		checkExact(ctx, t, b, db, p, 3)
 	})
 }
 
@@ -130,41 +124,37 @@ func TestReclaimPastBrokenShop(t *testing.T) {
 func TestReclaimRefusesSlowShop(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
-		survivor := newShops(t, b, 1, order.Options{})[0]
+		db := b.DB.DB()
+		survivor := newShop(t, b, db, Options{})
 		paused, resume := make(chan struct{}), make(chan struct{})
-		h := &hookSleep{hook: func(context.Context) { close(paused); <-resume }}
-		slow := shopOn(t, b, b.DB.DB(), order.Options{Sleep: h.Sleep})
-		slow.SetReclaimGrace(0) // its reservation is due at once
-		p := newProduct(t, b, "reclaim-slow", stock.Product{Strategy: strategy.RedisDecr, Stock: 2})
-		mustPlace(ctx, t, survivor, p.ID, "a") // the survivor sweeps p from now on
+		h := &hookWork{hook: func(context.Context) { close(paused); <-resume }}
+		slow := newShop(t, b, db, Options{Work: h.Work})
+		slow.reclaimGrace = 0 // its reservation is due at once
+		p := addProduct(ctx, t, b, db, "reclaim-slow", stock.Product{Stock: 2})
+		survivor.mustPlace(ctx, t, p, "a") // the survivor sweeps p from now on
 
 		h.armed.Store(true)
 		answer := make(chan error, 1)
-		go func() {
-			_, err := slow.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
-			answer <- err
-		}()
+		go func() { answer <- slow.place(ctx, p, "x") }()
 		<-paused
 		waitFor(t, 3*sweepEvery, "a sweep to reclaim the slow shop's reservation", func() bool {
-			return survivor.Events(p.ID).Reclaimed+slow.Events(p.ID).Reclaimed == 1
+			return survivor.reclaimed.Load()+slow.reclaimed.Load() == 1
 		})
 		close(resume)
-		if err := <-answer; !errors.Is(err, order.ErrUnavailable) {
-			t.Errorf("the slow shop's order: got %v, want %v", err, order.ErrUnavailable)
+		if err := <-answer; !errors.Is(err, sale.ErrUnavailable) {
+			t.Errorf("the slow shop's order: got %v, want %v", err, sale.ErrUnavailable)
 		}
-		if n := ordersOf(t, b, p.ID, "x"); n != 0 {
+		if n := ordersOf(ctx, t, db, p.ID, "x"); n != 0 {
 			t.Errorf("x has %d orders after the refusal, want 0", n)
 		}
-		if got := slow.Events(p.ID).GivenBack + survivor.Events(p.ID).GivenBack; got != 0 {
+		if got := slow.givenBack.Load() + survivor.givenBack.Load(); got != 0 {
 			t.Errorf("given back %d times more after the sweep's, want 0", got)
 		}
-		a := audit(t, survivor, p.ID)
-		if a.RedisStock == nil || a.Drift != 0 || a.Stock != 1 {
-			t.Errorf("after the refusal: Redis %v, database %d, drift %d; want 1, 1, 0", deref(a.RedisStock), a.Stock, a.Drift)
+		if f := audit(ctx, t, b, db, p); f.drifted() || f.Stock != 1 {
+			t.Errorf("after the refusal: Redis %v, database %d; want 1, 1", deref(f.Redis), f.Stock)
 		}
-		mustPlace(ctx, t, survivor, p.ID, "x")
-		checkExact(t, audit(t, survivor, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
-			InitialStock: 2, Stock: 0, Orders: 2, Sold: 2, Consistent: true})
+		survivor.mustPlace(ctx, t, p, "x")
+		checkExact(ctx, t, b, db, p, 2)
 	})
 }
 
@@ -178,11 +168,15 @@ func TestReclaimOnce(t *testing.T) {
 	const units, dead, shops, sweeps = 40, 30, 6, 4
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
-		all := newShops(t, b, shops, order.Options{})
-		p := newProduct(t, b, "reclaim-once", stock.Product{Strategy: strategy.RedisDecr, Stock: units})
+		db := b.DB.DB()
+		all := make([]*shop, shops)
+		for i := range all {
+			all[i] = newShop(t, b, db, Options{})
+		}
+		p := addProduct(ctx, t, b, db, "reclaim-once", stock.Product{Stock: units})
 		res := reserve.New(b.Redis.Clients()[0])
 		for i := range dead {
-			if _, err := res.Take(ctx, p.ID, "d"+strconv.Itoa(i), randomID(), 1, -time.Minute); err != nil {
+			if _, err := res.Take(ctx, p.ID, "d"+strconv.Itoa(i), uuid.NewString(), 1, -time.Minute); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -213,27 +207,26 @@ func TestReclaimOnce(t *testing.T) {
 			for range sweeps {
 				owners.Go(func() {
 					<-start
-					s.Reconcile(ctx, p.ID)
+					s.reconcile(ctx, p.ID)
 				})
 			}
 		}
 		close(start)
 		owners.Wait()
 		for _, s := range all { // what a sweep cut short left
-			s.Reconcile(ctx, p.ID)
+			s.reconcile(ctx, p.ID)
 		}
 
 		var reclaimed int64
 		for _, s := range all {
-			reclaimed += s.Events(p.ID).Reclaimed
+			reclaimed += s.reclaimed.Load()
 		}
 		if reclaimed+ownersGave.Load() != dead {
 			t.Errorf("given back %d by the sweeps and %d by the owners, want %d in all", reclaimed, ownersGave.Load(), dead)
 		}
-		checkExact(t, audit(t, all[0], p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
-			InitialStock: units, Stock: units, Consistent: true})
+		checkExact(ctx, t, b, db, p, 0)
 		checkLedger(t, b, p.ID, 0)
-		if n := reclaimedRows(t, b, p.ID); n < reclaimed || n > dead {
+		if n := reclaimedRows(t, db, p.ID); n < reclaimed || n > dead {
 			t.Errorf("reclaimed rows: %d, want %d to %d", n, reclaimed, dead)
 		}
 	})
@@ -247,41 +240,41 @@ func TestReclaimKeepsSoldOrders(t *testing.T) {
 	const units, sold = 10, 6
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
-		shop := newShops(t, b, 1, order.Options{})[0]
-		shop.SetReclaimGrace(0) // every reservation is due at its take
-		p := newProduct(t, b, "reclaim-sold", stock.Product{Strategy: strategy.RedisDecr, Stock: units})
+		db := b.DB.DB()
+		shop := newShop(t, b, db, Options{})
+		shop.reclaimGrace = 0 // every reservation is due at its take
+		p := addProduct(ctx, t, b, db, "reclaim-sold", stock.Product{Stock: units})
 		for i := range sold {
-			mustPlace(ctx, t, shop, p.ID, "u"+strconv.Itoa(i))
+			shop.mustPlace(ctx, t, p, "u"+strconv.Itoa(i))
 		}
 		for range 3 {
-			shop.Reconcile(ctx, p.ID)
+			shop.reconcile(ctx, p.ID)
 		}
-		if got := shop.Events(p.ID).Reclaimed; got != 0 {
-			t.Errorf("Events.Reclaimed = %d, want 0", got)
+		if got := shop.reclaimed.Load(); got != 0 {
+			t.Errorf("reclaimed %d, want 0", got)
 		}
 		checkLedger(t, b, p.ID, 0)
-		if _, err := shop.Place(ctx, order.Request{UserID: "u0", ProductID: p.ID, Quantity: 1}); !errors.Is(err, order.ErrDuplicateOrder) {
-			t.Errorf("u0 again: got %v, want %v", err, order.ErrDuplicateOrder)
+		if err := shop.place(ctx, p, "u0"); !errors.Is(err, sale.ErrDuplicateOrder) {
+			t.Errorf("u0 again: got %v, want %v", err, sale.ErrDuplicateOrder)
 		}
-		checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,
-			InitialStock: units, Stock: units - sold, Orders: sold, Sold: sold, Consistent: true})
+		checkExact(ctx, t, b, db, p, sold)
 	})
 }
 
 // dieAfterTake is a shop, with grace as its reclaimGrace, killed while
-// it sells a unit of product to user: its take is done, and then nothing,
+// it sells a unit of p to user: its take is done, and then nothing,
 // neither the database write nor a give-back, as under SIGKILL (the
 // goroutine placing the order ends). Its sweep dies with it.
-func dieAfterTake(ctx context.Context, t *testing.T, b *testenv.Env, grace time.Duration, product, user string) {
+func dieAfterTake(ctx context.Context, t *testing.T, b *testenv.Env, grace time.Duration, p stock.Product, user string) {
 	t.Helper()
-	h := &hookSleep{hook: func(context.Context) { runtime.Goexit() }}
-	shop := shopOn(t, b, b.DB.DB(), order.Options{Sleep: h.Sleep})
-	shop.SetReclaimGrace(grace)
+	h := &hookWork{hook: func(context.Context) { runtime.Goexit() }}
+	shop := newShop(t, b, b.DB.DB(), Options{Work: h.Work})
+	shop.reclaimGrace = grace
 	h.armed.Store(true)
 	died := make(chan struct{})
 	go func() {
 		defer close(died)
-		shop.Place(ctx, order.Request{UserID: user, ProductID: product, Quantity: 1})
+		shop.place(ctx, p, user)
 	}()
 	<-died
 	shop.Close()
@@ -296,22 +289,11 @@ func checkLedger(t *testing.T, b *testenv.Env, product string, want int) {
 	}
 }
 
-// ordersOf counts user's orders of product.
-func ordersOf(t *testing.T, b *testenv.Env, product, user string) int64 {
-	t.Helper()
-	var n int64
-	err := b.DB.DB().Raw("SELECT COUNT(*) FROM orders WHERE product_id = ? AND user_id = ?", product, user).Row().Scan(&n)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // reclaimedRows counts product's rows in table reclaimed.
-func reclaimedRows(t *testing.T, b *testenv.Env, product string) int64 {
+func reclaimedRows(t *testing.T, db *gorm.DB, product string) int64 {
 	t.Helper()
 	var n int64
-	if err := b.DB.DB().Raw("SELECT COUNT(*) FROM reclaimed WHERE product_id = ?", product).Row().Scan(&n); err != nil {
+	if err := db.Raw("SELECT COUNT(*) FROM reclaimed WHERE product_id = ?", product).Row().Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n

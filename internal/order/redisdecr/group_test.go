@@ -1,4 +1,4 @@
-package order
+package redisdecr
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -23,29 +23,13 @@ func TestGroupCommit(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db := b.DB.DB()
-		s := groupShop(t, b, db, nil)
-		sale := func(t *testing.T, name string, units int) stock.Product {
-			t.Helper()
-			p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key(name), Strategy: strategy.RedisDecr, Stock: units})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return p
-		}
+		s := newShop(t, b, db, Options{})
 		group := func(p stock.Product, seen int64, buyers ...string) []*groupedWrite {
 			var g []*groupedWrite
 			for _, u := range buyers {
-				g = append(g, &groupedWrite{o: newOrder(p, Request{UserID: u, ProductID: p.ID, Quantity: 1}), seen: seen, ctx: ctx})
+				g = append(g, &groupedWrite{o: newOrder(p, u), seen: seen, ctx: ctx})
 			}
 			return g
-		}
-		left := func(t *testing.T, p stock.Product) int {
-			t.Helper()
-			n, err := readStock(ctx, db, p.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return n
 		}
 		orders := func(t *testing.T, p stock.Product) int64 {
 			t.Helper()
@@ -57,16 +41,16 @@ func TestGroupCommit(t *testing.T) {
 		}
 
 		t.Run("written whole", func(t *testing.T) {
-			p := sale(t, "group-whole", 5)
+			p := addProduct(ctx, t, b, db, "group-whole", stock.Product{Stock: 5})
 			if err := s.commitGroup(p, group(p, 0, "a", "b", "c")); err != nil {
 				t.Fatal(err)
 			}
-			if got, n := left(t, p), orders(t, p); got != 2 || n != 3 {
+			if got, n := stockOf(ctx, t, db, p.ID), orders(t, p); got != 2 || n != 3 {
 				t.Fatalf("after a group of 3 of 5 units: %d left, %d orders; want 2 and 3", got, n)
 			}
 		})
 		t.Run("a buyer Redis forgot", func(t *testing.T) {
-			p := sale(t, "group-forgot", 5)
+			p := addProduct(ctx, t, b, db, "group-forgot", stock.Product{Stock: 5})
 			if err := s.commitGroup(p, group(p, 0, "a")); err != nil {
 				t.Fatal(err)
 			}
@@ -74,24 +58,24 @@ func TestGroupCommit(t *testing.T) {
 			if err := s.commitGroup(p, g); !errors.Is(err, errWriteAlone) {
 				t.Fatalf("a group with a buyer who has an order: got %v, want %v", err, errWriteAlone)
 			}
-			if got, n := left(t, p), orders(t, p); got != 4 || n != 1 {
+			if got, n := stockOf(ctx, t, db, p.ID), orders(t, p); got != 4 || n != 1 {
 				t.Fatalf("after the refused group: %d left, %d orders; want 4 and 1", got, n)
 			}
-			if err := s.commitGroup(p, g[1:2]); !errors.Is(err, errDuplicateKey) {
-				t.Fatalf("the buyer who has an order, alone: got %v, want %v", err, errDuplicateKey)
+			if err := s.commitGroup(p, g[1:2]); !errors.Is(err, sale.ErrDuplicateKey) {
+				t.Fatalf("the buyer who has an order, alone: got %v, want %v", err, sale.ErrDuplicateKey)
 			}
 		})
 		t.Run("fewer units than the group", func(t *testing.T) {
-			p := sale(t, "group-short", 2)
+			p := addProduct(ctx, t, b, db, "group-short", stock.Product{Stock: 2})
 			if err := s.commitGroup(p, group(p, 0, "a", "b", "c")); !errors.Is(err, errWriteAlone) {
 				t.Fatalf("a group of 3 for 2 units: got %v, want %v", err, errWriteAlone)
 			}
-			if got, n := left(t, p), orders(t, p); got != 2 || n != 0 {
+			if got, n := stockOf(ctx, t, db, p.ID), orders(t, p); got != 2 || n != 0 {
 				t.Fatalf("after the refused group: %d left, %d orders; want 2 and 0", got, n)
 			}
 		})
 		t.Run("every buyer gone", func(t *testing.T) {
-			p := sale(t, "group-gone", 5)
+			p := addProduct(ctx, t, b, db, "group-gone", stock.Product{Stock: 5})
 			gone, leave := context.WithCancel(ctx)
 			leave()
 			g := group(p, 0, "a", "b")
@@ -99,7 +83,7 @@ func TestGroupCommit(t *testing.T) {
 			if err := s.commitGroup(p, g); err == nil {
 				t.Fatal("a group whose buyers have all gone was written: want it rolled back")
 			}
-			if got, n := left(t, p), orders(t, p); got != 5 || n != 0 {
+			if got, n := stockOf(ctx, t, db, p.ID), orders(t, p); got != 5 || n != 0 {
 				t.Fatalf("after the group nobody waited for: %d left, %d orders; want 5 and 0", got, n)
 			}
 			g[1].ctx = ctx // one buyer still there
@@ -108,7 +92,7 @@ func TestGroupCommit(t *testing.T) {
 			}
 		})
 		t.Run("a sweep since the oldest reservation", func(t *testing.T) {
-			p := sale(t, "group-swept", 5)
+			p := addProduct(ctx, t, b, db, "group-swept", stock.Product{Stock: 5})
 			if err := db.WithContext(ctx).Exec("UPDATE products SET reclaims = reclaims + 1 WHERE id = ?", p.ID).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -131,11 +115,8 @@ func TestGroupCommitUnderACrowd(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db := b.DB.DB()
-		s := groupShop(t, b, db, nil)
-		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-crowd"), Strategy: strategy.RedisDecr, Stock: 300})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := newShop(t, b, db, Options{})
+		p := addProduct(ctx, t, b, db, "group-crowd", stock.Product{Stock: 300})
 		const buyers = 200
 		var wg sync.WaitGroup
 		errs := make(chan error, buyers)
@@ -143,7 +124,7 @@ func TestGroupCommitUnderACrowd(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				o := newOrder(p, Request{UserID: fmt.Sprint("crowd-", i), ProductID: p.ID, Quantity: 1})
+				o := newOrder(p, fmt.Sprint("crowd-", i))
 				errs <- s.writeGrouped(ctx, p, o, 0)
 			}()
 		}
@@ -158,7 +139,7 @@ func TestGroupCommitUnderACrowd(t *testing.T) {
 		if err := db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE product_id = ?", p.ID).Row().Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		left, err := readStock(ctx, db, p.ID)
+		left, err := sale.ReadStock(ctx, db, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -172,13 +153,13 @@ func TestGroupCommitUnderACrowd(t *testing.T) {
 // waits for a group is answered errLeftEarly at once, and its order is not
 // written by the group that follows.
 func TestGroupCommitLeftEarly(t *testing.T) {
-	s := &Service{}
+	s := &Seller{}
 	p := stock.Product{ID: "left-early"}
 	g := &writeGroup{writing: true} // a writer is busy: nobody takes the order
 	s.groups.Store(p.ID, g)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := s.writeGrouped(ctx, p, Order{ID: "o1", ProductID: p.ID}, 0)
+	err := s.writeGrouped(ctx, p, sale.Order{ID: "o1", ProductID: p.ID}, 0)
 	if !errors.Is(err, errLeftEarly) {
 		t.Fatalf("a buyer gone before the write: got %v, want %v", err, errLeftEarly)
 	}
@@ -190,19 +171,6 @@ func TestGroupCommitLeftEarly(t *testing.T) {
 	}
 }
 
-// groupSizes hears the size of every group commit.
-type groupSizes struct {
-	noObserver
-	mu    sync.Mutex
-	sizes []int
-}
-
-func (g *groupSizes) Batched(_ strategy.Name, n int) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.sizes = append(g.sizes, n)
-}
-
 // TestGroupCommitGroupsWhatWaits: the orders that arrive while the writer
 // is busy are written together, in one group, when it comes back.
 func TestGroupCommitGroupsWhatWaits(t *testing.T) {
@@ -210,19 +178,15 @@ func TestGroupCommitGroupsWhatWaits(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		db := b.DB.DB()
-		obs := &groupSizes{}
-		s := groupShop(t, b, db, obs)
-		p, err := s.AddProduct(ctx, stock.Product{ID: b.Redis.Key("group-waits"), Strategy: strategy.RedisDecr, Stock: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := newShop(t, b, db, Options{})
+		p := addProduct(ctx, t, b, db, "group-waits", stock.Product{Stock: 10})
 		g := &writeGroup{writing: true} // the writer is busy
 		s.groups.Store(p.ID, g)
 		const buyers = 7
 		errs := make(chan error, buyers)
 		for i := range buyers {
 			go func() {
-				errs <- s.writeGrouped(ctx, p, newOrder(p, Request{UserID: fmt.Sprint("waits-", i), ProductID: p.ID, Quantity: 1}), 0)
+				errs <- s.writeGrouped(ctx, p, newOrder(p, fmt.Sprint("waits-", i)), 0)
 			}()
 		}
 		for waiting := 0; waiting < buyers; {
@@ -231,19 +195,19 @@ func TestGroupCommitGroupsWhatWaits(t *testing.T) {
 			g.mu.Unlock()
 			time.Sleep(time.Millisecond)
 		}
-		s.leaders.Add(1)
+		s.writers.Add(1)
 		go s.writeGroups(p, g) // the writer comes back
 		for range buyers {
 			if err := <-errs; err != nil {
 				t.Fatal(err)
 			}
 		}
-		obs.mu.Lock()
-		defer obs.mu.Unlock()
-		if len(obs.sizes) != 1 || obs.sizes[0] != buyers {
-			t.Fatalf("group commits of %v, want one of %d", obs.sizes, buyers)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if len(s.grouped) != 1 || s.grouped[0] != buyers {
+			t.Fatalf("group commits of %v, want one of %d", s.grouped, buyers)
 		}
-		if left, err := readStock(ctx, db, p.ID); err != nil || left != 10-buyers {
+		if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 10-buyers {
 			t.Fatalf("stock after the group: %d, %v; want %d", left, err, 10-buyers)
 		}
 	})

@@ -1,0 +1,169 @@
+package faultproxy
+
+import (
+	"net"
+	"time"
+)
+
+// The faults on the bytes in flight, and the pipe that obeys them: Hold
+// and HoldAt stall a link, Release lets it go, SetDelay slows it. Stop and
+// Start, which cut the server off, are in faultproxy.go.
+
+// SetDelay makes every chunk of data wait d before it is forwarded, in each
+// direction: a request/response round trip gets about 2·d slower. Zero
+// removes the delay. It applies to live connections too.
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
+
+// Hold stalls every connection, live and new, without closing any: the
+// bytes either side sends are read and kept, none is forwarded, as on a
+// link that is partitioned without a reset. The client and the server see
+// silence, not an error, until their own timeouts. Holding a held proxy
+// does nothing.
+func (p *Proxy) Hold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if g := *p.gate.Load(); isOpen(g) {
+		held := make(chan struct{})
+		p.gate.Store(&held)
+	}
+}
+
+// Cut finds where a hold begins in one chunk of what the server sent: the
+// index of its first byte to hold, or -1 if the chunk holds no such place.
+type Cut func(chunk []byte) int
+
+// HoldAt holds the proxy as Hold does, from a place in what the server
+// sends: each chunk the server sends from now on, while the proxy is not
+// held, is given to cut, and at the first chunk where cut finds a place
+// the bytes before it are forwarded, then the proxy is held from that
+// byte on. A chunk is what one read returned: a place that spans two
+// chunks is not found. Release, Stop and another HoldAt cancel a cut not
+// yet found.
+func (p *Proxy) HoldAt(cut Cut) { p.cut.Store(&cut) }
+
+// cutAt looks for the pending HoldAt's place in chunk b from the server:
+// its index, or -1. Once found, the cut is no longer pending and the proxy
+// is held, in one step under p.mu as Hold and Release take it: no chunk
+// passes the gate in between, and a Release that cleared the cut first
+// wins.
+func (p *Proxy) cutAt(b []byte) int {
+	c := p.cut.Load()
+	if c == nil || !isOpen(*p.gate.Load()) {
+		return -1
+	}
+	i := (*c)(b)
+	if i < 0 {
+		return -1
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.cut.CompareAndSwap(c, nil) || !isOpen(*p.gate.Load()) {
+		return -1
+	}
+	held := make(chan struct{})
+	p.gate.Store(&held)
+	return min(i, len(b))
+}
+
+// Release lets the bytes a Hold kept through, in order, and forwards
+// again; it cancels a pending HoldAt. Releasing a proxy that is not held
+// does nothing more.
+func (p *Proxy) Release() {
+	p.cut.Store(nil)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if g := *p.gate.Load(); !isOpen(g) {
+		close(g)
+	}
+}
+
+// Held reports whether the proxy is held.
+func (p *Proxy) Held() bool { return !isOpen(*p.gate.Load()) }
+
+func isOpen(gate chan struct{}) bool {
+	select {
+	case <-gate:
+		return true
+	default:
+		return false
+	}
+}
+
+// pipe copies src to dst, holding each chunk while the proxy is held and
+// for the current delay; fromServer says src is the server, whose chunks
+// a HoldAt looks into.
+func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		b := buf[:n]
+		if fromServer && n > 0 && p.cut.Load() != nil {
+			if !p.opened(done) { // a cut is looked for only while not held
+				return
+			}
+			if i := p.cutAt(b); i >= 0 {
+				// Held by cutAt; the bytes before the cut go past the
+				// gate, so a caller who sees them sees the proxy held.
+				if !p.send(dst, b[:i], done) {
+					return
+				}
+				b = b[i:]
+			}
+		}
+		if len(b) > 0 && !p.forward(dst, b, done) {
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// forward writes b to dst once the proxy is not held, after the current
+// delay; false if done closed first or the write failed. The gate is
+// checked after the delay as well, so that a chunk whose delay was running
+// when the proxy was held does not slip out while it is.
+func (p *Proxy) forward(dst net.Conn, b []byte, done <-chan struct{}) bool {
+	if len(b) == 0 {
+		return true
+	}
+	return p.opened(done) && p.delayed(done) && p.opened(done) && write(dst, b)
+}
+
+// opened waits until the proxy is not held; false if done closed first.
+func (p *Proxy) opened(done <-chan struct{}) bool {
+	select {
+	case <-*p.gate.Load():
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// send writes b to dst after the current delay, held or not; false if
+// done closed first or the write failed.
+func (p *Proxy) send(dst net.Conn, b []byte, done <-chan struct{}) bool {
+	return len(b) == 0 || p.delayed(done) && write(dst, b)
+}
+
+// delayed waits the current delay; false if done closed first.
+func (p *Proxy) delayed(done <-chan struct{}) bool {
+	d := time.Duration(p.delay.Load())
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// write writes b to dst: false if it failed.
+func write(dst net.Conn, b []byte) bool {
+	_, err := dst.Write(b)
+	return err == nil
+}

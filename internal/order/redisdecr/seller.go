@@ -1,0 +1,138 @@
+// Package redisdecr is strategy redis-decr, the way most production flash
+// sales sell a hot product: no lock; the stock lives in Redis as well, and
+// one script per order (package reserve) answers sold out, duplicate
+// buyer, or reserved, in one round trip. Only reserved buyers reach the
+// database, where the order is written; if that write fails, the
+// reservation is given back. Package order's Service sells its redis-decr
+// products through a Seller.
+//
+// The script checks the buyer before it decrements, never after: a
+// repeated click must be refused without taking a unit. The database keeps
+// its own guards (the unique key, the conditional UPDATE), so a Redis that
+// lost its data cannot oversell it either.
+//
+// The files, in the order an order meets them:
+//   - place.go: reserve in Redis, write, give back if the write failed;
+//   - group.go: the write, in one transaction with the other buyers';
+//   - write.go: the write of one order, and how it meets the sweep;
+//   - settle.go: a reservation whose write failed in doubt, given back
+//     in the background once the database says the order is not there;
+//   - reconcile.go: every shop's sweep, which brings Redis's stock back
+//     to the database's;
+//   - reclaim.go: its second step, which gives back the reservations of
+//     a shop that died between its take and its write.
+package redisdecr
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// Options are what a Seller needs of the shop (package order's Service)
+// it sells for. Stock and Writer are required; a nil func does nothing.
+// The funcs are called concurrently and must return at once (Work
+// excepted).
+type Options struct {
+	// Stock is where the reservations are kept, in Redis.
+	Stock *reserve.Stock
+	// Writer writes the orders to the database.
+	Writer *sale.Writer
+	// Work is the business work of one order of p: it ends early, with
+	// ctx's error, if ctx ends.
+	Work func(ctx context.Context, p stock.Product) error
+	// SoldOut hears that the database has no unit of product left.
+	SoldOut func(product string)
+	// GivenBack hears of each reservation given back because its order
+	// could not be written, and Reclaimed of each one the sweep gave back
+	// because its hold ran out with no order written (reclaim.go).
+	GivenBack, Reclaimed func(product string)
+	// Grouped hears of each group commit, with how many orders it wrote
+	// (group.go).
+	Grouped func(orders int)
+	// Logger receives warnings; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Seller sells redis-decr products for one shop process; several Sellers
+// (shops) may share a database and Redis. It is safe for concurrent use.
+// Close it when done: an order that failed in doubt is settled in the
+// background (settle.go), and while it sells a product it sweeps that
+// product's Redis stock (reconcile.go).
+type Seller struct {
+	opts Options
+	res  *reserve.Stock
+	w    *sale.Writer
+	db   *gorm.DB // w's
+
+	groups  sync.Map       // product id -> *writeGroup; see writeGrouped
+	writers sync.WaitGroup // writeGroups' goroutines
+
+	sweepTill    sync.Map // product id -> *atomic.Int64, sweep it until then (Unix ns); see Touch
+	sweeping     atomic.Bool
+	sweeps       sync.WaitGroup // sweep's goroutine
+	reclaimGrace time.Duration  // see hold
+	reclaims     sync.Map       // product id -> *atomic.Int64, its reclaims as last read; see reclaimsSeen
+
+	settling sync.WaitGroup  // settle's goroutines
+	stopping context.Context // ended by Close: settle and sweep stop
+	stop     context.CancelFunc
+}
+
+// New returns a Seller as opts say. It starts nothing until its first
+// order (Place) or Touch.
+func New(opts Options) *Seller {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Work == nil {
+		opts.Work = func(context.Context, stock.Product) error { return nil }
+	}
+	for _, f := range []*func(string){&opts.SoldOut, &opts.GivenBack, &opts.Reclaimed} {
+		if *f == nil {
+			*f = func(string) {}
+		}
+	}
+	if opts.Grouped == nil {
+		opts.Grouped = func(int) {}
+	}
+	s := &Seller{opts: opts, res: opts.Stock, w: opts.Writer, db: opts.Writer.DB(), reclaimGrace: reclaimGrace}
+	s.stopping, s.stop = context.WithCancel(context.Background())
+	return s
+}
+
+// closeWait is how long Close lets the settlements under way finish.
+const closeWait = 5 * time.Second
+
+// Close lets the settlements of reservations still under way (settle)
+// finish, for at most closeWait, then stops them and waits for them to
+// return: call it after the last Place returned, and before closing the
+// database and Redis clients. A settlement cut short leaves its
+// reservation in Redis, as settleFor running out would. It also stops the
+// sweep and waits for it, and for the group writers, which stop once
+// nobody waits. Calling it again does nothing more.
+func (s *Seller) Close() {
+	done := make(chan struct{})
+	go func() {
+		s.settling.Wait()
+		close(done)
+	}()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	s.stop()
+	<-done
+	s.sweeps.Wait()
+	s.writers.Wait()
+}

@@ -1,0 +1,74 @@
+package sale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// The errors a sale ends with that every strategy may return; package
+// order returns them as its own (order.ErrSoldOut is ErrSoldOut), beside
+// those only its locking flow and its door return. Compare them with
+// errors.Is; the returned errors wrap them with details and, where there
+// is one, the cause.
+var (
+	// ErrSoldOut means the stock left is less than the quantity asked for.
+	ErrSoldOut = errors.New("order: sold out")
+	// ErrDuplicateOrder means the buyer already has an order for the
+	// product; the error is a *DuplicateOrderError that names it.
+	ErrDuplicateOrder = errors.New("order: duplicate order")
+	// ErrDuplicateRequest means another order by the same buyer for the same
+	// product is in flight (a repeated click): its dedupe lock is held, or
+	// its reservation in Redis is on its way to the database.
+	ErrDuplicateRequest = errors.New("order: duplicate request in flight")
+	// ErrUnavailable means Redis (for redlock, a majority of its nodes),
+	// etcd or the database could not be reached before anything was
+	// committed. Nothing was written; the buyer may retry.
+	ErrUnavailable = errors.New("order: backend unavailable")
+	// ErrInDoubt means the order's COMMIT was sent and its answer lost,
+	// and the database could not tell in time whether it landed: the
+	// order may exist, its COMMIT perhaps still on its way. A retry by the
+	// same buyer gets it (ErrDuplicateOrder naming it) or buys once, never
+	// both, under fenced and etcd (the registration waits for the COMMIT)
+	// and the lock-free strategies (the unique key, and the database's own
+	// stock check). Under lua, redlock and naive a COMMIT still on its way
+	// is a late commit (package order's commit_late.go), which no lease
+	// keeps out: the shop abandons the product and dedupe locks until
+	// their TTL instead of releasing them (order's letGo), so that nobody
+	// reads the stock meanwhile, but a COMMIT that lands later than that
+	// may still meet a second order, or another buyer's write.
+	ErrInDoubt = errors.New("order: outcome unknown, the order may exist")
+)
+
+// DuplicateOrderError is the error for a buyer who already has an order
+// for the product: OrderID names it, so that a retry after ErrInDoubt
+// learns which order it got. It wraps ErrDuplicateOrder.
+type DuplicateOrderError struct {
+	OrderID, UserID, ProductID string
+}
+
+func (e *DuplicateOrderError) Error() string {
+	return fmt.Sprintf("%v: user %q already bought %q (order %s)", ErrDuplicateOrder, e.UserID, e.ProductID, e.OrderID)
+}
+
+// Unwrap returns ErrDuplicateOrder.
+func (e *DuplicateOrderError) Unwrap() error { return ErrDuplicateOrder }
+
+// FromWrite translates an error from a lock-free strategy's transaction,
+// or a read on its behalf, for the buyer waiting on ctx.
+func FromWrite(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut), errors.Is(err, ErrInDoubt):
+		return err
+	case ctx.Err() != nil:
+		// The driver, or database/sql's rollback on cancel, may say only
+		// "canceled" or "transaction done" where the caller's deadline
+		// passed (see transact): the caller's reason comes first.
+		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
+	case stock.IsConnError(err), stock.IsConflict(err):
+		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
+	}
+	return fmt.Errorf("order: %w", err)
+}

@@ -1,0 +1,85 @@
+package sale
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// Row maps Order onto the orders table.
+type Row struct {
+	ID        string    `gorm:"column:id;primaryKey"`
+	UserID    string    `gorm:"column:user_id"`
+	ProductID string    `gorm:"column:product_id"`
+	Quantity  int       `gorm:"column:quantity"`
+	Strategy  string    `gorm:"column:strategy"`
+	CreatedAt time.Time `gorm:"column:created_at"`
+	// UniqueBuyer is 1 where the database allows one order per buyer (the
+	// lock-free strategies: a second INSERT fails on orders_unique_buyer),
+	// nil where the product lock must (see migrations 0009).
+	UniqueBuyer *int `gorm:"column:unique_buyer"`
+}
+
+func (Row) TableName() string { return "orders" }
+
+// RowOf is o's row, for a strategy whose product lock allows one order
+// per buyer.
+func RowOf(o Order) Row {
+	return Row{
+		ID:        o.ID,
+		UserID:    o.UserID,
+		ProductID: o.ProductID,
+		Quantity:  o.Quantity,
+		Strategy:  string(o.Strategy),
+		CreatedAt: o.CreatedAt,
+	}
+}
+
+// one is the value of unique_buyer for the rows it applies to.
+var one = 1
+
+// UniqueRowOf is RowOf for the strategies that rely on orders_unique_buyer.
+func UniqueRowOf(o Order) Row {
+	r := RowOf(o)
+	r.UniqueBuyer = &one
+	return r
+}
+
+// What a lock-free write says when the database refused it: the buyer has
+// an order already (the unique key), or the stock is below the quantity
+// (the conditional UPDATE, TakeUnits, matched no row).
+var (
+	ErrDuplicateKey = errors.New("order: the buyer has an order (unique key)")
+	ErrNoUnits      = errors.New("order: no units left for the conditional update")
+)
+
+// Insert inserts o's row with its unique buyer key (UniqueRowOf) in tx:
+// ErrDuplicateKey if the buyer has an order for the product already, or
+// the database's error.
+func Insert(tx *gorm.DB, o Order) error {
+	row := UniqueRowOf(o)
+	if err := tx.Create(&row).Error; err != nil {
+		if stock.IsDuplicateKey(err) {
+			return ErrDuplicateKey
+		}
+		return err
+	}
+	return nil
+}
+
+// Duplicate is the error for user, who already has an order for product:
+// a *DuplicateOrderError naming that order, if the database can say which
+// (else with no OrderID). It asks on a context that survives ctx.
+func (w *Writer) Duplicate(ctx context.Context, product, user string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ReleaseTimeout)
+	defer cancel()
+	var id string
+	_ = w.db.WithContext(ctx).
+		Raw("SELECT id FROM orders WHERE product_id = ? AND user_id = ? LIMIT 1", product, user).
+		Row().Scan(&id)
+	return &DuplicateOrderError{OrderID: id, UserID: user, ProductID: product}
+}

@@ -1,0 +1,54 @@
+// Package sale owns what every strategy of package order shares when it
+// writes a sale to the database: the order and the errors a sale ends
+// with; the one transaction that writes it (Writer.Commit: begin, the
+// statements, commit); what a COMMIT whose answer was lost means
+// (Writer.AfterFailure); and the rows and statements on the orders and
+// products tables that more than one strategy runs (row.go,
+// product_sql.go).
+//
+// Package order imports it, and so do the strategy packages below order
+// (redisdecr); it imports none of them.
+package sale
+
+import (
+	"context"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// Order is a placed order, as stored in the orders table.
+type Order struct {
+	// ID is a random UUID.
+	ID        string
+	UserID    string
+	ProductID string
+	Quantity  int
+	// Strategy is the product's strategy, which guarded this order.
+	Strategy  strategy.Name
+	CreatedAt time.Time
+	// Queued is true for an order accepted into its product's queue
+	// (redis-queue) and not yet written: the buyer is told 202 Accepted,
+	// and package order's OrderStatus says when it is written.
+	Queued bool
+}
+
+// ReleaseTimeout bounds a short step that runs on a context that survives
+// the caller's cancellation: releasing a lock, giving a reservation back,
+// asking the database whether an order landed.
+const ReleaseTimeout = 2 * time.Second
+
+// Sleep waits d or until ctx ends, and then returns ctx.Err().
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

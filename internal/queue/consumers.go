@@ -1,0 +1,218 @@
+package queue
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The consumers a shop runs (consumer.go says what each does): their
+// options, one per product watched, started by Watch and stopped by
+// Close or once idle, and the problem the readiness probe reports.
+
+// ConsumerOptions tune Consumers. The zero value is ready to use.
+type ConsumerOptions struct {
+	// Name is this process's consumer name in every group; it must be
+	// unique among the processes sharing Redis. Empty: host, pid and a
+	// random suffix.
+	Name string
+	// BatchMax is the most entries written in one transaction; zero
+	// means DefaultBatchMax.
+	BatchMax int
+	// ClaimIdle is how long an entry waits for its consumer's
+	// acknowledgement before another consumer claims it; zero means
+	// DefaultClaimIdle.
+	ClaimIdle time.Duration
+	// Linger is how long a consumer with nothing to write keeps going
+	// after its product was last watched; zero means DefaultLinger. A
+	// consumer never stops while its product's stream has entries.
+	Linger time.Duration
+	// Writers is how many batches of one product this process writes at
+	// once; zero means DefaultWriters. The batches of a product take its
+	// row one after the other, but while one holds it, another is read
+	// from the stream or acknowledged: Redis's part of a batch overlaps
+	// the database's.
+	Writers int
+	// Logger receives warnings; nil means slog.Default().
+	Logger *slog.Logger
+	// Observe, if set, is told of each batch: orders written and refused.
+	Observe func(product string, written, refused int)
+}
+
+// Defaults of ConsumerOptions.
+const (
+	DefaultBatchMax  = 256
+	DefaultWriters   = 2
+	DefaultClaimIdle = 3 * time.Second
+	DefaultLinger    = 30 * time.Second
+)
+
+// Timing of a consumer's loop.
+const (
+	claimEvery   = time.Second            // how often it looks for entries to claim
+	readBlock    = 100 * time.Millisecond // how long a read waits for new entries
+	writeTimeout = 10 * time.Second       // bounds one batch's transaction
+	ackTimeout   = 2 * time.Second        // bounds the acknowledgement after the commit
+	retryPause   = 500 * time.Millisecond // after a failed read or write
+)
+
+// Consumers runs this process's consumers, one goroutine per product
+// watched. Its methods are safe for concurrent use.
+type Consumers struct {
+	q    *Queue
+	w    Writer
+	opts ConsumerOptions
+
+	ctx    context.Context // ended by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+
+	mu      sync.Mutex
+	running map[string]*consumer // product -> its consumer
+	closed  bool
+}
+
+// consumer is one product's consumer in this process.
+type consumer struct {
+	product string
+	// watched is when the product was last watched, failed when a write
+	// last failed and why (zero: the last write worked); under
+	// Consumers.mu.
+	watched time.Time
+	failed  time.Time
+	why     string
+	// inFlight is the entries one of its writers is writing, and quiet
+	// until when none of them claims (after a failed write); under
+	// Consumers.mu. Its writers share one consumer name, so each would
+	// otherwise claim what the other is writing, or has just failed to.
+	inFlight map[string]bool
+	quiet    time.Time
+}
+
+// NewConsumers returns the consumers of this process, writing through w.
+// None runs until Watch. Close it before closing q's client.
+func NewConsumers(q *Queue, w Writer, opts ConsumerOptions) *Consumers {
+	if opts.Name == "" {
+		opts.Name = defaultName()
+	}
+	if opts.BatchMax <= 0 {
+		opts.BatchMax = DefaultBatchMax
+	}
+	if opts.Writers <= 0 {
+		opts.Writers = DefaultWriters
+	}
+	if opts.ClaimIdle <= 0 {
+		opts.ClaimIdle = DefaultClaimIdle
+	}
+	if opts.Linger <= 0 {
+		opts.Linger = DefaultLinger
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	c := &Consumers{q: q, w: w, opts: opts, running: map[string]*consumer{}}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	return c
+}
+
+// defaultName is host-pid-random: unique per process.
+func defaultName() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
+}
+
+// Name is this process's consumer name.
+func (c *Consumers) Name() string { return c.opts.Name }
+
+// Watch starts product's consumer in this process, unless it runs, and
+// keeps it running for at least Linger from now. After Close it does
+// nothing.
+func (c *Consumers) Watch(product string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	if k, ok := c.running[product]; ok {
+		k.watched = time.Now()
+		return
+	}
+	k := &consumer{product: product, watched: time.Now(), inFlight: map[string]bool{}}
+	c.running[product] = k
+	for range c.opts.Writers {
+		c.wg.Add(1)
+		go c.run(k)
+	}
+}
+
+// Close stops every consumer and waits for them: a batch being written
+// finishes its transaction and its acknowledgement first. Entries read and
+// not yet written stay pending, for another shop to claim.
+func (c *Consumers) Close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	c.cancel()
+	c.wg.Wait()
+}
+
+// Problem says why this process's consumers cannot write, "" if they
+// can: a write failed within the last two rounds of claiming (a failed
+// batch is claimed again after ClaimIdle, within claimEvery) and none has
+// worked since. The entries of such a write stay pending, not lost.
+func (c *Consumers) Problem() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	since := time.Now().Add(-2 * (c.opts.ClaimIdle + claimEvery))
+	for _, k := range c.running {
+		if !k.failed.IsZero() && k.failed.After(since) {
+			return fmt.Sprintf("queue: cannot write the queued orders of %q to the database (they stay pending): %s", k.product, k.why)
+		}
+	}
+	return ""
+}
+
+// done reports whether k stops: nobody watched its product for Linger and
+// its stream is empty. Then it is no longer running.
+func (c *Consumers) done(ctx context.Context, k *consumer) bool {
+	c.mu.Lock()
+	idle := time.Since(k.watched) > c.opts.Linger
+	c.mu.Unlock()
+	if !idle {
+		return false
+	}
+	b, err := c.q.Backlog(ctx, k.product)
+	if err != nil || b.Length > 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(k.watched) <= c.opts.Linger { // watched meanwhile
+		return false
+	}
+	if c.running[k.product] == k { // (its other writer may have stopped it)
+		delete(c.running, k.product)
+	}
+	return true
+}
+
+// pause waits retryPause or until ctx ends.
+func (c *Consumers) pause(ctx context.Context) { c.wait(ctx, retryPause) }
+
+// wait waits d or until ctx ends.
+func (c *Consumers) wait(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
