@@ -20,7 +20,7 @@ import (
 // the kill are codes.
 func killRow(after ...uint16) (*Kill, Sale) {
 	t0 := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
-	k := &Kill{Nodes: []int{0, 1, 2}, At: time.Second}
+	k := &Kill{Nodes: []int{0, 1, 2}, Noun: "Redis nodes", Of: 5, At: time.Second}
 	m := Sale{Strategy: strategy.Redlock, Audit: ledger.Audit{InitialStock: 100, Sold: 100, Consistent: true}}
 	m.Results = append(m.Results, vegeta.Result{Timestamp: t0, Code: 201})
 	for i, code := range after {
@@ -85,7 +85,6 @@ func TestNodeKill(t *testing.T) {
 		want      []int
 	}{
 		{"redlock, three of five", strategy.Redlock, false, []int{0, 1, 2}},
-		{"lua: not its fault", strategy.Lua, false, nil},
 		{"stopped before halfway", strategy.Redlock, true, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -95,8 +94,8 @@ func TestNodeKill(t *testing.T) {
 			if tc.stopEarly {
 				a.Expected = time.Hour
 			}
-			k := &NodeKill{Redis: 3}
-			if err := k.Arm(t.Context(), a); err != nil {
+			armed, err := RedlockKill(3).Arm(t.Context(), a)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if !tc.stopEarly && tc.want != nil {
@@ -105,17 +104,17 @@ func TestNodeKill(t *testing.T) {
 				}
 			}
 			close(stopped)
-			var rec Records
-			if err := k.Stop(t.Context(), nil, &rec); err != nil {
+			rec, err := armed.Stop(t.Context(), nil)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if tc.want == nil {
-				if rec.Kill != nil || nodes.took() != nil {
-					t.Fatalf("record %+v, nodes down %v; want none", rec.Kill, nodes.took())
+				if rec != nil || nodes.took() != nil {
+					t.Fatalf("record %+v, nodes down %v; want none", rec, nodes.took())
 				}
 				return
 			}
-			if got := rec.Kill; got == nil || !slices.Equal(got.Nodes, tc.want) || got.Err != "" || got.At < a.Expected/2 {
+			if got, _ := rec.(*Kill); got == nil || !slices.Equal(got.Nodes, tc.want) || got.Err != "" || got.At < a.Expected/2 {
 				t.Fatalf("record %+v, want nodes %v down at %v or later", got, tc.want, a.Expected/2)
 			}
 			if !nodes.back() {
@@ -129,14 +128,13 @@ func TestNodeKill(t *testing.T) {
 func TestNodeKillStopsWithTheContext(t *testing.T) {
 	nodes := &downNodes{}
 	ctx, cancel := context.WithCancel(t.Context())
-	k := &NodeKill{Etcd: 2}
-	if err := k.Arm(ctx, &Attack{Strategy: strategy.Etcd, Fleet: &fleet.Fleet{EtcdMembers: nodes}, Expected: time.Hour, Stopped: make(chan struct{})}); err != nil {
+	armed, err := EtcdKill(2).Arm(ctx, &Attack{Strategy: strategy.Etcd, Fleet: &fleet.Fleet{EtcdMembers: nodes}, Expected: time.Hour, Stopped: make(chan struct{})})
+	if err != nil {
 		t.Fatal(err)
 	}
 	cancel()
-	var rec Records
-	if err := k.Stop(ctx, nil, &rec); err != nil || rec.Kill != nil || nodes.took() != nil {
-		t.Fatalf("Stop = %v, record %+v, down %v; want nothing", err, rec.Kill, nodes.took())
+	if rec, err := armed.Stop(ctx, nil); err != nil || rec != nil || nodes.took() != nil {
+		t.Fatalf("Stop = %v, record %+v, down %v; want nothing", err, rec, nodes.took())
 	}
 }
 

@@ -142,9 +142,9 @@ func fleetCount() *scenario.Outcome {
 // order, and etcd's attack sent nothing (its shop never came back).
 func fleetCrash() *scenario.Outcome {
 	o := fleetOutcome()
-	o.Settings.Crash = 1
+	o.Settings.Faults = []fault.Fault{&fault.ShopCrash{Kills: 1}}
 	for _, m := range o.Modes {
-		m.Crash = &fault.Crash{Planned: 1, Kills: []fault.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}
+		m.Records = fault.Records{&fault.Crash{Planned: 1, Kills: []fault.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}}
 		switch m.Mode {
 		case "redis-decr":
 			m.Lost = 2

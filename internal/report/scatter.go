@@ -2,10 +2,12 @@ package report
 
 import (
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/ledger"
 
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -67,12 +69,12 @@ func latencyScatter(m *scenario.ModeResult) string {
 		fmt.Fprintf(&b, `<circle class="mark" cx="%.1f" cy="%.1f" r="1.6" fill="%s"/>`,
 			x(r.Timestamp.Sub(begin).Seconds()), y(ms(r.Latency)), kindColor[ledger.Classify(r)])
 	}
-	if k := m.Kill; k != nil {
+	if k := fault.Find[*fault.Kill](m.Records); k != nil {
 		kx := x(k.At.Seconds())
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="event"/>`, kx, kx, padT, padT+plotH)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="event-label">%d node(s) down</text>`, kx+4, padT+12, len(k.Nodes))
 	}
-	if r := m.Restart; r != nil && r.Restarted {
+	if r := fault.Find[*fault.Restart](m.Records); r != nil && r.Restarted {
 		rx := x(r.At.Seconds())
 		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="event"/>`, rx, rx, padT, padT+plotH)
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="event-label">%d node(s) restarted empty</text>`, rx+4, padT+12, len(r.Nodes))
