@@ -69,44 +69,42 @@ func needsRow(f Fault, p Plan, rows string) []string {
 // alphabetical order, which every fault makes the flag that switches it on
 // ("crash", "failover", "redis-restart"; TestNameSwitchesEveryFaultOn
 // holds every kind to it). Messages and the report name a fault by it.
-func Name(f Fault) string {
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	f.Flags(fs)
-	name := ""
-	fs.VisitAll(func(fl *flag.Flag) {
-		if name == "" {
-			name = fl.Name
-		}
-	})
-	return name
-}
+func Name(f Fault) string { return flagsOf(f)[0].Name }
 
 // Args are f's flags as a command line would repeat them, in alphabetical
 // order, those at their zero value left out: ["--redis-restart", "3",
 // "--restart-delay", "1s"], ["--failover", "--failovers", "3"].
 func Args(f Fault) []string {
 	var out []string
-	fs := flag.NewFlagSet("", flag.ContinueOnError)
-	f.Flags(fs)
-	fs.VisitAll(func(fl *flag.Flag) {
-		v := fl.Value.String()
-		switch {
+	for _, fl := range flagsOf(f) {
+		switch v := fl.Value.String(); {
 		case v == "" || v == "0" || v == "0s" || v == "false":
 		case isBool(fl):
 			out = append(out, "--"+fl.Name)
 		default:
 			out = append(out, "--"+fl.Name, v)
 		}
-	})
+	}
 	return out
 }
 
 // Values are every flag of f with its value, as report.json records them.
 func Values(f Fault) map[string]string {
 	out := map[string]string{}
+	for _, fl := range flagsOf(f) {
+		out[fl.Name] = fl.Value.String()
+	}
+	return out
+}
+
+// flagsOf are f's flags, in alphabetical order, read by registering them
+// on a flag set of their own (which writes f's values back into f: not
+// while an attack that f strikes runs).
+func flagsOf(f Fault) []*flag.Flag {
 	fs := flag.NewFlagSet("", flag.ContinueOnError)
 	f.Flags(fs)
-	fs.VisitAll(func(fl *flag.Flag) { out[fl.Name] = fl.Value.String() })
+	var out []*flag.Flag
+	fs.VisitAll(func(fl *flag.Flag) { out = append(out, fl) })
 	return out
 }
 
