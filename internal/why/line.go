@@ -127,18 +127,6 @@ func states(m Row, figures []figure) []fact {
 	return out
 }
 
-// facts are every fact m's line states but the faults' own, in the order
-// the line states them: what tests read.
-func facts(m Row) map[string]float64 {
-	out := map[string]float64{}
-	all := append(lateCommits(m), states(m, mechanismOf(m.Strategy).figures)...)
-	all = append(all, states(m, closing)...)
-	for _, f := range all {
-		out[f.name] = f.value
-	}
-	return out
-}
-
 // say is a fact with a value that is a count.
 func say[N int | int64](name string, n N, format string, args ...any) fact {
 	return fact{name: name, value: float64(n), text: fmt.Sprintf(format, args...)}

@@ -24,6 +24,19 @@ func sale(st strategy.Name, sold, overwritten, created int) Row {
 
 func intp(n int) *int { return &n }
 
+// facts are every fact m's line states but the faults' own, in the order
+// the line states them: what tests read.
+func facts(m Row) map[string]float64 {
+	out := map[string]float64{}
+	all := append(lateCommits(m), states(m, mechanismOf(m.Strategy).figures)...)
+	all = append(all, states(m, closing)...)
+	for _, f := range all {
+		out[f.name] = f.value
+	}
+	return out
+}
+
+
 // Each strategy's clause states the figures that back its mechanism, and
 // leaves out those that say nothing; the values are what the row
 // measured. (The words are free to change.)
@@ -211,5 +224,96 @@ func TestErrorSummary(t *testing.T) {
 	got := errorSummary(ledger.Tally{Errors: map[string]int{"503 unavailable": 3, "503 lock_timeout": 12, "0 eof": 3}})
 	if want := "503 lock_timeout×12, 0 eof×3, 503 unavailable×3"; got != want {
 		t.Errorf("errorSummary = %q, want %q", got, want)
+	}
+}
+
+// The figures' arithmetic: overwritten sales are stock + sold − initial
+// stock and never below 0 (a sale that did not sell out overwrote
+// nothing); stalls are the stall rate × the orders; the watchdog renews
+// at a third of the TTL.
+func TestFigureArithmetic(t *testing.T) {
+	for _, tc := range []struct {
+		name                 string
+		stock, sold, initial int
+		want                 float64
+	}{
+		{"two buyers read the same stock", 0, 105, 100, 5},
+		{"exact", 0, 100, 100, 0},
+		{"not sold out", 50, 50, 100, 0},
+		{"units left and sold twice", 10, 95, 100, 5},
+	} {
+		m := Row{Strategy: strategy.Lua, Audit: ledger.Audit{Stock: tc.stock, Sold: tc.sold, InitialStock: tc.initial}}
+		if f, _ := overwritten(m); f.value != tc.want {
+			t.Errorf("%s: overwritten %v, want %v", tc.name, f.value, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		rate    float64
+		created int
+		want    float64
+	}{{0.08, 235, 18.8}, {0.5, 10, 5}, {1, 3, 3}} {
+		m := Row{Settings: Settings{LockTTL: time.Millisecond, Stall: time.Second, StallRate: tc.rate}, Tally: ledger.Tally{Created: tc.created}}
+		if f, ok := stalled(m); !ok || f.value < tc.want-1e-9 || f.value > tc.want+1e-9 {
+			t.Errorf("stalls at %v of %d orders: %v (%v), want %v", tc.rate, tc.created, f.value, ok, tc.want)
+		}
+	}
+	for ttl, want := range map[time.Duration]float64{100 * time.Millisecond: 0.033, 12 * time.Second: 4, time.Second: 0.333} {
+		m := Row{Settings: Settings{LockTTL: ttl, Stall: 2 * ttl, StallRate: 0.1}}
+		if f, _ := renewed(m); f.value != want {
+			t.Errorf("a %v lease renewed every %v s, want %v", ttl, f.value, want)
+		}
+	}
+	// A stall no longer than the TTL, or one that never happens, outlives
+	// nothing.
+	for _, s := range []Settings{{LockTTL: time.Second, Stall: time.Second, StallRate: 1}, {LockTTL: time.Second, Stall: 2 * time.Second}} {
+		if _, ok := stalled(Row{Settings: s}); ok {
+			t.Errorf("%+v: stalls stated", s)
+		}
+	}
+}
+
+// The clauses come in their order: the faults', the late commits', the
+// strategy's, then the closing ones.
+func TestLineOrder(t *testing.T) {
+	m := sale(strategy.Fenced, 100, 0, 100)
+	m.Records = fault.Records{clause("FAULT")}
+	m.Settings.LateCommit, m.Events.LateCommits = 300*time.Millisecond, 2
+	m.Tally.Errors = map[string]int{"503 busy": 4}
+	line := Line(m)
+	at := func(s string) int {
+		i := strings.Index(line, s)
+		if i < 0 {
+			t.Fatalf("line %q has no %q", line, s)
+		}
+		return i
+	}
+	if a, b, c, d := at("FAULT"), at("2 commits were held back"), at(mechanisms[strategy.Fenced].guard), at("cost: 503 busy×4"); !(a < b && b < c && c < d) {
+		t.Errorf("line %q: clauses out of order", line)
+	}
+	for _, tc := range []struct {
+		about string
+		facts []fact
+		want  string
+	}{
+		{"", nil, ""},
+		{"no lock", nil, "no lock"},
+		{"", []fact{{text: "a"}, {text: "b"}}, "a, b"},
+		{"no lock", []fact{{text: "a"}}, "no lock: a"},
+	} {
+		if got := sentence(tc.about, tc.facts); got != tc.want {
+			t.Errorf("sentence(%q, %v) = %q, want %q", tc.about, tc.facts, got, tc.want)
+		}
+	}
+}
+
+// A strategy with no entry in the table is named, with the audit's
+// figures, rather than left without a clause.
+func TestUnknownStrategy(t *testing.T) {
+	m := mechanismOf("paxos")
+	if m.guard != "paxos" || len(m.figures) != 4 {
+		t.Errorf("mechanismOf(paxos) = %q with %d figures, want its name and the audit's four", m.guard, len(m.figures))
+	}
+	if line := Line(sale("paxos", 100, 0, 100)); !strings.HasPrefix(line, "paxos: sold 100 of 100") {
+		t.Errorf("line %q", line)
 	}
 }
