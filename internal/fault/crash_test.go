@@ -47,7 +47,7 @@ func TestShopCrashKillsAndRestarts(t *testing.T) {
 		Targeter(vegeta.Targeter) vegeta.Targeter
 	}).Targeter(func(tgt *vegeta.Target) error { tgt.URL = fl.Targets[0] + "/api/v1/orders"; return nil })
 	var tgt vegeta.Target
-	clicks(&tgt) // one click to shop 1, never answered: in flight at its kill
+	clicks(&tgt)                             // one click to shop 1, never answered: in flight at its kill
 	rec, err := armed.Stop(t.Context(), nil) // the attack still runs: Stop waits for both kills
 	close(stopped)
 	c, _ := rec.(*Crash)

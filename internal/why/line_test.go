@@ -36,7 +36,6 @@ func facts(m Row) map[string]float64 {
 	return out
 }
 
-
 // Each strategy's clause states the figures that back its mechanism, and
 // leaves out those that say nothing; the values are what the row
 // measured. (The words are free to change.)
