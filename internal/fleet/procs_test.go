@@ -1,0 +1,158 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// alive reports whether a process with pid runs.
+func alive(pid int) bool {
+	p, err := os.FindProcess(pid)
+	return err == nil && p.Signal(syscall.Signal(0)) == nil
+}
+
+// ready reports whether the shop at target answers /readyz with 200.
+func ready(target string) bool {
+	c := &http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(target + "/readyz")
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+// A process fleet's shops are child processes on the test's backends: a
+// kill leaves the port unanswered and the process gone, a restart brings a
+// new process to the same port, each start has its line in the shop's
+// log, the CPU counts the children, and Close leaves none running.
+func TestProcessFleet(t *testing.T) {
+	testenv.SkipShort(t, "starts three shop processes; TestShopCrashKillsAndRestarts (package fault) kills them too")
+	env := testenv.NewEnv(t, testenv.Embedded)
+	logs := t.TempDir()
+	f, err := StartFleet(t.Context(), FleetConfig{
+		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()},
+		Processes: true, SQLitePath: env.DB.Path(), LogDir: logs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	pids := f.ShopPIDs()
+	if !f.Processes() || len(f.Targets) != DefaultShops || len(pids) != DefaultShops || !strings.Contains(f.Backend, "3 shops as child processes") {
+		t.Fatalf("fleet %+v, pids %v: want three child shops", f, pids)
+	}
+	for i, target := range f.Targets {
+		if !ready(target) || !alive(pids[i]) || pids[i] == os.Getpid() {
+			t.Errorf("shop %d (pid %d) at %s: not a ready child", i+1, pids[i], target)
+		}
+	}
+	cpu, err := f.CPU.CPU(t.Context())
+	if err != nil || cpu <= 0 || !strings.Contains(f.CPU.Describe(), "its 3 shop processes") {
+		t.Errorf("CPU = %v, %v (%s); want the children's and this process's", cpu, err, f.CPU.Describe())
+	}
+
+	killed, err := f.KillShop(1)
+	if err != nil || killed != pids[1] || alive(killed) || ready(f.Targets[1]) {
+		t.Fatalf("KillShop(1) = %d, %v; alive %v: want shop 2's pid %d gone, its port unanswered", killed, err, alive(killed), pids[1])
+	}
+	if _, err := f.CPU.CPU(t.Context()); err == nil {
+		t.Error("CPU with a shop down: no error, want it unknown (its /metrics is gone)")
+	}
+	back, err := f.RestartShop(t.Context(), 1)
+	if err != nil || back == killed || !alive(back) || !ready(f.Targets[1]) {
+		t.Fatalf("RestartShop(1) = %d, %v; want a new process serving on shop 2's port", back, err)
+	}
+	if after, err := f.CPU.CPU(t.Context()); err != nil || after < cpu {
+		t.Errorf("CPU after the restart: %v, %v; want the dead child's CPU kept (at least %v)", after, err, cpu)
+	}
+	if got := f.ShopPIDs(); got[1] != back || got[0] != pids[0] {
+		t.Errorf("pids %v after the restart, want %d for shop 2 and the others as they were (%v)", got, back, pids)
+	}
+	log, _ := os.ReadFile(filepath.Join(logs, "shop-2.log"))
+	if strings.Count(string(log), "--- shop 2 started") != 2 {
+		t.Errorf("shop-2.log has %d start lines, want 2:\n%s", strings.Count(string(log), "--- shop 2 started"), log)
+	}
+
+	f.Close()
+	f.Close() // twice is fine
+	for _, pid := range append(pids, back) {
+		if alive(pid) {
+			t.Errorf("pid %d runs after Close", pid)
+		}
+	}
+}
+
+// A fleet whose shops run in this process has no shop to kill.
+func TestInProcessFleetHasNoShopsToKill(t *testing.T) {
+	env := testenv.NewEnv(t, testenv.Embedded)
+	f, err := StartFleet(t.Context(), FleetConfig{Shops: 1, Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.KillShop(0); !errors.Is(err, ErrNoShops) {
+		t.Errorf("KillShop: %v, want ErrNoShops", err)
+	}
+	if _, err := f.RestartShop(t.Context(), 0); !errors.Is(err, ErrNoShops) {
+		t.Errorf("RestartShop: %v, want ErrNoShops", err)
+	}
+	if f.Processes() || f.ShopPIDs() != nil || len(f.Targets) != 1 || !ready(f.Targets[0]) {
+		t.Errorf("processes %v, pids %v, targets %v: want one shop in process, ready", f.Processes(), f.ShopPIDs(), f.Targets)
+	}
+}
+
+// A child that cannot start is an error that quotes its last lines, and
+// the children started before it are stopped; without a database to name
+// no child is started.
+func TestProcessFleetThatCannotStart(t *testing.T) {
+	testenv.SkipShort(t, "starts a shop process that fails")
+	env := testenv.NewEnv(t, testenv.Embedded)
+	missing := filepath.Join(t.TempDir(), "no", "such", "dir", "shop.db")
+	_, err := StartFleet(t.Context(), FleetConfig{
+		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()},
+		Processes: true, SQLitePath: missing,
+	})
+	if err == nil || !strings.Contains(err.Error(), "exited") || !strings.Contains(err.Error(), "its last lines") {
+		t.Fatalf("StartFleet with a database the children cannot open: %v, want the child's exit and its last lines", err)
+	}
+	_, err = StartFleet(t.Context(), FleetConfig{Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()}, Processes: true})
+	if err == nil || !strings.Contains(err.Error(), "need the embedded SQLite file or a MySQL DSN") {
+		t.Errorf("StartFleet of children without a database: %v", err)
+	}
+}
+
+// The children's own side: a description that is not JSON exits 2; a
+// child told of no database cannot build its backends.
+func TestChildShopRefusesNonsense(t *testing.T) {
+	t.Setenv(childShopEnv, "{not json")
+	if !IsChildShop() {
+		t.Fatal("IsChildShop with the variable set: false")
+	}
+	var stderr strings.Builder
+	if code := ServeChildShop(t.Context(), &stderr); code != 2 || !strings.Contains(stderr.String(), childShopEnv) {
+		t.Errorf("ServeChildShop = %d, %q; want 2 and the variable named", code, stderr.String())
+	}
+	if _, err := (childConfig{}).backends(t.Context()); err == nil || !strings.Contains(err.Error(), "no database named") {
+		t.Errorf("backends without a database: %v", err)
+	}
+	if b, err := (childConfig{SQLitePath: filepath.Join(t.TempDir(), "x.db"), RedisAddrs: []string{"a:1"}, Sentinels: []string{"s:1"}, Master: "m"}).backends(context.Background()); err != nil {
+		t.Errorf("backends of a new SQLite file: %v", err)
+	} else {
+		if !slices.Equal(b.RedisAddrs, []string{"a:1"}) || b.RedisMaster.Name != "m" {
+			t.Errorf("backends %+v: want the parent's Redis and master", b)
+		}
+		b.Close()
+	}
+}
