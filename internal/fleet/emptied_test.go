@@ -58,6 +58,12 @@ func TestProxiedRestartDropsConnectionsAndTheProductsKeys(t *testing.T) {
 		if err := <-restarted; err != nil {
 			t.Fatalf("Restart: %v", err)
 		}
+		if err := p.Restart(ctx, []int{5}, 0, product); err == nil {
+			t.Error("Restart of node 6 of 5: no error")
+		}
+		if !strings.Contains(p.Describe(), "proxies") {
+			t.Errorf("Describe = %q", p.Describe())
+		}
 		for _, k := range keys {
 			if err := shop.Get(ctx, k).Err(); err != redis.Nil {
 				t.Errorf("GET %s after the restart: got %v, want redis.Nil (the product's keys are gone)", k, err)

@@ -1,3 +1,5 @@
+//go:build unix
+
 package fleet
 
 import (
@@ -6,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -44,12 +47,34 @@ func TestProcessFleet(t *testing.T) {
 	f, err := StartFleet(t.Context(), FleetConfig{
 		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()},
 		Processes: true, SQLitePath: env.DB.Path(), LogDir: logs,
+		LockWait: 700 * time.Millisecond, MaxInFlight: 5, BuyerRate: 0.5, BuyerBurst: 1,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	pids := f.ShopPIDs()
+	// What each child is told: the parent's backends and the shops'
+	// settings, all of them.
+	want := childConfig{SQLitePath: env.DB.Path(), RedisAddrs: env.Redis.Addrs(), AdminToken: f.AdminToken,
+		LockWaitMs: 700, MaxInFlight: 5, BuyerRate: 0.5, BuyerBurst: 1}
+	if got := f.procs.base; !reflect.DeepEqual(got, want) {
+		t.Errorf("the children are told %+v, want %+v", got, want)
+	}
+	api := NewAPI(f.Targets[0], f.AdminToken)
+	if err := api.CreateProduct(t.Context(), Product{ID: "p", Name: "p", Stock: 5, Strategy: "sql-atomic", LockTTLMs: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []int{http.StatusCreated, http.StatusTooManyRequests} { // the buyer's rate reached the child
+		resp, err := http.Post(f.Targets[1]+"/api/v1/orders", "application/json", strings.NewReader(`{"user_id":"u","product_id":"p","quantity":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("click %d of one buyer on shop 2: %d, want %d", i+1, resp.StatusCode, want)
+		}
+	}
 	if !f.Processes() || len(f.Targets) != DefaultShops || len(pids) != DefaultShops || !strings.Contains(f.Backend, "3 shops as child processes") {
 		t.Fatalf("fleet %+v, pids %v: want three child shops", f, pids)
 	}
@@ -85,6 +110,18 @@ func TestProcessFleet(t *testing.T) {
 		t.Errorf("shop-2.log has %d start lines, want 2:\n%s", strings.Count(string(log), "--- shop 2 started"), log)
 	}
 
+	// A child runs in a process group of its own (a Ctrl-C reaches the
+	// parent alone), and exits once its standard input, the pipe from its
+	// parent, reaches EOF: when the parent dies, however it dies.
+	if own, _ := syscall.Getpgid(os.Getpid()); own == mustPgid(t, pids[2]) {
+		t.Errorf("shop 3 is in the load generator's process group %d", own)
+	}
+	f.procs.shops[2].stdin.Close()
+	select {
+	case <-f.procs.shops[2].exited:
+	case <-time.After(10 * time.Second):
+		t.Error("shop 3 runs on after its standard input closed")
+	}
 	f.Close()
 	f.Close() // twice is fine
 	for _, pid := range append(pids, back) {
@@ -155,4 +192,13 @@ func TestChildShopRefusesNonsense(t *testing.T) {
 		}
 		b.Close()
 	}
+}
+
+// mustPgid is pid's process group.
+func mustPgid(t *testing.T, pid int) int {
+	g, err := syscall.Getpgid(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -2,6 +2,9 @@ package fleet
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,5 +193,112 @@ func TestExternalFleet(t *testing.T) {
 	var none *Fleet
 	if none.Close() != nil {
 		t.Error("Close of a nil fleet")
+	}
+}
+
+// The shops share the database and the Redis servers and nothing else: a
+// product one shop created sells through another, and a third audits the
+// sale. The shops' settings reach each of them: here the per-buyer rate.
+func TestShopsShareTheirBackends(t *testing.T) {
+	env := testenv.NewEnv(t, testenv.Embedded)
+	f, err := StartFleet(t.Context(), FleetConfig{Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()},
+		BuyerRate: 0.5, BuyerBurst: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := NewAPI(f.Targets[0], f.AdminToken).CreateProduct(t.Context(), Product{ID: "p", Name: "p", Stock: 5, Strategy: "sql-atomic", LockTTLMs: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range []struct {
+		shop, buyer string
+		want        int
+	}{
+		{f.Targets[1], "u1", http.StatusCreated},
+		{f.Targets[2], "u2", http.StatusCreated},
+		{f.Targets[2], "u2", http.StatusTooManyRequests}, // the buyer's second click within its rate
+	} {
+		resp, err := http.Post(tc.shop+"/api/v1/orders", "application/json", strings.NewReader(`{"user_id":"`+tc.buyer+`","product_id":"p","quantity":1}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("order %d: %d, want %d", i+1, resp.StatusCode, tc.want)
+		}
+	}
+	if a, err := NewAPI(f.Targets[0], f.AdminToken).Audit(t.Context(), "p"); err != nil || a.Sold != 2 || a.Stock != 3 || !a.Consistent {
+		t.Errorf("audit = %+v, %v; want the two orders of the two other shops", a, err)
+	}
+}
+
+// Close lets the orders in flight finish: a sale inside its critical
+// section when Close begins is answered, and written.
+func TestCloseLetsOrdersFinish(t *testing.T) {
+	env := testenv.NewEnv(t, testenv.Embedded)
+	f, err := StartFleet(t.Context(), FleetConfig{Shops: 1, Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := NewAPI(f.Targets[0], f.AdminToken)
+	if err := api.CreateProduct(t.Context(), Product{ID: "slow", Name: "slow", Stock: 1, Strategy: "lua", LockTTLMs: 2000, WorkMs: 400}); err != nil {
+		t.Fatal(err)
+	}
+	answered := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(f.Targets[0]+"/api/v1/orders", "application/json", strings.NewReader(`{"user_id":"u","product_id":"slow","quantity":1}`))
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answered <- fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}()
+	for !inFlight(t, f.Targets[0]) {
+		time.Sleep(5 * time.Millisecond) // until the order is inside its 400 ms of work
+	}
+	f.Close()
+	if got := <-answered; !strings.HasPrefix(got, "201 ") {
+		t.Fatalf("the order in flight at Close: %s, want 201", got)
+	}
+	var sold int
+	if err := env.DB.DB().Raw("SELECT COUNT(*) FROM orders WHERE product_id = ?", "slow").Scan(&sold).Error; err != nil || sold != 1 {
+		t.Errorf("orders written: %d, %v; want the one answered", sold, err)
+	}
+}
+
+// inFlight reports whether the shop at target works on an order now, as
+// its /metrics say.
+func inFlight(t *testing.T, target string) bool {
+	resp, err := http.Get(target + "/metrics")
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return strings.Contains(string(b), "\nflashsale_orders_in_flight 1\n")
+}
+
+// Without a log folder, the fleet's Sentinel set keeps its files in a
+// temporary folder of its own, gone after Close.
+func TestSentinelsInATemporaryFolder(t *testing.T) {
+	testenv.SkipShort(t, "starts redis-server and redis-sentinel processes")
+	if _, _, err := redisproc.Binaries(); err != nil && os.Getenv(testenv.EnvRequireSentinel) != "1" {
+		t.Skip(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	env := testenv.NewEnv(t, testenv.Embedded)
+	f, err := StartFleet(t.Context(), FleetConfig{Shops: 1, StartSentinels: true, Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "flashsale-sentinels-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("temporary folders %v, want the set's one", dirs)
+	}
+	f.Close()
+	if _, err := os.Stat(dirs[0]); !os.IsNotExist(err) {
+		t.Errorf("%s after Close: %v, want it removed", dirs[0], err)
 	}
 }
