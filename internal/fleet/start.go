@@ -110,9 +110,6 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), MaxInFlightOrders: cfg.MaxInFlight, Logger: log,
 		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst,
 	}
-	if cfg.Sentinels != nil {
-		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
-	}
 	f := &Fleet{AdminToken: token, CPU: ledger.ProcessCPU{}}
 	var closers []func() error
 	f.close = func() error {
@@ -135,6 +132,9 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		}
 		closers = append(closers, closeSet) // after the shops, which lock on it
 		cfg.Sentinels = set
+	}
+	if cfg.Sentinels != nil {
+		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
 	}
 	b := cfg.Backends
 	if b == nil {

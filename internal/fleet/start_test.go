@@ -125,6 +125,16 @@ func TestStartFleetWithSentinels(t *testing.T) {
 		if !strings.Contains(f.Backend, "a Sentinel-managed master "+f.Sentinels.Master().Addr) {
 			t.Errorf("backend %q does not name the master", f.Backend)
 		}
+		// The shops lock on the master the Sentinels name, as /readyz says.
+		resp, err := http.Get(f.Targets[0] + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), `"redis_master":"`+f.Sentinels.Master().Addr+`"`) {
+			t.Errorf("/readyz = %s, want the Sentinels' master %s", body, f.Sentinels.Master().Addr)
+		}
 		if logsOf, _ := filepath.Glob(filepath.Join(logs, "redis", "sentinel*.log")); len(logsOf) != 3 {
 			t.Errorf("Sentinel logs %v, want three in the log folder", logsOf)
 		}
