@@ -169,3 +169,38 @@ func TestShopCrashSettles(t *testing.T) {
 		t.Errorf("Settle on an ended context: %v, drift %d; want the shop unreached, the audit as it was", err, *au.Drift)
 	}
 }
+
+// More kills than shops go round the shops: kill k strikes shop
+// (k-1) mod shops. A kill due after the attack stopped is not made.
+func TestShopCrashRotates(t *testing.T) {
+	testenv.SkipShort(t, "starts two shop processes and kills them three times")
+	env := testenv.NewEnv(t, testenv.Embedded)
+	fl, err := fleet.StartFleet(t.Context(), fleet.FleetConfig{Shops: 2,
+		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()},
+		Processes: true, SQLitePath: env.DB.Path(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fl.Close()
+	stopped := make(chan struct{})
+	armed, _ := (&ShopCrash{Kills: 3}).Arm(t.Context(), &Attack{Fleet: fl, Expected: 400 * time.Millisecond, Stopped: stopped})
+	rec, err := armed.Stop(t.Context(), nil)
+	close(stopped)
+	c, _ := rec.(*Crash)
+	if err != nil || c == nil || len(c.Kills) != 3 {
+		t.Fatalf("Stop = %+v, %v; want three kills", rec, err)
+	}
+	if shops := []int{c.Kills[0].Shop, c.Kills[1].Shop, c.Kills[2].Shop}; !slices.Equal(shops, []int{0, 1, 0}) {
+		t.Errorf("kills struck shops %v, want [0 1 0]", shops)
+	}
+	if c.Kills[2].PID != c.Kills[0].NewPID {
+		t.Errorf("the third kill struck pid %d, want the process the first restart started (%d)", c.Kills[2].PID, c.Kills[0].NewPID)
+	}
+	late := make(chan struct{})
+	armed, _ = (&ShopCrash{Kills: 1}).Arm(t.Context(), &Attack{Fleet: fl, Expected: time.Hour, Stopped: late})
+	close(late)
+	if rec, err := armed.Stop(t.Context(), nil); err != nil || len(rec.(*Crash).Kills) != 0 {
+		t.Errorf("a kill due after the attack stopped: %+v, %v; want none made", rec, err)
+	}
+}

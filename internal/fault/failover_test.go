@@ -159,6 +159,40 @@ func TestSentinelFailoverOnRealProcesses(t *testing.T) {
 			t.Errorf("round %+v, drift %+v: want one phantom unit, the drift at +1 then repaired to 0", r, d)
 		}
 	})
+	t.Run("redis-decr with nothing to offer", func(t *testing.T) {
+		// The replica's counter offers no unit: no sale to wait for, a
+		// moment, and nothing caught.
+		if err := set.Master().Client.Set(t.Context(), reserve.StockKey("empty-row"), 0, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		replica := set.Replica()
+		r := run(t, &Attack{Strategy: strategy.RedisDecr, Product: "empty-row", Shop: audited(t, 0)}, func() {
+			if err := set.AwaitMaster(t.Context(), replica.Addr); err != nil {
+				t.Fatal(err)
+			}
+		}).Rounds[0]
+		if r.Caught || r.Held < failoverMoment || r.Phantom != 0 {
+			t.Errorf("round %+v: want nothing caught, the link held a moment, no phantom unit", r)
+		}
+	})
+	t.Run("two rounds at Sentinel's pace", func(t *testing.T) {
+		paced()
+		stopped := make(chan struct{})
+		armed, err := (&SentinelFailover{Enabled: true, Rounds: 2}).Arm(t.Context(), &Attack{Strategy: strategy.Etcd, Product: "p", Fleet: fl, Stopped: stopped})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := armed.Stop(t.Context(), nil) // rounds that need no buyer run to their end
+		close(stopped)
+		f, _ := rec.(*Failover)
+		if err != nil || f == nil || len(f.Rounds) != 2 || f.Err != "" {
+			t.Fatalf("Stop = %+v, %v; want two rounds", rec, err)
+		}
+		if gap := f.Rounds[1].At - f.Rounds[0].At; gap < redisproc.KillEvery {
+			t.Errorf("kills %v apart, want at least %v", gap, redisproc.KillEvery)
+		}
+		last = f.Rounds[1].killed
+	})
 	t.Run("stops with the context", func(t *testing.T) {
 		master := set.Master().Addr
 		ctx, cancel := context.WithCancel(t.Context())
