@@ -178,3 +178,134 @@ func TestDriftReadingsInOrder(t *testing.T) {
 		t.Errorf("sumDrift without rounds = %+v, want peak 3, repaired at 2s, end 0", d)
 	}
 }
+
+// A grant is a new token on a majority: three of five nodes make one, two
+// do not; a node that does not answer holds nothing; a second holder is
+// counted once however many passes see it.
+func TestLockWatchGrants(t *testing.T) {
+	w := watchNodes(t)
+	watch := newLockWatch(w.r.DirectAddrs(), strategy.Redlock, w.key)
+	defer watch.close()
+	w.r.Embedded().Stop(4)
+	if tokens := watch.pass(t.Context()); len(tokens) != 5 || tokens[4] != "" {
+		t.Errorf("a pass with node 5 down: %q, want five readings, node 5's empty", tokens)
+	}
+	if err := w.r.Embedded().Restart(4); err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan struct{})
+	granted := make(chan string, 1)
+	go func() {
+		tok, _ := watch.awaitGrant(t.Context(), stopped)
+		granted <- tok
+	}()
+	w.passes(4)
+	w.hold(t, "minority", 0, 1)
+	w.passes(4)
+	w.hold(t, "majority", 2, 3, 4)
+	if tok := <-granted; tok != "majority" {
+		t.Errorf("awaitGrant = %q, want the token on three of five nodes", tok)
+	}
+	w.hold(t, "A", 3, 4)
+	w.hold(t, "B", 0, 1, 2)
+	counted := make(chan int, 1)
+	go func() { counted <- watch.grantedWhileHeld(t.Context(), "A", []int{0, 1, 2}, stopped) }()
+	w.passes(4)
+	w.passes(4) // B seen by two passes at least
+	for _, c := range w.clients[3:] {
+		c.Del(t.Context(), w.key)
+	}
+	if n := <-counted; n != 1 {
+		t.Errorf("grantedWhileHeld = %d, want B once", n)
+	}
+	close(stopped)
+	if _, ok := watch.awaitGrant(t.Context(), stopped); ok {
+		t.Error("awaitGrant after the attack stopped: a grant")
+	}
+}
+
+// Which rows each fault strikes, and when it is on.
+func TestStrikes(t *testing.T) {
+	for _, tc := range []struct {
+		f    Fault
+		rows []strategy.Name
+	}{
+		{RedlockKill(1), []strategy.Name{strategy.Redlock}},
+		{EtcdKill(1), []strategy.Name{strategy.Etcd}},
+		{&EmptyRestart{Nodes: 1}, []strategy.Name{strategy.Redlock, strategy.Fenced}},
+		{&ShopCrash{Kills: 1}, strategy.All()},
+		{&SentinelFailover{Enabled: true}, strategy.All()},
+	} {
+		var got []strategy.Name
+		for _, st := range strategy.All() {
+			if tc.f.Strikes(st) {
+				got = append(got, st)
+			}
+		}
+		if !slices.Equal(got, tc.rows) || !tc.f.On() {
+			t.Errorf("%s strikes %v (on %v), want %v", Name(tc.f), got, tc.f.On(), tc.rows)
+		}
+	}
+	if needsRow(&ShopCrash{Kills: 1}, Plan{}, "x") != nil {
+		t.Error("a fault in a run of no rows (a library's Settings) needs none")
+	}
+}
+
+// The grant's cut wants a whole command header before the key: a header
+// that is not one is no grant.
+func TestSetStart(t *testing.T) {
+	for chunk, want := range map[string]int{
+		"*3\r\n$3\r\nSET\r\n":     0,
+		"xx*3\r\n$5\r\nsetnx\r\n": 2,
+		"*x\r\n$3\r\nSET\r\n":     -1,
+		"$3\r\nSET\r\n":           -1,
+		"*3$3\r\nSET\r\n":         -1,
+		"*3\r\n$3\r\nGET\r\n":     -1,
+	} {
+		if got := setStart([]byte(chunk)); got != want {
+			t.Errorf("setStart(%q) = %d, want %d", chunk, got, want)
+		}
+	}
+}
+
+// Sales resume at the first order answered (201 or 409) to a click sent
+// after the kill, timed to its answer; clicks sent before the kill, and
+// errors after it, are not sales.
+func TestFailoverResumedAtTheFirstAnswer(t *testing.T) {
+	k := time.Now()
+	f := &Failover{Rounds: []FailoverRound{{killed: k, Promoted: time.Second}}}
+	f.measureResumed(vegeta.Results{
+		{Code: 201, Timestamp: k.Add(-time.Second), Latency: 5 * time.Second}, // sent before the kill
+		{Code: 503, Timestamp: k.Add(time.Second), Latency: time.Millisecond},
+		{Code: 409, Timestamp: k.Add(3 * time.Second), Latency: time.Second},
+		{Code: 201, Timestamp: k.Add(2 * time.Second), Latency: 3 * time.Second},
+	})
+	if r := f.Rounds[0]; r.Resumed != 4*time.Second || r.AfterCrowd {
+		t.Errorf("resumed %v (after the crowd %v), want 4s: the 409 sent at 3s and answered at 4s", r.Resumed, r.AfterCrowd)
+	}
+}
+
+// A failover of no rounds leaves no record, as a fault that did not fire
+// must (nil, not a nil *Failover: the attack appends what is not nil).
+func TestFailoverOfNoRounds(t *testing.T) {
+	armed, err := (&SentinelFailover{Enabled: true}).Arm(t.Context(), &Attack{Fleet: &fleet.Fleet{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := armed.Stop(t.Context(), nil); rec != nil || err != nil {
+		t.Errorf("Stop = %#v, %v; want nil, nil", rec, err)
+	}
+}
+
+// The sales the faults need, all on at once, in the faults' order: the
+// crash's, the failover's, the restart's.
+func TestDefaultsInOrder(t *testing.T) {
+	var flags []string
+	for _, d := range Defaults([]Fault{&ShopCrash{Kills: 1}, &SentinelFailover{Enabled: true}, &EmptyRestart{Nodes: 1}}) {
+		flags = append(flags, d.Flag)
+	}
+	want := []string{"modes", "stock", "lock-ttl", "work", "stall-rate", "stock", "users", "rate", "duration", "modes", "lock-ttl", "work", "stall-rate", "stock"}
+	if !slices.Equal(flags, want) {
+		t.Errorf("Defaults set %v, want %v", flags, want)
+	}
+}

@@ -162,36 +162,32 @@ func (fo *failingOver) round(ctx context.Context, set *redisproc.Set, began time
 			link.Release()
 			return nil, errReplicated
 		}
-	case a.Strategy == strategy.RedisDecr:
-		// 1. The link held: the replica's stock stays what it is now.
+	default:
+		// 1. The link held: the replica's stock (redis-decr's) stays what
+		// it is now.
 		link.Hold()
 		heldAt = time.Now()
 		held()
-		offered = stockOn(ctx, rc, a.Product)
-		// 2. The database sells a unit the replica's stock still offers (a
-		// buyer reserved it on the master after the hold, and its order
-		// was written): the promoted counter will offer it again. With
-		// nothing offered, a moment, which needs no buyer.
-		until, wait := func() bool {
-			au, err := a.Shop.Audit(ctx, a.Product)
-			return err == nil && au.Stock < offered
-		}, stopped
-		if offered <= 0 {
-			until, wait = func() bool { return time.Since(heldAt) >= failoverMoment }, nil
+		// 2. Redis-decr's database sells a unit the replica's stock still
+		// offers (a buyer reserved it on the master after the hold, and
+		// its order was written): the promoted counter will offer it
+		// again. The other rows, or nothing offered: a moment, which
+		// needs no buyer.
+		var wait <-chan struct{}
+		until := func() bool { return time.Since(heldAt) >= failoverMoment }
+		if a.Strategy == strategy.RedisDecr {
+			if offered = stockOn(ctx, rc, a.Product); offered > 0 {
+				wait, until = stopped, func() bool {
+					au, err := a.Shop.Audit(ctx, a.Product)
+					return err == nil && au.Stock < offered
+				}
+			}
 		}
 		if !pollEvery(ctx, wait, 20*time.Millisecond, until) {
 			link.Release()
 			return nil, nil
 		}
 		r.Caught = offered > 0
-	default:
-		link.Hold()
-		heldAt = time.Now()
-		held()
-		if !poll(ctx, nil, func() bool { return time.Since(heldAt) >= failoverMoment }) {
-			link.Release()
-			return nil, nil
-		}
 	}
 	if m, rep, err := set.Offsets(rctx); err == nil {
 		r.Behind = m - rep

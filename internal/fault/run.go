@@ -30,9 +30,6 @@ type Plan struct {
 	Sweep bool
 }
 
-// strikes reports whether f strikes a row of p.
-func (p Plan) strikes(f Fault) bool { return slices.ContainsFunc(p.Rows, f.Strikes) }
-
 // Problems lists what is wrong with faults in a run of p: each one's own
 // Check (off ones too), then two faults that are on and strike the same
 // row, which would each blur the other's lesson (one fault per row).
@@ -59,7 +56,7 @@ func Problems(faults []Fault, p Plan) []string {
 
 // needsRow is a Check's line for a fault on that strikes no row of p.
 func needsRow(f Fault, p Plan, rows string) []string {
-	if f.On() && len(p.Rows) > 0 && !p.strikes(f) {
+	if f.On() && len(p.Rows) > 0 && !slices.ContainsFunc(p.Rows, f.Strikes) {
 		return []string{fmt.Sprintf("%s: needs %s in --modes", Name(f), rows)}
 	}
 	return nil

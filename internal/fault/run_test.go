@@ -2,6 +2,7 @@ package fault
 
 import (
 	"flag"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -147,5 +148,27 @@ func TestFind(t *testing.T) {
 	}
 	if got := rs.Clauses(Sale{}); len(got) != 2 || got[0] != k.Why(Sale{}) || got[1] != c.Why(Sale{}) {
 		t.Errorf("Clauses = %q, want the kill's then the crash's", got)
+	}
+}
+
+// A fault's flags as Args writes them, given to a fresh fault of its kind,
+// make the same fault: the report's settings line repeats the run.
+func TestArgsRepeatTheRun(t *testing.T) {
+	for _, f := range []Fault{RedlockKill(3), EtcdKill(2), &EmptyRestart{Nodes: 3, Delay: 1500 * time.Millisecond},
+		&SentinelFailover{Enabled: true, Rounds: 5}, &ShopCrash{Kills: 4}} {
+		var fresh Fault
+		for _, k := range Kinds() {
+			if Name(k) == Name(f) {
+				fresh = k
+			}
+		}
+		fs := flag.NewFlagSet("", flag.ContinueOnError)
+		fresh.Flags(fs)
+		if err := fs.Parse(Args(f)); err != nil {
+			t.Fatalf("%v: %v", Args(f), err)
+		}
+		if got, want := Values(fresh), Values(f); !reflect.DeepEqual(got, want) {
+			t.Errorf("%v parsed: %v, want %v", Args(f), got, want)
+		}
 	}
 }
