@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flashsale/flashsale/internal/embedded"
 	"github.com/flashsale/flashsale/internal/order"
@@ -138,6 +139,26 @@ func TestPausedNodes(t *testing.T) {
 	if err := restore(ctx); err == nil {
 		t.Error("restore on an ended context: no error")
 	}
+	if !strings.Contains(k.Describe(), "resume by themselves") || !strings.Contains((&stoppedNodes{}).Describe(), "restarted on the same port") {
+		t.Error("Describe")
+	}
+}
+
+// A node that does not answer once its pause is over is the restore's
+// error, named.
+func TestPausedNodeNotBack(t *testing.T) {
+	addr := ownServer(t)
+	k := &pausedNodes{addrs: []string{addr}}
+	restore, err := k.Kill(t.Context(), []int{0}, 100*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NodeClient(addr, time.Second)
+	defer c.Close()
+	c.Do(t.Context(), "SHUTDOWN", "NOSAVE") // queued behind the pause: the node goes away when it ends
+	if err := restore(t.Context()); err == nil || !strings.Contains(err.Error(), "redis node 1 at "+addr+" after the pause") {
+		t.Errorf("restore of a node that died: %v, want it named", err)
+	}
 }
 
 // An external node restarted drops every client, the fleet's and anyone
@@ -177,5 +198,61 @@ func TestDroppedClients(t *testing.T) {
 	}
 	if err := d.Restart(ctx, []int{1}, 0, product); err == nil {
 		t.Error("Restart of node 2 of 1: no error")
+	}
+	start = time.Now()
+	if err := d.Restart(ctx, []int{0}, 0, product); err != nil || time.Since(start) > 250*time.Millisecond {
+		t.Errorf("a restart without a delay: %v after %v, want the node back at once", err, time.Since(start))
+	}
+}
+
+// Members stopped together come back together: a majority down, the
+// cluster has no quorum until both are back, and then takes writes.
+func TestStoppedMembersMajority(t *testing.T) {
+	testenv.SkipShort(t, "stops two of three etcd members")
+	e, err := embedded.StartEtcd(EtcdMembers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	restore, err := (&stoppedMembers{e: e}).Kill(t.Context(), []int{0, 1}, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := clientv3.New(clientv3.Config{Endpoints: e.Endpoints(), DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	short, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+	defer cancel()
+	if _, err := c.Put(short, "k", "down"); err == nil {
+		t.Error("a write with two of three members down: no error")
+	}
+	if err := restore(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel2 := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel2()
+	if _, err := c.Put(ctx, "k", "back"); err != nil {
+		t.Errorf("a write after both members are back: %v", err)
+	}
+}
+
+// The fleet's own clients give up at their timeout, once: a node that
+// stops answering is seen at once, not waited for.
+func TestNodeClientGivesUp(t *testing.T) {
+	addr := ownServer(t)
+	paused := &pausedNodes{addrs: []string{addr, "127.0.0.1:1"}}
+	if _, err := paused.Kill(t.Context(), []int{0, 1}, 500*time.Millisecond); err == nil || !strings.Contains(err.Error(), "redis node 2 at 127.0.0.1:1") {
+		t.Fatalf("Kill with node 2 unreachable: %v, want it named", err)
+	}
+	c := NodeClient(addr, 100*time.Millisecond)
+	defer c.Close()
+	start := time.Now()
+	if err := c.Ping(t.Context()).Err(); err == nil {
+		t.Error("PING of a paused node: no error")
+	}
+	if took := time.Since(start); took > 400*time.Millisecond {
+		t.Errorf("PING of a paused node took %v, want its 100ms timeout, once", took)
 	}
 }

@@ -6,11 +6,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -201,4 +203,59 @@ func mustPgid(t *testing.T, pid int) int {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// With nothing given, a process fleet's children open the embedded
+// SQLite file the parent made, and sell through it.
+func TestEmbeddedProcessFleet(t *testing.T) {
+	testenv.SkipShort(t, "starts the embedded backends and three shop processes")
+	f, err := StartFleet(t.Context(), FleetConfig{Processes: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got := f.procs.base.SQLitePath; got == "" || !strings.Contains(f.Backend, "embedded SQLite") {
+		t.Fatalf("the children open %q on %s, want the embedded SQLite file", got, f.Backend)
+	}
+	api := NewAPI(f.Targets[0], f.AdminToken)
+	if err := api.CreateProduct(t.Context(), Product{ID: "p", Name: "p", Stock: 2, Strategy: "sql-atomic", LockTTLMs: 100}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(f.Targets[2]+"/api/v1/orders", "application/json", strings.NewReader(`{"user_id":"u","product_id":"p","quantity":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if a, err := api.Audit(t.Context(), "p"); resp.StatusCode != http.StatusCreated || err != nil || a.Sold != 1 {
+		t.Errorf("an order through shop 3: %d; audit through shop 1: %+v, %v; want it sold and seen", resp.StatusCode, a, err)
+	}
+}
+
+// A child counts as ready once its /readyz answers 200: not while it
+// answers 503, nor while nothing listens on its port.
+func TestChildReadiness(t *testing.T) {
+	var up atomic.Bool
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/readyz" || !up.Load() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+		}
+	}))
+	defer shop.Close()
+	p := &shopProcs{ready: &http.Client{Timeout: time.Second}}
+	addr := strings.TrimPrefix(shop.URL, "http://")
+	if p.isReady(t.Context(), addr) || p.isReady(t.Context(), "127.0.0.1:1") {
+		t.Error("ready while answering 503, or while nothing listens")
+	}
+	up.Store(true)
+	if !p.isReady(t.Context(), addr) {
+		t.Error("not ready while answering 200")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if p.awaitReady(ctx, &shopProc{addr: "127.0.0.1:1", exited: make(chan struct{})}) {
+		t.Error("awaitReady on an ended context: ready")
+	}
+	if got := (&shopProcs{shops: []*shopProc{{addr: "a:1"}, {addr: "b:2"}}}).targets(); !slices.Equal(got, []string{"http://a:1", "http://b:2"}) {
+		t.Errorf("targets = %v, want the shops' URLs in order", got)
+	}
 }

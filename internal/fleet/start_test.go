@@ -312,3 +312,42 @@ func TestSentinelsInATemporaryFolder(t *testing.T) {
 		t.Errorf("%s after Close: %v, want it removed", dirs[0], err)
 	}
 }
+
+// The shops wait for a product lock as long as the fleet says: by default
+// DefaultLockWait, a second, shorter than a shop's own, so that an
+// overloaded lock shows as 503 lock_timeout at once.
+func TestShopsWaitTheLockWait(t *testing.T) {
+	testenv.SkipShort(t, "waits out two lock waits")
+	env := testenv.NewEnv(t, testenv.Embedded)
+	for _, tc := range []struct {
+		wait, want time.Duration
+	}{{0, DefaultLockWait}, {300 * time.Millisecond, 300 * time.Millisecond}} {
+		f, err := StartFleet(t.Context(), FleetConfig{Shops: 1, LockWait: tc.wait, Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := "held-" + tc.want.String()
+		if err := NewAPI(f.Targets[0], f.AdminToken).CreateProduct(t.Context(), Product{ID: id, Name: id, Stock: 5, Strategy: "lua", LockTTLMs: 10000, WorkMs: 1500}); err != nil {
+			t.Fatal(err)
+		}
+		order := func(buyer string) (int, string, time.Duration) {
+			start := time.Now()
+			resp, err := http.Post(f.Targets[0]+"/api/v1/orders", "application/json", strings.NewReader(`{"user_id":"`+buyer+`","product_id":"`+id+`","quantity":1}`))
+			if err != nil {
+				return 0, err.Error(), time.Since(start)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			return resp.StatusCode, string(b), time.Since(start)
+		}
+		go order("holder") // holds the lock for its 1.5 s of work
+		for !inFlight(t, f.Targets[0]) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		code, body, took := order("waiter")
+		if code != http.StatusServiceUnavailable || !strings.Contains(body, "lock_timeout") || took < tc.want || took > tc.want+900*time.Millisecond {
+			t.Errorf("lock wait %v: the waiter got %d %s after %v, want 503 lock_timeout after %v", tc.wait, code, body, took, tc.want)
+		}
+		f.Close()
+	}
+}
