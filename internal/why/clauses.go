@@ -22,11 +22,11 @@ var mechanisms = map[strategy.Name]mechanism{
 	strategy.Off: {"no lock",
 		[]figure{overwritten, oversold, duplicates, widenRace}},
 	strategy.Naive: {"SETNX then EXPIRE, a fixed TTL never renewed, DEL to release",
-		[]figure{stalled, outworked, sold, overwritten, oversold, duplicates, raiseStall}},
+		[]figure{stalled, outworked, sold, overwritten, twoHolders, oversold, duplicates, raiseStall}},
 	strategy.Lua: {"an owner token, compare-and-delete and a renewing watchdog held the lock",
-		[]figure{stalled, renewed, sold, overwritten, oversold, duplicates}},
+		[]figure{stalled, renewed, sold, overwritten, twoHolders, oversold, duplicates}},
 	strategy.Redlock: {"an owner token on a majority of five independent Redis nodes, compare-and-delete and a renewing watchdog held the lock",
-		[]figure{stalled, renewed, sold, overwritten, oversold, duplicates}},
+		[]figure{stalled, renewed, sold, overwritten, twoHolders, oversold, duplicates}},
 	strategy.Fenced: {"each grant minted a fencing token, registered in the database before the stock was read",
 		[]figure{fencedOut, sold, overwritten, oversold, duplicates}},
 	strategy.Etcd: {"each holder's lease and place in the queue were written through the etcd cluster's quorum, waiters were woken in revision order, and the key's revision was registered in the database before the stock was read",
@@ -60,6 +60,13 @@ func overwritten(m Row) (fact, bool) {
 	a := m.Audit
 	n := max(a.Stock+a.Sold-a.InitialStock, 0)
 	return say("overwritten", n, "%d sales overwrote another's stock update", n), true
+}
+
+// twoHolders is what an overwritten sale means where a lease alone held
+// the stock: two holders were inside at once.
+func twoHolders(m Row) (fact, bool) {
+	f, _ := overwritten(m)
+	return fact{name: "two_holders", value: f.value, text: "two holders at once: a lease is not a mutex"}, f.value > 0
 }
 
 func oversold(m Row) (fact, bool) {
