@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -255,11 +256,23 @@ func TestJSONNames(t *testing.T) {
 	}
 }
 
-// counting is an OrderLookup that counts its lookups; every order exists.
-type counting struct{ n atomic.Int64 }
+// counting is an OrderLookup that counts its lookups, every order
+// existing; its lookups wait, up to a second, until the other shop's
+// lookups have begun, so a run that used one shop alone shows as such.
+type counting struct {
+	n     atomic.Int64
+	begun chan struct{}
+	other *counting
+	once  sync.Once
+}
 
 func (c *counting) OrderStatus(context.Context, string) (string, error) {
 	c.n.Add(1)
+	c.once.Do(func() { close(c.begun) })
+	select {
+	case <-c.other.begun:
+	case <-time.After(time.Second):
+	}
 	return "created", nil
 }
 
@@ -269,7 +282,8 @@ func TestUnwrittenSpreadsTheLookups(t *testing.T) {
 	for i := range 40 {
 		results = append(results, vegeta.Result{Code: 201, Body: fmt.Appendf(nil, `{"id":"o%d"}`, i)})
 	}
-	a, b := &counting{}, &counting{}
+	a, b := &counting{begun: make(chan struct{})}, &counting{begun: make(chan struct{})}
+	a.other, b.other = b, a
 	if n, err := Unwritten(t.Context(), []OrderLookup{a, b}, results); err != nil || n != 0 {
 		t.Fatalf("Unwritten = %d, %v; want 0", n, err)
 	}
