@@ -11,13 +11,14 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
 // TestMain lets this test binary be a --crash run's child shop, as the
-// loadgen binary is (serveIfChildShop).
+// loadgen binary is (fleet.ServeIfChildShop).
 func TestMain(m *testing.M) {
-	serveIfChildShop()
+	fleet.ServeIfChildShop()
 	os.Exit(m.Run())
 }
 

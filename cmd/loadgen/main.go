@@ -58,7 +58,7 @@ const (
 )
 
 func main() {
-	serveIfChildShop() // a --crash run's shop: this binary, re-executed
+	fleet.ServeIfChildShop() // a --crash run's shop: this binary, re-executed
 	collectLess()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

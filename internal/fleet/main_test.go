@@ -1,21 +1,13 @@
 package fleet
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 )
 
 // TestMain lets this test binary be a process fleet's child shop: the
-// process fleet's tests start their shops by re-executing it.
+// tests that start a process fleet re-execute it as their shops.
 func TestMain(m *testing.M) {
-	if IsChildShop() {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := ServeChildShop(ctx, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
+	ServeIfChildShop()
 	os.Exit(m.Run())
 }

@@ -351,3 +351,16 @@ func TestShopsWaitTheLockWait(t *testing.T) {
 		f.Close()
 	}
 }
+
+// Close returns what stopping the fleet's parts returned, once: a second
+// Close has nothing left to stop.
+func TestCloseOnce(t *testing.T) {
+	calls := 0
+	f := &Fleet{close: func() error { calls++; return errors.New("shop 2 did not stop") }}
+	if err := f.Close(); err == nil || err.Error() != "shop 2 did not stop" {
+		t.Errorf("Close = %v, want the shop's error", err)
+	}
+	if err := f.Close(); err != nil || calls != 1 {
+		t.Errorf("a second Close = %v after %d stops, want nil after one", err, calls)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -130,17 +131,7 @@ func TestScrapeTimeGauges(t *testing.T) {
 	m := New()
 	m.Audits(shop)
 	m.Queues(shop)
-	srv := httptest.NewServer(m.Handler())
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := scrape(t, m)
 	for _, line := range []string{
 		`flashsale_product_oversold_units{product="phone",strategy="naive"} 3`,
 		`flashsale_product_sold_units{product="phone",strategy="naive"} 103`,
@@ -293,5 +284,28 @@ func TestScrapeIsBounded(t *testing.T) {
 	}
 	if strings.Contains(text, `flashsale_queue_length{product="q"`) || !strings.Contains(text, `flashsale_product_stock_units{product="q",strategy="redis-queue"} 1`) {
 		t.Errorf("scrape: want q's audit and no queue gauges for it (its backlog failed):\n%s", text)
+	}
+}
+
+// A scraper that asks for OpenMetrics gets it; one that does not gets the
+// Prometheus text format.
+func TestHandlerFormats(t *testing.T) {
+	srv := httptest.NewServer(New().Handler())
+	defer srv.Close()
+	for accept, want := range map[string]string{
+		"application/openmetrics-text; version=1.0.0": "application/openmetrics-text",
+		"": "text/plain",
+	} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+		req.Header.Set("Accept", accept)
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, want) || !strings.Contains(string(b), "flashsale_orders_total") {
+			t.Errorf("Accept %q: %s, want %s with the orders", accept, ct, want)
+		}
 	}
 }
