@@ -2,7 +2,6 @@ package fault
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -98,63 +97,6 @@ func (f killFunc) Kill(_ context.Context, _ []int, d time.Duration) (func(contex
 
 func (killFunc) Describe() string { return "" }
 
-// A restart whose nodes do not come back says so in its record, and is
-// no error: the attack's audit tells what happened.
-func TestEmptyRestartRecordsAFailedRestart(t *testing.T) {
-	w := watchNodes(t)
-	rs := &failedRestart{err: errors.New("node 1 not back")}
-	stopped := make(chan struct{})
-	armed, _ := (&EmptyRestart{Nodes: 1}).Arm(t.Context(), &Attack{Strategy: strategy.Fenced, Product: w.product, Stopped: stopped,
-		Fleet: &fleet.Fleet{Restarts: rs, RedisAddrs: w.r.DirectAddrs()}})
-	w.passes(0)
-	w.hold(t, "A", 0)
-	rec, err := armed.Stop(t.Context(), nil)
-	close(stopped)
-	if r, _ := rec.(*Restart); err != nil || r == nil || !r.Restarted || r.Err != "node 1 not back" || r.GrantedWhileHeld != -1 {
-		t.Errorf("Stop = %+v, %v; want the restart recorded with its error, second holders unseen on fenced's one node", rec, err)
-	}
-}
-
-// failedRestart is a NodeRestarter whose restart fails.
-type failedRestart struct{ err error }
-
-func (f *failedRestart) Restart(context.Context, []int, time.Duration, string) error { return f.err }
-func (f *failedRestart) Describe() string                                            { return "" }
-
-// What a failover reads of the nodes: the tokens on the promoted replica
-// other than the holder's while the holder works, a product's stock, a
-// key's value ("" when absent).
-func TestFailoverReadings(t *testing.T) {
-	r := testenv.NewRedis(t, testenv.Embedded)
-	c := fleet.NodeClient(r.DirectAddrs()[0], time.Second)
-	defer c.Close()
-	ctx := t.Context()
-	key := order.ProductKey(r.Key("p"))
-	if get(ctx, c, key) != "" || stockOn(ctx, c, r.Key("p")) != 0 {
-		t.Error("readings of absent keys: want \"\" and 0")
-	}
-	c.Set(ctx, reserve.StockKey(r.Key("p")), 7, 0)
-	if n := stockOn(ctx, c, r.Key("p")); n != 7 {
-		t.Errorf("stockOn = %d, want 7", n)
-	}
-	c.Set(ctx, key, "holder", 0)
-	watching, stop := context.WithCancel(ctx)
-	done := make(chan int, 1)
-	go func() { done <- secondGrants(watching, c, key, "holder", time.Now().Add(time.Hour)) }()
-	node := r.Embedded().Node(0)
-	for _, tok := range []string{"second", "third", "holder"} {
-		c.Set(ctx, key, tok, 0)
-		for seen := node.CommandCount(); node.CommandCount() < seen+2; {
-			time.Sleep(100 * time.Microsecond) // until the count has read the token
-		}
-	}
-	stop()
-	if n := <-done; n != 2 {
-		t.Errorf("secondGrants = %d, want 2 (second and third; the holder's own token is not one)", n)
-	}
-
-}
-
 // The drift's readings are kept in time order, the round's own reading of
 // the promoted counter among them however late it arrives; a run without
 // rounds times the repair from its start.
@@ -176,51 +118,6 @@ func TestDriftReadingsInOrder(t *testing.T) {
 	d := sumDrift(w.samples, nil)
 	if d.Peak != 3 || d.Repaired != 2*time.Second || d.End != 0 || d.Samples != 3 {
 		t.Errorf("sumDrift without rounds = %+v, want peak 3, repaired at 2s, end 0", d)
-	}
-}
-
-// A grant is a new token on a majority: three of five nodes make one, two
-// do not; a node that does not answer holds nothing; a second holder is
-// counted once however many passes see it.
-func TestLockWatchGrants(t *testing.T) {
-	w := watchNodes(t)
-	watch := newLockWatch(w.r.DirectAddrs(), strategy.Redlock, w.key)
-	defer watch.close()
-	w.r.Embedded().Stop(4)
-	if tokens := watch.pass(t.Context()); len(tokens) != 5 || tokens[4] != "" {
-		t.Errorf("a pass with node 5 down: %q, want five readings, node 5's empty", tokens)
-	}
-	if err := w.r.Embedded().Restart(4); err != nil {
-		t.Fatal(err)
-	}
-	stopped := make(chan struct{})
-	granted := make(chan string, 1)
-	go func() {
-		tok, _ := watch.awaitGrant(t.Context(), stopped)
-		granted <- tok
-	}()
-	w.passes(4)
-	w.hold(t, "minority", 0, 1)
-	w.passes(4)
-	w.hold(t, "majority", 2, 3, 4)
-	if tok := <-granted; tok != "majority" {
-		t.Errorf("awaitGrant = %q, want the token on three of five nodes", tok)
-	}
-	w.hold(t, "A", 3, 4)
-	w.hold(t, "B", 0, 1, 2)
-	counted := make(chan int, 1)
-	go func() { counted <- watch.grantedWhileHeld(t.Context(), "A", []int{0, 1, 2}, stopped) }()
-	w.passes(4)
-	w.passes(4) // B seen by two passes at least
-	for _, c := range w.clients[3:] {
-		c.Del(t.Context(), w.key)
-	}
-	if n := <-counted; n != 1 {
-		t.Errorf("grantedWhileHeld = %d, want B once", n)
-	}
-	close(stopped)
-	if _, ok := watch.awaitGrant(t.Context(), stopped); ok {
-		t.Error("awaitGrant after the attack stopped: a grant")
 	}
 }
 
@@ -308,4 +205,38 @@ func TestDefaultsInOrder(t *testing.T) {
 	if !slices.Equal(flags, want) {
 		t.Errorf("Defaults set %v, want %v", flags, want)
 	}
+}
+
+// What a failover reads of the nodes: the tokens on the promoted replica
+// other than the holder's while the holder works, a product's stock, a
+// key's value ("" when absent).
+func TestFailoverReadings(t *testing.T) {
+	r := testenv.NewRedis(t, testenv.Embedded)
+	c := fleet.NodeClient(r.DirectAddrs()[0], time.Second)
+	defer c.Close()
+	ctx := t.Context()
+	key := order.ProductKey(r.Key("p"))
+	if get(ctx, c, key) != "" || stockOn(ctx, c, r.Key("p")) != 0 {
+		t.Error("readings of absent keys: want \"\" and 0")
+	}
+	c.Set(ctx, reserve.StockKey(r.Key("p")), 7, 0)
+	if n := stockOn(ctx, c, r.Key("p")); n != 7 {
+		t.Errorf("stockOn = %d, want 7", n)
+	}
+	c.Set(ctx, key, "holder", 0)
+	watching, stop := context.WithCancel(ctx)
+	done := make(chan int, 1)
+	go func() { done <- secondGrants(watching, c, key, "holder", time.Now().Add(time.Hour)) }()
+	node := r.Embedded().Node(0)
+	for _, tok := range []string{"second", "third", "holder"} {
+		c.Set(ctx, key, tok, 0)
+		for seen := node.CommandCount(); node.CommandCount() < seen+2; {
+			time.Sleep(100 * time.Microsecond) // until the count has read the token
+		}
+	}
+	stop()
+	if n := <-done; n != 2 {
+		t.Errorf("secondGrants = %d, want 2 (second and third; the holder's own token is not one)", n)
+	}
+
 }

@@ -2,8 +2,6 @@ package fleet
 
 import (
 	"context"
-	"os/signal"
-	"syscall"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
