@@ -4,16 +4,18 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/live"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/webfont"
 )
 
 // The events a page receives, without a browser: the state as it is when
@@ -111,5 +113,28 @@ func TestFinishKeepsTheLastAuditOfAModeCutShort(t *testing.T) {
 	}
 	if !st.Done || st.Err != "interrupted" {
 		t.Errorf("state: done %v, error %q", st.Done, st.Err)
+	}
+}
+
+// The page carries its own 双 in its style, in place of the comment that
+// names it, so that its title reads without a CJK font.
+func TestPageCarriesItsFont(t *testing.T) {
+	srv := httptest.NewServer(live.NewBoard("a test run", []scenario.Mode{"lua"}).Handler())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(body)
+	if !strings.Contains(page, webfont.FaceCSS) || strings.Contains(page, "/* webfont.FaceCSS") {
+		t.Errorf("page: want webfont.FaceCSS in its style, in place of its comment")
+	}
+	if !strings.Contains(page, `"`+webfont.Family+`", sans-serif;`) {
+		t.Errorf("page: want webfont's family in the font stack, before sans-serif")
 	}
 }

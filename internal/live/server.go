@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"context"
 	_ "embed"
 	"errors"
@@ -8,10 +9,17 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/webfont"
 )
 
 //go:embed page.html
-var page []byte
+var pageSource []byte
+
+// page is page.html with the title's 双 in its style (webfont.FaceCSS in
+// place of the comment that names it).
+var page = bytes.Replace(pageSource, []byte("/* webfont.FaceCSS: the page's own 双, for a machine without a CJK font */"),
+	[]byte(webfont.FaceCSS), 1)
 
 // Handler serves b's page: GET / the page, GET /events the state as
 // server-sent events (one whole State per event, at most ten a second,

@@ -1,12 +1,6 @@
 package report
 
-import (
-	"fmt"
-	"strings"
-
-	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/scenario"
-)
+import "github.com/flashsale/flashsale/internal/fault"
 
 // CrashDoc records an attack's --crash kills (fault.Crash): shops are
 // numbered from 1, times are seconds since the attack began.
@@ -55,18 +49,4 @@ func newCrashDoc(c *fault.Crash) *CrashDoc {
 		d.Kills = append(d.Kills, kd)
 	}
 	return d
-}
-
-// crashMarks draws a line in a latency scatter where each --crash kill
-// struck, x mapping seconds since the attack began to the plot.
-func crashMarks(b *strings.Builder, m *scenario.ModeResult, x func(float64) float64, plotH float64) {
-	c := fault.Find[*fault.Crash](m.Records)
-	if c == nil {
-		return
-	}
-	for _, k := range c.Kills {
-		kx := x(k.At.Seconds())
-		fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="event"/>`, kx, kx, padT, padT+plotH)
-		fmt.Fprintf(b, `<text x="%.1f" y="%d" class="event-label">shop %d killed</text>`, kx+4, padT+12, k.Shop+1)
-	}
 }

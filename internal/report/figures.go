@@ -114,13 +114,15 @@ func spreads(m *scenario.ModeResult) map[string]Spread {
 }
 
 // spreadCell renders a figure over several runs for the table: "44 (40–48)",
-// or just "44" when every run agreed.
+// or just "44" when every run reads the same as written (250 req/s and
+// 250.4 req/s both read "250").
 func spreadCell(f Figure, runs []*scenario.ModeResult) string {
 	s := spreadOf(f, runs)
-	if s.Min == s.Max {
-		return formatFigure(f, s.Median)
+	med, lo, hi := formatFigure(f, s.Median), formatFigure(f, s.Min), formatFigure(f, s.Max)
+	if lo == hi {
+		return med
 	}
-	return fmt.Sprintf("%s (%s–%s)", formatFigure(f, s.Median), formatFigure(f, s.Min), formatFigure(f, s.Max))
+	return fmt.Sprintf("%s (%s–%s)", med, lo, hi)
 }
 
 // formatFigure renders v as the table does: latencies as Millis, rates and

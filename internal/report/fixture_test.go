@@ -165,3 +165,24 @@ func fleetClean() *scenario.Outcome {
 	}
 	return o
 }
+
+// fleetRestart is fleetOutcome, redlock and fenced only, under
+// --redis-restart 3: each attack had three nodes restarted empty half a
+// second in, and redlock oversold.
+func fleetRestart() *scenario.Outcome {
+	o := fleetOutcome()
+	o.Settings.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3}}
+	var rows []*scenario.ModeResult
+	for _, m := range o.Modes {
+		if m.Mode != "redlock" && m.Mode != "fenced" {
+			continue
+		}
+		m.Records = fault.Records{&fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true, At: 500 * time.Millisecond, Back: 500 * time.Millisecond, GrantedWhileHeld: -1}}
+		if m.Mode == "redlock" {
+			m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 102, 102, 2
+		}
+		rows = append(rows, m)
+	}
+	o.Modes, o.Settings.Modes = rows, []scenario.Mode{"redlock", "fenced"}
+	return o
+}

@@ -66,16 +66,6 @@ func heldLine(r SweepRowDoc) string {
 	return b.String()
 }
 
-// heldLines is heldLine for every row of d, one per line, the modes
-// aligned.
-func heldLines(d *SweepDoc) string {
-	var b strings.Builder
-	for _, r := range d.Rows {
-		fmt.Fprintf(&b, "%-13s %s\n", r.Mode+":", heldLine(r))
-	}
-	return b.String()
-}
-
 // shedP99Cell is p's shed p99 for a table, "-" with nothing shed.
 func shedP99Cell(p SweepPointDoc) string {
 	if p.Shed == 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/webfont"
 )
 
 //go:embed report.html.tmpl
@@ -22,9 +23,13 @@ var page = template.Must(template.New("report").Parse(htmlSource))
 // draw is left empty, and the page prints a line saying why in its place
 // (Notes) or leaves it out: no empty chart, no table of headers only.
 type htmlData struct {
+	// FontFace is the page's own 双 (webfont.FaceCSS).
+	FontFace template.CSS
 	Title    string
 	Machine  string
-	Settings string
+	// Settings is the command that repeats the run, a flag and its value
+	// to a piece, so that a line breaks between flags, not inside one.
+	Settings []string
 	// Sweep is a --sweep's section, nil for a run at one rate; a sweep has
 	// no per-mode table, charts or scatters.
 	Sweep   *htmlSweep
@@ -40,12 +45,16 @@ type htmlData struct {
 	RawFiles []string
 }
 
+// htmlKnee is a row's line under the sweep's charts: its knee (kneeLine)
+// and how it held its peak past it (heldLine).
+type htmlKnee struct{ Mode, Knee, Held string }
+
 // htmlSweep is the sweep's section: the goodput and p99 charts, where each
 // row's knee is, and the table.
 type htmlSweep struct {
 	Charts  []template.HTML
 	KneeMs  int
-	Knees   []string
+	Knees   []htmlKnee
 	Columns []template.HTML
 	Rows    [][]htmlCell
 }
@@ -57,9 +66,10 @@ type htmlSweep struct {
 // time).
 func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
+		FontFace: template.CSS(webfont.FaceCSS),
 		Title:    "Double 11 (双11) flash sale: strategies side by side",
 		Machine:  machineLine(o),
-		Settings: settingsText(o),
+		Settings: flagPieces(settingsText(o)),
 		Columns:  headers(Columns),
 		Rows:     tableCells(o),
 		Modes:    o.Modes,
@@ -71,7 +81,7 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 			KneeMs: kneeMs, Columns: headers(SweepColumns), Rows: sweepCells(o),
 		}
 		for _, r := range sd.Rows {
-			d.Sweep.Knees = append(d.Sweep.Knees, r.Mode+": "+kneeLine(r), r.Mode+": "+heldLine(r))
+			d.Sweep.Knees = append(d.Sweep.Knees, htmlKnee{r.Mode, kneeLine(r), heldLine(r)})
 		}
 	}
 	d.Charts, d.Notes = modeCharts(o.Modes)
@@ -166,4 +176,14 @@ func settingsText(o *scenario.Outcome) string {
 		return "loadgen " + settingsLine(o)
 	}
 	return fmt.Sprintf("loadgen %s (%d clicks planned)", settingsLine(o), o.Settings.PlannedRequests())
+}
+
+// flagPieces cuts a command line before each "--": "loadgen", "--users
+// 660", "--rate 250"...
+func flagPieces(cmd string) []string {
+	pieces := strings.Split(cmd, " --")
+	for i := 1; i < len(pieces); i++ {
+		pieces[i] = "--" + pieces[i]
+	}
+	return pieces
 }

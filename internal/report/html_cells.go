@@ -44,6 +44,9 @@ func tableCells(o *scenario.Outcome) [][]htmlCell {
 	return out
 }
 
+// oversoldWhy is the title of a red oversold cell.
+const oversoldWhy = "sold %d more units than the stock"
+
 // wrongCells says, by column, why a cell of m's row is wrong, looking at
 // every run of a --count row: one run that oversold is an oversell.
 func wrongCells(m *scenario.ModeResult) map[string]string {
@@ -60,16 +63,16 @@ func wrongCells(m *scenario.ModeResult) map[string]string {
 	}
 	wrong := map[string]string{}
 	if n := most(func(r *scenario.ModeResult) int { return r.Audit.Oversold }); n > 0 {
-		wrong["oversold"] = fmt.Sprintf("sold %d more units than the stock", n)
+		wrong["oversold"] = fmt.Sprintf(oversoldWhy, n)
 	}
 	if n := most(func(r *scenario.ModeResult) int { return r.Audit.DuplicateOrders }); n > 0 {
-		wrong["dup_orders"] = fmt.Sprintf("%d buyers hold more than one order", n)
+		wrong["dup_orders"] = plural(n, "buyer holds", "buyers hold") + " more than one order"
 	}
 	if slices.ContainsFunc(runs, func(r *scenario.ModeResult) bool { return !r.Audit.Consistent }) {
 		wrong["consistent"] = "stock left + sold is not the initial stock"
 	}
 	if n := most(func(r *scenario.ModeResult) int { return r.Lost }); n > 0 {
-		wrong["orders"] = fmt.Sprintf("%d buyers answered 201 or 202 have no order", n)
+		wrong["orders"] = fmt.Sprintf("%s answered 201 or 202 without an order", plural(n, "buyer", "buyers"))
 	}
 	if i := slices.IndexFunc(runs, func(r *scenario.ModeResult) bool { return r.Drain != nil && r.Drain.Err != "" }); i >= 0 {
 		wrong["drain"] = "the queue did not drain: " + runs[i].Drain.Err
@@ -77,24 +80,32 @@ func wrongCells(m *scenario.ModeResult) map[string]string {
 	return wrong
 }
 
+// plural is n and one or many, as n asks: "1 buyer", "2 buyers".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
 // sweepCells are SweepRows(o) as the page shows them, an oversold cell
 // marked.
 func sweepCells(o *scenario.Outcome) [][]htmlCell {
-	d, rows := newSweepDoc(o), SweepRows(o)
-	var out [][]htmlCell
-	n := 0
-	for _, r := range d.Rows {
-		for _, p := range r.Points {
-			var cells []htmlCell
-			for i, c := range rows[n] {
-				cell := htmlCell{Text: c}
-				if SweepColumns[i] == "oversold" && p.Oversold > 0 {
-					cell.Wrong = fmt.Sprintf("sold %d more units than the stock", p.Oversold)
-				}
-				cells = append(cells, cell)
-			}
-			out, n = append(out, cells), n+1
+	var points []SweepPointDoc
+	for _, r := range newSweepDoc(o).Rows {
+		points = append(points, r.Points...)
+	}
+	col := slices.Index(SweepColumns, "oversold")
+	out := make([][]htmlCell, 0, len(points))
+	for i, row := range SweepRows(o) {
+		cells := make([]htmlCell, len(row))
+		for j, c := range row {
+			cells[j].Text = c
 		}
+		if n := points[i].Oversold; n > 0 {
+			cells[col].Wrong = fmt.Sprintf(oversoldWhy, n)
+		}
+		out = append(out, cells)
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/webfont"
 )
 
 // pages are the outcomes whose report.html the page's tests read: every
@@ -15,7 +16,7 @@ import (
 func pages() map[string]*scenario.Outcome {
 	return map[string]*scenario.Outcome{
 		"default": fleetOutcome(), "sweep": fleetSweep(), "count": fleetCount(), "crash": fleetCrash(),
-		"clean": fleetClean(), "small": outcome(), "small sweep": sweepOutcome(),
+		"clean": fleetClean(), "restart": fleetRestart(), "small": outcome(), "small sweep": sweepOutcome(),
 	}
 }
 
@@ -98,7 +99,7 @@ func TestSweepPageShowsGoodputFirst(t *testing.T) {
 	if got, want := strings.Count(page, `class="knee"`), 2*5; got != want {
 		t.Errorf("knee rings: got %d, want %d (one per row that passed %d ms, on both charts)", got, want, kneeMs)
 	}
-	if !strings.Contains(page, "sql-atomic: p99 stayed under 100ms up to 2000/s offered") {
+	if !strings.Contains(page, "<b>sql-atomic</b>: p99 stayed under 100ms up to 2000/s offered; peak ") {
 		t.Errorf("sweep page lacks sql-atomic's knee line")
 	}
 }
@@ -118,6 +119,12 @@ func TestPageSaysWhatItLeftOut(t *testing.T) {
 	if !strings.Contains(page, "etcd sent no requests") {
 		t.Errorf("crash run: no line says etcd's scatter is left out")
 	}
+	if got, want := strings.Count(page, ">shop 2 killed</text>"), len(fleetCrash().Modes)-1; got != want {
+		t.Errorf("crash run: %d kill lines, want one per scatter (%d)", got, want)
+	}
+	if got := strings.Count(render(t, fleetRestart()), ">3 node(s) restarted empty</text>"); got != 2 {
+		t.Errorf("restart run: %d restart lines, want one per scatter (2)", got)
+	}
 }
 
 // Red marks what is wrong and nothing else: off's and naive's oversold,
@@ -132,6 +139,7 @@ func TestPageMarksOnlyWhatIsWrong(t *testing.T) {
 		{"clean", fleetClean(), nil},
 		{"count", fleetCount(), []string{"off/oversold", "naive/oversold", "lua/orders"}},
 		{"crash", fleetCrash(), []string{"off/oversold", "naive/oversold", "redis-decr/orders"}},
+		{"restart", fleetRestart(), []string{"redlock/oversold"}},
 		{"small", outcome(), []string{"off/oversold", "off/consistent", "redlock/dup_orders"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,14 +172,18 @@ func TestPageMarksOnlyWhatIsWrong(t *testing.T) {
 	}
 }
 
-// The title does not lean on a CJK font: the Latin name comes first, and
-// the page names fonts that have the characters.
+// The title does not lean on a CJK font: the Latin name comes first, the
+// page names fonts that have the characters, and carries its own 双 for a
+// machine with none of them.
 func TestTitleReadsWithoutCJKFonts(t *testing.T) {
 	page := render(t, outcome())
 	if !strings.Contains(page, "<h1>Double 11 (双11)") {
 		t.Errorf("title: want the Latin name first")
 	}
-	if !strings.Contains(page, `"Noto Sans CJK SC"`) || !strings.Contains(page, "sans-serif;") {
-		t.Errorf("font stack: want a CJK face before the generic sans-serif")
+	if !strings.Contains(page, webfont.FaceCSS) {
+		t.Errorf("page: want webfont's @font-face in its style")
+	}
+	if !strings.Contains(page, `"Noto Sans CJK SC"`) || !strings.Contains(page, `"`+webfont.Family+`", sans-serif;`) {
+		t.Errorf("font stack: want a CJK face, then webfont's, before the generic sans-serif")
 	}
 }

@@ -1,9 +1,6 @@
 package report
 
-import (
-	"fmt"
-	"strings"
-)
+import "fmt"
 
 // kneeMs is where a sweep calls a strategy saturated: the knee of a row is
 // the first offered rate at which its p99 passed kneeMs. Past it a buyer
@@ -42,12 +39,13 @@ func kneeLine(r SweepRowDoc) string {
 	return fmt.Sprintf("p99 stayed under %dms up to %.0f/s offered", kneeMs, top)
 }
 
-// kneeLines is kneeLine for every row of d, one per line, the modes
-// aligned.
-func kneeLines(d *SweepDoc) string {
-	var b strings.Builder
-	for _, r := range d.Rows {
-		fmt.Fprintf(&b, "%-13s %s\n", r.Mode+":", kneeLine(r))
+// rowLines is line for every row of d, each after its mode, the modes
+// padded so that the lines start in one column: the knee lines
+// (kneeLine) and the held lines (heldLine) under a sweep's table.
+func rowLines(d *SweepDoc, line func(SweepRowDoc) string) []string {
+	out := make([]string, len(d.Rows))
+	for i, r := range d.Rows {
+		out[i] = fmt.Sprintf("%-13s %s", r.Mode+":", line(r))
 	}
-	return b.String()
+	return out
 }

@@ -16,10 +16,17 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 	s := o.Settings
 	if len(o.Sweep) > 0 {
 		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: a sweep, %s\n\n", sweepRates(o))
-		b.WriteString(sweepMarkdown(o))
+		markdownTable(&b, SweepColumns, SweepRows(o))
+		d := newSweepDoc(o)
+		for _, l := range append(rowLines(d, kneeLine), rowLines(d, heldLine)...) {
+			b.WriteString("- " + l + "\n")
+		}
 	} else {
 		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units, %d req/s\n\n", s.Users, s.Stock, s.Rate)
-		writeMarkdownTable(&b, o)
+		markdownTable(&b, Columns, Rows(o))
+		for _, m := range o.Modes {
+			fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
+		}
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(&b, "\n**UNSAFE**: %s\n", strings.Join(bad, "; "))
@@ -33,25 +40,15 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 	return err
 }
 
-// writeMarkdownTable writes the per-mode table and the why-lines of a run
-// at one rate.
-func writeMarkdownTable(b *strings.Builder, o *scenario.Outcome) {
-	b.WriteString("| " + strings.Join(Columns, " | ") + " |\n|")
-	for i := range Columns {
-		if i == 0 {
-			b.WriteString("---|")
-		} else {
-			b.WriteString("---:|")
-		}
-	}
-	b.WriteString("\n")
-	for _, r := range Rows(o) {
+// markdownTable writes header and rows as a GitHub Markdown table, the
+// first column left-aligned and every other right-aligned, and a blank
+// line after it.
+func markdownTable(b *strings.Builder, header []string, rows [][]string) {
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n|---|" + strings.Repeat("---:|", len(header)-1) + "\n")
+	for _, r := range rows {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
 	b.WriteString("\n")
-	for _, m := range o.Modes {
-		fmt.Fprintf(b, "- **%s**: %s\n", m.Mode, m.Why)
-	}
 }
 
 // sweepRates names a sweep's offered rates: "1000, 2000 and 4000 clicks/s

@@ -2,13 +2,13 @@ package report
 
 import (
 	"fmt"
+	"html"
 	"math"
 	"strings"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/ledger"
-
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -70,16 +70,16 @@ func latencyScatter(m *scenario.ModeResult) string {
 			x(r.Timestamp.Sub(begin).Seconds()), y(ms(r.Latency)), kindColor[ledger.Classify(r)])
 	}
 	if k := fault.Find[*fault.Kill](m.Records); k != nil {
-		kx := x(k.At.Seconds())
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="event"/>`, kx, kx, padT, padT+plotH)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="event-label">%d node(s) down</text>`, kx+4, padT+12, len(k.Nodes))
+		eventLine(&b, x(k.At.Seconds()), plotH, fmt.Sprintf("%d node(s) down", len(k.Nodes)))
 	}
 	if r := fault.Find[*fault.Restart](m.Records); r != nil && r.Restarted {
-		rx := x(r.At.Seconds())
-		fmt.Fprintf(&b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="event"/>`, rx, rx, padT, padT+plotH)
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="event-label">%d node(s) restarted empty</text>`, rx+4, padT+12, len(r.Nodes))
+		eventLine(&b, x(r.At.Seconds()), plotH, fmt.Sprintf("%d node(s) restarted empty", len(r.Nodes)))
 	}
-	crashMarks(&b, m, x, plotH)
+	if c := fault.Find[*fault.Crash](m.Records); c != nil {
+		for _, k := range c.Kills {
+			eventLine(&b, x(k.At.Seconds()), plotH, fmt.Sprintf("shop %d killed", k.Shop+1))
+		}
+	}
 	legend(&b, []series{
 		{name: "201", color: kindColor[ledger.KindCreated]},
 		{name: "202", color: kindColor[ledger.KindQueued]},
@@ -92,4 +92,11 @@ func latencyScatter(m *scenario.ModeResult) string {
 	}
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// eventLine draws a fault's moment in a scatter: a dashed line at x down
+// the plot, plotH high, and its label beside it.
+func eventLine(b *strings.Builder, x, plotH float64, label string) {
+	fmt.Fprintf(b, `<line x1="%.1f" x2="%.1f" y1="%d" y2="%.1f" class="event"/>`, x, x, padT, padT+plotH)
+	fmt.Fprintf(b, `<text x="%.1f" y="%d" class="event-label">%s</text>`, x+4, padT+12, html.EscapeString(label))
 }

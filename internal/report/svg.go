@@ -27,16 +27,13 @@ const (
 )
 
 // barChart draws grouped bars: one group per category, one bar per series,
-// each labelled with its value.
+// each labelled with its value: across, above the bar, if every label fits
+// the width of its bar, else all of them turned upright (valueLabels).
 func barChart(title, unit string, cats []string, ss []series) string {
-	top := 0.0
-	for _, s := range ss {
-		for _, v := range s.values {
-			top = max(top, v)
-		}
-	}
-	top, step := niceScale(top)
 	plotW, plotH := float64(chartW-padL-padR), float64(chartH-padT-padB)
+	groupW := plotW / float64(max(len(cats), 1))
+	barW := groupW * 0.7 / float64(max(len(ss), 1))
+	top, step, upright := valueLabels(ss, barW, plotH)
 	y := func(v float64) float64 { return padT + plotH - v/top*plotH }
 
 	var b strings.Builder
@@ -47,8 +44,6 @@ func barChart(title, unit string, cats []string, ss []series) string {
 	}
 	fmt.Fprintf(&b, `<text x="14" y="%d" class="tick" transform="rotate(-90 14 %d)" text-anchor="middle">%s</text>`,
 		padT+int(plotH/2), padT+int(plotH/2), html.EscapeString(unit))
-	groupW := plotW / float64(max(len(cats), 1))
-	barW := groupW * 0.7 / float64(max(len(ss), 1))
 	for c, cat := range cats {
 		x0 := padL + groupW*float64(c) + groupW*0.15
 		for si, s := range ss {
@@ -56,13 +51,45 @@ func barChart(title, unit string, cats []string, ss []series) string {
 			x := x0 + barW*float64(si)
 			fmt.Fprintf(&b, `<rect class="mark" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s %s: %s</title></rect>`,
 				x, y(v), barW-2, padT+plotH-y(v), s.color, html.EscapeString(cat), html.EscapeString(s.name), num(v))
-			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="val" text-anchor="middle">%s</text>`, x+barW/2-1, y(v)-3, num(v))
+			lx, ly := x+barW/2-1, y(v)-3
+			if upright {
+				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="val" transform="rotate(-90 %.1f %.1f)" dominant-baseline="central">%s</text>`,
+					lx, ly, lx, ly, num(v))
+			} else {
+				fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" class="val" text-anchor="middle">%s</text>`, lx, ly, num(v))
+			}
 		}
 		catLabel(&b, x0+groupW*0.35, chartH-padB+18, cat, groupW)
 	}
 	legend(&b, ss)
 	b.WriteString(`</svg>`)
 	return b.String()
+}
+
+// valCharW is the width of a character of the class "val" font (11 px),
+// on average, as the labels' room is reckoned.
+const valCharW = 6.4
+
+// valueLabels decides how barChart labels its bars, barW wide in a plot
+// plotH high: upright when a label is wider than its bar (many rows and
+// series, or long figures), so that neighbours' labels do not run into
+// each other, and across otherwise. It returns the value axis's top and
+// step (niceScale) with room above the tallest bar for an upright label.
+func valueLabels(ss []series, barW, plotH float64) (top, step float64, upright bool) {
+	most, widest := 0.0, 0.0
+	for _, s := range ss {
+		for _, v := range s.values {
+			most, widest = max(most, v), max(widest, float64(len(num(v)))*valCharW)
+		}
+	}
+	top, step = niceScale(most)
+	if widest <= barW {
+		return top, step, false
+	}
+	if room := widest + 4; (top-most)/top*plotH < room {
+		top, step = niceScale(most * plotH / (plotH - room))
+	}
+	return top, step, true
 }
 
 // catLabel writes a category's name under its bars at x, y: on one line if

@@ -109,53 +109,16 @@ func SweepRows(o *scenario.Outcome) [][]string {
 	return rows
 }
 
-// writeSweepText writes the sweep table, aligned, and what it shows, each
-// knee and held line passed through fit.
+// writeSweepText writes the sweep table, aligned, a blank line between
+// rows, then each row's knee line and each row's held line, passed
+// through fit.
 func writeSweepText(b *strings.Builder, o *scenario.Outcome, fit func(string) string) {
-	rows := append([][]string{SweepColumns}, SweepRows(o)...)
-	widths := make([]int, len(SweepColumns))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len([]rune(c)))
-		}
-	}
-	for n, r := range rows {
-		if n > 1 && r[0] != rows[n-1][0] {
-			b.WriteString("\n")
-		}
-		for i, c := range r {
-			pad := strings.Repeat(" ", widths[i]-len([]rune(c)))
-			if i == 0 {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString("  " + pad + c)
-			}
-		}
+	writeAligned(b, SweepColumns, SweepRows(o), true)
+	d := newSweepDoc(o)
+	for _, line := range []func(SweepRowDoc) string{kneeLine, heldLine} {
 		b.WriteString("\n")
+		for _, l := range rowLines(d, line) {
+			b.WriteString(fit(l) + "\n")
+		}
 	}
-	d := newSweepDoc(o)
-	b.WriteString("\n")
-	for _, l := range strings.Split(strings.TrimSuffix(kneeLines(d)+"\n"+heldLines(d), "\n"), "\n") {
-		b.WriteString(fit(l) + "\n")
-	}
-	if bad := o.Unsafe(); len(bad) > 0 {
-		fmt.Fprintf(b, "\nUNSAFE: a safe mode oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))
-	}
-}
-
-// sweepMarkdown is the sweep table in Markdown, with the knee and held
-// lines.
-func sweepMarkdown(o *scenario.Outcome) string {
-	var b strings.Builder
-	b.WriteString("| " + strings.Join(SweepColumns, " | ") + " |\n|---|")
-	b.WriteString(strings.Repeat("---:|", len(SweepColumns)-1) + "\n")
-	for _, r := range SweepRows(o) {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	b.WriteString("\n")
-	d := newSweepDoc(o)
-	for _, l := range strings.Split(strings.TrimSpace(kneeLines(d)+heldLines(d)), "\n") {
-		b.WriteString("- " + l + "\n")
-	}
-	return b.String()
 }

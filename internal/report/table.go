@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"strconv"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -50,13 +50,15 @@ func Rows(o *scenario.Outcome) [][]string {
 	return rows
 }
 
-// Millis renders a latency for the table: "3.2ms", "41ms", "1.25s".
+// Millis renders a latency for the table: "3.2ms", "41.0ms", "250ms",
+// "1.25s". It picks the form by the figure as it will read once rounded,
+// so that 99.96 ms is "100ms", not "100.0ms", and 999.6 ms "1.00s".
 func Millis(d time.Duration) string {
 	ms := float64(d) / float64(time.Millisecond)
 	switch {
-	case ms >= 1000:
+	case ms >= 999.5:
 		return fmt.Sprintf("%.2fs", ms/1000)
-	case ms >= 100:
+	case ms >= 99.95:
 		return fmt.Sprintf("%.0fms", ms)
 	default:
 		return fmt.Sprintf("%.1fms", ms)

@@ -83,18 +83,17 @@ func writeText(w io.Writer, o *scenario.Outcome, wide bool) error {
 	}
 	if len(o.Sweep) > 0 {
 		writeSweepText(&b, o, fit)
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	if wide {
-		writeAligned(&b, Columns, Rows(o))
 	} else {
-		writeAligned(&b, TerminalColumns, TerminalRows(o))
-		b.WriteString("sold: answered 201 or 202. Every column and whole why-lines: report.md, or --wide.\n")
-	}
-	b.WriteString("\n")
-	for _, m := range o.Modes {
-		b.WriteString(fit(fmt.Sprintf("%-11s %s", string(m.Mode)+":", m.Why)) + "\n")
+		if wide {
+			writeAligned(&b, Columns, Rows(o), false)
+		} else {
+			writeAligned(&b, TerminalColumns, TerminalRows(o), false)
+			b.WriteString("sold: answered 201 or 202. Every column and whole why-lines: report.md, or --wide.\n")
+		}
+		b.WriteString("\n")
+		for _, m := range o.Modes {
+			b.WriteString(fit(fmt.Sprintf("%-11s %s", string(m.Mode)+":", m.Why)) + "\n")
+		}
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(&b, "\nUNSAFE: a safe mode oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))
@@ -104,8 +103,10 @@ func writeText(w io.Writer, o *scenario.Outcome, wide bool) error {
 }
 
 // writeAligned writes header and rows aligned with spaces: the first
-// column left-aligned, every other right-aligned, two spaces apart.
-func writeAligned(b *strings.Builder, header []string, rows [][]string) {
+// column left-aligned, every other right-aligned, two spaces apart. With
+// grouped, a blank line comes before a row whose first cell is not the
+// one above's (a sweep's points, grouped by row).
+func writeAligned(b *strings.Builder, header []string, rows [][]string, grouped bool) {
 	rows = append([][]string{header}, rows...)
 	widths := make([]int, len(header))
 	for _, r := range rows {
@@ -113,7 +114,10 @@ func writeAligned(b *strings.Builder, header []string, rows [][]string) {
 			widths[i] = max(widths[i], utf8.RuneCountInString(c))
 		}
 	}
-	for _, r := range rows {
+	for n, r := range rows {
+		if grouped && n > 1 && r[0] != rows[n-1][0] {
+			b.WriteString("\n")
+		}
 		for i, c := range r {
 			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
 			if i == 0 {

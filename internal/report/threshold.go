@@ -128,7 +128,7 @@ func (t Threshold) holds(v float64) bool {
 // A Failure is a threshold a row did not meet.
 type Failure struct {
 	// Mode is the row: its mode, and in a sweep the offered rate ("lua at
-	// 500/s").
+	// 500/s", "lua at 50/100ms").
 	Mode      string `json:"mode"`
 	Threshold string `json:"threshold"`
 	// Got is the row's figure, or, with --count, the first failing run's;
@@ -199,7 +199,7 @@ func labelledRows(o *scenario.Outcome) []labelled {
 	}
 	for _, p := range o.Sweep {
 		for _, m := range p.Modes {
-			out = append(out, labelled{fmt.Sprintf("%s at %s/s", m.Mode, scenario.FormatRate(p.Rate)), m})
+			out = append(out, labelled{fmt.Sprintf("%s at %s", m.Mode, rateLabel(p.Rate)), m})
 		}
 	}
 	return out
