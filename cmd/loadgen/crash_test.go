@@ -10,13 +10,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
 // TestMain lets this test binary be a --crash run's child shop, as the
-// loadgen binary is (serveIfChildShop).
+// loadgen binary is (fleet.ServeIfChildShop).
 func TestMain(m *testing.M) {
-	serveIfChildShop()
+	fleet.ServeIfChildShop()
 	os.Exit(m.Run())
 }
 
@@ -31,7 +33,7 @@ func TestCrashUsageErrorsExit2(t *testing.T) {
 			"crash: not with --targets: the load generator kills only shop processes it started"},
 		{"negative", []string{"--crash", "-1"}, "crash: -1, want 0..20 shop kills per attack"},
 		{"too many", []string{"--crash", "21"}, "crash: 21, want 0..20"},
-		{"with another fault", []string{"--crash", "1", "--etcd-kill", "1"}, "crash: not with --failover, --redis-restart, --redlock-kill or --etcd-kill"},
+		{"with another fault", []string{"--crash", "1", "--modes", "redlock", "--redlock-kill", "1"}, "crash: not with --redlock-kill: both strike the redlock row"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -73,8 +75,8 @@ func TestCrashRun(t *testing.T) {
 	}
 	doc, file := onlyReport(t, out)
 	c := doc.Modes[0].Crash
-	if doc.Settings.Crash != 1 || c == nil || c.Done != 1 || c.Kills[0].BackSeconds < c.Kills[0].AtSeconds || c.AnsweredWithoutRow != 0 {
-		t.Errorf("report.json: settings.crash %d, crash %+v: want one kill, the shop back, every order answered with its row", doc.Settings.Crash, c)
+	if doc.Settings.Faults["crash"] != "1" || c == nil || c.Done != 1 || c.Kills[0].BackSeconds < c.Kills[0].AtSeconds || c.AnsweredWithoutRow != 0 {
+		t.Errorf("report.json: settings.faults %v, crash %+v: want one kill, the shop back, every order answered with its row", doc.Settings.Faults, c)
 	}
 	logs, _ := filepath.Glob(filepath.Join(filepath.Dir(file), "shop-*.log"))
 	if len(logs) != 3 {
@@ -89,8 +91,9 @@ func TestCrashSellsItsSale(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
-	if s := c.settings; s.Stock != scenario.CrashStock || !slices.Equal(s.Modes, scenario.CrashModes()) || s.Crash != 2 {
-		t.Errorf("settings: stock %d, modes %v, crash %d; want %d, %v, 2", s.Stock, s.Modes, s.Crash, scenario.CrashStock, scenario.CrashModes())
+	want := []scenario.Mode{"fenced", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
+	if s := c.settings; s.Stock != fault.CrashStock || !slices.Equal(s.Modes, want) || len(s.Faults) != 1 || s.Faults[0].(*fault.ShopCrash).Kills != 2 {
+		t.Errorf("settings: stock %d, modes %v, faults %v; want %d, %v, --crash 2", s.Stock, s.Modes, s.Faults, fault.CrashStock, want)
 	}
 	c, err = parseFlags([]string{"--crash", "1", "--modes", "lua", "--stock", "7"}, io.Discard)
 	if err != nil {
@@ -99,7 +102,7 @@ func TestCrashSellsItsSale(t *testing.T) {
 	if s := c.settings; s.Stock != 7 || len(s.Modes) != 1 || s.Modes[0] != "lua" {
 		t.Errorf("given --modes lua --stock 7: modes %v, stock %d", s.Modes, s.Stock)
 	}
-	if c, _ := parseFlags(nil, io.Discard); c.settings.Stock != scenario.DefaultSettings().Stock || c.settings.Crash != 0 {
-		t.Errorf("without --crash: stock %d, crash %d", c.settings.Stock, c.settings.Crash)
+	if c, _ := parseFlags(nil, io.Discard); c.settings.Stock != scenario.DefaultSettings().Stock || len(c.settings.Faults) != 0 {
+		t.Errorf("without --crash: stock %d, faults %v", c.settings.Stock, c.settings.Faults)
 	}
 }

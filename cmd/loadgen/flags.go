@@ -30,10 +30,10 @@ type config struct {
 	wide         bool // --wide: the terminal gets every column and whole lines
 	failOnUnsafe bool
 	calibrate    bool
-	live         string   // the live page's address; empty: no live page
-	failover     bool     // start a Sentinel set of our own and kill its master
-	sentinels    []string // --redis-sentinel: refused with --failover (see check)
-	cpuProfile   string   // --cpuprofile: where the run's CPU profile goes
+	live         string        // the live page's address; empty: no live page
+	sentinels    []string      // --redis-sentinel: refused with --failover (fault.SentinelFailover)
+	cpuProfile   string        // --cpuprofile: where the run's CPU profile goes
+	faults       []fault.Fault // every kind, on or not: their flags (settings.Faults has those on)
 	loadFlags
 	flags map[string]string // every flag's value, for report.json
 }
@@ -43,77 +43,6 @@ const defaultLiveAddr = "127.0.0.1:0"
 
 // errUsage marks a command line that makes no sense: exit code 2.
 var errUsage = errors.New("bad flags")
-
-const usageHeader = `loadgen runs the 双11 flash sale once per strategy and prints, side by side,
-what each did: orders, oversold units, duplicate orders, throughput and
-latency. The strategies: off, naive, lua and redlock lock the stock with Redis
-(the first two to show how locks fail); fenced adds a fencing token the
-database checks; etcd takes that fenced lock from a consensus cluster;
-sql-atomic and redis-decr take no lock, as production flash sales do;
-fenced+batch lets one holder of the lock serve every buyer its shop
-has queued in one transaction. With no flags it starts everything it needs in
-process (five embedded Redis nodes, a three-member etcd cluster, a SQLite
-file, three shops on loopback ports).
-
-Usage:
-  loadgen [flags]                                          embedded, no set-up
-  loadgen --targets http://a:8080,http://b:8080 --admin-token T   a running fleet
-
-Add --live to watch the sale in a browser while it runs.
-
-Add --late-commit 300ms to break every lease without a fencing token: lua
-and redlock oversell; fenced, etcd, fenced+batch, sql-atomic and redis-decr
-stay exact. (The crowd grows to 1200 buyers unless --users is given, so
-that the sale still sells out behind the held-back commits.)
-
-Add --redis-restart 3 to restart three of the five Redis nodes empty, as a
-Redis without persistence comes back from a crash, while a holder holds the
-lock: redlock oversells. Add --restart-delay 1s (the TTL) for the delayed
-restart Redlock asks for: redlock and fenced are exact again.
-
-Add --failover to run on a replicated Redis of the load generator's own (a
-master, one replica and three Sentinels from redis-server and redis-sentinel
-on the PATH; without them it exits 1 printing the apt-get line): in each
-attack it holds the replica's replication link, SIGKILLs the master right
-after it granted the product lock, and the Sentinels promote the replica,
-which never heard of that lock; --failovers times per attack. naive and lua
-oversell; fenced, redis-decr, redlock, etcd and sql-atomic stay exact.
-Unless given: --modes naive,lua,fenced,redis-decr,redlock,etcd,sql-atomic,
---lock-ttl 12s, --work 3.5s, --stall-rate 0, --stock 3, --users 280, --rate 40,
---duration 30s: a lease and a critical section longer than the promotion,
-and about 115 s on a 2-core machine. It cannot be pointed at another
-deployment (--targets with --redis-sentinel): it must own the master to
-kill it, and SENTINEL FAILOVER, a polite handover in which the replica
-catches up first, is not the crash this shows.
-
-Add --crash 2 to SIGKILL a shop twice in each attack, at a third and two
-thirds of it, and start it again on its port: the shops then run as child
-processes of the load generator (its own binary, re-executed), on the same
-backends. fenced, sql-atomic, redis-decr, redis-queue and fenced+batch
-must stay exact: no unit oversold, no order duplicated, every buyer told
-201 or 202 with an order row after the drain, and Redis's stock back to
-the database's (read for up to 15 s). Unless given: --modes
-fenced,sql-atomic,redis-decr,redis-queue,fenced+batch and --stock 600, so
-that the lock-free rows still sell when the kills come. It
-cannot be pointed at --targets: it kills only shops it started.
-
-As a load tester: --rate 300/1s or 50/100ms (Vegeta's form), --users 0
-for an open model (a fresh buyer per click until --duration is up),
---count 5 for the median and min–max of five runs of each row, --sweep
-250,500,1000,2000 for goodput and p99 against the offered rate, and
---threshold 'p99<200ms' (repeatable) for pass criteria. Compare two runs:
-  loadgen compare A/report.json B/report.json
-
-Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
-strategy that claims to be safe oversold or duplicated; 99 a --threshold
-failed (3 wins when both apply).
-
-Every flag can also be set by its environment variable, LOADGEN_ and the
-flag's name in capitals (--max-in-flight: LOADGEN_MAX_IN_FLIGHT); a flag on
-the command line wins.
-
-Flags:
-`
 
 // parseFlags parses args. It returns flag.ErrHelp after printing the help
 // to stdout, and an error wrapping errUsage for a command line that makes
@@ -138,13 +67,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.DurationVar(&c.settings.LateCommit, "late-commit", d.LateCommit, "hold back the commit and the lock renewals of some orders this long after their statements ran, then commit regardless of the lock (a commit on the wire when the network stalls); above --lock-ttl it breaks lua and redlock (default 0: off)")
 	fs.IntVar(&c.settings.LateCommitEvery, "late-commit-every", d.LateCommitEvery, "with --late-commit, which orders commit late: in each shop, the first to reach its commit, then every Nth")
 	fs.IntVar(&c.settings.Batch, "batch", d.Batch, "in the +batch rows, the most queued buyers one holder of the product lock serves in one transaction")
-	fs.IntVar(&c.settings.RedlockKill, "redlock-kill", d.RedlockKill, "stop N of the 5 Redis nodes halfway through the redlock attack, and bring them back after it (default 0: none)")
-	fs.IntVar(&c.settings.RedisRestart, "redis-restart", d.RedisRestart, fmt.Sprintf("restart N of the 5 Redis nodes empty (no persistence) in the redlock and fenced attacks, as soon as a holder is seen taking the lock: embedded nodes are closed and replaced by empty ones on the same port; --redis nodes of the embedded shops are reached through the load generator's own proxies, which drop the shops' connections, and lose the product's keys; --redis nodes of a --targets fleet lose the product's keys and every client connection (CLIENT KILL TYPE normal and pubsub). Unless given, --lock-ttl %v, --work %v, --stall-rate 0 and --stock %d, so that the restart lands inside a critical section every run (default 0: none)", fault.RestartLockTTL, fault.RestartWork, fault.RestartStock))
-	fs.DurationVar(&c.settings.RestartDelay, "restart-delay", d.RestartDelay, "with --redis-restart, how long the restarted nodes stay down before they serve again, empty (a --targets fleet's nodes are held with CLIENT PAUSE <ms> ALL); at least --lock-ttl is Redlock's delayed restart (default 0: at once)")
-	fs.IntVar(&c.settings.EtcdKill, "etcd-kill", d.EtcdKill, "stop N of the 3 embedded etcd members halfway through the etcd attack, and bring them back after it (default 0: none)")
-	fs.BoolVar(&c.failover, "failover", false, "start a master, a replica and three Sentinels (redis-server and redis-sentinel on the PATH) for the shops' single-node locks and stock, and in each attack kill the master right after it granted a lock its held replica never got; see above for the settings it changes unless given (default off)")
-	fs.IntVar(&c.settings.Failovers, "failovers", fault.DefaultFailovers, "with --failover, how many times each attack kills the master")
-	fs.IntVar(&c.settings.Crash, "crash", d.Crash, crashUsage)
+	c.faults = fault.Kinds()
+	for _, f := range c.faults {
+		f.Flags(fs) // each fault's own: --crash, --failover, --redis-restart...
+	}
 	var sentinels string
 	fs.StringVar(&sentinels, "redis-sentinel", "", "the Sentinels (host:port,...) of a --targets fleet; --failover refuses them: it kills only a master it started (default none)")
 	live := fs.Bool("live", false, "serve a live page of the run on loopback (a free port; the address is printed) while it lasts: per strategy, units left, oversold, duplicate orders, 503s, orders/s and latency, updating as the attack goes (default off)")
@@ -172,36 +98,25 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 		return c, fmt.Errorf("%w: %v", errUsage, err)
 	}
+	was := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { was[f.Name] = true })
+	given := func(name string) bool { return was[name] }
 	if len(c.sweep) > 0 {
-		c.settings = c.settings.ForSweep(func(name string) bool { return given(fs, name) })
+		c.settings = c.settings.ForSweep(given)
 	}
-	if c.settings.LateCommit > 0 && !given(fs, "users") {
+	if c.settings.LateCommit > 0 && !given("users") {
 		c.settings.Users = scenario.LateCommitUsers
 	}
-	if c.settings.RedisRestart > 0 {
-		c.settings = c.settings.ForRestart(func(name string) bool { return given(fs, name) })
-	}
-	failoversGiven := given(fs, "failovers")
-	if !c.failover {
-		c.settings.Failovers = 0
-	}
+	// The sale a fault needs, unless given: set through the flags, which
+	// write the settings and --modes.
 	var bad []string
-	if c.failover {
-		c.settings = c.settings.ForFailover(func(name string) bool { return given(fs, name) })
-		if !given(fs, "modes") {
-			modes = joinModes(c.settings.Modes)
+	for _, d := range fault.Defaults(c.faults) {
+		if given(d.Flag) {
+			continue
 		}
-		c.settings.Modes = nil // parsed below
-	}
-	if c.settings.Crash > 0 {
-		c.settings = c.settings.ForCrash(func(name string) bool { return given(fs, name) })
-		if !given(fs, "modes") {
-			modes = joinModes(c.settings.Modes)
+		if err := fs.Set(d.Flag, d.Value); err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", d.Flag, err))
 		}
-		c.settings.Modes = nil // parsed below
-	}
-	if failoversGiven && !c.failover {
-		bad = append(bad, "failovers: only with --failover")
 	}
 	for _, m := range split(modes) {
 		mode, err := scenario.ParseMode(m)
@@ -216,9 +131,13 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		c.live = defaultLiveAddr
 	}
 	c.targets, c.redis, c.etcd, c.sentinels = split(targets), split(redis), split(etcd), split(sentinels)
+	for _, f := range c.faults {
+		if f.On() {
+			c.settings.Faults = append(c.settings.Faults, f)
+		}
+	}
 	bad = append(bad, c.check()...)
-	bad = append(bad, c.checkCrash()...)
-	bad = append(bad, c.checkLoad(func(name string) bool { return given(fs, name) })...)
+	bad = append(bad, c.checkLoad(given)...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "modes:") {
 			continue // already said which mode is unknown
@@ -259,29 +178,6 @@ func (c *config) check() []string {
 			bad = append(bad, fmt.Sprintf("redis: %q: want host:port", a))
 		}
 	}
-	kill := c.settings.RedlockKill
-	if kill > 0 && !slices.ContainsFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.Redlock }) && len(c.settings.Modes) > 0 {
-		bad = append(bad, "redlock-kill: needs redlock in --modes")
-	}
-	if kill > 0 && (len(c.targets) > 0 || len(c.redis) > 0) && len(c.redis) < kill {
-		bad = append(bad, fmt.Sprintf("redlock-kill: %d nodes to stop, but --redis names %d; with --targets, give the fleet's five Redis nodes in --redis", kill, len(c.redis)))
-	}
-	if r := c.settings.RedisRestart; r > 0 {
-		switch {
-		case len(c.targets) > 0 && len(c.redis) == 0:
-			bad = append(bad, "redis-restart: --redis is missing: with --targets, give the fleet's five Redis nodes in --redis (the load generator drops their clients and the product's keys)")
-		case len(c.redis) > 0 && len(c.redis) < r:
-			bad = append(bad, fmt.Sprintf("redis-restart: %d nodes to restart, but --redis names %d", r, len(c.redis)))
-		}
-	}
-	switch {
-	case c.failover && len(c.sentinels) > 0:
-		bad = append(bad, "failover: not with --redis-sentinel: the load generator kills only a master it started (SENTINEL FAILOVER would be a polite handover, not the crash --failover shows); drop --targets and --redis-sentinel")
-	case c.failover && len(c.targets) > 0:
-		bad = append(bad, "failover: --redis-sentinel is missing: with --targets the load generator knows no Sentinels (and would refuse them: it kills only a master it started; drop --targets)")
-	case len(c.sentinels) > 0:
-		bad = append(bad, "redis-sentinel: only with --failover, which refuses it (see --help)")
-	}
 	for _, e := range c.etcd {
 		if err := app.CheckEtcdEndpoint(e); err != nil {
 			bad = append(bad, fmt.Sprintf("etcd: %q: want host:port or http://host:port", e))
@@ -290,22 +186,12 @@ func (c *config) check() []string {
 	if len(c.targets) > 0 && len(c.etcd) > 0 {
 		bad = append(bad, "etcd: only without --targets; a running fleet has its own cluster")
 	}
-	if k := c.settings.EtcdKill; k > 0 {
-		if !slices.ContainsFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.Etcd }) && len(c.settings.Modes) > 0 {
-			bad = append(bad, "etcd-kill: needs etcd in --modes")
-		}
-		if len(c.targets) > 0 || len(c.etcd) > 0 {
-			bad = append(bad, "etcd-kill: only with the embedded etcd cluster (no --targets, no --etcd): the load generator stops its members")
-		}
+	var rows []strategy.Name
+	for _, m := range c.settings.Modes {
+		rows = append(rows, m.Strategy())
 	}
-	return bad
-}
-
-// given reports whether the command line set the flag called name.
-func given(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
+	return append(bad, fault.Problems(c.faults, fault.Plan{Rows: rows, Targets: len(c.targets) > 0,
+		Redis: len(c.redis), Etcd: len(c.etcd) > 0, Sentinels: len(c.sentinels) > 0, Sweep: len(c.sweep) > 0})...)
 }
 
 // split splits a comma-separated list, dropping blanks.

@@ -70,9 +70,6 @@ func (c *config) checkLoad(given func(string) bool) []string {
 			}
 		}
 	}
-	if len(c.sweep) > 0 && c.failover {
-		bad = append(bad, "sweep: not with --failover: a sweep measures throughput, a failover a crash")
-	}
 	return bad
 }
 

@@ -40,9 +40,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/live"
-	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -58,7 +58,7 @@ const (
 )
 
 func main() {
-	serveIfChildShop() // a --crash run's shop: this binary, re-executed
+	fleet.ServeIfChildShop() // a --crash run's shop: this binary, re-executed
 	collectLess()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -95,10 +95,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitFailed
 		}
 		defer stop()
-	}
-	if _, _, err := redisproc.Binaries(); cfg.failover && err != nil {
-		fmt.Fprintln(stderr, redisproc.InstallHint)
-		return exitFailed
 	}
 	if err := attack(ctx, cfg, stdout); err != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
@@ -206,42 +202,18 @@ func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(
 	// --redlock-kill holds nodes down that is hundreds of lines over the
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
-	var set *redisproc.Set
-	if cfg.failover {
-		if set, err = startSentinels(ctx, filepath.Join(dir, "redis")); err != nil {
-			logFile.Close()
-			return nil, nil, err
-		}
-	}
-	f, err := fleet.StartFleet(ctx, fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd,
-		RedisRestart: cfg.settings.RedisRestart > 0, Sentinels: set, Logger: log,
-		Processes: cfg.settings.Crash > 0, LogDir: dir,
-		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst})
+	fc := fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, EtcdEndpoints: cfg.etcd, Logger: log, LogDir: dir,
+		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst}
+	fault.Provision(cfg.settings.Faults, &fc) // child shops for --crash, a Sentinel set for --failover...
+	f, err := fleet.StartFleet(ctx, fc)
 	if err != nil {
-		if set != nil {
-			set.Close()
-		}
 		logFile.Close()
 		return nil, nil, err
 	}
 	return f, func() {
 		f.Close()
-		if set != nil {
-			set.Close() // after the shops, which lock on it
-		}
 		logFile.Close()
 	}, nil
-}
-
-// startSentinels starts --failover's replicated Redis, its files in dir,
-// and waits up to a minute for the Sentinels to agree.
-func startSentinels(ctx context.Context, dir string) (*redisproc.Set, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	return redisproc.StartSet(ctx, dir)
 }
 
 // calibrate prints the load generator's ceiling on this machine (see

@@ -2,16 +2,21 @@ package fault
 
 import (
 	"context"
+	"flag"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // ShopCrash is --crash, the fault a flash sale's worst day brings: a shop
 // process killed in the middle of the sale. Each attack SIGKILLs a shop
-// Kills times, at k/(Crash+1) of the attack's expected length
+// Kills times, at k/(Kills+1) of the attack's expected length
 // (the crowd's clicks at the rate, capped by Duration), rotating over the
 // shops (kill k hits shop (k-1) mod shops), and starts it again on the
 // same port at once; it counts as back once its /readyz answers 200.
@@ -39,6 +44,73 @@ import (
 // attack, for redis-decr's drift to come back to 0 before it reports it.
 const crashDriftWithin = 15 * time.Second
 
+// The sale of a --crash run, and why (Defaults puts it in, unless told
+// otherwise):
+//
+//   - the rows that claim to stay exact through a shop's death, the
+//     lock-free ones and the fenced ones. A killed holder of a lua or
+//     redlock lock is a stall that never ends, which its TTL already
+//     covers; off and naive oversell without any kill.
+//   - CrashStock, 600 units: the lock-free rows sell one unit to nearly
+//     every buyer's first click, about 125 a second at the default rate,
+//     and sell 100 units out within the first second, before the first
+//     kill. 600 units last about five seconds, past the kills at a third
+//     and two thirds of the default crowd's six seconds of clicks: the
+//     shops are killed while they sell. (The fenced rows sell more slowly,
+//     and sell through the kills either way.)
+const (
+	CrashStock = 600
+	crashModes = "fenced,sql-atomic,redis-decr,redis-queue,fenced+batch"
+	// MaxCrash bounds --crash: each kill costs a shop's restart.
+	MaxCrash = 20
+)
+
+func init() { register(func() Fault { return new(ShopCrash) }) }
+
+// ShopCrash kills and restarts shops Kills times in each attack (see the
+// top of this file). It needs a fleet whose shops are processes of its
+// own (fleet.Fleet.Processes).
+type ShopCrash struct{ Kills int }
+
+// Flags registers --crash.
+func (sc *ShopCrash) Flags(fs *flag.FlagSet) {
+	fs.IntVar(&sc.Kills, "crash", sc.Kills, "SIGKILL a shop process N times in each attack, at 1/(N+1), 2/(N+1)... of it, rotating over the shops, and start it again on its port at once (back once its /readyz answers); the shops then run as child processes, this binary re-executed, their output in shop-<n>.log in the report folder; clicks sent to a dead shop count as errors; not with --targets (default 0: shops in process, none killed)")
+}
+
+// On reports whether shops are killed.
+func (sc *ShopCrash) On() bool { return sc.Kills != 0 }
+
+// Strikes reports true: every attack's shops are killed.
+func (sc *ShopCrash) Strikes(strategy.Name) bool { return true }
+
+// Check says what is wrong with --crash in a run of p.
+func (sc *ShopCrash) Check(p Plan) []string {
+	var bad []string
+	if sc.Kills < 0 || sc.Kills > MaxCrash {
+		bad = append(bad, fmt.Sprintf("crash: %d, want 0..%d shop kills per attack", sc.Kills, MaxCrash))
+	}
+	if sc.On() && p.Targets {
+		bad = append(bad, "crash: not with --targets: the load generator kills only shop processes it started (drop --targets)")
+	}
+	return bad
+}
+
+// Ready says how the shops die.
+func (sc *ShopCrash) Ready(fl *fleet.Fleet) (string, error) {
+	if !fl.Processes() {
+		return "", fmt.Errorf("%w: --crash needs shops the load generator started as processes of its own (fleet.FleetConfig.Processes)", ErrNoControl)
+	}
+	return "shop processes SIGKILLed by their pid and started again on their port", nil
+}
+
+// Provision has the fleet run its shops as child processes.
+func (sc *ShopCrash) Provision(cfg *fleet.FleetConfig) { cfg.Processes = true }
+
+// Defaults are the rows and the stock the kills need (see above).
+func (sc *ShopCrash) Defaults() []Default {
+	return []Default{{"modes", crashModes}, {"stock", fmt.Sprint(CrashStock)}}
+}
+
 // Crash records one attack's --crash kills and what the load generator
 // checked after them.
 type Crash struct {
@@ -49,8 +121,10 @@ type Crash struct {
 	// WithoutOrder those whose order has no row in the database (-1 if
 	// the database could not be read).
 	Answered, WithoutOrder int
-	// DriftWaited is how long the drift took to read 0 after the attack
-	// (redis-decr only), or how long it was waited for in vain.
+	// Drift is redis-decr's drift at its last reading after the attack,
+	// nil for the other rows; DriftWaited how long it took to read 0, or
+	// how long it was waited for in vain.
+	Drift       *int
 	DriftWaited time.Duration
 	// Err says why a kill or a restart failed.
 	Err string
@@ -58,12 +132,8 @@ type Crash struct {
 	began time.Time // the attack's start, as the kills' times count it
 }
 
-// ShopCrash kills and restarts shops during each attack (see the top of
-// this file). It needs a fleet whose shops are processes of its own
-// (fleet.Fleet.Processes).
-type ShopCrash struct {
-	Kills int
-
+// crashing is a crash armed in one attack.
+type crashing struct {
 	attack  *Attack
 	counts  *inFlight
 	out     chan *Crash
@@ -123,12 +193,8 @@ func (f *inFlight) targeter(t vegeta.Targeter) vegeta.Targeter {
 	}
 }
 
-// answered counts r's request as no longer in flight. A nil *inFlight
-// counts nothing.
+// answered counts r's request as no longer in flight.
 func (f *inFlight) answered(r *vegeta.Result) {
-	if f == nil {
-		return
-	}
 	if i := f.shopOf(r.URL); i >= 0 {
 		f.n[i].Add(-1)
 	}
@@ -163,17 +229,12 @@ func (c *Crash) measure(results vegeta.Results, shops []string) {
 
 // Arm starts the kills' clock for a. A kill whose time comes after
 // a.Stopped closed is not made.
-func (c *ShopCrash) Arm(ctx context.Context, a *Attack) error {
-	c.attack, c.out = a, make(chan *Crash, 1)
-	if c.Kills == 0 || !a.Fleet.Processes() {
-		c.out <- nil
-		return nil
-	}
-	c.counts = newInFlight(a.Fleet.Targets)
+func (sc *ShopCrash) Arm(ctx context.Context, a *Attack) (Armed, error) {
+	c := &crashing{attack: a, out: make(chan *Crash, 1), counts: newInFlight(a.Fleet.Targets)}
 	counts, stopped, expected := c.counts, a.Stopped, a.Expected
 	began := time.Now()
 	go func() {
-		rec := &Crash{Planned: c.Kills, began: began}
+		rec := &Crash{Planned: sc.Kills, began: began}
 		defer func() { c.out <- rec }()
 		for k := 1; k <= rec.Planned; k++ {
 			at := began.Add(expected * time.Duration(k) / time.Duration(rec.Planned+1))
@@ -200,33 +261,25 @@ func (c *ShopCrash) Arm(ctx context.Context, a *Attack) error {
 			}
 		}
 	}()
-	return nil
+	return c, nil
 }
 
 // Targeter counts each click t hands out as in flight to its shop, for a
 // kill to say what it cut. It is called before the first click; the
 // targeter it returns is safe for concurrent use.
-func (c *ShopCrash) Targeter(t vegeta.Targeter) vegeta.Targeter {
-	if c.counts == nil {
-		return t
-	}
-	return c.counts.targeter(t)
-}
+func (c *crashing) Targeter(t vegeta.Targeter) vegeta.Targeter { return c.counts.targeter(t) }
 
 // Answered counts r's request as no longer in flight. It is called from
 // the goroutine that reads the attack's results.
-func (c *ShopCrash) Answered(r *vegeta.Result) { c.counts.answered(r) }
+func (c *crashing) Answered(r *vegeta.Result) { c.counts.answered(r) }
 
 // Stop waits until the shop being restarted, if any, is back (the audit
 // that follows reads every shop) and records the kills, with what each
 // cut from the results. A kill or restart that failed is its error: the
 // audit would not be whole.
-func (c *ShopCrash) Stop(_ context.Context, results vegeta.Results, into *Records) error {
+func (c *crashing) Stop(_ context.Context, results vegeta.Results) (Record, error) {
 	rec := <-c.out
-	into.Crash, c.results, c.rec = rec, results, rec
-	if rec == nil {
-		return nil
-	}
+	c.results, c.rec = results, rec
 	rec.measure(results, c.attack.Fleet.Targets)
-	return rec.failed()
+	return rec, rec.failed()
 }

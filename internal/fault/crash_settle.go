@@ -14,11 +14,8 @@ import (
 // ledger.Unwritten counted). It is called after Stop returned no error,
 // from the same goroutine; only ctx's end or a shop that does not answer
 // is an error.
-func (sc *ShopCrash) Settle(ctx context.Context, au *ledger.Audit, lost int) error {
+func (sc *crashing) Settle(ctx context.Context, au *ledger.Audit, lost int) error {
 	c := sc.rec
-	if c == nil {
-		return nil
-	}
 	if au.Drift != nil {
 		start := time.Now()
 		end := start.Add(crashDriftWithin)
@@ -37,6 +34,10 @@ func (sc *ShopCrash) Settle(ctx context.Context, au *ledger.Audit, lost int) err
 			return err
 		}
 		c.DriftWaited = time.Since(start)
+		if au.Drift != nil {
+			d := *au.Drift
+			c.Drift = &d
+		}
 	}
 	c.Answered, c.WithoutOrder = len(ledger.AcceptedIDs(sc.results)), lost
 	return nil

@@ -40,19 +40,17 @@ func (c *Crash) Why(Sale) string {
 	default:
 		fmt.Fprintf(&b, "; %d of the %d orders answered have no row", c.WithoutOrder, c.Answered)
 	}
+	switch {
+	case c.Drift == nil:
+	case *c.Drift == 0:
+		fmt.Fprintf(&b, "; Redis's stock read back at the database's %v after the audit", c.DriftWaited.Round(100*time.Millisecond))
+	default:
+		fmt.Fprintf(&b, "; Redis's stock still %+d off the database's after waiting %v", *c.Drift, c.DriftWaited.Round(100*time.Millisecond))
+	}
 	if c.Err != "" {
 		b.WriteString(" (" + c.Err + ")")
 	}
 	return b.String()
-}
-
-// DriftWhy is redis-decr's drift after a --crash attack, with how long it
-// was waited for.
-func (c *Crash) DriftWhy(drift int) string {
-	if drift == 0 {
-		return fmt.Sprintf(", drift between Redis and the database 0 (read %v after the audit)", c.DriftWaited.Round(100*time.Millisecond))
-	}
-	return fmt.Sprintf(", drift between Redis and the database %d, still after waiting %v", drift, c.DriftWaited.Round(100*time.Millisecond))
 }
 
 // failed is the error of a kill or restart that went wrong, nil if none

@@ -1,10 +1,13 @@
 package fault
 
 import (
+	"flag"
+	"fmt"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -66,7 +69,10 @@ const (
 	FailoverUsers    = 280
 	FailoverRate     = 40
 	FailoverDuration = 30 * time.Second
+	// DefaultFailovers is --failovers' default; MaxFailovers bounds it:
+	// each round takes seconds.
 	DefaultFailovers = 3
+	MaxFailovers     = 10
 )
 
 // onMaster reports whether m's lock lives on the Sentinel-managed master,
@@ -79,18 +85,78 @@ func onMaster(st strategy.Name) bool {
 	return false
 }
 
-// FailoverBreaks reports whether failovers are expected to break
-// strategy st: lua, whose lock the promoted replica grants again. (Naive
-// claims nothing.) Redis-decr stays exact, and the shops' sweep repairs
-// the drift a promoted counter leaves.
-func FailoverBreaks(st strategy.Name) bool { return st == strategy.Lua }
+func init() { register(func() Fault { return &SentinelFailover{Rounds: DefaultFailovers} }) }
 
-// SentinelFailover kills the Sentinel-managed master of the fleet
-// (fleet.Fleet.Sentinels) Rounds times in each attack (see the top of this
-// file).
+// SentinelFailover is --failover: it kills the Sentinel-managed master of
+// the fleet (fleet.Fleet.Sentinels) Rounds times in each attack (see the
+// top of this file). It strikes every row: the rows whose lock and stock
+// are not on that master show what it does not touch.
 type SentinelFailover struct {
-	Rounds int
+	Enabled bool
+	Rounds  int
+}
 
+// Flags registers --failover and --failovers.
+func (sf *SentinelFailover) Flags(fs *flag.FlagSet) {
+	fs.BoolVar(&sf.Enabled, "failover", sf.Enabled, "start a master, a replica and three Sentinels (redis-server and redis-sentinel on the PATH) for the shops' single-node locks and stock, and in each attack kill the master right after it granted a lock its held replica never got; see above for the settings it changes unless given (default off)")
+	fs.IntVar(&sf.Rounds, "failovers", sf.Rounds, "with --failover, how many times each attack kills the master")
+}
+
+// On reports whether --failover was given.
+func (sf *SentinelFailover) On() bool { return sf.Enabled }
+
+// Strikes reports true: every attack's master is killed.
+func (sf *SentinelFailover) Strikes(strategy.Name) bool { return true }
+
+// Check says what is wrong with the failover's settings in a run of p:
+// it kills only a master it started, so never another deployment's.
+func (sf *SentinelFailover) Check(p Plan) []string {
+	var bad []string
+	if sf.Rounds < 0 || sf.Rounds > MaxFailovers {
+		bad = append(bad, fmt.Sprintf("failovers: %d, want 0..%d per attack", sf.Rounds, MaxFailovers))
+	}
+	switch {
+	case !sf.Enabled && sf.Rounds != DefaultFailovers:
+		bad = append(bad, "failovers: only with --failover")
+	case sf.Enabled && p.Sentinels:
+		bad = append(bad, "failover: not with --redis-sentinel: the load generator kills only a master it started (SENTINEL FAILOVER would be a polite handover, not the crash --failover shows); drop --targets and --redis-sentinel")
+	case sf.Enabled && p.Targets:
+		bad = append(bad, "failover: --redis-sentinel is missing: with --targets the load generator knows no Sentinels (and would refuse them: it kills only a master it started; drop --targets)")
+	case !sf.Enabled && p.Sentinels:
+		bad = append(bad, "redis-sentinel: only with --failover, which refuses it (see --help)")
+	}
+	if sf.Enabled && p.Sweep {
+		bad = append(bad, "sweep: not with --failover: a sweep measures throughput, a failover a crash")
+	}
+	return bad
+}
+
+// Ready says how the master dies.
+func (sf *SentinelFailover) Ready(fl *fleet.Fleet) (string, error) {
+	if fl.Sentinels == nil {
+		return "", fmt.Errorf("%w: --failover needs a fleet with a Sentinel set of its own (fleet.FleetConfig.StartSentinels)", ErrNoControl)
+	}
+	return "the Sentinel-managed master SIGKILLed, its replica's link held through a fault proxy", nil
+}
+
+// Provision has the fleet start the master, its replica and the
+// Sentinels.
+func (sf *SentinelFailover) Provision(cfg *fleet.FleetConfig) { cfg.StartSentinels = true }
+
+// Defaults are the sale a failover needs (see the top of this file).
+func (sf *SentinelFailover) Defaults() []Default {
+	return []Default{{"lock-ttl", FailoverLockTTL.String()}, {"work", FailoverWork.String()}, {"stall-rate", "0"},
+		{"stock", fmt.Sprint(FailoverStock)}, {"users", fmt.Sprint(FailoverUsers)}, {"rate", fmt.Sprint(FailoverRate)},
+		{"duration", FailoverDuration.String()}, {"modes", "naive,lua,fenced,redis-decr,redlock,etcd,sql-atomic"}}
+}
+
+// Breaks reports whether failovers break a row of st: lua, whose lock the
+// promoted replica grants again. (Naive claims nothing.) Redis-decr stays
+// exact, and the shops' sweep repairs the drift a promoted counter leaves.
+func (sf *SentinelFailover) Breaks(st strategy.Name, _ time.Duration) bool { return st == strategy.Lua }
+
+// failingOver is a failover armed in one attack.
+type failingOver struct {
 	attack *Attack
 	out    chan *Failover
 }

@@ -41,14 +41,14 @@ var errReplicated = errors.New("fault: the grant reached the replica")
 // but a moment (failoverMoment) needs no buyer: the rows whose lock is not
 // on the master get all their rounds even if a slow promotion pushed the
 // last one past the crowd.
-func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) error {
-	sf.attack, sf.out = a, make(chan *Failover, 1)
+func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) (Armed, error) {
+	fo := &failingOver{attack: a, out: make(chan *Failover, 1)}
+	if sf.Rounds == 0 {
+		fo.out <- nil
+		return fo, nil
+	}
 	held := make(chan struct{})
 	set := a.Fleet.Sentinels
-	if sf.Rounds == 0 || set == nil {
-		sf.out <- nil
-		return nil
-	}
 	arm := sync.OnceFunc(func() { close(held) })
 	began := time.Now()
 	stopped := a.Stopped
@@ -70,7 +70,7 @@ func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) error {
 					break
 				}
 			}
-			r, err := sf.round(ctx, set, began, arm, drift)
+			r, err := fo.round(ctx, set, began, arm, drift)
 			arm() // the first round could not set its hold: the attack waits no longer
 			if errors.Is(err, errReplicated) {
 				continue // a new round points the replica back at the link
@@ -88,10 +88,10 @@ func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) error {
 		if drift != nil {
 			rec.Drift = drift.settle(ctx, stopped, rec.Rounds)
 		}
-		sf.out <- rec
+		fo.out <- rec
 	}()
 	<-held
-	return nil
+	return fo, nil
 }
 
 // Stop waits until the last round has put the set back together, or, once
@@ -99,11 +99,13 @@ func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) error {
 // drift has been read back to 0 too (driftWatch.settle). It records the
 // rounds with when sales resumed after each. A round that failed is in
 // the record, not an error.
-func (sf *SentinelFailover) Stop(_ context.Context, results vegeta.Results, into *Records) error {
-	if into.Failover = <-sf.out; into.Failover != nil {
-		into.Failover.measureResumed(results)
+func (fo *failingOver) Stop(_ context.Context, results vegeta.Results) (Record, error) {
+	rec := <-fo.out
+	if rec == nil {
+		return nil, nil
 	}
-	return nil
+	rec.measureResumed(results)
+	return rec, nil
 }
 
 // failoverRound holds the link, kills the master at the right moment,
@@ -113,8 +115,8 @@ func (sf *SentinelFailover) Stop(_ context.Context, results vegeta.Results, into
 // sale; after the kill it finishes on a context of its
 // own, even after Ctrl-C, so that the set is whole for the next attack.
 // drift, for redis-decr, is sent the promoted counter's first reading.
-func (sf *SentinelFailover) round(ctx context.Context, set *redisproc.Set, began time.Time, held func(), drift *driftWatch) (*FailoverRound, error) {
-	a, stopped := sf.attack, sf.attack.Stopped
+func (fo *failingOver) round(ctx context.Context, set *redisproc.Set, began time.Time, held func(), drift *driftWatch) (*FailoverRound, error) {
+	a, stopped := fo.attack, fo.attack.Stopped
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
 	defer cancel()
 	if err := set.AwaitReady(rctx); err != nil {
@@ -160,36 +162,32 @@ func (sf *SentinelFailover) round(ctx context.Context, set *redisproc.Set, began
 			link.Release()
 			return nil, errReplicated
 		}
-	case a.Strategy == strategy.RedisDecr:
-		// 1. The link held: the replica's stock stays what it is now.
+	default:
+		// 1. The link held: the replica's stock (redis-decr's) stays what
+		// it is now.
 		link.Hold()
 		heldAt = time.Now()
 		held()
-		offered = stockOn(ctx, rc, a.Product)
-		// 2. The database sells a unit the replica's stock still offers (a
-		// buyer reserved it on the master after the hold, and its order
-		// was written): the promoted counter will offer it again. With
-		// nothing offered, a moment, which needs no buyer.
-		until, wait := func() bool {
-			au, err := a.Shop.Audit(ctx, a.Product)
-			return err == nil && au.Stock < offered
-		}, stopped
-		if offered <= 0 {
-			until, wait = func() bool { return time.Since(heldAt) >= failoverMoment }, nil
+		// 2. Redis-decr's database sells a unit the replica's stock still
+		// offers (a buyer reserved it on the master after the hold, and
+		// its order was written): the promoted counter will offer it
+		// again. The other rows, or nothing offered: a moment, which
+		// needs no buyer.
+		var wait <-chan struct{}
+		until := func() bool { return time.Since(heldAt) >= failoverMoment }
+		if a.Strategy == strategy.RedisDecr {
+			if offered = stockOn(ctx, rc, a.Product); offered > 0 {
+				wait, until = stopped, func() bool {
+					au, err := a.Shop.Audit(ctx, a.Product)
+					return err == nil && au.Stock < offered
+				}
+			}
 		}
 		if !pollEvery(ctx, wait, 20*time.Millisecond, until) {
 			link.Release()
 			return nil, nil
 		}
 		r.Caught = offered > 0
-	default:
-		link.Hold()
-		heldAt = time.Now()
-		held()
-		if !poll(ctx, nil, func() bool { return time.Since(heldAt) >= failoverMoment }) {
-			link.Release()
-			return nil, nil
-		}
 	}
 	if m, rep, err := set.Offsets(rctx); err == nil {
 		r.Behind = m - rep

@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ import (
 // the nodes and restarts them as soon as a new token holds a majority of
 // them (restart_lock.go): in the first milliseconds of that holder's
 // critical section. The product it sells then needs the numbers below
-// (ForRestart puts them in, unless told otherwise).
+// (EmptyRestart.Defaults puts them in, unless told otherwise).
 
 // The product of a --redis-restart run, and why:
 //
@@ -54,21 +55,79 @@ const (
 	RestartStock   = 10
 )
 
-// RestartActsOn reports whether --redis-restart acts in an attack of
-// strategy st: redlock's and fenced's, batched or not. (Fenced's lock and
-// fence counter live on node 1 alone, which is restarted first.)
-func RestartActsOn(st strategy.Name) bool {
-	return st == strategy.Redlock || st == strategy.Fenced
-}
+func init() { register(func() Fault { return new(EmptyRestart) }) }
 
 // EmptyRestart is --redis-restart: it restarts the first Nodes Redis nodes
-// empty once in an attack it acts on (RestartActsOn), as soon as a holder
-// is seen taking the product lock, and keeps them down for Delay.
+// empty once in each attack it strikes (redlock's and fenced's, batched
+// or not: fenced's lock and fence counter live on node 1 alone, which is
+// restarted first), as soon as a holder is seen taking the product lock,
+// and keeps them down for Delay.
 type EmptyRestart struct {
 	Nodes int
 	Delay time.Duration
+}
 
-	out chan *Restart
+// Flags registers --redis-restart and --restart-delay.
+func (e *EmptyRestart) Flags(fs *flag.FlagSet) {
+	fs.IntVar(&e.Nodes, "redis-restart", e.Nodes, fmt.Sprintf("restart N of the 5 Redis nodes empty (no persistence) in the redlock and fenced attacks, as soon as a holder is seen taking the lock: embedded nodes are closed and replaced by empty ones on the same port; --redis nodes of the embedded shops are reached through the load generator's own proxies, which drop the shops' connections, and lose the product's keys; --redis nodes of a --targets fleet lose the product's keys and every client connection (CLIENT KILL TYPE normal and pubsub). Unless given, --lock-ttl %v, --work %v, --stall-rate 0 and --stock %d, so that the restart lands inside a critical section every run (default 0: none)", RestartLockTTL, RestartWork, RestartStock))
+	fs.DurationVar(&e.Delay, "restart-delay", e.Delay, "with --redis-restart, how long the restarted nodes stay down before they serve again, empty (a --targets fleet's nodes are held with CLIENT PAUSE <ms> ALL); at least --lock-ttl is Redlock's delayed restart (default 0: at once)")
+}
+
+// On reports whether nodes restart.
+func (e *EmptyRestart) On() bool { return e.Nodes != 0 }
+
+// Strikes reports whether st locks on the nodes that restart: redlock and
+// fenced.
+func (e *EmptyRestart) Strikes(st strategy.Name) bool {
+	return st == strategy.Redlock || st == strategy.Fenced
+}
+
+// Check says what is wrong with the restart's settings in a run of p.
+func (e *EmptyRestart) Check(p Plan) []string {
+	var bad []string
+	if e.Nodes < 0 || e.Nodes > fleet.RedisNodes {
+		bad = append(bad, fmt.Sprintf("redis-restart: %d, want 0..%d of the %d Redis nodes", e.Nodes, fleet.RedisNodes, fleet.RedisNodes))
+	}
+	switch {
+	case e.Delay < 0 || e.Delay > time.Minute:
+		bad = append(bad, fmt.Sprintf("restart-delay: %v, want 0..1m0s", e.Delay))
+	case e.Delay > 0 && !e.On():
+		bad = append(bad, "restart-delay: only with --redis-restart (it is how long the restarted nodes stay down)")
+	}
+	switch {
+	case !e.On():
+	case p.Targets && p.Redis == 0:
+		bad = append(bad, "redis-restart: --redis is missing: with --targets, give the fleet's five Redis nodes in --redis (the load generator drops their clients and the product's keys)")
+	case p.Redis > 0 && p.Redis < e.Nodes:
+		bad = append(bad, fmt.Sprintf("redis-restart: %d nodes to restart, but --redis names %d", e.Nodes, p.Redis))
+	}
+	return append(bad, needsRow(e, p, "redlock or fenced")...)
+}
+
+// Ready says how fl's nodes restart.
+func (e *EmptyRestart) Ready(fl *fleet.Fleet) (string, error) {
+	if fl.Restarts == nil || len(fl.RedisAddrs) < e.Nodes {
+		return "", fmt.Errorf("%w: --redis-restart needs the embedded backends or --redis with the five node addresses", ErrNoControl)
+	}
+	return fl.Restarts.Describe(), nil
+}
+
+// Provision has the fleet's shops reach real Redis nodes through proxies
+// of its own, which can drop their connections.
+func (e *EmptyRestart) Provision(cfg *fleet.FleetConfig) { cfg.RedisRestart = true }
+
+// Defaults are the product the restart needs (see the top of this file).
+func (e *EmptyRestart) Defaults() []Default {
+	return []Default{{"lock-ttl", RestartLockTTL.String()}, {"work", RestartWork.String()},
+		{"stall-rate", "0"}, {"stock", fmt.Sprint(RestartStock)}}
+}
+
+// Breaks reports whether the restart breaks a row of st with a lock TTL
+// of ttl: redlock, when a majority of the nodes restart sooner than a
+// lease can run out. Fenced is not: its database refuses the second
+// holder's older or equal fence.
+func (e *EmptyRestart) Breaks(st strategy.Name, ttl time.Duration) bool {
+	return st == strategy.Redlock && e.Nodes > fleet.RedisNodes/2 && e.Delay < ttl
 }
 
 // Restart records one --redis-restart: which nodes (0-based) were
@@ -82,7 +141,7 @@ type Restart struct {
 	// At is when the nodes went down, since the attack began: as soon as
 	// a holder was seen taking the lock. Back is when they served again.
 	At, Back time.Duration
-	// Delay is how long they were asked to stay down (RestartDelay).
+	// Delay is how long they were asked to stay down (--restart-delay).
 	Delay time.Duration
 	// GrantedWhileHeld counts the other tokens seen on a majority of the
 	// nodes while the caught holder's token was still on a node that was
@@ -95,26 +154,22 @@ type Restart struct {
 	Err string
 }
 
-// Arm starts watching a's product lock, if the restart acts in a.
-func (e *EmptyRestart) Arm(ctx context.Context, a *Attack) error {
-	e.out = make(chan *Restart, 1)
-	if e.Nodes == 0 || !RestartActsOn(a.Strategy) || a.Fleet.Restarts == nil || len(a.Fleet.RedisAddrs) == 0 {
-		e.out <- nil
-		return nil
-	}
+// restarting is a restart armed in one attack.
+type restarting struct{ out chan *Restart }
+
+// Arm starts watching a's product lock.
+func (e *EmptyRestart) Arm(ctx context.Context, a *Attack) (Armed, error) {
+	r := &restarting{out: make(chan *Restart, 1)}
 	began := time.Now()
-	go func() { e.out <- e.restartOnce(ctx, a, began) }()
-	return nil
+	go func() { r.out <- e.restartOnce(ctx, a, began) }()
+	return r, nil
 }
 
 // Stop waits until the restarted nodes serve again, or, if no holder was
-// seen before a.Stopped closed, until the watch gave up, and records what
+// seen before a.Stopped closed, until the watch gave up, and returns what
 // it saw. A node that could not be restarted is in the record, not an
 // error.
-func (e *EmptyRestart) Stop(_ context.Context, _ vegeta.Results, into *Records) error {
-	into.Restart = <-e.out
-	return nil
-}
+func (r *restarting) Stop(context.Context, vegeta.Results) (Record, error) { return <-r.out, nil }
 
 // restartOnce waits for a holder, restarts the nodes under it, and counts
 // the holders granted meanwhile.

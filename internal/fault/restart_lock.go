@@ -128,13 +128,5 @@ func (w *lockWatch) grantedWhileHeld(ctx context.Context, holder string, restart
 // wait pauses between passes; it reports false if stopped closes or ctx
 // ends first.
 func (w *lockWatch) wait(ctx context.Context, stopped <-chan struct{}) bool {
-	t := time.NewTimer(watchEveryPass)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-stopped:
-	case <-ctx.Done():
-	}
-	return false
+	return waitUntil(ctx, stopped, time.Now().Add(watchEveryPass))
 }

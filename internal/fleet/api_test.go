@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/ledger"
@@ -61,3 +62,39 @@ func TestAPI(t *testing.T) {
 		t.Errorf("Audit with a wrong token: %v, want ErrShop", err)
 	}
 }
+
+// Every way a shop's admin route can fail is ErrShop, saying which route
+// and what came back; an order lookup that is not a 404 is an error.
+func TestAPIFailures(t *testing.T) {
+	shop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/api/v1/products":
+			http.Error(w, `{"error":{"code":"already_exists"}}`, http.StatusConflict)
+		case "/api/v1/products/p1/audit":
+			w.Write([]byte(`{"sold": "many"}`))
+		default:
+			http.Error(w, "down", http.StatusServiceUnavailable)
+		}
+	}))
+	defer shop.Close()
+	api := NewAPI(shop.URL, "tok")
+	ctx := t.Context()
+	for name, tc := range map[string]struct {
+		err  error
+		want string
+	}{
+		"refused product": {api.CreateProduct(ctx, Product{ID: "p1"}), "POST " + shop.URL + "/api/v1/products: 409 Conflict: {\"error\":{\"code\":\"already_exists\"}}"},
+		"undecodable":     {second(api.Audit(ctx, "p1")), `decoding "{\"sold\": \"many\"}"`},
+		"order lookup":    {second(api.OrderStatus(ctx, "o1")), "503 Service Unavailable: down"},
+		"events":          {second(api.Events(ctx, "p1")), "503"},
+		"no shop":         {second(NewAPI("http://127.0.0.1:1", "tok").Audit(ctx, "p1")), "connection refused"},
+		"bad request":     {second(NewAPI("http://bad host", "tok").Audit(ctx, "p1")), "GET /api/v1/products/p1/audit"},
+	} {
+		if !errors.Is(tc.err, ErrShop) || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrShop saying %q", name, tc.err, tc.want)
+		}
+	}
+}
+
+// second is a call's error, its value dropped.
+func second[T any](_ T, err error) error { return err }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
@@ -63,10 +65,24 @@ type childConfig struct {
 // IsChildShop reports whether this process was started by a process fleet
 // (FleetConfig.Processes) as one of its shops. A program that may be
 // started that way must check it first thing in main and, if so, call
-// ServeChildShop instead of doing anything else: cmd/loadgen does, and so
-// must the TestMain of a test that starts a process fleet from its test
-// binary.
+// ServeChildShop instead of doing anything else (ServeIfChildShop does
+// both).
 func IsChildShop() bool { return os.Getenv(childShopEnv) != "" }
+
+// ServeIfChildShop serves this process's shop and exits, if this process
+// is a process fleet's child shop (IsChildShop); SIGINT and SIGTERM stop it
+// gracefully. Otherwise it returns at once. A program that may be started
+// that way calls it first thing in main, and so must the TestMain of a test
+// binary that starts a process fleet.
+func ServeIfChildShop() {
+	if !IsChildShop() {
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := ServeChildShop(ctx, os.Stderr)
+	stop()
+	os.Exit(code)
+}
 
 // ServeChildShop serves this process's shop, as childShopEnv describes it,
 // until ctx ends (the parent's SIGTERM), then shuts down gracefully. It

@@ -2,11 +2,15 @@ package fleet
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/embedded"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -54,6 +58,12 @@ func TestProxiedRestartDropsConnectionsAndTheProductsKeys(t *testing.T) {
 		if err := <-restarted; err != nil {
 			t.Fatalf("Restart: %v", err)
 		}
+		if err := p.Restart(ctx, []int{5}, 0, product); err == nil {
+			t.Error("Restart of node 6 of 5: no error")
+		}
+		if !strings.Contains(p.Describe(), "proxies") {
+			t.Errorf("Describe = %q", p.Describe())
+		}
 		for _, k := range keys {
 			if err := shop.Get(ctx, k).Err(); err != redis.Nil {
 				t.Errorf("GET %s after the restart: got %v, want redis.Nil (the product's keys are gone)", k, err)
@@ -63,4 +73,93 @@ func TestProxiedRestartDropsConnectionsAndTheProductsKeys(t *testing.T) {
 			t.Errorf("GET %s, not the product's: got %q, %v; want it kept (no FLUSHALL)", other, got, err)
 		}
 	})
+}
+
+// An embedded node restarted empty drops its connections, stays down for
+// the delay, and serves again on its address without its keys; a node
+// that is not there is an error before anything goes down.
+func TestCrashedNodes(t *testing.T) {
+	r, err := embedded.StartRedis(RedisNodes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx := t.Context()
+	c := NodeClient(r.Addrs()[0], time.Second)
+	defer c.Close()
+	c.Set(ctx, "k", "v", 0)
+	k := &crashedNodes{r: r}
+	if err := k.Restart(ctx, []int{0, 9}, 0, "p"); err == nil || !strings.Contains(err.Error(), "redis node 10: only 5 nodes") {
+		t.Fatalf("Restart of node 10: %v", err)
+	}
+	if n, _ := c.Exists(ctx, "k").Result(); n != 1 {
+		t.Fatal("a refused restart emptied a node")
+	}
+	start := time.Now()
+	if err := k.Restart(ctx, []int{0}, 150*time.Millisecond, "p"); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Errorf("back after %v, before the delay", took)
+	}
+	if n, err := c.Exists(ctx, "k").Result(); err != nil || n != 0 {
+		t.Errorf("k after the restart: %d, %v; want the node empty and answering", n, err)
+	}
+	if !strings.Contains(k.Describe(), "replaced on the same port by empty servers") {
+		t.Errorf("Describe = %q", k.Describe())
+	}
+}
+
+// The product's keys are every key with its hash tag, and the lock and
+// its fence by name; Redis's glob characters in an id match themselves.
+func TestProductKeys(t *testing.T) {
+	r, err := embedded.StartRedis(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c := NodeClient(r.Addrs()[0], time.Second)
+	defer c.Close()
+	ctx := t.Context()
+	for _, k := range []string{"flashsale:stock:{a?b}", "flashsale:dedupe:{a?b}:{u1}", "flashsale:stock:{axb}", "flashsale:stock:{a?b2}"} {
+		c.Set(ctx, k, 1, 0)
+	}
+	keys, err := productKeys(ctx, c, "a?b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(keys)
+	want := []string{"flashsale:dedupe:{a?b}:{u1}", order.ProductKey("a?b"), order.ProductKey("a?b") + ":fence", "flashsale:stock:{a?b}"}
+	slices.Sort(want)
+	if !slices.Equal(keys, want) {
+		t.Errorf("productKeys = %v, want %v", keys, want)
+	}
+	if got := globEscape(`a*b?[c]\d`); got != `a\*b\?\[c\]\\d` {
+		t.Errorf("globEscape = %q", got)
+	}
+}
+
+// The small helpers: node indexes checked, errors named, a pause that
+// ends with its context.
+func TestRestartHelpers(t *testing.T) {
+	if err := checkNodes([]int{0, 4}, 5); err != nil {
+		t.Errorf("checkNodes of nodes 1 and 5 of 5: %v", err)
+	}
+	if err := checkNodes([]int{-1}, 5); err == nil {
+		t.Error("checkNodes of node 0: no error")
+	}
+	if wrapNodes(nil) != nil || !strings.HasPrefix(wrapNodes(errors.New("x")).Error(), "fleet: restarting redis nodes: x") {
+		t.Error("wrapNodes")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	start := time.Now()
+	pause(ctx, time.Hour)
+	pause(t.Context(), -time.Second)
+	if time.Since(start) > time.Second {
+		t.Error("pause did not end with its context")
+	}
+	if err := withClient("127.0.0.1:1", func(c *redis.Client) error { return c.Ping(t.Context()).Err() }); err == nil || !strings.Contains(err.Error(), "redis node 127.0.0.1:1") {
+		t.Errorf("withClient of a node that is not there: %v", err)
+	}
 }

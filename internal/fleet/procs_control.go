@@ -29,37 +29,9 @@ func (f *Fleet) KillShop(i int) (pid int, err error) {
 	if f.procs == nil {
 		return 0, ErrNoShops
 	}
-	return f.procs.kill(i)
-}
-
-// RestartShop starts shop i (0-based) again on its port and returns once
-// it answers /readyz (within shopReadyWithin), with its new pid.
-func (f *Fleet) RestartShop(ctx context.Context, i int) (pid int, err error) {
-	if f.procs == nil {
-		return 0, ErrNoShops
-	}
-	return f.procs.restart(ctx, i)
-}
-
-// ShopPIDs are the process ids of the shops, in Targets' order; nil unless
-// Processes.
-func (f *Fleet) ShopPIDs() []int {
-	if f.procs == nil {
-		return nil
-	}
-	pids := make([]int, len(f.procs.shops))
-	for i := range pids {
-		pids[i] = f.procs.pid(i)
-	}
-	return pids
-}
-
-// kill SIGKILLs shop i (0-based) by its pid, waits until the process is
-// reaped, and holds its port until restart. It returns the pid.
-func (p *shopProcs) kill(i int) (int, error) {
-	s := p.shops[i]
-	pid := s.cmd.Process.Pid
-	err := s.cmd.Process.Kill() // SIGKILL on Unix: no shutdown, no deferred call, nothing flushed
+	s := f.procs.shops[i]
+	pid = s.cmd.Process.Pid
+	err = s.cmd.Process.Kill() // SIGKILL on Unix: no shutdown, no deferred call, nothing flushed
 	<-s.exited
 	s.stdin.Close()
 	s.log.Close()
@@ -70,18 +42,31 @@ func (p *shopProcs) kill(i int) (int, error) {
 	return pid, nil
 }
 
-// restart starts shop i (0-based) again on its port and waits until it is
-// ready; it returns the new pid.
-func (p *shopProcs) restart(ctx context.Context, i int) (int, error) {
-	s := p.shops[i]
-	if err := p.start(ctx, s); err != nil {
+// RestartShop starts shop i (0-based) again on its port and returns once
+// it answers /readyz (within shopReadyWithin), with its new pid.
+func (f *Fleet) RestartShop(ctx context.Context, i int) (pid int, err error) {
+	if f.procs == nil {
+		return 0, ErrNoShops
+	}
+	s := f.procs.shops[i]
+	if err := f.procs.start(ctx, s); err != nil {
 		return 0, err
 	}
 	return s.cmd.Process.Pid, nil
 }
 
-// pid is shop i's current process id.
-func (p *shopProcs) pid(i int) int { return p.shops[i].cmd.Process.Pid }
+// ShopPIDs are the process ids of the shops, in Targets' order; nil unless
+// Processes.
+func (f *Fleet) ShopPIDs() []int {
+	if f.procs == nil {
+		return nil
+	}
+	pids := make([]int, len(f.procs.shops))
+	for i, s := range f.procs.shops {
+		pids[i] = s.cmd.Process.Pid
+	}
+	return pids
+}
 
 // cpu is the CPU time the children spent so far: those that exited, as the
 // OS counted them, and those running, as their /metrics say.

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -53,6 +55,11 @@ type FleetConfig struct {
 	// keeps its five nodes): --failover kills its master. The caller
 	// closes it, after the fleet.
 	Sentinels *redisproc.Set
+	// StartSentinels, without Sentinels, has StartFleet start such a set
+	// of its own first (redis-server and redis-sentinel on the PATH), its
+	// files in LogDir/redis (a temporary folder without LogDir), and
+	// close it after the shops.
+	StartSentinels bool
 	// LockWait is the shops' product-lock wait (zero: DefaultLockWait).
 	LockWait time.Duration
 	// MaxInFlight is each shop's admission limit, as app.Config's
@@ -103,9 +110,6 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), MaxInFlightOrders: cfg.MaxInFlight, Logger: log,
 		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst,
 	}
-	if cfg.Sentinels != nil {
-		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
-	}
 	f := &Fleet{AdminToken: token, CPU: ledger.ProcessCPU{}}
 	var closers []func() error
 	f.close = func() error {
@@ -121,6 +125,17 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		}
 	}()
 
+	if cfg.StartSentinels && cfg.Sentinels == nil {
+		set, closeSet, err := startSentinels(ctx, cfg.LogDir)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, closeSet) // after the shops, which lock on it
+		cfg.Sentinels = set
+	}
+	if cfg.Sentinels != nil {
+		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
+	}
 	b := cfg.Backends
 	if b == nil {
 		if b, err = app.OpenBackends(ctx, acfg); err != nil {
@@ -198,6 +213,34 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		}()
 	}
 	return f, nil
+}
+
+// startSentinels starts a Sentinel set for StartSentinels, its files in
+// logDir/redis or a temporary folder, and waits up to a minute for the
+// Sentinels to agree. The function it returns closes the set and removes
+// a temporary folder.
+func startSentinels(ctx context.Context, logDir string) (*redisproc.Set, func() error, error) {
+	if _, _, err := redisproc.Binaries(); err != nil {
+		return nil, nil, err // before any folder is made
+	}
+	dir, remove := filepath.Join(logDir, "redis"), func() error { return nil }
+	if logDir == "" {
+		tmp, err := os.MkdirTemp("", "flashsale-sentinels-")
+		if err != nil {
+			return nil, nil, err
+		}
+		dir, remove = tmp, func() error { return os.RemoveAll(tmp) }
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	set, err := redisproc.StartSet(ctx, dir)
+	if err != nil {
+		remove()
+		return nil, nil, err
+	}
+	return set, func() error { set.Close(); return remove() }, nil
 }
 
 // describeBackends says in a few words what the shops run on, and whether

@@ -17,9 +17,6 @@ const (
 	codeSoldOut          = "sold_out"
 	codeDuplicateOrder   = "duplicate_order"
 	codeDuplicateRequest = "duplicate_request"
-	codeLockTimeout      = "lock_timeout"
-	codeUnavailable      = "unavailable"
-	codeBusy             = "busy" // turned away at the shop's door, before any lock
 )
 
 // Kinds of answer, as Classify names them.
@@ -34,18 +31,24 @@ const (
 // Classify says what kind of answer r is, one of the Kind constants. It is
 // safe for concurrent use.
 func Classify(r *vegeta.Result) string {
-	code := errorCode(r)
+	kind, _ := classify(r)
+	return kind
+}
+
+// classify is Classify, with the answer's code (errorCode).
+func classify(r *vegeta.Result) (kind, code string) {
+	code = errorCode(r)
 	switch {
 	case r.Code == http.StatusCreated:
-		return KindCreated
+		return KindCreated, code
 	case r.Code == http.StatusAccepted:
-		return KindQueued
+		return KindQueued, code
 	case r.Code == http.StatusConflict && code == codeSoldOut:
-		return KindSoldOut
+		return KindSoldOut, code
 	case r.Code == http.StatusConflict && (code == codeDuplicateRequest || code == codeDuplicateOrder):
-		return KindDuplicate
+		return KindDuplicate, code
 	}
-	return KindError
+	return KindError, code
 }
 
 // Tally counts one attack's answers by what they mean for the sale. The
@@ -155,17 +158,16 @@ func (t *Tally) Add(r *vegeta.Result) {
 	}
 	t.Requests++
 	t.Status[int(r.Code)]++
-	code := errorCode(r)
-	switch {
-	case r.Code == http.StatusCreated:
+	switch kind, code := classify(r); {
+	case kind == KindCreated:
 		t.Created++
-	case r.Code == http.StatusAccepted:
+	case kind == KindQueued:
 		t.Queued++
-	case r.Code == http.StatusConflict && code == codeSoldOut:
+	case kind == KindSoldOut:
 		t.SoldOut++
-	case r.Code == http.StatusConflict && code == codeDuplicateRequest:
+	case kind == KindDuplicate && code == codeDuplicateRequest:
 		t.DuplicateRequests++
-	case r.Code == http.StatusConflict && code == codeDuplicateOrder:
+	case kind == KindDuplicate:
 		t.DuplicateOrders++
 	default:
 		t.Errors[strconv.Itoa(int(r.Code))+" "+code]++

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -53,4 +54,29 @@ func TestProcessCPU(t *testing.T) {
 		}
 	}
 	_ = x
+}
+
+// A shop whose /metrics fails, or says nothing readable, makes the fleet's
+// CPU unknown, with the shop named; the descriptions say whose CPU it is.
+func TestScrapeCPUErrors(t *testing.T) {
+	for name, h := range map[string]http.HandlerFunc{
+		"answered 500": func(w http.ResponseWriter, r *http.Request) { http.Error(w, "down", http.StatusInternalServerError) },
+		"not a number": func(w http.ResponseWriter, r *http.Request) { fmt.Fprintln(w, "process_cpu_seconds_total lots") },
+	} {
+		srv := httptest.NewServer(h)
+		_, err := ScrapeCPU{Targets: []string{srv.URL}, Client: http.DefaultClient}.CPU(t.Context())
+		if err == nil {
+			t.Errorf("%s: no error", name)
+		}
+		srv.Close()
+	}
+	if _, err := (ScrapeCPU{Targets: []string{"http://127.0.0.1:1"}, Client: http.DefaultClient}).CPU(t.Context()); err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") {
+		t.Errorf("unreachable shop: %v, want an error naming it", err)
+	}
+	if d := (ScrapeCPU{Targets: []string{"a", "b"}}).Describe(); !strings.Contains(d, "2 shop processes") {
+		t.Errorf("Describe = %q", d)
+	}
+	if d := (ProcessCPU{}).Describe(); !strings.Contains(d, "own process") {
+		t.Errorf("Describe = %q", d)
+	}
 }

@@ -20,12 +20,11 @@ type Drain struct {
 	Err string
 }
 
-// drainWait bounds the wait for a queue to drain; drainPoll is how often
-// the audit is read meanwhile.
-const (
-	drainWait = 60 * time.Second
-	drainPoll = 50 * time.Millisecond
-)
+// drainWait bounds the wait for a queue to drain (a variable for the
+// tests); drainPoll is how often the audit is read meanwhile.
+var drainWait = 60 * time.Second
+
+const drainPoll = 50 * time.Millisecond
 
 // Auditor reads a shop's audit of a product. Implementations must be safe
 // for concurrent use.

@@ -3,8 +3,6 @@ package metrics
 import (
 	"context"
 	"errors"
-	"io"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +88,7 @@ func TestZeroSeries(t *testing.T) {
 type fakeShop struct {
 	products []stock.Product
 	audits   map[string]order.Audit
+	failing  map[string]bool // backlogs that fail
 	backlogs map[string]queue.Backlog
 }
 
@@ -104,6 +103,9 @@ func (f fakeShop) Audit(_ context.Context, id string) (order.Audit, error) {
 }
 
 func (f fakeShop) QueueBacklog(_ context.Context, id string) (queue.Backlog, error) {
+	if f.failing[id] {
+		return queue.Backlog{}, errors.New("redis did not answer")
+	}
 	return f.backlogs[id], nil
 }
 
@@ -126,17 +128,7 @@ func TestScrapeTimeGauges(t *testing.T) {
 	m := New()
 	m.Audits(shop)
 	m.Queues(shop)
-	srv := httptest.NewServer(m.Handler())
-	defer srv.Close()
-	res, err := srv.Client().Get(srv.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
+	body := scrape(t, m)
 	for _, line := range []string{
 		`flashsale_product_oversold_units{product="phone",strategy="naive"} 3`,
 		`flashsale_product_sold_units{product="phone",strategy="naive"} 103`,
@@ -154,6 +146,80 @@ func TestScrapeTimeGauges(t *testing.T) {
 	for _, absent := range []string{`product="gone"`, `flashsale_queue_length{product="phone"`} {
 		if strings.Contains(string(body), absent) {
 			t.Errorf("the scrape has %q, want none", absent)
+		}
+	}
+}
+
+// A new shop exports, at 0, each strategy's series a dashboard plots: its
+// orders, its lock (for the strategies that lock), its events, its batch
+// sizes (for those that batch, and redis-decr's group commits), and
+// redis-queue's queued orders; and no series a strategy cannot move.
+func TestZeroSeriesPerStrategy(t *testing.T) {
+	text := scrape(t, New())
+	has := func(line string) bool { return strings.Contains(text, line+" 0\n") }
+	for _, s := range strategy.All() {
+		for _, o := range []string{"created", "sold_out", "duplicate_order", "unavailable"} {
+			if !has(`flashsale_orders_total{outcome="` + o + `",strategy="` + string(s) + `"}`) {
+				t.Errorf("%s: no zero series of %s orders", s, o)
+			}
+		}
+		if !has(`flashsale_order_events_total{event="late_commit",strategy="` + string(s) + `"}`) {
+			t.Errorf("%s: no zero series of late commits", s)
+		}
+		_, locks := s.LockMode()
+		if got := has(`flashsale_lock_acquisitions_total{outcome="acquired",strategy="` + string(s) + `"}`); got != locks {
+			t.Errorf("%s: a zero series of acquired locks: %v, want %v", s, got, locks)
+		}
+		batches := s.Batches() || s == strategy.RedisDecr
+		if got := strings.Contains(text, `flashsale_batch_buyers_count{strategy="`+string(s)+`"} 0`); got != batches {
+			t.Errorf("%s: a zero series of batch sizes: %v, want %v", s, got, batches)
+		}
+		if got := has(`flashsale_orders_total{outcome="queued",strategy="` + string(s) + `"}`); got != s.Queues() {
+			t.Errorf("%s: a zero series of queued orders: %v, want %v", s, got, s.Queues())
+		}
+	}
+	for _, line := range []string{`flashsale_orders_queued`, `flashsale_orders_in_flight`, `flashsale_redis_master_changes_total`} {
+		if !has(line) {
+			t.Errorf("no %s at 0", line)
+		}
+	}
+	if !strings.Contains(text, "\ngo_goroutines ") || !strings.Contains(text, "\nprocess_cpu_seconds_total ") {
+		t.Error("the scrape has no Go runtime or process series")
+	}
+}
+
+// The duration histograms observe seconds: each observation lands in the
+// first bucket that holds it, and sums to the time given.
+func TestDurationsInSeconds(t *testing.T) {
+	m := New()
+	m.Placed(strategy.SQLAtomic, "created", 3*time.Millisecond)
+	m.LockWaited(strategy.Lua, "acquired", 5*time.Millisecond)
+	m.Held(strategy.Lua, 40*time.Millisecond)
+	for _, c := range []struct {
+		h         prometheus.Observer
+		sum       float64
+		bucket    float64 // the first bucket's upper bound that counts it
+		notBefore float64 // the bucket before it, which does not
+	}{
+		{m.orderSeconds.WithLabelValues("sql-atomic"), 0.003, 0.004, 0.002},
+		{m.lockWait.WithLabelValues("lua"), 0.005, 0.008, 0.004},
+		{m.lockHeld.WithLabelValues("lua"), 0.04, 0.064, 0.032},
+	} {
+		var d dto.Metric
+		if err := c.h.(prometheus.Metric).Write(&d); err != nil {
+			t.Fatal(err)
+		}
+		h := d.GetHistogram()
+		if h.GetSampleCount() != 1 || h.GetSampleSum() < c.sum-1e-9 || h.GetSampleSum() > c.sum+1e-9 {
+			t.Errorf("count %d, sum %v; want 1 observation of %v s", h.GetSampleCount(), h.GetSampleSum(), c.sum)
+		}
+		for _, b := range h.GetBucket() {
+			switch ub := b.GetUpperBound(); {
+			case ub > c.notBefore-1e-9 && ub < c.notBefore+1e-9 && b.GetCumulativeCount() != 0:
+				t.Errorf("%v s counted in the bucket up to %v s", c.sum, ub)
+			case ub > c.bucket-1e-9 && ub < c.bucket+1e-9 && b.GetCumulativeCount() != 1:
+				t.Errorf("%v s not counted in the bucket up to %v s", c.sum, ub)
+			}
 		}
 	}
 }

@@ -13,12 +13,12 @@ import (
 // as zero, and sales that never resumed read -1.
 func TestFailoverInReportJSON(t *testing.T) {
 	o := outcome()
-	o.Settings.Failovers = 2
+	o.Settings.Faults = []fault.Fault{&fault.SentinelFailover{Enabled: true, Rounds: 2}}
 	o.Modes[1].Events.FencedOut = 3
-	o.Modes[1].Failover = &fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
+	o.Modes[1].Records = fault.Records{&fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
 		{At: time.Second, Promoted: 1500 * time.Millisecond, Held: 30 * time.Millisecond, Behind: 500, Caught: true, GrantedTwice: 1, Resumed: 2 * time.Second},
 		{At: 6 * time.Second, Promoted: 1800 * time.Millisecond, Held: 20 * time.Millisecond, Behind: 300, GrantedTwice: -1, Resumed: -1},
-	}}
+	}}}
 	doc := NewDocument(o)
 	if doc.Modes[0].Failover != nil {
 		t.Errorf("off row: failover %+v, want none", doc.Modes[0].Failover)
@@ -34,7 +34,7 @@ func TestFailoverInReportJSON(t *testing.T) {
 	if f.Drift != nil || f.Rounds[0].PhantomUnits != nil {
 		t.Errorf("fenced row: drift %+v, phantom units %v; want none", f.Drift, f.Rounds[0].PhantomUnits)
 	}
-	if doc.Settings.Failovers != 2 || !strings.Contains(settingsLine(o), "--failover --failovers 2") {
+	if doc.Settings.Faults["failovers"] != "2" || !strings.Contains(settingsLine(o), "--failover --failovers 2") {
 		t.Errorf("settings %+v, line %q: want the failovers", doc.Settings, settingsLine(o))
 	}
 }
@@ -44,12 +44,12 @@ func TestFailoverInReportJSON(t *testing.T) {
 // phantom units of each round's promoted counter.
 func TestFailoverDriftInReportJSON(t *testing.T) {
 	o := outcome()
-	o.Settings.Failovers = 2
-	o.Modes[1].Failover = &fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
+	o.Settings.Faults = []fault.Fault{&fault.SentinelFailover{Enabled: true, Rounds: 2}}
+	o.Modes[1].Records = fault.Records{&fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
 		{At: 3 * time.Second, Caught: true, GrantedTwice: -1, Phantom: 3},
 		{At: 8 * time.Second, GrantedTwice: -1, Phantom: 0},
-	}, Drift: &fault.FailoverDrift{Peak: 3, Repaired: 3500 * time.Millisecond, End: 0, Samples: 140}}
-	o.Modes[0].Failover = &fault.Failover{Planned: 2, Drift: &fault.FailoverDrift{Peak: 2, Repaired: -1, End: 2, Samples: 9}}
+	}, Drift: &fault.FailoverDrift{Peak: 3, Repaired: 3500 * time.Millisecond, End: 0, Samples: 140}}}
+	o.Modes[0].Records = fault.Records{&fault.Failover{Planned: 2, Drift: &fault.FailoverDrift{Peak: 2, Repaired: -1, End: 2, Samples: 9}}}
 	doc := NewDocument(o)
 	d := doc.Modes[1].Failover.Drift
 	if d == nil || *d != (FailoverDriftDoc{PeakUnits: 3, RepairedSeconds: 3.5, EndUnits: 0, Samples: 140}) {

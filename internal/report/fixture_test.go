@@ -142,9 +142,9 @@ func fleetCount() *scenario.Outcome {
 // order, and etcd's attack sent nothing (its shop never came back).
 func fleetCrash() *scenario.Outcome {
 	o := fleetOutcome()
-	o.Settings.Crash = 1
+	o.Settings.Faults = []fault.Fault{&fault.ShopCrash{Kills: 1}}
 	for _, m := range o.Modes {
-		m.Crash = &fault.Crash{Planned: 1, Kills: []fault.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}
+		m.Records = fault.Records{&fault.Crash{Planned: 1, Kills: []fault.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}}
 		switch m.Mode {
 		case "redis-decr":
 			m.Lost = 2
@@ -171,13 +171,13 @@ func fleetClean() *scenario.Outcome {
 // second in, and redlock oversold.
 func fleetRestart() *scenario.Outcome {
 	o := fleetOutcome()
-	o.Settings.RedisRestart = 3
+	o.Settings.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3}}
 	var rows []*scenario.ModeResult
 	for _, m := range o.Modes {
 		if m.Mode != "redlock" && m.Mode != "fenced" {
 			continue
 		}
-		m.Restart = &fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true, At: 500 * time.Millisecond, Back: 500 * time.Millisecond, GrantedWhileHeld: -1}
+		m.Records = fault.Records{&fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true, At: 500 * time.Millisecond, Back: 500 * time.Millisecond, GrantedWhileHeld: -1}}
 		if m.Mode == "redlock" {
 			m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 102, 102, 2
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/fault"
@@ -19,14 +20,13 @@ type Document struct {
 	Env         scenario.Env `json:"env"`
 	Backend     string       `json:"backend"`
 	Targets     []string     `json:"targets"`
-	KillMethod  string       `json:"kill_method,omitempty"`
-	// RestartMethod says how --redis-restart restarted a node empty.
-	RestartMethod string      `json:"restart_method,omitempty"`
-	Settings      SettingsDoc `json:"settings"`
-	Modes         []ModeDoc   `json:"modes"`
-	Unsafe        []string    `json:"unsafe"`
-	Columns       []string    `json:"columns"`
-	Table         [][]string  `json:"table"`
+	// FaultMethods say how each fault struck the fleet.
+	FaultMethods []string    `json:"fault_methods,omitempty"`
+	Settings     SettingsDoc `json:"settings"`
+	Modes        []ModeDoc   `json:"modes"`
+	Unsafe       []string    `json:"unsafe"`
+	Columns      []string    `json:"columns"`
+	Table        [][]string  `json:"table"`
 	// Flags are every flag's value, as the command line would repeat them
 	// (defaults included); Thresholds the --threshold results; Sweep a
 	// --sweep's points (Modes and Table are then empty).
@@ -49,15 +49,12 @@ type SettingsDoc struct {
 	StallMs         float64  `json:"stall_ms"`
 	StallRate       float64  `json:"stall_rate"`
 	Seed            uint64   `json:"seed"`
-	RedlockKill     int      `json:"redlock_kill"`
-	EtcdKill        int      `json:"etcd_kill"`
-	RedisRestart    int      `json:"redis_restart"`
-	RestartDelayMs  float64  `json:"restart_delay_ms"`
-	Failovers       int      `json:"failovers"`
-	Crash           int      `json:"crash"`
-	LateCommitMs    float64  `json:"late_commit_ms"`
-	LateCommitEvery int      `json:"late_commit_every"`
-	PlannedRequests int      `json:"planned_requests"`
+	// Faults are the flags of the run's faults, by name, with their
+	// values ("crash": "2").
+	Faults          map[string]string `json:"faults,omitempty"`
+	LateCommitMs    float64           `json:"late_commit_ms"`
+	LateCommitEvery int               `json:"late_commit_every"`
+	PlannedRequests int               `json:"planned_requests"`
 	LoadSettingsDoc
 }
 
@@ -153,19 +150,17 @@ type RestartDoc struct {
 func NewDocument(o *scenario.Outcome) Document {
 	s := o.Settings
 	d := Document{
-		GeneratedAt:   o.Started.Add(o.Wall).UTC(),
-		WallSeconds:   o.Wall.Seconds(),
-		Env:           o.Env,
-		Backend:       o.Backend,
-		Targets:       o.Targets,
-		KillMethod:    o.KillMethod,
-		RestartMethod: o.RestartMethod,
+		GeneratedAt:  o.Started.Add(o.Wall).UTC(),
+		WallSeconds:  o.Wall.Seconds(),
+		Env:          o.Env,
+		Backend:      o.Backend,
+		Targets:      o.Targets,
+		FaultMethods: o.FaultMethods,
 		Settings: SettingsDoc{
 			Users: s.Users, Stock: s.Stock, Clicks: s.Clicks, ClickWindowMs: ms(s.ClickWindow),
 			RatePerSecond: s.Rate, DurationSeconds: s.Duration.Seconds(), LockTTLMs: ms(s.LockTTL),
 			WorkMs: ms(s.Work), StallMs: ms(s.Stall), StallRate: s.StallRate, Seed: s.Seed,
-			RedlockKill: s.RedlockKill, EtcdKill: s.EtcdKill, LateCommitMs: ms(s.LateCommit), LateCommitEvery: s.LateCommitEvery,
-			RedisRestart: s.RedisRestart, RestartDelayMs: ms(s.RestartDelay), Failovers: s.Failovers, Crash: s.Crash,
+			LateCommitMs: ms(s.LateCommit), LateCommitEvery: s.LateCommitEvery,
 			PlannedRequests: s.PlannedRequests(),
 		},
 		Unsafe:  o.Unsafe(),
@@ -180,6 +175,12 @@ func NewDocument(o *scenario.Outcome) Document {
 	}
 	for _, m := range s.Modes {
 		d.Settings.Modes = append(d.Settings.Modes, string(m))
+	}
+	for _, f := range s.Faults {
+		if d.Settings.Faults == nil {
+			d.Settings.Faults = map[string]string{}
+		}
+		maps.Copy(d.Settings.Faults, fault.Values(f))
 	}
 	for _, m := range o.Modes {
 		l := m.Metrics.Latencies
@@ -206,20 +207,20 @@ func NewDocument(o *scenario.Outcome) Document {
 			v := ms(d)
 			md.CPUPerAnswer = &v
 		}
-		if k := m.Kill; k != nil {
+		if k := fault.Find[*fault.Kill](m.Records); k != nil {
 			kd := &KillDoc{AtSeconds: k.At.Seconds(), Error: k.Err}
 			for _, n := range k.Nodes {
 				kd.Nodes = append(kd.Nodes, n+1)
 			}
 			md.Kill = kd
 		}
-		if r := m.Restart; r != nil {
+		if r := fault.Find[*fault.Restart](m.Records); r != nil {
 			md.Restart = newRestartDoc(r)
 		}
-		if f := m.Failover; f != nil {
+		if f := fault.Find[*fault.Failover](m.Records); f != nil {
 			md.Failover = newFailoverDoc(f, m.Events.FencedOut)
 		}
-		if c := m.Crash; c != nil {
+		if c := fault.Find[*fault.Crash](m.Records); c != nil {
 			md.Crash = newCrashDoc(c)
 		}
 		d.Modes = append(d.Modes, md)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -80,20 +81,8 @@ func settingsLine(o *scenario.Outcome) string {
 	}
 	line := fmt.Sprintf("--modes %s --users %d --stock %d --clicks %d %s --duration %v --lock-ttl %v --work %v --stall %v --stall-rate %g --seed %d",
 		strings.Join(modes, ","), s.Users, s.Stock, s.Clicks, rate, s.Duration, s.LockTTL, s.Work, s.Stall, s.StallRate, s.Seed)
-	if s.RedlockKill > 0 {
-		line += fmt.Sprintf(" --redlock-kill %d", s.RedlockKill)
-	}
-	if s.EtcdKill > 0 {
-		line += fmt.Sprintf(" --etcd-kill %d", s.EtcdKill)
-	}
-	if s.Failovers > 0 {
-		line += fmt.Sprintf(" --failover --failovers %d", s.Failovers)
-	}
-	if s.RedisRestart > 0 {
-		line += fmt.Sprintf(" --redis-restart %d --restart-delay %v", s.RedisRestart, s.RestartDelay)
-	}
-	if s.Crash > 0 {
-		line += fmt.Sprintf(" --crash %d", s.Crash)
+	for _, f := range s.Faults {
+		line += " " + strings.Join(fault.Args(f), " ")
 	}
 	if s.LateCommit > 0 {
 		line += fmt.Sprintf(" --late-commit %v --late-commit-every %d", s.LateCommit, s.LateCommitEvery)

@@ -42,7 +42,7 @@ func outcome() *scenario.Outcome {
 		}
 		m.Metrics.Close()
 		if mode.Strategy() == strategy.Redlock {
-			m.Kill = &fault.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}
+			m.Records = fault.Records{&fault.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}}
 		}
 		o.Modes = append(o.Modes, m)
 	}
@@ -158,10 +158,11 @@ func TestMillis(t *testing.T) {
 
 func TestRestartInReportJSON(t *testing.T) {
 	o := outcome()
-	o.Settings.RedisRestart, o.Settings.RestartDelay = 3, time.Second
-	o.RestartMethod = "test: restarted"
-	o.Modes[1].Restart = &fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true,
+	o.Settings.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3, Delay: time.Second}}
+	o.FaultMethods = []string{"redis-restart: test: restarted"}
+	restart := &fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true,
 		At: 50 * time.Millisecond, Back: 1050 * time.Millisecond, Delay: time.Second, GrantedWhileHeld: 0}
+	o.Modes[1].Records = fault.Records{restart}
 	doc := NewDocument(o)
 	if doc.Modes[0].Restart != nil {
 		t.Errorf("off row: restart %+v, want none", doc.Modes[0].Restart)
@@ -171,10 +172,10 @@ func TestRestartInReportJSON(t *testing.T) {
 		r.AtSeconds != 0.05 || r.BackSeconds != 1.05 || r.DelayMs != 1000 || r.GrantedWhileHeld == nil || *r.GrantedWhileHeld != 0 {
 		t.Errorf("redlock row: restart %+v, want nodes 1,2,3 at 0.05s, back 1.05s, delay 1000ms, granted while held 0", r)
 	}
-	if doc.Settings.RedisRestart != 3 || doc.Settings.RestartDelayMs != 1000 || doc.RestartMethod != o.RestartMethod {
-		t.Errorf("settings %+v, method %q: want the restart's", doc.Settings, doc.RestartMethod)
+	if doc.Settings.Faults["redis-restart"] != "3" || doc.Settings.Faults["restart-delay"] != "1s" || len(doc.FaultMethods) != 1 {
+		t.Errorf("settings %+v, methods %q: want the restart's", doc.Settings, doc.FaultMethods)
 	}
-	o.Modes[1].Restart.GrantedWhileHeld = -1
+	restart.GrantedWhileHeld = -1
 	if r := NewDocument(o).Modes[1].Restart; r.GrantedWhileHeld != nil {
 		t.Errorf("granted while held not measured (-1): got %d, want the field left out", *r.GrantedWhileHeld)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -68,13 +69,13 @@ func latencyScatter(m *scenario.ModeResult) string {
 		fmt.Fprintf(&b, `<circle class="mark" cx="%.1f" cy="%.1f" r="1.6" fill="%s"/>`,
 			x(r.Timestamp.Sub(begin).Seconds()), y(ms(r.Latency)), kindColor[ledger.Classify(r)])
 	}
-	if k := m.Kill; k != nil {
+	if k := fault.Find[*fault.Kill](m.Records); k != nil {
 		eventLine(&b, x(k.At.Seconds()), plotH, fmt.Sprintf("%d node(s) down", len(k.Nodes)))
 	}
-	if r := m.Restart; r != nil && r.Restarted {
+	if r := fault.Find[*fault.Restart](m.Records); r != nil && r.Restarted {
 		eventLine(&b, x(r.At.Seconds()), plotH, fmt.Sprintf("%d node(s) restarted empty", len(r.Nodes)))
 	}
-	if c := m.Crash; c != nil {
+	if c := fault.Find[*fault.Crash](m.Records); c != nil {
 		for _, k := range c.Kills {
 			eventLine(&b, x(k.At.Seconds()), plotH, fmt.Sprintf("shop %d killed", k.Shop+1))
 		}

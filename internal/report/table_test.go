@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -140,7 +141,8 @@ func TestSettingsLine(t *testing.T) {
 		t.Errorf("settings line %q names a fault the run did not have", plain)
 	}
 	s := &o.Settings
-	s.RedlockKill, s.EtcdKill, s.Failovers, s.Crash, s.LateCommit, s.LateCommitEvery = 2, 1, 3, 2, 300*time.Millisecond, 10
+	s.Faults = []fault.Fault{fault.RedlockKill(2), fault.EtcdKill(1), &fault.SentinelFailover{Enabled: true, Rounds: 3}, &fault.ShopCrash{Kills: 2}}
+	s.LateCommit, s.LateCommitEvery = 300*time.Millisecond, 10
 	line := settingsLine(o)
 	for _, want := range []string{"--redlock-kill 2", "--etcd-kill 1", "--failover --failovers 3", "--crash 2",
 		"--late-commit 300ms --late-commit-every 10"} {

@@ -48,13 +48,11 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		Fleet: a.fleet, Shop: a.api, Stopped: stopped,
 		Expected: min(s.Duration, time.Duration(float64(res.Planned)/s.PerSecond()*float64(time.Second))),
 	}
-	faults := s.faults()
-	for i, f := range faults {
-		if err := f.Arm(ctx, fa); err != nil {
-			close(stopped)
-			a.stopFaults(ctx, faults[:i], res)
-			return res, err
-		}
+	faults, err := s.arm(ctx, fa)
+	if err != nil {
+		close(stopped)
+		stopFaults(ctx, faults, res)
+		return res, err
 	}
 
 	cpu := ledger.Spent(ctx, a.fleet.CPU)
@@ -110,7 +108,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	tr.CloseIdleConnections()
 	res.CPU = cpu()
 	close(stopped)
-	faultErr := a.stopFaults(ctx, faults, res) // once the nodes and shops serve again
+	faultErr := stopFaults(ctx, faults, res) // once the nodes and shops serve again
 	res.Metrics.Close()
 	res.Sent = tg.Sent()
 	if ctxErr != nil {
@@ -122,7 +120,6 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, faultErr // a shop that did not come back: the audit would not be whole
 	}
 
-	var err error
 	if a.mode.Strategy().Queues() {
 		// The orders are written behind the answers: the audit waits for
 		// the queue to drain.
@@ -163,18 +160,6 @@ func product(id string, mode Mode, s Settings) fleet.Product {
 		p.BatchMax = s.Batch
 	}
 	return p
-}
-
-// stopFaults stops faults in the reverse of the order they were armed,
-// recording what each measured in res, and returns the first error.
-func (a *attack) stopFaults(ctx context.Context, faults []Fault, res *ModeResult) error {
-	var first error
-	for i := len(faults) - 1; i >= 0; i-- {
-		if err := faults[i].Stop(ctx, res.Results, &res.Records); err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
 }
 
 // newAttacker is the Vegeta attacker of every attack, and of Ceiling, and

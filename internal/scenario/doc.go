@@ -3,8 +3,8 @@
 // of shops (package fleet), measured with Vegeta.
 //
 // For each row (Run): create a fresh product with the row's strategy and
-// the run's settings; arm the run's faults (package fault, behind the
-// Fault interface); attack the product with the crowd's clicks at a
+// the run's settings; arm the run's faults that strike the row (package fault, each a
+// fault.Fault); attack the product with the crowd's clicks at a
 // constant rate, spread over the shops; stop the faults; read the shop's
 // audit and count what it says (package ledger); and explain the row in
 // one line (package why). Package report turns the Outcome into the table

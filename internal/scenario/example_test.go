@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -42,7 +43,7 @@ func ExampleRun_externalFleet() {
 		[]string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"}, "admin-token",
 		[]string{"127.0.0.1:7101", "127.0.0.1:7102", "127.0.0.1:7103", "127.0.0.1:7104", "127.0.0.1:7105"})
 	s := scenario.DefaultSettings()
-	s.Modes, s.RedlockKill = []scenario.Mode{scenario.Mode(strategy.Redlock)}, 2
+	s.Modes, s.Faults = []scenario.Mode{scenario.Mode(strategy.Redlock)}, []fault.Fault{fault.RedlockKill(2)}
 	out, err := scenario.Run(context.Background(), s, f, scenario.Options{})
 	if err != nil {
 		log.Fatal(err)

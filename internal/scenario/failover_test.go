@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -21,7 +22,7 @@ import (
 func TestFailoverOversellsLuaNotFenced(t *testing.T) {
 	env, fl := failoverFleet(t)
 
-	// ForFailover's product (a 12 s lease, 3.5 s of work) with 2 units, to
+	// --failover's product (a 12 s lease, 3.5 s of work) with 2 units, to
 	// 160 buyers at 40 req/s: eight seconds of clicks, long enough for the
 	// round and for the stock to run out after it.
 	s := oneFailover(strategy.Lua, strategy.Fenced)
@@ -30,7 +31,7 @@ func TestFailoverOversellsLuaNotFenced(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	for _, m := range out.Modes {
-		f := m.Failover
+		f := fault.Find[*fault.Failover](m.Records)
 		t.Logf("%-6s 201=%d audit=%+v events=%+v failover=%+v\n       %s", m.Mode, m.Tally.Created, m.Audit, m.Events, f, m.Why)
 		if f == nil || len(f.Rounds) != 1 || f.Err != "" || !f.Rounds[0].Caught {
 			t.Fatalf("%s: failover %+v, want one round that caught a holder, without error", m.Mode, f)
@@ -70,7 +71,7 @@ func TestFailoverDriftRepaired(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	m := out.Modes[0]
-	f := m.Failover
+	f := fault.Find[*fault.Failover](m.Records)
 	t.Logf("201=%d audit=%+v events=%+v failover=%+v drift=%+v\n       %s", m.Tally.Created, m.Audit, m.Events, f, f.Drift, m.Why)
 	if f == nil || len(f.Rounds) != 1 || f.Err != "" || !f.Rounds[0].Caught || f.Drift == nil {
 		t.Fatalf("failover %+v, want one round killed after a sale the replica had not heard of, without error, and the drift read", f)
@@ -108,15 +109,17 @@ func failoverFleet(t *testing.T) (*testenv.Env, *fleet.Fleet) {
 	return env, f
 }
 
-// oneFailover is ForFailover's product (a 12 s lease, 3.5 s of work) with
-// two units, for the given strategies, to 160 buyers at 40 req/s, and one
-// failover per attack.
+// oneFailover is --failover's product (a 12 s lease, 3.5 s of work, no
+// stalls) with two units, for the given strategies, to 160 buyers at 40
+// req/s, and one failover per attack.
 func oneFailover(strategies ...strategy.Name) scenario.Settings {
-	s := scenario.DefaultSettings().ForFailover(func(string) bool { return false })
+	s := scenario.DefaultSettings()
 	s.Modes = nil
 	for _, n := range strategies {
 		s.Modes = append(s.Modes, scenario.Mode(n))
 	}
-	s.Stock, s.Users, s.Rate, s.Duration, s.Failovers = 2, 160, 40, 20*time.Second, 1
+	s.LockTTL, s.Work, s.StallRate = fault.FailoverLockTTL, fault.FailoverWork, 0
+	s.Stock, s.Users, s.Rate, s.Duration = 2, 160, 40, 20*time.Second
+	s.Faults = []fault.Fault{&fault.SentinelFailover{Enabled: true, Rounds: 1}}
 	return s
 }

@@ -1,23 +1,15 @@
 package scenario_test
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/fleet"
 )
 
 // TestMain lets this test binary be a process fleet's child shop: the
-// --crash tests start their shops by re-executing it (fleet.IsChildShop).
+// tests that start a process fleet re-execute it as their shops.
 func TestMain(m *testing.M) {
-	if fleet.IsChildShop() {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		code := fleet.ServeChildShop(ctx, os.Stderr)
-		stop()
-		os.Exit(code)
-	}
+	fleet.ServeIfChildShop()
 	os.Exit(m.Run())
 }

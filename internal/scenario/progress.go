@@ -2,10 +2,11 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"io"
 	"os"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/ledger"
 )
 
 // progress prints the live line of one attack: mode, elapsed time,

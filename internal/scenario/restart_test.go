@@ -7,21 +7,22 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// restartSale is the product of a --redis-restart run (ForRestart: a 1 s
-// lease, 150 ms of work, no stalls, 10 units) sold to 80 buyers at 40
-// req/s, about four seconds of clicks, with three of the five nodes
-// restarted as soon as a holder takes the lock.
-func restartSale(modes ...scenario.Mode) scenario.Settings {
-	s := scenario.DefaultSettings().ForRestart(func(string) bool { return false })
-	s.Modes = modes
+// restartSale is the product of a --redis-restart run (no stalls, 10
+// units; its lease and work below) sold to 80 buyers at 40 req/s, about
+// four seconds of clicks, with three of the five nodes restarted as soon
+// as a holder takes the lock, after delay.
+func restartSale(delay time.Duration, modes ...scenario.Mode) scenario.Settings {
+	s := scenario.DefaultSettings()
+	s.Modes, s.StallRate, s.Stock = modes, 0, fault.RestartStock
 	s.Users, s.Rate, s.Duration, s.Seed = 80, 40, 15*time.Second, 11
-	s.RedisRestart = 3
+	s.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3, Delay: delay}}
 	// Wider than the load generator's product, for a loaded CI machine: a
 	// restart that takes a few hundred milliseconds under -race still lands
 	// inside the holder's 300 ms of work, and the holder's first renewal
@@ -53,13 +54,13 @@ func startEmbeddedFleet(t *testing.T) (*fleet.Fleet, *testenv.Env) {
 func TestRedisRestartOversellsRedlock(t *testing.T) {
 	testenv.SkipShort(t, "three nodes restarted under a holder; order's TestFenceRefusesStaleHolder checks the fence that keeps fenced exact")
 	f, env := startEmbeddedFleet(t)
-	s := restartSale(scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
+	s := restartSale(0, scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
 	out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	for _, m := range out.Modes {
-		a, r := m.Audit, m.Restart
+		a, r := m.Audit, fault.Find[*fault.Restart](m.Records)
 		t.Logf("%-8s 201=%d errors=%v audit=%+v restart=%+v events=%+v\n         %s",
 			m.Mode, m.Tally.Created, m.Tally.Errors, a, r, m.Events, m.Why)
 		if r == nil || !r.Restarted || r.Err != "" || len(r.Nodes) != 3 {
@@ -97,20 +98,19 @@ func TestRedisRestartOversellsRedlock(t *testing.T) {
 func TestDelayedRedisRestartIsExact(t *testing.T) {
 	testenv.SkipShort(t, "three nodes restarted a TTL late; TestRedlockSurvivesTwoNodesDown checks redlock with nodes down")
 	f, env := startEmbeddedFleet(t)
-	s := restartSale(scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
-	s.RestartDelay = s.LockTTL
+	s := restartSale(2*time.Second, scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced)) // one TTL
 	out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	for _, m := range out.Modes {
-		a, r := m.Audit, m.Restart
+		a, r := m.Audit, fault.Find[*fault.Restart](m.Records)
 		t.Logf("%-8s 201=%d errors=%v audit=%+v restart=%+v\n         %s", m.Mode, m.Tally.Created, m.Tally.Errors, a, r, m.Why)
 		if r == nil || !r.Restarted || r.Err != "" {
 			t.Fatalf("%s: restart %+v, want the nodes restarted without error", m.Mode, r)
 		}
-		if down := r.Back - r.At; down < s.RestartDelay {
-			t.Errorf("%s: nodes down for %v, want at least %v", m.Mode, down, s.RestartDelay)
+		if down := r.Back - r.At; down < s.LockTTL {
+			t.Errorf("%s: nodes down for %v, want at least %v", m.Mode, down, s.LockTTL)
 		}
 		if want := map[strategy.Name]int{strategy.Redlock: 0, strategy.Fenced: -1}[m.Mode.Strategy()]; r.GrantedWhileHeld != want {
 			t.Errorf("%s: granted while held %d, want %d", m.Mode, r.GrantedWhileHeld, want)

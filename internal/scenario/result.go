@@ -25,9 +25,9 @@ type ModeResult struct {
 	Events ledger.Events
 	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.
 	Metrics vegeta.Metrics
-	// Records are what the run's faults measured in this attack: Kill,
-	// Restart, Failover and Crash, nil where a fault did not act.
-	fault.Records
+	// Records are what the run's faults measured in this attack, one per
+	// fault that fired (fault.Find picks one out by its type).
+	Records fault.Records
 	// Drain records how a queued mode's orders reached the database
 	// after the last click (redis-queue only, else nil).
 	Drain *ledger.Drain

@@ -2,15 +2,13 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // Options say where a run reports its progress.
@@ -37,13 +35,12 @@ type Outcome struct {
 	Env      Env
 	Targets  []string
 	Backend  string
-	// KillMethod says how --redlock-kill took nodes down, if it did;
-	// RestartMethod how --redis-restart restarted them.
-	KillMethod    string
-	RestartMethod string
-	Started       time.Time
-	Wall          time.Duration
-	Modes         []*ModeResult
+	// FaultMethods say how each fault struck this fleet ("redis-restart:
+	// embedded nodes closed..."), one line per fault that acted.
+	FaultMethods []string
+	Started      time.Time
+	Wall         time.Duration
+	Modes        []*ModeResult
 	// Sweep holds a --sweep's points (Sweep), Modes then being empty.
 	Sweep []SweepPoint
 	// Flags are every flag's value as the command line would repeat it,
@@ -58,10 +55,10 @@ type Outcome struct {
 // oversold, duplicated an order, lost an update or left Redis and the
 // database apart: what --fail-on-unsafe fails on. Empty is good. Under
 // --late-commit only the strategies that survive it are held to it (lua
-// and redlock are expected to oversell there: that is the lesson), and
-// redlock is not held to a --redis-restart of a majority of its nodes
-// sooner than its TTL (the lesson of the delayed restart), nor lua to
-// --failover (see failoverBreaks).
+// and redlock are expected to oversell there: that is the lesson), and no
+// row is held to a fault the lesson expects to break it (fault.Breaks:
+// redlock under an early --redis-restart of a majority of its nodes, lua
+// under --failover).
 func (o *Outcome) Unsafe() []string {
 	var out []string
 	for _, m := range o.allRuns() {
@@ -69,7 +66,7 @@ func (o *Outcome) Unsafe() []string {
 		if o.Settings.LateCommit > 0 {
 			claims = m.Mode.SurvivesLateCommit()
 		}
-		if o.Settings.restartBreaks(m.Mode) || o.Settings.failoverBreaks(m.Mode) {
+		if fault.Breaks(o.Settings.Faults, m.Mode.Strategy(), o.Settings.LockTTL) {
 			claims = false
 		}
 		a := m.Audit
@@ -93,24 +90,14 @@ func (o *Outcome) Unsafe() []string {
 	return out
 }
 
-// ErrNoNodeControl is returned by Run when the settings ask to kill or
-// restart Redis nodes, or kill etcd members, but the fleet has no way to
-// reach them.
-var ErrNoNodeControl = errors.New("scenario: no control over the nodes to kill or restart: --redlock-kill and --redis-restart need the embedded backends or --redis with the five node addresses, --etcd-kill the embedded etcd cluster")
-
-// ErrNoShopControl is returned by Run when the settings ask to kill shops
-// (Settings.Crash) but the fleet's shops are not processes it started.
-var ErrNoShopControl = errors.New("scenario: --crash needs shops the load generator started as processes of its own (fleet.StartFleet with Processes)")
-
 // Run runs the scenario against fleet: for each mode in s.Modes it creates
 // a fresh product, attacks it with the crowd at s.Rate, and reads the
 // shop's audit. It returns the outcome so far with the first error: invalid
 // settings (ErrInvalidSettings), a shop that refuses the product or the
-// audit (ErrShop), --redlock-kill or --redis-restart without node control
-// (ErrNoNodeControl), --crash without shop processes (ErrNoShopControl), a
-// killed shop that did not come back, or ctx's error if ctx ends. Run is not meant to be
-// called concurrently on the same fleet: the attacks would share the shops'
-// CPU and locks.
+// audit (ErrShop), a fault the fleet gives no control to strike
+// (fault.ErrNoControl), a killed shop that did not come back, or ctx's
+// error if ctx ends. Run is not meant to be called concurrently on the
+// same fleet: the attacks would share the shops' CPU and locks.
 func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outcome, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -118,36 +105,13 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 	if len(fl.Targets) == 0 {
 		return nil, fmt.Errorf("%w: no targets", ErrInvalidSettings)
 	}
-	if s.RedlockKill > 0 && hasStrategy(s.Modes, strategy.Redlock) && fl.Nodes == nil {
-		return nil, ErrNoNodeControl
-	}
-	if s.EtcdKill > 0 && hasStrategy(s.Modes, strategy.Etcd) && fl.EtcdMembers == nil {
-		return nil, ErrNoNodeControl
-	}
-	restarts := slices.ContainsFunc(s.Modes, s.restarts)
-	if restarts && (fl.Restarts == nil || len(fl.RedisAddrs) < s.RedisRestart) {
-		return nil, ErrNoNodeControl
-	}
-	if s.Failovers > 0 && fl.Sentinels == nil {
-		return nil, ErrNoNodeControl
-	}
-	if s.Crash > 0 && !fl.Processes() {
-		return nil, ErrNoShopControl
+	how, err := s.ready(fl)
+	if err != nil {
+		return nil, err
 	}
 	o := &Outcome{
 		Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend,
-		Started: time.Now(),
-	}
-	var methods []string
-	if s.RedlockKill > 0 && fl.Nodes != nil {
-		methods = append(methods, fl.Nodes.Describe())
-	}
-	if s.EtcdKill > 0 && fl.EtcdMembers != nil {
-		methods = append(methods, fl.EtcdMembers.Describe())
-	}
-	o.KillMethod = strings.Join(methods, "; ")
-	if restarts {
-		o.RestartMethod = fl.Restarts.Describe()
+		FaultMethods: how, Started: time.Now(),
 	}
 	defer func() { o.Wall = time.Since(o.Started) }()
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -77,14 +78,12 @@ func TestRunRefusesBadFleet(t *testing.T) {
 	if !errors.Is(err, fleet.ErrShop) || !strings.Contains(err.Error(), "401") {
 		t.Fatalf("Run with a wrong token: %v, want fleet.ErrShop with the 401", err)
 	}
-	s.RedlockKill = 2
-	_, err = Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
-	if !errors.Is(err, ErrNoNodeControl) {
-		t.Fatalf("Run with --redlock-kill and no nodes: %v, want ErrNoNodeControl", err)
-	}
-	s.RedlockKill, s.RedisRestart = 0, 3
-	_, err = Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
-	if !errors.Is(err, ErrNoNodeControl) {
-		t.Fatalf("Run with --redis-restart and no nodes: %v, want ErrNoNodeControl", err)
+	for _, f := range []fault.Fault{fault.RedlockKill(2), &fault.EmptyRestart{Nodes: 3}, fault.EtcdKill(1),
+		&fault.SentinelFailover{Enabled: true, Rounds: 1}, &fault.ShopCrash{Kills: 1}} {
+		s.Faults = []fault.Fault{f}
+		_, err = Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
+		if !errors.Is(err, fault.ErrNoControl) {
+			t.Errorf("Run with --%s and no control over the fleet: %v, want fault.ErrNoControl", fault.Name(f), err)
+		}
 	}
 }

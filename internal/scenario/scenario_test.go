@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -221,7 +222,7 @@ func TestRedlockSurvivesTwoNodesDown(t *testing.T) {
 		f := startFleet(t, env)
 		s := testenv.Short(smallerSale(), smallSale())
 		s.Modes = []scenario.Mode{"redlock"}
-		s.RedlockKill = 2
+		s.Faults = []fault.Fault{fault.RedlockKill(2)}
 		s.Work, s.StallRate = 10*time.Millisecond, 0.05
 		out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 		if err != nil {
@@ -230,8 +231,8 @@ func TestRedlockSurvivesTwoNodesDown(t *testing.T) {
 		m := out.Modes[0]
 		a := m.Audit
 		t.Logf("201=%d errors=%v audit=%+v\n%s", m.Tally.Created, m.Tally.Errors, a, m.Why)
-		if m.Kill == nil || len(m.Kill.Nodes) != 2 || m.Kill.Err != "" {
-			t.Fatalf("kill record %+v, want 2 nodes down without error", m.Kill)
+		if k := fault.Find[*fault.Kill](m.Records); k == nil || len(k.Nodes) != 2 || k.Err != "" {
+			t.Fatalf("kill record %+v, want 2 nodes down without error", k)
 		}
 		if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent {
 			t.Errorf("oversold %d, duplicate orders %d, consistent %v; want 0, 0, true",

@@ -3,11 +3,10 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/fault"
 )
 
 // ErrInvalidSettings is wrapped by every error Settings.Validate returns.
@@ -60,30 +59,10 @@ type Settings struct {
 	// Batch is the most buyers one batch serves in the batched modes
 	// (batch_max).
 	Batch int
-	// RedlockKill is how many of the five Redis nodes to stop halfway
-	// through the redlock attack (0 to leave them alone).
-	RedlockKill int
-	// EtcdKill is how many of the three etcd members to stop halfway
-	// through the etcd attack (0 to leave them alone).
-	EtcdKill int
-	// RedisRestart is how many of the five Redis nodes to restart empty,
-	// as a Redis without persistence comes back from a crash, in the
-	// redlock and fenced attacks, right after a holder takes the lock (0
-	// to leave them alone; fault.EmptyRestart says how and why then).
-	RedisRestart int
-	// RestartDelay is how long the restarted nodes stay down before they
-	// serve again: Redlock's "delayed restart" when it is at least
-	// LockTTL.
-	RestartDelay time.Duration
-	// Failovers is how many times each attack kills the Sentinel-managed
-	// master, right after it granted a lock its replica has not heard of
-	// (0 to leave it alone; fault.SentinelFailover says how and why).
-	Failovers int
-	// Crash is how many times each attack SIGKILLs a shop process and
-	// starts it again (0 to leave the shops alone; fault.ShopCrash says
-	// when and which). It needs a process fleet (fleet.FleetConfig's
-	// Processes).
-	Crash int
+	// Faults are the run's faults (package fault), those that are on,
+	// in the order each attack arms them; their values are read-only
+	// once the run starts.
+	Faults []fault.Fault
 
 	// The load tester's settings (settings_load.go): the pace's period,
 	// Vegeta's timeout and workers, and how many times each row runs.
@@ -101,10 +80,6 @@ const (
 	MaxStock  = 10_000_000
 	MaxClicks = 100
 	MaxRate   = 1_000_000
-	// MaxFailovers bounds --failovers: each round takes seconds.
-	MaxFailovers = 10
-	// MaxCrash bounds --crash: each kill costs a shop's restart.
-	MaxCrash = 20
 )
 
 // DefaultSettings returns the 双11 defaults, tuned on a 2-core machine
@@ -138,7 +113,6 @@ func DefaultSettings() Settings {
 		Stall:       300 * time.Millisecond,
 		StallRate:   0.08,
 		Seed:        2011,
-		RedlockKill: 0,
 		Batch:       64,
 
 		LateCommit:      0,
@@ -207,41 +181,8 @@ func (s Settings) Problems() []string {
 	millis("late-commit", s.LateCommit, 0, time.Minute)
 	between("late-commit-every", s.LateCommitEvery, 1, 1_000_000, "orders")
 	between("batch", s.Batch, 1, 256, "buyers per batch")
-	if s.RedlockKill < 0 || s.RedlockKill > fleet.RedisNodes {
-		add("redlock-kill: %d, want 0..%d of the five Redis nodes", s.RedlockKill, fleet.RedisNodes)
-	}
-	if s.EtcdKill < 0 || s.EtcdKill > fleet.EtcdMembers {
-		add("etcd-kill: %d, want 0..%d of the %d etcd members", s.EtcdKill, fleet.EtcdMembers, fleet.EtcdMembers)
-	}
-	if s.RedisRestart < 0 || s.RedisRestart > fleet.RedisNodes {
-		add("redis-restart: %d, want 0..%d of the %d Redis nodes", s.RedisRestart, fleet.RedisNodes, fleet.RedisNodes)
-	}
-	switch {
-	case s.RestartDelay < 0 || s.RestartDelay > time.Minute:
-		add("restart-delay: %v, want 0..1m0s", s.RestartDelay)
-	case s.RestartDelay > 0 && s.RedisRestart == 0:
-		add("restart-delay: only with --redis-restart (it is how long the restarted nodes stay down)")
-	}
-	if s.RedisRestart > 0 && len(s.Modes) > 0 && !slices.ContainsFunc(s.Modes, s.restarts) {
-		add("redis-restart: needs redlock or fenced in --modes")
-	}
 	bad = append(bad, s.loadProblems()...)
-	if s.Failovers < 0 || s.Failovers > MaxFailovers {
-		add("failovers: %d, want 0..%d per attack", s.Failovers, MaxFailovers)
-	}
-	if s.Failovers > 0 && (s.RedisRestart > 0 || s.RedlockKill > 0) {
-		add("failover: not with --redis-restart or --redlock-kill: one fault on Redis per run")
-	}
-	if s.Crash < 0 || s.Crash > MaxCrash {
-		add("crash: %d, want 0..%d shop kills per attack", s.Crash, MaxCrash)
-	}
-	if s.Crash > 0 && (s.Failovers > 0 || s.RedisRestart > 0 || s.RedlockKill > 0 || s.EtcdKill > 0) {
-		add("crash: not with --failover, --redis-restart, --redlock-kill or --etcd-kill: one fault per run")
-	}
-	if s.RedisRestart > 0 && s.RedlockKill > 0 {
-		add("redis-restart: not with --redlock-kill: one fault on the Redis nodes per run")
-	}
-	return bad
+	return append(bad, fault.Problems(s.Faults, fault.Plan{Rows: s.rows()})...)
 }
 
 // LateCommitUsers is the crowd a late-commit run sells to unless told

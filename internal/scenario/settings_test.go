@@ -33,12 +33,11 @@ func TestValidateRejectsNonsense(t *testing.T) {
 		{"sub-millisecond work", func(s *Settings) { s.Work = 1500 * time.Microsecond }, "work: 1.5ms, want whole milliseconds"},
 		{"negative stall", func(s *Settings) { s.Stall = -time.Second }, "stall: -1s"},
 		{"stall rate above 1", func(s *Settings) { s.StallRate = 1.5 }, "stall-rate: 1.5"},
-		{"kill six nodes", func(s *Settings) { s.RedlockKill = 6 }, "redlock-kill: 6"},
-		{"restart six nodes", func(s *Settings) { s.RedisRestart = 6 }, "redis-restart: 6, want 0..5 of the 5 Redis nodes"},
-		{"negative restart delay", func(s *Settings) { s.RedisRestart, s.RestartDelay = 3, -time.Second }, "restart-delay: -1s, want 0..1m0s"},
-		{"restart delay without a restart", func(s *Settings) { s.RestartDelay = time.Second }, "restart-delay: only with --redis-restart"},
-		{"restart and kill", func(s *Settings) { s.RedisRestart, s.RedlockKill = 3, 2 }, "redis-restart: not with --redlock-kill"},
-		{"restart without redlock or fenced", func(s *Settings) { s.Modes, s.RedisRestart = []Mode{"lua"}, 3 }, "redis-restart: needs redlock or fenced"},
+		{"kill six nodes", func(s *Settings) { s.Faults = []fault.Fault{fault.RedlockKill(6)} }, "redlock-kill: 6"},
+		{"restart without redlock or fenced", func(s *Settings) { s.Modes, s.Faults = []Mode{"lua"}, []fault.Fault{&fault.EmptyRestart{Nodes: 3}} },
+			"redis-restart: needs redlock or fenced"},
+		{"two faults on one row", func(s *Settings) { s.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3}, fault.RedlockKill(2)} },
+			"redis-restart: not with --redlock-kill: both strike the redlock row"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := DefaultSettings()
@@ -60,20 +59,5 @@ func TestValidateListsEveryProblem(t *testing.T) {
 	got := s.Problems()
 	if len(got) != 2 {
 		t.Fatalf("Problems() = %q, want 2 problems", got)
-	}
-}
-
-func TestForRestartKeepsWhatWasGiven(t *testing.T) {
-	s := DefaultSettings()
-	s.Work = 20 * time.Millisecond
-	got := s.ForRestart(func(flag string) bool { return flag == "work" })
-	if got.LockTTL != fault.RestartLockTTL || got.Work != 20*time.Millisecond || got.StallRate != 0 || got.Stock != fault.RestartStock {
-		t.Errorf("ForRestart: ttl %v, work %v, stall rate %v, stock %d; want %v, 20ms (given), 0, %d",
-			got.LockTTL, got.Work, got.StallRate, got.Stock, fault.RestartLockTTL, fault.RestartStock)
-	}
-	// The numbers restart.go explains: the holder writes before its first
-	// renewal, and a lease outlasts the work.
-	if fault.RestartWork >= fault.RestartLockTTL/3 {
-		t.Errorf("fault.RestartWork %v is not under a third of fault.RestartLockTTL %v: the holder's renewal would come before its write", fault.RestartWork, fault.RestartLockTTL)
 	}
 }

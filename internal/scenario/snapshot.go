@@ -2,9 +2,10 @@ package scenario
 
 import (
 	"context"
-	"github.com/flashsale/flashsale/internal/ledger"
 	"sync/atomic"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/ledger"
 )
 
 // Snapshot is one attack's figures so far, as a live view shows them
