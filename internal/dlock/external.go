@@ -11,9 +11,9 @@ import (
 // around a Holder, the part of it that belongs to that package.
 
 // Holder is how a lock of another package renews and lets go of one
-// acquisition. A handle calls Refresh from Lock.Refresh, and Release once,
-// from Lock.Release (never after Abandon). Both may be called from any
-// goroutine, also at once.
+// acquisition. A handle calls Refresh from Lock.Refresh, and once either
+// Release, from Lock.Release, or Abandon, from Lock.Abandon. Refresh may
+// be called from any goroutine, also during the other two.
 type Holder interface {
 	// Refresh confirms that the acquisition still holds the lock and
 	// returns how long from now it is sure to go on holding it. ttl is
@@ -25,6 +25,10 @@ type Holder interface {
 	// Release lets go of the lock: an error wrapping ErrNotHeld if it was
 	// gone already, ErrUnavailable if the service did not answer.
 	Release(ctx context.Context) error
+	// Abandon lets go of the lock without releasing it: it must keep
+	// others out for as long as its lease would have (see Lock.Abandon),
+	// then let them in. It must return at once.
+	Abandon()
 }
 
 // Grant describes one acquisition of a lock of another package, for
