@@ -71,6 +71,8 @@ func (s *session) until() time.Time {
 // tracker follows the client's sessions, from what its connections carry.
 // Its methods are safe for concurrent use.
 type tracker struct {
+	handshake time.Duration // how long a member has to answer a connect request (wire.go)
+
 	mu      sync.Mutex
 	cur     *session      // the latest generation; nil before the first
 	changed chan struct{} // closed, and replaced, when cur is replaced
@@ -83,7 +85,9 @@ var (
 	errSilent  = errors.New("zklock: no answer from the ensemble for most of the session timeout: the session may have expired")
 )
 
-func newTracker() *tracker { return &tracker{changed: make(chan struct{})} }
+func newTracker(handshake time.Duration) *tracker {
+	return &tracker{handshake: handshake, changed: make(chan struct{})}
+}
 
 // connected is told of a connection's connect answer: the session sid
 // granted with timeout, for a connect request sent at sent, or sid 0: the

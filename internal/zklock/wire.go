@@ -38,14 +38,25 @@ func (t *tracker) dial(network, addr string, timeout time.Duration) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	return &wireConn{Conn: c, t: t, pending: map[int32]time.Time{}}, nil
+	w := &wireConn{Conn: c, t: t, pending: map[int32]time.Time{}}
+	w.handshakeBy = time.Now().Add(t.handshake)
+	return w, nil
 }
 
 // wireConn is one connection of the client, read on the way past. The
 // client writes from one goroutine and reads from another.
+//
+// It also bounds the handshake. The client gives a member ten times its
+// read timeout to answer the connect request, almost seven session
+// timeouts: a member that is hung (paused, its machine stalled) accepts
+// the connection, as its kernel does, and never answers, and the client
+// would wait that long before it tried the next member, its session
+// lost meanwhile. Like ZooKeeper's Java client, a wireConn gives the
+// handshake the session timeout divided by the number of members.
 type wireConn struct {
 	net.Conn
-	t *tracker
+	t           *tracker
+	handshakeBy time.Time // the connect answer must have come by then
 
 	mu          sync.Mutex
 	out, in     frames
@@ -62,6 +73,18 @@ func (c *wireConn) Write(b []byte) (int, error) {
 	c.out.feed(b, func(n int, head []byte) { c.sent(n, head, now) })
 	c.mu.Unlock()
 	return c.Conn.Write(b)
+}
+
+// SetReadDeadline sets the deadline the client asks for, but no later
+// than the handshake's until the connect answer has come.
+func (c *wireConn) SetReadDeadline(t time.Time) error {
+	c.mu.Lock()
+	shaking := c.in.count == 0
+	c.mu.Unlock()
+	if shaking && (t.IsZero() || t.After(c.handshakeBy)) {
+		t = c.handshakeBy
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 // Read tells the tracker about each answer it reads.

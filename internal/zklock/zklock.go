@@ -140,7 +140,8 @@ func New(ctx context.Context, servers []string, opts Options) (*Locker, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &Locker{root: opts.Root, sessions: newTracker(), done: make(chan struct{})}
+	handshake := opts.SessionTimeout / time.Duration(len(servers))
+	m := &Locker{root: opts.Root, sessions: newTracker(handshake), done: make(chan struct{})}
 	m.bgCtx, m.bgCancel = context.WithCancel(context.Background())
 	conn, _, err := zk.Connect(servers, opts.SessionTimeout,
 		zk.WithDialer(m.sessions.dial), zk.WithLogger(zkLogger{log}), zk.WithLogInfo(false))
