@@ -44,15 +44,12 @@ var realZooKeeperGuard = clusterGuard{what: "ZooKeeper ensemble"}
 type ZooKeeper struct {
 	tb      testing.TB
 	servers []string
-	pids    []int // nil unless FLASHSALE_TEST_ZOOKEEPER_PIDS is set
+	procs   *memberProcs // the members' processes, to pause
 	root    string
 
-	mu       sync.Mutex
-	conns    []*zk.Conn
-	proxies  []*Proxy
-	paused   map[int]bool
-	reserved bool
-	closed   bool
+	mu      sync.Mutex
+	conns   []*zk.Conn
+	proxies []*Proxy
 }
 
 // NewZooKeeper gives tb the real ensemble of FLASHSALE_TEST_ZOOKEEPER, or
@@ -67,7 +64,7 @@ func NewZooKeeper(tb testing.TB) *ZooKeeper {
 		tb.Skipf("testenv: %s is not set: no ZooKeeper ensemble to test against (%s)", EnvZooKeeper, ZooKeeperStartHint)
 	}
 	z := &ZooKeeper{tb: tb, servers: servers, root: "/flashsale-test/t" + randomID(5)}
-	z.pids = realZooKeeperPids(tb, len(servers))
+	z.procs = newMemberProcs(tb, "ZooKeeper ensemble", EnvZooKeeperPids, len(servers))
 	realZooKeeperGuard.share(tb, servers) // let go of after close, below
 	tb.Cleanup(z.close)
 	c := z.Conn()
@@ -134,9 +131,7 @@ func (z *ZooKeeper) Proxies() []*Proxy {
 func (z *ZooKeeper) Reserve() {
 	z.tb.Helper()
 	realZooKeeperGuard.reserve(z.tb)
-	z.mu.Lock()
-	z.reserved = true
-	z.mu.Unlock()
+	z.procs.reserve()
 }
 
 // Stop pauses member i with SIGSTOP, as if it had hung: its peers and
@@ -144,48 +139,20 @@ func (z *ZooKeeper) Reserve() {
 // and Reserve (else it fails the test, Errorf), and the member is resumed
 // when the test ends at the latest. Start resumes it. Any goroutine may
 // call them; once the test has ended they do nothing.
-func (z *ZooKeeper) Stop(i int) { z.signal(i, syscall.SIGSTOP) }
+func (z *ZooKeeper) Stop(i int) { z.procs.signal(i, syscall.SIGSTOP) }
 
 // Start resumes member i after Stop.
-func (z *ZooKeeper) Start(i int) { z.signal(i, syscall.SIGCONT) }
+func (z *ZooKeeper) Start(i int) { z.procs.signal(i, syscall.SIGCONT) }
 
 // CanStop reports whether the members' processes are known, so that Stop
 // can pause them.
-func (z *ZooKeeper) CanStop() bool { return z.pids != nil }
-
-func (z *ZooKeeper) signal(i int, sig syscall.Signal) {
-	z.mu.Lock()
-	defer z.mu.Unlock()
-	switch {
-	case z.closed:
-		return
-	case z.pids == nil:
-		z.tb.Errorf("testenv: %s is not set: a test cannot stop a ZooKeeper member", EnvZooKeeperPids)
-		return
-	case !z.reserved:
-		z.tb.Errorf("testenv: stopping a ZooKeeper member needs Reserve first: other test processes use the ensemble")
-		return
-	}
-	if err := syscall.Kill(z.pids[i], sig); err != nil {
-		z.tb.Errorf("testenv: signal %v to ZooKeeper member %d (pid %d): %v", sig, i+1, z.pids[i], err)
-		return
-	}
-	if z.paused == nil {
-		z.paused = map[int]bool{}
-	}
-	z.paused[i] = sig == syscall.SIGSTOP
-}
+func (z *ZooKeeper) CanStop() bool { return z.procs.pids != nil }
 
 // close resumes the members this test paused, closes its proxies, deletes
 // its nodes and closes its clients.
 func (z *ZooKeeper) close() {
+	z.procs.close()
 	z.mu.Lock()
-	z.closed = true
-	for i, paused := range z.paused {
-		if paused {
-			_ = syscall.Kill(z.pids[i], syscall.SIGCONT)
-		}
-	}
 	conns, proxies := z.conns, z.proxies
 	z.conns, z.proxies = nil, nil
 	z.mu.Unlock()
@@ -237,28 +204,6 @@ func realZooKeeperServers(tb testing.TB) []string {
 		out = append(out, s)
 	}
 	return out
-}
-
-// realZooKeeperPids parses FLASHSALE_TEST_ZOOKEEPER_PIDS: nil if unset;
-// one process id per member, or tb fails.
-func realZooKeeperPids(tb testing.TB, members int) []int {
-	tb.Helper()
-	raw := strings.TrimSpace(os.Getenv(EnvZooKeeperPids))
-	if raw == "" {
-		return nil
-	}
-	var pids []int
-	for _, f := range strings.Split(raw, ",") {
-		pid, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || pid <= 1 {
-			tb.Fatalf("testenv: %s=%q: want process ids, comma-separated", EnvZooKeeperPids, raw)
-		}
-		pids = append(pids, pid)
-	}
-	if len(pids) != members {
-		tb.Fatalf("testenv: %s names %d processes for %d members", EnvZooKeeperPids, len(pids), members)
-	}
-	return pids
 }
 
 // quietZK discards the ZooKeeper client's log: a paused member is an

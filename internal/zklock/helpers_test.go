@@ -37,6 +37,39 @@ func newLocker(t *testing.T, z *testenv.ZooKeeper, servers []string, timeout tim
 	return m
 }
 
+// lockerPerMember returns a Locker on each member alone, as shops that
+// each talk to another member would have.
+func lockerPerMember(t *testing.T, z *testenv.ZooKeeper) []*zklock.Locker {
+	t.Helper()
+	var lockers []*zklock.Locker
+	for _, s := range z.Servers() {
+		lockers = append(lockers, newLocker(t, z, []string{s}, 0))
+	}
+	return lockers
+}
+
+// grantsGrow takes key n times, on lockers in turn, waiting at most wait
+// each time, and releases each grant; it checks that every grant's fence
+// is larger than the one before (the first's than after's, if not nil),
+// with the same epoch. It returns the last grant.
+func grantsGrow(t *testing.T, lockers []*zklock.Locker, key string, n int, wait time.Duration, after *dlock.Lock) *dlock.Lock {
+	t.Helper()
+	last := after
+	for i := range n {
+		l, err := lockers[i%len(lockers)].Lock(context.Background(), key, time.Second, wait)
+		if err != nil {
+			t.Fatalf("grant %d: %v", i+1, err)
+		}
+		if last != nil && (l.Epoch() != last.Epoch() || l.Fence() <= last.Fence()) {
+			t.Errorf("grant %d: (epoch, fence) = (%d, %#x) after (%d, %#x): want the same epoch and a larger fence",
+				i+1, l.Epoch(), l.Fence(), last.Epoch(), last.Fence())
+		}
+		release(t, l)
+		last = l
+	}
+	return last
+}
+
 // queueOf returns the names of the nodes queued on key, in queue order, as
 // another client sees them: none if the key's directory is gone.
 func queueOf(t *testing.T, c *zk.Conn, z *testenv.ZooKeeper, key string) []string {

@@ -14,28 +14,12 @@ import (
 
 // TestFenceGrows: every grant of a key, from any client, carries a larger
 // fence than the grant before it, and the ensemble's epoch, the same for
-// all of them.
+// all of them: the time of the ensemble's first lock.
 func TestFenceGrows(t *testing.T) {
 	z := testenv.NewZooKeeper(t)
-	var lockers []*zklock.Locker
-	for _, s := range z.Servers() {
-		lockers = append(lockers, newLocker(t, z, []string{s}, 0))
-	}
-	var last *dlock.Lock
-	for i := range 9 {
-		l, err := lockers[i%len(lockers)].Lock(context.Background(), "k", time.Second, 5*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if l.Epoch() <= 0 || l.Epoch() > time.Now().UnixMilli() {
-			t.Errorf("epoch %d: want the ensemble's first lock's time, in ms since 1970", l.Epoch())
-		}
-		if last != nil && (l.Epoch() != last.Epoch() || l.Fence() <= last.Fence()) {
-			t.Errorf("grant %d: (epoch, fence) = (%d, %#x) after (%d, %#x): want the same epoch and a larger fence",
-				i, l.Epoch(), l.Fence(), last.Epoch(), last.Fence())
-		}
-		release(t, l)
-		last = l
+	last := grantsGrow(t, lockerPerMember(t, z), "k", 9, 5*time.Second, nil)
+	if last.Epoch() <= 0 || last.Epoch() > time.Now().UnixMilli() {
+		t.Errorf("epoch %d: want the ensemble's first lock's time, in ms since 1970", last.Epoch())
 	}
 }
 
@@ -48,31 +32,12 @@ func TestMemberDown(t *testing.T) {
 		t.Skipf("pausing a member needs %s", testenv.EnvZooKeeperPids)
 	}
 	z.Reserve()
-	m := newLocker(t, z, z.Servers(), 0)
-	ctx := context.Background()
-	before, err := m.Lock(ctx, "k", time.Second, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	release(t, before)
-
+	m := []*zklock.Locker{newLocker(t, z, z.Servers(), 0)}
+	before := grantsGrow(t, m, "k", 1, 5*time.Second, nil)
 	leader := leaderOf(t, z)
 	z.Stop(leader)
 	defer z.Start(leader)
-	last := before
-	for i := range 5 {
-		start := time.Now()
-		l, err := m.Lock(ctx, "k", time.Second, 20*time.Second)
-		t.Logf("Lock %d took %v", i+1, time.Since(start))
-		if err != nil {
-			t.Fatalf("Lock %d with member %d of 3 paused: %v", i+1, leader+1, err)
-		}
-		if l.Fence() <= last.Fence() {
-			t.Errorf("fence %#x after %#x: want it larger", l.Fence(), last.Fence())
-		}
-		release(t, l)
-		last = l
-	}
+	grantsGrow(t, m, "k", 5, 20*time.Second, before)
 }
 
 // TestQuorumLost: with two members of three paused the ensemble cannot

@@ -11,7 +11,6 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/testenv"
-	"github.com/flashsale/flashsale/internal/zklock"
 )
 
 // TestMutualExclusion: buyers on three clients, one on each member, take
@@ -19,10 +18,7 @@ import (
 // and every turn is served.
 func TestMutualExclusion(t *testing.T) {
 	z := testenv.NewZooKeeper(t)
-	var lockers []*zklock.Locker
-	for _, s := range z.Servers() {
-		lockers = append(lockers, newLocker(t, z, []string{s}, 0))
-	}
+	lockers := lockerPerMember(t, z)
 	const buyers, turns = 24, 5
 	var inside, most, served atomic.Int64
 	errs := make(chan error, buyers*turns)
