@@ -142,6 +142,16 @@ func rest(ctx context.Context) bool {
 	}
 }
 
+// retry reports whether a request that failed with err should be sent
+// again: the connection's error, ctx still live after a pause.
+func (m *Locker) retry(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || !m.transient(err) || !rest(ctx) {
+		return false
+	}
+	m.retried()
+	return true
+}
+
 // timeoutErr is the error of a Lock whose wait ran out, as dlock's lockers
 // give it: ErrTimeout, wrapping ctx.Err() if the caller's ctx ended it,
 // and quoting the last try's error.

@@ -51,9 +51,9 @@ func (m *Locker) enter(ctx context.Context, key string) (*entry, error) {
 	for {
 		var err error
 		if lost {
-			var name string
-			if name, err = e.find(ctx); err == nil && name != "" {
-				return e.at(name), nil
+			var names []string
+			if names, err = e.find(ctx); err == nil && len(names) > 0 {
+				return e.at(names[0]), nil // any other is a leftover: see predecessor
 			}
 			lost = err != nil // not found: create again
 		} else {
@@ -100,26 +100,28 @@ func (e *entry) at(name string) *entry {
 	return e
 }
 
-// find looks for e's node by its id: "" if there is none. It syncs first:
-// the member it asks catches up with the leader, so a create the leader
-// has carried out is seen; and a create still on its way through the
-// member the connection was lost to is refused by the leader once the
-// session has moved to another member.
-func (e *entry) find(ctx context.Context) (string, error) {
+// find looks for e's nodes by their id, and returns their names in queue
+// order: none, or one (two if a create was applied after a find that did
+// not see it). It syncs first: the member it asks catches up with the
+// leader, so a create the leader has carried out is seen; and a create
+// still on its way through the member the connection was lost to is
+// refused by the leader once the session has moved to another member.
+func (e *entry) find(ctx context.Context) ([]string, error) {
 	_, err := call(ctx, func() (string, error) { return e.m.conn.Sync(e.dir) })
+	var mine []string
 	if err == nil {
 		var names []string
 		names, err = e.m.children(ctx, e.dir)
 		for _, n := range queue(names) {
 			if n.id == e.id {
-				return n.name, nil
+				mine = append(mine, n.name)
 			}
 		}
 	}
 	if errors.Is(err, zk.ErrNoNode) { // no directory: no node
-		return "", nil
+		return nil, nil
 	}
-	return "", err
+	return mine, err
 }
 
 // sweep deletes, in the background, a node e may have left behind: it
@@ -131,7 +133,7 @@ func (m *Locker) sweep(e *entry, answer <-chan created) {
 		if answer != nil {
 			select {
 			case <-answer:
-			case <-m.done:
+			case <-m.bgCtx.Done():
 				return
 			}
 		}
@@ -140,9 +142,9 @@ func (m *Locker) sweep(e *entry, answer <-chan created) {
 			return
 		}
 		for m.alive(s.id) {
-			name, err := e.find(m.bgCtx)
+			names, err := e.find(m.bgCtx)
 			if err == nil {
-				if name != "" {
+				for _, name := range names {
 					m.deleteLater(e.dir+"/"+name, s.id)
 				}
 				return
@@ -179,6 +181,6 @@ func (m *Locker) pause(d time.Duration) {
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-m.done:
+	case <-m.bgCtx.Done():
 	}
 }

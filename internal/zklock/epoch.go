@@ -78,13 +78,3 @@ func (m *Locker) epochFor(ctx context.Context, s *session) (int64, error) {
 		}
 	}
 }
-
-// retry reports whether a request that failed with err should be sent
-// again: the connection's error, ctx still live after a pause.
-func (m *Locker) retry(ctx context.Context, err error) bool {
-	if ctx.Err() != nil || !m.transient(err) || !rest(ctx) {
-		return false
-	}
-	m.retried()
-	return true
-}

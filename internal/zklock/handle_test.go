@@ -97,6 +97,24 @@ func TestNewRejects(t *testing.T) {
 	})
 }
 
+// TestReady: a Locker is ready while the ensemble answers, and not once
+// its link is cut.
+func TestReady(t *testing.T) {
+	z := testenv.NewZooKeeper(t)
+	link := z.Proxies()[0]
+	m := newLocker(t, z, []string{link.Addr()}, 0)
+	if err := m.Ready(context.Background()); err != nil {
+		t.Errorf("Ready: %v", err)
+	}
+	link.Hold()
+	defer link.Release()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if err := m.Ready(ctx); !errors.Is(err, dlock.ErrUnavailable) {
+		t.Errorf("Ready with the link held: %v, want ErrUnavailable", err)
+	}
+}
+
 // TestTTLChecked: a ttl under a millisecond is refused, as by dlock's
 // lockers, though the session is the lease.
 func TestTTLChecked(t *testing.T) {

@@ -104,13 +104,14 @@ type Locker struct {
 	sessions *tracker
 	obs      dlock.Observer // nil: nobody listens (see Observe)
 
-	done      chan struct{} // closed by Close
-	closeOnce sync.Once
+	// Clean-ups that outlive the call that needed them (later): they run
+	// under bgCtx, which Close cancels, and Close waits for them.
+	bgCtx     context.Context
+	bgCancel  context.CancelFunc
+	bg        sync.WaitGroup
 	bgMu      sync.Mutex
-	bg        sync.WaitGroup     // clean-ups that outlive the call that needed them (later)
-	bgClosed  bool               // guarded by bgMu: no more clean-ups start
-	bgCtx     context.Context    // theirs: cancelled by Close
-	bgCancel  context.CancelFunc //
+	bgClosed  bool // guarded by bgMu: no more clean-ups start
+	closeOnce sync.Once
 }
 
 var _ dlock.Locker = (*Locker)(nil)
@@ -141,7 +142,7 @@ func New(ctx context.Context, servers []string, opts Options) (*Locker, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	handshake := opts.SessionTimeout / time.Duration(len(servers))
-	m := &Locker{root: opts.Root, sessions: newTracker(handshake), done: make(chan struct{})}
+	m := &Locker{root: opts.Root, sessions: newTracker(handshake)}
 	m.bgCtx, m.bgCancel = context.WithCancel(context.Background())
 	conn, _, err := zk.Connect(servers, opts.SessionTimeout,
 		zk.WithDialer(m.sessions.dial), zk.WithLogger(zkLogger{log}), zk.WithLogInfo(false))
@@ -166,6 +167,20 @@ func (m *Locker) SessionTimeout() time.Duration {
 	return 0
 }
 
+// Ready returns nil if the ensemble answers a read within ctx (a member
+// that has lost its quorum does not serve), and an error wrapping
+// dlock.ErrUnavailable otherwise: for a readiness check. Safe for
+// concurrent use.
+func (m *Locker) Ready(ctx context.Context) error {
+	if m.closed() {
+		return ErrClosed
+	}
+	if _, err := m.stat(ctx, "/"); err != nil {
+		return fmt.Errorf("%w: ZooKeeper: %w", dlock.ErrUnavailable, err)
+	}
+	return nil
+}
+
 // Observe makes m report to o, as dlock.Observe does: Retried is called
 // each time a waiting Lock looks at the queue again (the node it watched
 // was deleted, or a request failed and is sent again). Call it before m's
@@ -185,7 +200,6 @@ func (m *Locker) retried() {
 // session. Calling it again does nothing.
 func (m *Locker) Close() error {
 	m.closeOnce.Do(func() {
-		close(m.done)
 		m.bgCancel()
 		m.sessions.close()
 		if m.conn != nil {
@@ -211,14 +225,7 @@ func (m *Locker) later(fn func()) {
 }
 
 // closed reports whether Close has been called.
-func (m *Locker) closed() bool {
-	select {
-	case <-m.done:
-		return true
-	default:
-		return false
-	}
-}
+func (m *Locker) closed() bool { return m.bgCtx.Err() != nil }
 
 // checkServers rejects a list with no member, or a member without a port
 // (the client would quietly try ZooKeeper's default port).
