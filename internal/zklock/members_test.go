@@ -44,6 +44,12 @@ func TestMemberDown(t *testing.T) {
 // serve: Lock gives up within its wait, with dlock.ErrUnavailable or
 // dlock.ErrTimeout, and grants nothing. Once they are back, locks are
 // granted again, and no node of the failed attempts is left in the queue.
+//
+// The members paused are the leader and a follower. With the leader left
+// alone, it would log the creates it cannot commit, and the recovery from
+// that history, which the others never had, is where the ensemble's
+// server (Debian's 3.8.0) has bugs that can stop it serving (see
+// internal/zkproc).
 func TestQuorumLost(t *testing.T) {
 	z := testenv.NewZooKeeper(t)
 	if !z.CanStop() {
@@ -58,8 +64,10 @@ func TestQuorumLost(t *testing.T) {
 	}
 	release(t, l)
 
-	z.Stop(0)
-	z.Stop(1)
+	leader := leaderOf(t, z)
+	follower := (leader + 1) % 3
+	z.Stop(leader)
+	z.Stop(follower)
 	const wait = 500 * time.Millisecond
 	for i := range 3 {
 		start := time.Now()
@@ -76,8 +84,8 @@ func TestQuorumLost(t *testing.T) {
 			t.Errorf("Lock %d without a quorum gave up after %v, want about the %v wait", i+1, took, wait)
 		}
 	}
-	z.Start(0)
-	z.Start(1)
+	z.Start(leader)
+	z.Start(follower)
 
 	deadline := time.Now().Add(30 * time.Second)
 	for {
