@@ -93,11 +93,14 @@ type Options struct {
 }
 
 // Locker takes locks on an ensemble, through one client and one session.
-// It implements dlock.Locker: TryLock, Lock and Close, and Observe, are
-// safe for concurrent use by any number of goroutines, and each handle is
-// its own (dlock.Lock). The lock's TTL is the session's timeout, the same
-// for every lock (see Options.SessionTimeout): the ttl given to TryLock
-// and Lock is checked, and otherwise unused.
+// It implements dlock.Locker. TryLock, Lock, Ready, SessionTimeout and
+// Close are safe for concurrent use by any number of goroutines; Observe
+// must come before the first of them. Each acquisition returns its own
+// handle (dlock.Lock), which any goroutine may refresh or release. The
+// lock's TTL is the session's timeout, the same for every lock (see
+// Options.SessionTimeout): the ttl given to TryLock and Lock is checked,
+// and otherwise unused. A handle's HoldRenewals does nothing: nothing is
+// renewed per lock.
 type Locker struct {
 	conn     *zk.Conn
 	root     string
