@@ -220,4 +220,7 @@ func (l *Lock) Abandon() {
 			done(false) // nothing released, nothing announced
 		}
 	}
+	if x, ok := l.mode.(heldElsewhere); ok {
+		x.h.Abandon() // its package lets it run out as its lease would
+	}
 }

@@ -34,10 +34,14 @@ const (
 
 // Observe makes l report to o. Call it before l's first use: it is not
 // safe concurrently with l's methods. A locker with nothing to report (off,
-// reentrant) ignores it.
+// reentrant) ignores it; a locker of another package reports if it has an
+// Observe(Observer) method.
 func Observe(l Locker, o Observer) {
-	if l, ok := l.(interface{ observe(Observer) }); ok {
+	switch l := l.(type) {
+	case interface{ observe(Observer) }:
 		l.observe(o)
+	case interface{ Observe(Observer) }:
+		l.Observe(o)
 	}
 }
 

@@ -3,7 +3,6 @@ package testenv
 import (
 	"context"
 	"os"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -68,13 +67,10 @@ type EtcdCluster struct {
 	id        string
 	endpoints []string
 	members   *embedded.Etcd // nil in Real mode
-	pids      []int          // Real mode: the members' processes, if known
+	procs     *memberProcs   // Real mode: the members' processes, to pause
 
-	mu       sync.Mutex
-	clients  []*clientv3.Client
-	paused   map[int]bool // Real mode: members this test paused
-	reserved bool         // Real mode: Reserve was called
-	closed   bool         // the test has ended: nothing more is paused
+	mu      sync.Mutex
+	clients []*clientv3.Client
 }
 
 // NewEtcd gives tb an etcd cluster in mode m, cleaned up when tb ends:
@@ -99,7 +95,7 @@ func NewEtcd(tb testing.TB, m Mode) *EtcdCluster {
 		if len(c.endpoints) == 0 {
 			tb.Fatalf("testenv: %s is not set", EnvEtcdEndpoints)
 		}
-		c.pids = realEtcdPids(tb, len(c.endpoints))
+		c.procs = newMemberProcs(tb, "etcd cluster", EnvEtcdPids, len(c.endpoints))
 		realEtcdGuard.share(tb, c.endpoints) // let go of after close, below
 	}
 	tb.Cleanup(c.close)
@@ -155,9 +151,7 @@ func (c *EtcdCluster) Reserve() {
 		return
 	}
 	realEtcdGuard.reserve(c.tb)
-	c.mu.Lock()
-	c.reserved = true
-	c.mu.Unlock()
+	c.procs.reserve()
 }
 
 // Stop takes member i down: an embedded member is stopped; a real one is
@@ -172,7 +166,7 @@ func (c *EtcdCluster) Stop(i int) {
 		c.members.Stop(i)
 		return
 	}
-	c.signal(i, syscall.SIGSTOP)
+	c.procs.signal(i, syscall.SIGSTOP)
 }
 
 // Start brings member i back and, for an embedded member, waits until it
@@ -186,70 +180,18 @@ func (c *EtcdCluster) Start(i int) {
 		}
 		return
 	}
-	c.signal(i, syscall.SIGCONT)
-}
-
-// signal sends sig to real member i's process.
-func (c *EtcdCluster) signal(i int, sig syscall.Signal) {
-	if c.pids == nil {
-		c.tb.Errorf("testenv: %s is not set: a test cannot stop a member of the real etcd cluster", EnvEtcdPids)
-		return
-	}
-	pid := c.pids[i]
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return // a straggler of an ended test: its members were resumed, and stay so
-	}
-	if !c.reserved {
-		c.tb.Errorf("testenv: stopping a member of the real etcd cluster needs Reserve first: other test processes use it")
-		return
-	}
-	if err := syscall.Kill(pid, sig); err != nil {
-		c.tb.Errorf("testenv: signal %v to etcd member %d (pid %d): %v", sig, i+1, pid, err)
-		return
-	}
-	if c.paused == nil {
-		c.paused = map[int]bool{}
-	}
-	c.paused[i] = sig == syscall.SIGSTOP
-}
-
-// realEtcdPids parses FLASHSALE_TEST_ETCD_PIDS: nil if unset; one process
-// id per endpoint, or tb fails.
-func realEtcdPids(tb testing.TB, members int) []int {
-	tb.Helper()
-	raw := strings.TrimSpace(os.Getenv(EnvEtcdPids))
-	if raw == "" {
-		return nil
-	}
-	var pids []int
-	for _, f := range strings.Split(raw, ",") {
-		pid, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || pid <= 1 {
-			tb.Fatalf("testenv: %s=%q: want process ids, comma-separated", EnvEtcdPids, raw)
-		}
-		pids = append(pids, pid)
-	}
-	if len(pids) != members {
-		tb.Fatalf("testenv: %s names %d processes for %d endpoints", EnvEtcdPids, len(pids), members)
-	}
-	return pids
+	c.procs.signal(i, syscall.SIGCONT)
 }
 
 // close deletes the test's keys from a real cluster, closes the clients,
 // and stops an embedded cluster.
 func (c *EtcdCluster) close() {
+	if c.procs != nil {
+		c.procs.close()
+	}
 	c.mu.Lock()
-	c.closed = true
 	clients := c.clients
 	c.clients = nil
-	for i, paused := range c.paused {
-		if paused {
-			_ = syscall.Kill(c.pids[i], syscall.SIGCONT)
-		}
-	}
-	c.paused = nil
 	c.mu.Unlock()
 	if c.mode == Real && len(clients) > 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

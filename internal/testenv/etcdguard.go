@@ -31,37 +31,40 @@ import (
 // (exclusively) while it waits, so that newcomers wait behind it instead
 // of keeping it waiting for ever.
 
-// etcdGuard is this process's hold on the real cluster's file lock. Tests
+// clusterGuard is this process's hold on a real cluster's file lock. Tests
 // in one process share one hold (a flock belongs to the open file, so the
 // process never waits for itself); users counts the clusters that need it.
-type etcdGuard struct {
+// The real ZooKeeper ensemble is shared the same way, with a guard of its
+// own (realZooKeeperGuard).
+type clusterGuard struct {
+	what      string // "etcd cluster" (also when empty), "ZooKeeper ensemble"
 	mu        sync.Mutex
 	f, gate   *os.File // the lock, and its turnstile
 	users     int
 	exclusive bool
 }
 
-var realEtcdGuard etcdGuard
+var realEtcdGuard = clusterGuard{what: "etcd cluster"}
 
 // share holds the lock for tb, shared, from now until tb's cleanups run
 // (register it before the cleanups that must run while it is held: they run
 // last to first). It waits while another process has it exclusively or
 // waits to.
-func (g *etcdGuard) share(tb testing.TB, endpoints []string) {
+func (g *clusterGuard) share(tb testing.TB, endpoints []string) {
 	tb.Helper()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.users == 0 {
-		path := etcdLockPath(endpoints)
+		path := lockPath(g.name(), endpoints)
 		f, ferr := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o666)
 		gate, gerr := os.OpenFile(path+".gate", os.O_CREATE|os.O_RDWR, 0o666)
 		if err := errors.Join(ferr, gerr); err != nil {
 			closeFiles(f, gate)
-			tb.Fatalf("testenv: the real etcd cluster's lock files: %v", err)
+			tb.Fatalf("testenv: the real %s's lock files: %v", g.name(), err)
 		}
-		err := flockWait(tb, gate, syscall.LOCK_SH)
+		err := flockWait(tb, g.name(), gate, syscall.LOCK_SH)
 		if err == nil {
-			err = flockWait(tb, f, syscall.LOCK_SH)
+			err = flockWait(tb, g.name(), f, syscall.LOCK_SH)
 			err = errors.Join(err, flock(gate, syscall.LOCK_UN))
 		}
 		if err != nil {
@@ -82,7 +85,7 @@ func (g *etcdGuard) share(tb testing.TB, endpoints []string) {
 // every shared hold to go. While it waits, then, this process's other
 // clusters on the real cluster (a parallel or enclosing test's) are not
 // kept safe from the other's faults; the tests here have none.
-func (g *etcdGuard) reserve(tb testing.TB) {
+func (g *clusterGuard) reserve(tb testing.TB) {
 	tb.Helper()
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -91,10 +94,10 @@ func (g *etcdGuard) reserve(tb testing.TB) {
 	}
 	err := flock(g.f, syscall.LOCK_UN)
 	if err == nil {
-		err = flockWait(tb, g.gate, syscall.LOCK_EX)
+		err = flockWait(tb, g.name(), g.gate, syscall.LOCK_EX)
 	}
 	if err == nil {
-		err = flockWait(tb, g.f, syscall.LOCK_EX)
+		err = flockWait(tb, g.name(), g.f, syscall.LOCK_EX)
 		err = errors.Join(err, flock(g.gate, syscall.LOCK_UN))
 	}
 	if err != nil {
@@ -104,7 +107,7 @@ func (g *etcdGuard) reserve(tb testing.TB) {
 }
 
 // leave ends one cluster's need; the last one lets go of the lock.
-func (g *etcdGuard) leave() {
+func (g *clusterGuard) leave() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.users--; g.users > 0 {
@@ -124,16 +127,16 @@ func closeFiles(fs ...*os.File) {
 	}
 }
 
-// flockWait takes how (LOCK_SH or LOCK_EX) on f, waiting as long as it
-// takes; the test binary's -timeout ends a wait that never ends. It says
-// in tb's log when it has to wait.
-func flockWait(tb testing.TB, f *os.File, how int) error {
+// flockWait takes how (LOCK_SH or LOCK_EX) on f, the lock of the real
+// servers what, waiting as long as it takes; the test binary's -timeout
+// ends a wait that never ends. It says in tb's log when it has to wait.
+func flockWait(tb testing.TB, what string, f *os.File, how int) error {
 	err := flock(f, how|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		start := time.Now()
-		tb.Logf("testenv: another test process is using the real etcd cluster (%s); waiting for it", f.Name())
+		tb.Logf("testenv: another test process is using the real %s (%s); waiting for it", what, f.Name())
 		if err = flock(f, how); err == nil {
-			tb.Logf("testenv: waited %v for the real etcd cluster", time.Since(start).Round(time.Millisecond))
+			tb.Logf("testenv: waited %v for the real %s", time.Since(start).Round(time.Millisecond), what)
 		}
 	}
 	if err != nil {
@@ -151,11 +154,23 @@ func flock(f *os.File, how int) error {
 	}
 }
 
-// etcdLockPath names the lock file of the cluster at endpoints, the same in
-// every process that names the same members.
-func etcdLockPath(endpoints []string) string {
+// name returns what the guard guards.
+func (g *clusterGuard) name() string {
+	if g.what == "" {
+		return "etcd cluster"
+	}
+	return g.what
+}
+
+// etcdLockPath names the lock file of the etcd cluster at endpoints.
+func etcdLockPath(endpoints []string) string { return lockPath("etcd cluster", endpoints) }
+
+// lockPath names the lock file of the real servers what at endpoints, the
+// same in every process that names the same members.
+func lockPath(what string, endpoints []string) string {
 	sorted := slices.Sorted(slices.Values(endpoints))
 	h := fnv.New64a()
 	h.Write([]byte(strings.Join(sorted, ",")))
-	return filepath.Join(os.TempDir(), fmt.Sprintf("flashsale-test-etcd-%016x.lock", h.Sum64()))
+	kind, _, _ := strings.Cut(strings.ToLower(what), " ")
+	return filepath.Join(os.TempDir(), fmt.Sprintf("flashsale-test-%s-%016x.lock", kind, h.Sum64()))
 }

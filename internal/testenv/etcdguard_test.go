@@ -24,12 +24,12 @@ func (l *laterTB) end() {
 
 // TestEtcdGuardTakesTurns: a process that reserves the real cluster waits
 // for the others using it to end, and keeps newcomers waiting until it
-// ends. Two etcdGuards play two processes: a flock belongs to an open
+// ends. Two clusterGuards play two processes: a flock belongs to an open
 // file, so two holds in one process conflict as two processes' do.
 func TestEtcdGuardTakesTurns(t *testing.T) {
 	endpoints := []string{"guard-test-" + randomID(5) + ":2379"} // a lock file of its own
 	cleanLockFiles(t, endpoints)
-	var a, b etcdGuard
+	var a, b clusterGuard
 	ta, tb := &laterTB{TB: t}, &laterTB{TB: t}
 	defer ta.end()
 	defer tb.end()
@@ -56,7 +56,7 @@ func TestEtcdGuardTakesTurns(t *testing.T) {
 func TestEtcdGuardReserveIsNotStarved(t *testing.T) {
 	endpoints := []string{"guard-test-" + randomID(5) + ":2379"}
 	cleanLockFiles(t, endpoints)
-	var a, b, c etcdGuard
+	var a, b, c clusterGuard
 	ta, tb, tc := &laterTB{TB: t}, &laterTB{TB: t}, &laterTB{TB: t}
 	defer ta.end()
 	defer tb.end()
@@ -79,7 +79,7 @@ func TestEtcdGuardReserveIsNotStarved(t *testing.T) {
 func TestEtcdGuardTwoReserve(t *testing.T) {
 	endpoints := []string{"guard-test-" + randomID(5) + ":2379"}
 	cleanLockFiles(t, endpoints)
-	var a, b etcdGuard
+	var a, b clusterGuard
 	ta, tb := &laterTB{TB: t}, &laterTB{TB: t}
 	defer ta.end()
 	defer tb.end()

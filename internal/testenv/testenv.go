@@ -8,6 +8,11 @@
 //	FLASHSALE_TEST_MYSQL_DSN       user:pass@tcp(host:port)/dbname?...
 //	FLASHSALE_TEST_ETCD_ENDPOINTS  three etcd members, host:port,...
 //	FLASHSALE_TEST_ETCD_PIDS       their process ids, to pause them
+//	FLASHSALE_TEST_ZOOKEEPER       three ZooKeeper members, host:port,...
+//	FLASHSALE_TEST_ZOOKEEPER_PIDS  their process ids, to pause them
+//
+// ZooKeeper has no embedded mode (no ZooKeeper server runs in a Go
+// process): NewZooKeeper skips a test where no ensemble is named.
 //
 // NewSentinels starts a replicated Redis of the test's own from the
 // redis-server and redis-sentinel binaries: a master, a replica and three

@@ -1,0 +1,65 @@
+package dlock
+
+import (
+	"context"
+	"time"
+)
+
+// A lock kept by a service that another package speaks to (package zklock,
+// on ZooKeeper) hands out the same handles as the modes here, so that the
+// code taking locks takes them all alike. NewHandle builds such a handle
+// around a Holder, the part of it that belongs to that package.
+
+// Holder is how a lock of another package renews and lets go of one
+// acquisition. A handle calls Refresh from Lock.Refresh, and once either
+// Release, from Lock.Release, or Abandon, from Lock.Abandon. Refresh may
+// be called from any goroutine, also during the other two.
+type Holder interface {
+	// Refresh confirms that the acquisition still holds the lock and
+	// returns how long from now it is sure to go on holding it. ttl is
+	// what Lock.Refresh was given: a lock whose lease the service keeps
+	// (a ZooKeeper session) may ignore it. It returns an error wrapping
+	// ErrNotHeld if the lock is gone, ErrUnavailable if the service does
+	// not answer.
+	Refresh(ctx context.Context, ttl time.Duration) (time.Duration, error)
+	// Release lets go of the lock: an error wrapping ErrNotHeld if it was
+	// gone already, ErrUnavailable if the service did not answer.
+	Release(ctx context.Context) error
+	// Abandon lets go of the lock without releasing it: it must keep
+	// others out for as long as its lease would have (see Lock.Abandon),
+	// then let them in. It must return at once.
+	Abandon()
+}
+
+// Grant describes one acquisition of a lock of another package, for
+// NewHandle.
+type Grant struct {
+	Key   string
+	Token string // what proves this acquisition, as Lock.Token returns it
+	Fence int64  // the fencing token (Lock.Fence), 0 if the lock mints none
+	Epoch int64  // the epoch of the service that granted it (Lock.Epoch), or 0
+	// TTL is the lease the lock was granted for, and ValidUntil the time
+	// until which it is sure to be held, as known at the grant.
+	TTL        time.Duration
+	ValidUntil time.Time
+}
+
+// NewHandle returns the handle of g, which h renews and releases. Its
+// Context is derived from ctx; there is no watchdog, so the lock's package
+// cancels ctx, with a cause wrapping ErrNotHeld, once it finds the lock
+// lost. Fence and Epoch return g's; HoldRenewals does nothing. Everything
+// else behaves as for the modes here.
+func NewHandle(ctx context.Context, g Grant, h Holder) *Lock {
+	l := newLock(ctx, g.Key, g.Token, g.TTL, g.ValidUntil, heldElsewhere{h}, false)
+	l.fence, l.epoch = g.Fence, g.Epoch // before anyone but this goroutine has l
+	return l
+}
+
+// heldElsewhere makes a Holder a handle's mode.
+type heldElsewhere struct{ h Holder }
+
+func (x heldElsewhere) refresh(ctx context.Context, _ *Lock, ttl time.Duration) (time.Duration, error) {
+	return x.h.Refresh(ctx, ttl)
+}
+
+func (x heldElsewhere) release(ctx context.Context, _ *Lock) error { return x.h.Release(ctx) }

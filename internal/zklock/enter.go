@@ -1,0 +1,186 @@
+package zklock
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+)
+
+// entry is one acquisition's place in a key's queue: its node.
+type entry struct {
+	m    *Locker
+	key  string
+	dir  string // the key's queue
+	id   string // the acquisition's own id, in its node's name
+	name string // the node's name, once created
+	seq  int64  // its sequence number
+	sid  int64  // the session it was created in
+}
+
+func (e *entry) path() string { return e.dir + "/" + e.name }
+
+// created is the answer to one create.
+type created struct {
+	path string
+	err  error
+}
+
+// enter creates an acquisition's node in key's queue, the protected way.
+//
+// A create whose answer is lost (the connection dropped after it was sent)
+// may or may not have made the node. The client cannot just create again:
+// if the first one did make a node, that node would sit in the queue,
+// owned by the client's live session, and hold the key for as long as the
+// session lives, with nobody to release it. So every node's name holds the
+// acquisition's own id, and after a lost answer enter looks for a node
+// with that id (find) before it creates again.
+//
+// If enter gives up (ctx ended) while a create is on its way, or after one
+// whose answer was lost, a sweep in the background waits for the create's
+// answer, then finds the node, if there is one, and deletes it.
+//
+// A request that fails with the connection's error is tried again until
+// ctx ends; a key whose directory is missing gets it (a container). It
+// returns the error translated (zkErr).
+func (m *Locker) enter(ctx context.Context, key string) (*entry, error) {
+	e := &entry{m: m, key: key, dir: m.dir(key), id: uuid.NewString()}
+	lost := false // a create's answer was lost: look before creating again
+	for {
+		var err error
+		if lost {
+			var names []string
+			if names, err = e.find(ctx); err == nil && len(names) > 0 {
+				return e.at(names[0]), nil // any other is a leftover: see predecessor
+			}
+			lost = err != nil // not found: create again
+		} else {
+			answer := make(chan created, 1)
+			go func() {
+				p, err := m.conn.Create(nodePrefix(e.dir, e.id), nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+				answer <- created{p, err}
+			}()
+			var r created
+			select {
+			case r = <-answer:
+			case <-ctx.Done():
+				m.sweep(e, answer)
+				return nil, m.zkErr(ctx, ctx.Err(), "acquire", key)
+			}
+			switch err = r.err; {
+			case err == nil:
+				return e.at(base(r.path)), nil
+			case errors.Is(err, zk.ErrNoNode):
+				err = m.ensure(ctx, e.dir, true)
+			case lostAnswer(err):
+				lost = true
+			}
+		}
+		if err != nil && (ctx.Err() != nil || !m.transient(err) || !rest(ctx)) {
+			if lost {
+				m.sweep(e, nil)
+			}
+			return nil, m.zkErr(ctx, err, "acquire", key)
+		}
+		m.retried()
+	}
+}
+
+// at records that e's node is name, created in the current session.
+func (e *entry) at(name string) *entry {
+	e.name = name
+	if n, ok := parseNode(name); ok {
+		e.seq = n.seq
+	}
+	if s := e.m.sessions.current(); s != nil {
+		e.sid = s.id
+	}
+	return e
+}
+
+// find looks for e's nodes by their id, and returns their names in queue
+// order: none, or one (two if a create was applied after a find that did
+// not see it). It syncs first: the member it asks catches up with the
+// leader, so a create the leader has carried out is seen; and a create
+// still on its way through the member the connection was lost to is
+// refused by the leader once the session has moved to another member.
+func (e *entry) find(ctx context.Context) ([]string, error) {
+	_, err := call(ctx, func() (string, error) { return e.m.conn.Sync(e.dir) })
+	var mine []string
+	if err == nil {
+		var names []string
+		names, err = e.m.children(ctx, e.dir)
+		for _, n := range queue(names) {
+			if n.id == e.id {
+				mine = append(mine, n.name)
+			}
+		}
+	}
+	if errors.Is(err, zk.ErrNoNode) { // no directory: no node
+		return nil, nil
+	}
+	return mine, err
+}
+
+// sweep deletes, in the background, a node e may have left behind: it
+// waits for the answer of the create on its way (answer, if not nil), then
+// finds e's node and deletes it. It tries for as long as the session that
+// may own the node lives (the ensemble deletes its nodes when it ends).
+func (m *Locker) sweep(e *entry, answer <-chan created) {
+	m.later(func() {
+		if answer != nil {
+			select {
+			case <-answer:
+			case <-m.bgCtx.Done():
+				return
+			}
+		}
+		s := m.sessions.current()
+		if s == nil {
+			return
+		}
+		for m.alive(s.id) {
+			names, err := e.find(m.bgCtx)
+			if err == nil {
+				for _, name := range names {
+					m.deleteLater(e.dir+"/"+name, s.id)
+				}
+				return
+			}
+			m.pause(10 * retryPause)
+		}
+	})
+}
+
+// deleteLater deletes path in the background, trying until it is gone or
+// the session sid, which owns it, has ended (which deletes it too).
+func (m *Locker) deleteLater(path string, sid int64) {
+	m.later(func() {
+		for m.alive(sid) {
+			err := m.remove(m.bgCtx, path)
+			if err == nil || errors.Is(err, zk.ErrNoNode) || !m.transient(err) {
+				return
+			}
+			m.pause(10 * retryPause)
+		}
+	})
+}
+
+// alive reports whether the Locker is open and sid is its current session
+// (live or given up: the ensemble may still have it).
+func (m *Locker) alive(sid int64) bool {
+	s := m.sessions.current()
+	return !m.closed() && s != nil && s.id == sid
+}
+
+// pause waits d, or until Close.
+func (m *Locker) pause(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-m.bgCtx.Done():
+	}
+}
