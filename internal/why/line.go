@@ -122,6 +122,10 @@ func Line(m Row) string {
 		}
 		fmt.Fprintf(&b, ": %d stale holders fenced out, %s, %d overlapping sales, oversold %d, duplicate orders %d",
 			ev.FencedOut, sold, max(overlaps, 0), a.Oversold, a.DuplicateOrders)
+	case strategy.SQLForUpdate:
+		b.WriteString(forUpdateLine(s, &m, overlaps))
+	case strategy.SQLVersion:
+		b.WriteString(versionLine(s, &m, overlaps))
 	case strategy.SQLAtomic:
 		b.WriteString("no lock: one conditional UPDATE (stock >= quantity) per order and a unique key per buyer")
 		if ev.LateCommits > 0 {
