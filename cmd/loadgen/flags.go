@@ -49,7 +49,9 @@ what each did: orders, oversold units, duplicate orders, throughput and
 latency. The strategies: off, naive, lua and redlock lock the stock with Redis
 (the first two to show how locks fail); fenced adds a fencing token the
 database checks; etcd takes that fenced lock from a consensus cluster;
-sql-atomic and redis-decr take no lock, as production flash sales do;
+sql-for-update and sql-version lock in the database (its row lock, and a
+version compared with the write); sql-atomic and redis-decr take no lock,
+as production flash sales do;
 fenced+batch lets one holder of the lock serve every buyer its shop
 has queued in one transaction. With no flags it starts everything it needs in
 process (five embedded Redis nodes, a three-member etcd cluster, a SQLite
@@ -62,8 +64,8 @@ Usage:
 Add --live to watch the sale in a browser while it runs.
 
 Add --late-commit 300ms to break every lease without a fencing token: lua
-and redlock oversell; fenced, etcd, fenced+batch, sql-atomic and redis-decr
-stay exact. (The crowd grows to 1200 buyers unless --users is given, so
+and redlock oversell; fenced, etcd, fenced+batch, sql-for-update,
+sql-version, sql-atomic and redis-decr stay exact. (The crowd grows to 1200 buyers unless --users is given, so
 that the sale still sells out behind the held-back commits.)
 
 Add --redis-restart 3 to restart three of the five Redis nodes empty, as a
@@ -152,7 +154,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof FILE): without --targets it holds the embedded shops and backends as well as the load generator (default none)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
 	fs.BoolVar(&c.wide, "wide", false, fmt.Sprintf("print every column of report.md's table and whole why-lines to the terminal, as wide as they need; without it the terminal fits %d columns: mode, sold (201 and 202), oversold, dup_orders, consistent, orders/s, p99 and errors, each why-line cut at a word with an ellipsis (report.md always has every column and whole lines) (default off)", report.TerminalWidth))
-	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced and etcd (batched or not), sql-atomic, redis-decr and redis-queue; also a row with an order answered 201 or 202 that was not written, or a queue that did not drain (default off: report only)")
+	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced and etcd (batched or not), sql-for-update, sql-version, sql-atomic, redis-decr and redis-queue; also a row with an order answered 201 or 202 that was not written, or a queue that did not drain (default off: report only)")
 	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")
 	fs.StringVar(&targets, "targets", "", "shop base URLs, comma-separated (default none: start the embedded fleet)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")
