@@ -10,7 +10,7 @@ import (
 // commit.
 func forUpdateLine(s Settings, m *Row, overlaps int) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "no Redis: the database locked the product's row from the read (SELECT … FOR UPDATE) to the commit, across each order's %v of work", s.Work)
+	fmt.Fprintf(&b, "no Redis: the database locked the product's row (SQLite: the whole database) from the read (SELECT … FOR UPDATE) to the commit, across each order's %v of work", s.Work)
 	if m.Events.LateCommits > 0 {
 		fmt.Fprintf(&b, "; %d commits were held back %v with the row still locked, and the next buyer waited for them", m.Events.LateCommits, s.LateCommit)
 	}
