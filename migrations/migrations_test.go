@@ -138,5 +138,5 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(migrations.Versions())
-	// Output: [0001_products 0002_orders 0003_orders_product_user 0004_products_strategy 0005_orders_strategy 0006_products_fence 0007_products_late_commit_ms 0008_products_late_commit_every 0009_orders_unique_buyer 0010_orders_unique_buyer_index 0011_products_batch_max 0012_shops 0013_ids_bytewise.mysql 0014_products_fence_epoch 0015_shops_redis_master 0016_reclaimed 0017_reclaimed_bytewise.mysql 0018_products_reclaims]
+	// Output: [0001_products 0002_orders 0003_orders_product_user 0004_products_strategy 0005_orders_strategy 0006_products_fence 0007_products_late_commit_ms 0008_products_late_commit_every 0009_orders_unique_buyer 0010_orders_unique_buyer_index 0011_products_batch_max 0012_shops 0013_ids_bytewise.mysql 0014_products_fence_epoch 0015_shops_redis_master 0016_reclaimed 0017_reclaimed_bytewise.mysql 0018_products_reclaims 0019_products_version]
 }

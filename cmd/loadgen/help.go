@@ -7,7 +7,9 @@ what each did: orders, oversold units, duplicate orders, throughput and
 latency. The strategies: off, naive, lua and redlock lock the stock with Redis
 (the first two to show how locks fail); fenced adds a fencing token the
 database checks; etcd takes that fenced lock from a consensus cluster;
-sql-atomic and redis-decr take no lock, as production flash sales do;
+sql-for-update and sql-version lock in the database (its row lock, and a
+version compared with the write); sql-atomic and redis-decr take no lock,
+as production flash sales do;
 fenced+batch lets one holder of the lock serve every buyer its shop
 has queued in one transaction. With no flags it starts everything it needs in
 process (five embedded Redis nodes, a three-member etcd cluster, a SQLite
@@ -20,7 +22,8 @@ Usage:
 Add --live to watch the sale in a browser while it runs.
 
 Add --late-commit 300ms to break every lease without a fencing token: lua
-and redlock oversell; fenced, etcd, fenced+batch, sql-atomic and redis-decr
+and redlock oversell; fenced, etcd, fenced+batch, sql-for-update,
+sql-version, sql-atomic and redis-decr
 stay exact. (The crowd grows to 1200 buyers unless --users is given, so
 that the sale still sells out behind the held-back commits.)
 

@@ -115,6 +115,9 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	})
 	m.Audits(s.orders)
 	m.Queues(s.orders)
+	if sqlDB, err := b.DB.DB(); err == nil {
+		m.Pool(sqlDB)
+	}
 	var master httpapi.RedisMaster // a nil *failover would not be a nil interface
 	if s.master != nil {
 		master = s.master

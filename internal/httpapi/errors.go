@@ -102,6 +102,8 @@ var errorTable = map[string]errorKind{
 		message: "timed out waiting for the product lock; nothing was written; retry"},
 	"lock_lost": {status: http.StatusServiceUnavailable, hide: true,
 		message: "the product lock was lost before the order was written; nothing was written; retry"},
+	"version_conflict": {status: http.StatusServiceUnavailable, hide: true,
+		message: "other buyers' orders changed the product on every try; nothing was written; retry"},
 	"fenced_out": {status: http.StatusServiceUnavailable, hide: true,
 		message: "a newer holder of the product lock came first; nothing was written; retry"},
 	"in_doubt": {status: http.StatusServiceUnavailable, hide: true,

@@ -44,3 +44,13 @@ func TestBusyFromTheShop(t *testing.T) {
 		t.Errorf("the door's busy -> %s (hidden %v), want busy, shown", k.code, k.hide)
 	}
 }
+
+// TestVersionConflict: a sql-version order outrun on every try
+// (order.ErrVersionConflict) is a retryable 503 version_conflict, with the
+// table's message rather than one naming the product.
+func TestVersionConflict(t *testing.T) {
+	err := fmt.Errorf("%w: \"p\", 5 tries", order.ErrVersionConflict)
+	if k := kindOf(err); k.status != http.StatusServiceUnavailable || k.code != "version_conflict" || !k.hide {
+		t.Errorf("%v -> %d %s (hidden %v), want 503 version_conflict, hidden", err, k.status, k.code, k.hide)
+	}
+}

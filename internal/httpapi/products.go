@@ -191,6 +191,9 @@ type eventsJSON struct {
 	// shop's consumer wrote, and dead-lettered.
 	QueueWritten int64 `json:"queue_written"`
 	QueueRefused int64 `json:"queue_refused"`
+	// VersionMoved: sql-version tries thrown away, work and all, because
+	// another buyer's write came first.
+	VersionMoved int64 `json:"version_moved"`
 }
 
 // productEvents handles GET /api/v1/products/:id/events (admin): 200 with
@@ -209,6 +212,7 @@ func (a *api) productEvents(c *gin.Context) {
 		LocksLost: e.LocksLost, GivenBack: e.GivenBack, Reclaimed: e.Reclaimed,
 		Batches: e.Batches, Batched: e.BatchedBuyers,
 		QueueWritten: e.QueueWritten, QueueRefused: e.QueueRefused,
+		VersionMoved: e.VersionMoved,
 	})
 }
 

@@ -49,6 +49,9 @@ type Events struct {
 	// answered in them.
 	Batches       int64 `json:"batches"`
 	BatchedBuyers int64 `json:"batched_buyers"`
+	// VersionMoved: sql-version tries the shops threw away, work and all,
+	// because another buyer's write came first.
+	VersionMoved int64 `json:"version_moved"`
 }
 
 // Add adds o's counts to e.
@@ -62,4 +65,5 @@ func (e *Events) Add(o Events) {
 	e.QueueRefused += o.QueueRefused
 	e.Batches += o.Batches
 	e.BatchedBuyers += o.BatchedBuyers
+	e.VersionMoved += o.VersionMoved
 }

@@ -61,7 +61,7 @@ func New() *Shop {
 		reg: prometheus.NewRegistry(),
 		orders: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_orders_total",
-			Help: "Orders placed, by the product's strategy (none: the product was not found or the request was invalid) and outcome (created, queued (a redis-queue order answered 202), sold_out, duplicate_order, duplicate_request, lock_timeout, busy (a redis-queue order not sent within the lock wait), lock_lost, fenced_out, in_doubt, unavailable, invalid_argument, not_found, canceled, error).",
+			Help: "Orders placed, by the product's strategy (none: the product was not found or the request was invalid) and outcome (created, queued (a redis-queue order answered 202), sold_out, duplicate_order, duplicate_request, lock_timeout, busy (a redis-queue order not sent within the lock wait), version_conflict (a sql-version order outrun on every try), lock_lost, fenced_out, in_doubt, unavailable, invalid_argument, not_found, canceled, error).",
 		}, []string{"strategy", "outcome"}),
 		orderSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_order_duration_seconds",
@@ -70,7 +70,7 @@ func New() *Shop {
 		}, byStrategy),
 		lockAsks: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_lock_acquisitions_total",
-			Help: "Asks for a product lock (one per order, or one per batch), by strategy and outcome (acquired, lock_timeout, unavailable, canceled, error).",
+			Help: "Asks for a product lock (one per order, or one per batch; sql-for-update: for the product's row in the database), by strategy and outcome (acquired, lock_timeout, unavailable, canceled, error).",
 		}, []string{"strategy", "outcome"}),
 		lockWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_lock_wait_seconds",
@@ -79,7 +79,7 @@ func New() *Shop {
 		}, byStrategy),
 		lockHeld: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_critical_section_seconds",
-			Help:    "How long a product lock was held, from its grant to its release (the critical section), by strategy.",
+			Help:    "How long a product lock was held, from its grant to its release (the critical section; sql-for-update: the row's lock, to the commit), by strategy.",
 			Buckets: durations,
 		}, byStrategy),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -92,7 +92,7 @@ func New() *Shop {
 		}, []string{"node", "vote"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_order_events_total",
-			Help: "What happened inside orders, by strategy and event: late_commit (held back by the late-commit fault), fenced_out (a stale fencing token refused), lock_lost (the watchdog gave the lock up before the write), given_back (a redis-decr reservation returned after its order failed), reclaimed (a redis-decr reservation whose hold ran out with no order, returned by the sweep), written and refused (queued redis-queue orders this shop's consumer wrote, or dead-lettered: the database refused them and their units went back).",
+			Help: "What happened inside orders, by strategy and event: late_commit (held back by the late-commit fault), fenced_out (a stale fencing token refused), lock_lost (the watchdog gave the lock up before the write), given_back (a redis-decr reservation returned after its order failed), reclaimed (a redis-decr reservation whose hold ran out with no order, returned by the sweep), written and refused (queued redis-queue orders this shop's consumer wrote, or dead-lettered: the database refused them and their units went back), version_moved (a sql-version try thrown away, work and all, because another buyer's write came first).",
 		}, []string{"strategy", "event"}),
 		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_batch_buyers",
@@ -140,10 +140,16 @@ func (m *Shop) zeros() {
 		}
 		m.orderSeconds.WithLabelValues(string(s))
 		if mode, ok := s.LockMode(); ok {
+			m.retries.WithLabelValues(string(mode))
+		}
+		if _, ok := s.LockMode(); ok || s == strategy.SQLForUpdate { // sql-for-update: the row's lock
 			m.lockAsks.WithLabelValues(string(s), "acquired")
 			m.lockWait.WithLabelValues(string(s))
 			m.lockHeld.WithLabelValues(string(s))
-			m.retries.WithLabelValues(string(mode))
+		}
+		if s == strategy.SQLVersion {
+			m.orders.WithLabelValues(string(s), "version_conflict")
+			m.events.WithLabelValues(string(s), string(order.EventVersionMoved))
 		}
 		if s.Batches() || s == strategy.RedisDecr { // redis-decr: its group commits
 			m.batchSize.WithLabelValues(string(s))

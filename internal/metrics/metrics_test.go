@@ -73,7 +73,8 @@ func TestShopCountsWhatItHears(t *testing.T) {
 }
 
 // TestZeroSeries: a new shop exports the series a dashboard plots at 0,
-// before the first event: every shed reason, and per strategy its orders.
+// before the first event: every shed reason, per strategy its orders, and
+// the series of the database's locks.
 func TestZeroSeries(t *testing.T) {
 	m := New()
 	if n := testutil.CollectAndCount(m.turnedAway); n != 3 {
@@ -81,6 +82,24 @@ func TestZeroSeries(t *testing.T) {
 	}
 	if n := testutil.CollectAndCount(m.batchSize); n == 0 {
 		t.Error("no batch-size series before the first batch")
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	var wants []string
+	for _, s := range strategy.All() {
+		wants = append(wants, `flashsale_orders_total{outcome="created",strategy="`+string(s)+`"} 0`)
+	}
+	// The database locks' own: sql-for-update's row lock, sql-version's
+	// lost tries and its answer when they run out.
+	for _, want := range append(wants,
+		`flashsale_lock_wait_seconds_count{strategy="sql-for-update"} 0`,
+		`flashsale_critical_section_seconds_count{strategy="sql-for-update"} 0`,
+		`flashsale_order_events_total{event="version_moved",strategy="sql-version"} 0`,
+		`flashsale_orders_total{outcome="version_conflict",strategy="sql-version"} 0`,
+	) {
+		if !strings.Contains(rec.Body.String(), want+"\n") {
+			t.Errorf("a new shop's scrape has no %s", want)
+		}
 	}
 }
 

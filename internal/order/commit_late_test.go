@@ -15,8 +15,10 @@ import (
 // statements ran, then commits regardless of the lock. Each lease runs
 // out under its holder, the next buyer reads the stock before the old
 // commit lands, and lua oversells, every time; fenced makes the next
-// holder's transaction wait for the old one before it reads, and the
-// lock-free strategies have no lease to lose: they sell exactly the stock.
+// holder's transaction wait for the old one before it reads, the
+// database's row lock (sql-for-update) and version (sql-version) are held
+// or checked until the commit lands, and the lock-free strategies have no
+// lease to lose: they sell exactly the stock.
 func TestLateCommit(t *testing.T) {
 	// Half the sale under -short: every commit is late, so each unit costs
 	// the exact strategies a late commit's wait in turn.
@@ -27,6 +29,8 @@ func TestLateCommit(t *testing.T) {
 	}{
 		{strategy.Lua, false},
 		{strategy.Fenced, true},
+		{strategy.SQLForUpdate, true},
+		{strategy.SQLVersion, true},
 		{strategy.SQLAtomic, true},
 		{strategy.RedisDecr, true},
 	}

@@ -35,6 +35,11 @@ var (
 	// within half the lock wait, and was turned away at once. Nothing was
 	// written; the buyer may retry.
 	ErrBusy = errors.New("order: shop busy")
+	// ErrVersionConflict means every try of a sql-version order found,
+	// when it came to write, that another buyer's write had changed the
+	// product since it read it (version.go): the crowd on the product
+	// outran it. Nothing was written; the buyer may retry.
+	ErrVersionConflict = errors.New("order: outrun by other buyers' writes on every try")
 )
 
 // The errors every strategy may return are package sale's, which the
@@ -85,6 +90,7 @@ var vocabulary = []struct {
 	{ErrDuplicateRequest, "duplicate_request"},
 	{ErrLockTimeout, "lock_timeout"},
 	{ErrBusy, "busy"},
+	{ErrVersionConflict, "version_conflict"},
 	{ErrFencedOut, "fenced_out"},
 	{ErrLockLost, "lock_lost"},
 	{ErrInDoubt, "in_doubt"},

@@ -23,3 +23,11 @@ func (s *Service) Queued(product string) int {
 // DedupeKey is the key of user's dedupe lock on product, for tests that
 // hold it from outside a shop.
 func DedupeKey(product, user string) string { return dedupeKey(product, user) }
+
+// WaitAsMySQL makes s bound sql-for-update's wait for the row as it does on
+// MySQL 8 (the session's lock wait timeout), for tests on MariaDB, which
+// honours that too.
+func (s *Service) WaitAsMySQL() { s.flavor.Store(flavorMySQL) }
+
+// VersionTries is how many tries a sql-version order makes.
+const VersionTries = versionTries

@@ -27,15 +27,16 @@ type outcomes struct {
 // outlasts Redlock's per-node timeout.
 const doorSize = 4
 
-// maxTries bounds how often a buyer who was told ErrUnavailable tries again,
-// as a client honouring Retry-After would. Nothing is written when Place
-// says ErrUnavailable, so a retry cannot double an order; the retries are
-// counted and logged.
+// maxTries bounds how often a buyer who was told ErrUnavailable (or, under
+// sql-version, ErrVersionConflict) tries again, as a client honouring
+// Retry-After would. Nothing is written when Place says either, so a retry
+// cannot double an order; the retries are counted and logged.
 const maxTries = 20
 
 // rush starts one goroutine per request, all at once, spread over shops
 // round-robin, at most doorSize per shop inside Place at a time, and waits
-// for them. A buyer told ErrUnavailable retries after a short random pause.
+// for them. A buyer told ErrUnavailable or ErrVersionConflict retries after
+// a short random pause.
 // Other errors than the sold-out and duplicate answers are failures,
 // reported on the test's goroutine.
 func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes {
@@ -62,7 +63,8 @@ func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes 
 				door <- struct{}{}
 				_, err = shop.Place(ctx, req)
 				<-door
-				if !errors.Is(err, order.ErrUnavailable) || try == maxTries {
+				retry := errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrVersionConflict)
+				if !retry || try == maxTries {
 					break
 				}
 				if retries.Add(1) <= 3 {
@@ -98,7 +100,7 @@ func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes 
 		t.Errorf("... and %d more unexpected errors", n-5)
 	}
 	if r := retries.Load(); r > 0 {
-		t.Logf("%d retries after ErrUnavailable", r)
+		t.Logf("%d retries after ErrUnavailable or ErrVersionConflict", r)
 	}
 	return &out
 }

@@ -43,6 +43,9 @@ const (
 	EventReclaimed  Event = "reclaimed"   // a stale redis-decr reservation given back by the sweep
 	EventWritten    Event = "written"     // a queued order written by this shop's consumer
 	EventRefused    Event = "refused"     // a queued order the database refused, dead-lettered
+	// A sql-version try that lost: when it came to write, the product's
+	// version had moved on, so its read and its work were thrown away.
+	EventVersionMoved Event = "version_moved"
 )
 
 // OutcomeQueued is Placed's outcome for an order accepted into its
@@ -88,6 +91,8 @@ func (s *Service) happened(product string, sn strategy.Name, e Event) {
 		c.queueWritten.Add(1)
 	case EventRefused:
 		c.queueRefused.Add(1)
+	case EventVersionMoved:
+		c.versionMoved.Add(1)
 	}
 	s.opts.Observer.Happened(sn, e)
 }

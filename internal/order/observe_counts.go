@@ -29,6 +29,10 @@ type Events struct {
 	// QueueWritten counts the queued orders (redis-queue) this process's
 	// consumer wrote, and QueueRefused those it dead-lettered.
 	QueueWritten, QueueRefused int64
+	// VersionMoved counts the sql-version tries that lost to another
+	// buyer's write and were thrown away, work and all (version.go): the
+	// tries per order are (orders + VersionMoved) / orders.
+	VersionMoved int64
 }
 
 // counters is a product's Events as they are counted, and the number of
@@ -39,6 +43,7 @@ type counters struct {
 	commits                                      atomic.Int64
 	batches, batched                             atomic.Int64
 	queueWritten, queueRefused                   atomic.Int64
+	versionMoved                                 atomic.Int64
 }
 
 // events returns product's counters, creating them on first use.
@@ -69,5 +74,6 @@ func (s *Service) Events(product string) Events {
 		BatchedBuyers: c.batched.Load(),
 		QueueWritten:  c.queueWritten.Load(),
 		QueueRefused:  c.queueRefused.Load(),
+		VersionMoved:  c.versionMoved.Load(),
 	}
 }

@@ -6,6 +6,12 @@
 //     stock, check it, and write the deduction and the order row in one
 //     transaction (locked.go); fenced first registers its lock's
 //     fencing token in that transaction, before the read (locked_fence.go);
+//   - sql-for-update takes the database's own lock: the product's row,
+//     locked by the read (SELECT … FOR UPDATE) and held across the check,
+//     the work and the write, to the commit (forupdate.go);
+//   - sql-version is the optimistic lock: read the stock and the row's
+//     version, work, and write only if the version has not moved, else
+//     read and work again, a few times (version.go);
 //   - sql-atomic takes no lock: a conditional UPDATE and a unique key, in
 //     one transaction (atomic.go);
 //   - redis-decr reserves the units in Redis with one script, then writes

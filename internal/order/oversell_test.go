@@ -73,7 +73,8 @@ func TestSafeModesSellExactly(t *testing.T) {
 }
 
 // safe lists the strategies that claim to sell exactly the stock.
-var safe = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced, strategy.Etcd, strategy.SQLAtomic, strategy.RedisDecr}
+var safe = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced, strategy.Etcd,
+	strategy.SQLForUpdate, strategy.SQLVersion, strategy.SQLAtomic, strategy.RedisDecr}
 
 // TestUnsafeModesOversell: with settings that make the race certain, off
 // and naive sell more than the stock, and the audit says so.

@@ -21,13 +21,15 @@ import (
 // wrapping ErrInvalid (see Request.Validate; nothing was sent anywhere);
 // stock.ErrNotFound for an unknown product; ErrDuplicateRequest when the
 // same buyer's order for the product is in flight (locking strategies);
-// ErrLockTimeout when the product lock did not come within the lock wait;
+// ErrLockTimeout when the product lock (for sql-for-update, the row's
+// lock in the database) did not come within the lock wait;
 // ErrDuplicateOrder when the buyer already has an order for the product;
 // ErrSoldOut, at once and without locking once this process has seen the
 // stock at 0; ErrLockLost when the product lock was lost before the write
 // (or, fenced, the database refused its token); ErrUnavailable when Redis
-// or the database could not be reached. When ctx ends first, the error
-// wraps ctx.Err().
+// or the database could not be reached; ErrVersionConflict when every
+// try of a sql-version order was outrun by another buyer's write. When
+// ctx ends first, the error wraps ctx.Err().
 //
 // A redis-queue product's order comes back with Queued set: accepted into
 // its queue, written later by the consumers (WriteQueued), and
@@ -72,6 +74,10 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	// 3. Sell the way the strategy says.
 	var o Order
 	switch p.Strategy {
+	case strategy.SQLForUpdate:
+		o, err = s.placeForUpdate(ctx, p, req)
+	case strategy.SQLVersion:
+		o, err = s.placeVersioned(ctx, p, req)
 	case strategy.SQLAtomic:
 		o, err = s.placeAtomic(ctx, p, req)
 	case strategy.RedisDecr:

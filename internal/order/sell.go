@@ -105,7 +105,8 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 }
 
 // allocate is the one step that sells units, for the locked flow, the
-// batch (sell) and the queue's writer (WriteQueued): it gives o to its
+// batch (sell), the queue's writer (WriteQueued) and the database's own
+// locks (forupdate.go, version.go): it gives o to its
 // buyer from left units, unless refuse refuses it, and returns the units
 // left after it. A buyer who gets o is recorded in bought.
 func allocate(o Order, left int, bought map[string]string) (int, error) {
@@ -141,11 +142,18 @@ func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []
 	if err != nil {
 		return shelf{}, err
 	}
+	return s.shelfOf(ctx, q, product, left, users)
+}
+
+// shelfOf is the rest of look, for a stock read already (for update, or
+// with its version): it remembers a stock of 0, and reads who of users has
+// bought product through q.
+func (s *Service) shelfOf(ctx context.Context, q *gorm.DB, product string, left int, users []string) (shelf, error) {
 	if left == 0 {
 		s.markSoldOut(product)
 	}
 	var rows []struct{ UserID, ID string }
-	err = q.WithContext(ctx).
+	err := q.WithContext(ctx).
 		Raw("SELECT user_id, id FROM orders WHERE product_id = ? AND user_id IN ?", product, users).
 		Scan(&rows).Error
 	if err != nil {

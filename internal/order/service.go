@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -72,10 +73,11 @@ type Service struct {
 	products    *stock.Store
 	lockers     map[dlock.Mode]dlock.Locker
 	opts        Options
-	cache       sync.Map // product id -> stock.Product; see product
-	soldOutSeen sync.Map // product id -> struct{}; see soldOut
-	counters    sync.Map // product id -> *counters; see events
-	batches     sync.Map // product id -> *batchQueue; see placeBatched
+	cache       sync.Map     // product id -> stock.Product; see product
+	soldOutSeen sync.Map     // product id -> struct{}; see soldOut
+	counters    sync.Map     // product id -> *counters; see events
+	batches     sync.Map     // product id -> *batchQueue; see placeBatched
+	flavor      atomic.Int32 // the database, as sql-for-update locks its rows; see rowFlavor
 
 	leaders  sync.WaitGroup  // lead's goroutines
 	stopping context.Context // ended by Close: the leaders stop asking for the lock

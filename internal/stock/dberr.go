@@ -102,3 +102,21 @@ func IsConflict(err error) bool {
 	var myErr *mysql.MySQLError
 	return errors.As(err, &myErr) && (myErr.Number == 1213 || myErr.Number == 1205)
 }
+
+// IsLockWaitTimeout reports whether err says a statement waited for a lock
+// as long as the database lets it and gave up: MySQL/MariaDB's lock wait
+// timeout (1205, after innodb_lock_wait_timeout or a FOR UPDATE WAIT n),
+// or SQLite's SQLITE_BUSY (its busy timeout ran out waiting for the write
+// lock). Nothing the statement would have done was done. Package order's
+// sql-for-update answers it as a lock timeout.
+func IsLockWaitTimeout(err error) bool {
+	var myErr *mysql.MySQLError
+	var liteErr *sqlite.Error
+	switch {
+	case errors.As(err, &myErr):
+		return myErr.Number == 1205
+	case errors.As(err, &liteErr):
+		return liteErr.Code()&0xff == 5 // SQLITE_BUSY
+	}
+	return false
+}

@@ -7,7 +7,10 @@
 // distributed lock (package dlock) and are there to show where locks fail:
 // off, naive, lua and redlock. Fenced adds what makes a lease safe, a
 // fencing token the database checks; etcd takes the same fenced lock from a
-// consensus system instead of Redis. The last two take no lock for the
+// consensus system instead of Redis. Two take the database's own locks
+// instead of a distributed one: sql-for-update its row lock, held from
+// the read to the commit, and sql-version the optimistic lock, a version
+// compared and set with the write. The last three take no lock for the
 // stock at all, which is what production flash sales usually do:
 // sql-atomic lets the database decrement conditionally, and redis-decr
 // pre-deducts the stock in Redis and writes the order afterwards, and
@@ -49,6 +52,14 @@ const (
 	// Etcd is a lock on an etcd cluster (a lease per holder, waiters queued
 	// by revision), fenced by the lock key's revision as Fenced is.
 	Etcd Name = "etcd"
+	// SQLForUpdate locks the product's row in the database (SELECT … FOR
+	// UPDATE) and holds it across the check, the work and the write, to
+	// the commit: no Redis, no lease, and one buyer at a time.
+	SQLForUpdate Name = "sql-for-update"
+	// SQLVersion is the optimistic lock: read the stock and the row's
+	// version, work, then write only if the version is still the one read
+	// (UPDATE … WHERE version = ?), else read and work again, a few times.
+	SQLVersion Name = "sql-version"
 	// SQLAtomic takes no lock: a conditional UPDATE decrements the stock
 	// and a unique key allows one order per buyer.
 	SQLAtomic Name = "sql-atomic"
@@ -63,7 +74,7 @@ const (
 
 // All lists every strategy, in the order the load generator runs them.
 func All() []Name {
-	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, SQLAtomic, RedisDecr, RedisQueue}
+	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, SQLForUpdate, SQLVersion, SQLAtomic, RedisDecr, RedisQueue}
 }
 
 // Parse returns the strategy named s, or an error wrapping ErrUnknown that
@@ -86,9 +97,10 @@ func List() string {
 	return strings.Join(names, ", ")
 }
 
-// LockMode returns the lock that guards n's read-check-write, and false for
-// the strategies that take no lock for the stock (sql-atomic, redis-decr,
-// redis-queue).
+// LockMode returns the distributed lock (package dlock) that guards n's
+// read-check-write, and false for the strategies that take none: those
+// that lock in the database (sql-for-update, sql-version) and those that
+// take no lock for the stock (sql-atomic, redis-decr, redis-queue).
 func (n Name) LockMode() (dlock.Mode, bool) {
 	switch n {
 	case Off:
@@ -121,9 +133,11 @@ func (n Name) Batches() bool { return n == Lua || n == Redlock || n == Fenced ||
 
 // SurvivesLateCommit reports whether n stays exact when a commit lands
 // after its lease ran out: a lease alone does not (lua, redlock), a fenced
-// lease and the strategies without a lease do.
+// lease and the strategies without a lease do (the database's row lock is
+// held until the commit lands, however late).
 func (n Name) SurvivesLateCommit() bool {
-	return n.Fences() || n == SQLAtomic || n == RedisDecr || n == RedisQueue
+	_, leased := n.LockMode()
+	return n.Fences() || !leased
 }
 
 // Queues reports whether n answers a buyer before the order is written:

@@ -24,7 +24,8 @@ func TestParse(t *testing.T) {
 func TestLockMode(t *testing.T) {
 	for _, n := range strategy.All() {
 		mode, locked := n.LockMode()
-		lockFree := n == strategy.SQLAtomic || n == strategy.RedisDecr || n == strategy.RedisQueue
+		lockFree := n == strategy.SQLForUpdate || n == strategy.SQLVersion ||
+			n == strategy.SQLAtomic || n == strategy.RedisDecr || n == strategy.RedisQueue
 		if locked == lockFree {
 			t.Errorf("%s.LockMode() locked = %v, want %v", n, locked, !lockFree)
 		}
@@ -38,6 +39,20 @@ func TestEveryLateCommitSurvivorIsSafe(t *testing.T) {
 	for _, n := range strategy.All() {
 		if n.SurvivesLateCommit() && !n.Safe() {
 			t.Errorf("%s survives a late commit but is not safe", n)
+		}
+	}
+}
+
+// TestDatabaseLocks: the database's own locks are safe and hold through a
+// late commit (the row lock, or the version, is checked by the database
+// when the commit lands), and neither batches nor queues.
+func TestDatabaseLocks(t *testing.T) {
+	for _, n := range []strategy.Name{strategy.SQLForUpdate, strategy.SQLVersion} {
+		if !n.Safe() || !n.SurvivesLateCommit() {
+			t.Errorf("%s: Safe %v, SurvivesLateCommit %v; want both", n, n.Safe(), n.SurvivesLateCommit())
+		}
+		if n.Batches() || n.Queues() || n.Fences() {
+			t.Errorf("%s: Batches %v, Queues %v, Fences %v; want none", n, n.Batches(), n.Queues(), n.Fences())
 		}
 	}
 }

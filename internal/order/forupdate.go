@@ -1,0 +1,105 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// placeForUpdate is strategy sql-for-update: the database's own lock on
+// the product's row, and no other (no Redis, not even a dedupe lock). One
+// transaction reads, checks, works and writes:
+//
+//  1. lock the product's row and read its stock (SELECT … FOR UPDATE),
+//     waiting at most the lock wait for the buyer ahead (forupdate_row.go);
+//  2. check the buyer and the stock, the one rule (allocate);
+//  3. do the business work, holding the row;
+//  4. write the stock left and the order, and commit, which lets the row go.
+//
+// The read-check-write is the locking strategies' own, and here it is
+// safe for a reason no lease gives: the row stays locked until this
+// transaction commits or rolls back, or its connection dies, however long
+// the work stalls and however late the COMMIT lands. The next buyer's
+// SELECT … FOR UPDATE waits for it and reads what it wrote.
+//
+// The price is that the row lock is held across the work: the product
+// sells at most one order per work and commit, and every buyer waiting for
+// the row holds one of the pool's connections meanwhile, which other
+// products' orders wait for too. One order per buyer is kept twice: by
+// the check under the lock, and by the unique key (sale.Insert).
+func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	o := newOrder(p, req)
+	start := time.Now()
+	var got time.Time // when the row lock came (the last try's, after a deadlock)
+	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+		// 1. The row lock, and the stock under it.
+		left, err := s.lockRow(ctx, tx, p)
+		if err != nil {
+			return err
+		}
+		got = time.Now()
+		// 2. Check the buyer and the stock.
+		sh, err := s.shelfOf(ctx, tx, p.ID, left, []string{req.UserID})
+		if err != nil {
+			return err
+		}
+		left, err = allocate(o, sh.left, sh.bought)
+		if err != nil {
+			return err
+		}
+		// 3. The business work, the row locked.
+		if err := s.work(ctx, p); err != nil {
+			return err
+		}
+		// 4. The stock computed from what was read, and the order.
+		if err := s.writeStock(ctx, tx, p, left, fence{}); err != nil {
+			return err
+		}
+		return sale.Insert(tx, o)
+	})
+	o, err = s.forUpdateResult(ctx, p, o, err)
+	s.observeRowLock(ctx, p, start, got, err)
+	return o, err
+}
+
+// observeRowLock tells the observer how the ask for p's row lock went,
+// started at start, and, if the lock came at got, how long it was held:
+// the row lock's wait and hold are the locks' series.
+func (s *Service) observeRowLock(ctx context.Context, p stock.Product, start, got time.Time, err error) {
+	if got.IsZero() {
+		s.opts.Observer.LockWaited(p.Strategy, outcomeFor(ctx, err), time.Since(start))
+		return
+	}
+	s.opts.Observer.LockWaited(p.Strategy, "acquired", got.Sub(start))
+	s.opts.Observer.Held(p.Strategy, time.Since(got))
+}
+
+// forUpdateResult is what the buyer of o is told after its transaction
+// ended with err.
+func (s *Service) forUpdateResult(ctx context.Context, p stock.Product, o Order, err error) (Order, error) {
+	switch {
+	case err == nil:
+		return o, nil
+	case errors.Is(err, ErrSoldOut), errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrLockTimeout):
+		return Order{}, err
+	case errors.Is(err, sale.ErrDuplicateKey):
+		return Order{}, s.w.Duplicate(ctx, p.ID, o.UserID)
+	}
+	err = s.w.AfterFailure(ctx, o, err)
+	switch {
+	case err == nil:
+		return o, nil // the COMMIT's answer was lost, and it had landed
+	case stock.IsLockWaitTimeout(err) && !errors.Is(err, ErrInDoubt):
+		// The wait ran out before the transaction began: on SQLite every
+		// transaction waits for the database's write lock at BEGIN, for up
+		// to its busy timeout (forupdate_row.go).
+		return Order{}, fmt.Errorf("%w: waiting for the database's lock: %v", ErrLockTimeout, err)
+	}
+	return Order{}, sale.FromWrite(ctx, err)
+}

@@ -1,0 +1,130 @@
+package order
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// placeVersioned is strategy sql-version, the optimistic lock: nothing is
+// locked while the buyer is served. Each try
+//
+//  1. reads the stock and the row's version, and whether the buyer has an
+//     order, with plain SELECTs;
+//  2. checks the buyer and the stock, the one rule (allocate);
+//  3. does the business work;
+//  4. in one transaction inserts the order (the unique key keeps one per
+//     buyer) and writes the stock it computed, only if the version is
+//     still the one it read, adding 1 (setIfVersion).
+//
+// Zero rows updated means another buyer wrote first: the try's read and
+// work are thrown away (counted, EventVersionMoved) and the buyer tries
+// again after a jittered pause, up to versionTries times; then it is told
+// ErrVersionConflict. The version is the lock: a write that finds it
+// unchanged knows nothing was sold since the read, so the stock it
+// computed is right. Under one hot product that makes it exact and
+// wasteful: every round of tries has one winner, and the others did their
+// work for nothing.
+func (s *Service) placeVersioned(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	for try := 1; ; try++ {
+		o, err := s.tryVersioned(ctx, p, req)
+		if !errors.Is(err, errVersionMoved) {
+			return o, err
+		}
+		s.happened(p.ID, p.Strategy, EventVersionMoved)
+		if try == versionTries {
+			return Order{}, fmt.Errorf("%w: %q, %d tries", ErrVersionConflict, p.ID, try)
+		}
+		if err := sale.Sleep(ctx, versionPause(p, try)); err != nil {
+			return Order{}, fmt.Errorf("order: %w: after %d tries outrun", err, try)
+		}
+	}
+}
+
+// versionTries bounds the tries of one sql-version order. Each lost try
+// has thrown its work away, and under one hot product every round of
+// tries has a single winner however many try, so more tries barely raise
+// a buyer's odds while they add to every other buyer's load. A few ride
+// out a burst; a crowd that keeps outrunning the buyer gets a retryable
+// answer (503 version_conflict) instead of an unbounded stay.
+const versionTries = 5
+
+// versionPause is how long a buyer waits before try+1: a random share
+// (full jitter) of a window that doubles with each try and starts at
+// about one try's length, the work and a millisecond, so that the losers
+// of one round do not all meet again in the next. The window stops
+// growing at a second.
+func versionPause(p stock.Product, try int) time.Duration {
+	return rand.N(min((p.Work+time.Millisecond)<<try, time.Second))
+}
+
+// errVersionMoved is a try whose write found the version moved on.
+var errVersionMoved = errors.New("order: the product's version moved on since it was read")
+
+// setIfVersion writes a sql-version sale's stock and moves the version
+// on, if the version is still the one read. Its arguments: the stock
+// left, the product, the version read.
+const setIfVersion = "UPDATE products SET stock = ?, version = version + 1 WHERE id = ? AND version = ?"
+
+// tryVersioned is one try of placeVersioned: the order, or
+// errVersionMoved, or why not.
+func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	// 1. Read the stock, its version and the buyer's orders: no lock.
+	var left int
+	var version int64
+	err := s.db.WithContext(ctx).Raw("SELECT stock, version FROM products WHERE id = ?", p.ID).
+		Row().Scan(&left, &version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Order{}, fmt.Errorf("%w: product %q", stock.ErrNotFound, p.ID)
+	}
+	if err != nil {
+		return Order{}, sale.FromWrite(ctx, err)
+	}
+	sh, err := s.shelfOf(ctx, s.db, p.ID, left, []string{req.UserID})
+	if err != nil {
+		return Order{}, sale.FromWrite(ctx, err)
+	}
+	// 2. Check the buyer and the stock.
+	o := newOrder(p, req)
+	left, err = allocate(o, sh.left, sh.bought)
+	if err != nil {
+		return Order{}, err
+	}
+	// 3. The business work, nothing held.
+	if err := s.work(ctx, p); err != nil {
+		return Order{}, fmt.Errorf("order: %w", err)
+	}
+	// 4. The order, and the stock if nobody wrote since the read.
+	err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+		if err := sale.Insert(tx, o); err != nil {
+			return err
+		}
+		res := tx.Exec(setIfVersion, left, p.ID, version)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return errVersionMoved
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errVersionMoved):
+		return Order{}, err
+	case errors.Is(err, sale.ErrDuplicateKey):
+		return Order{}, s.w.Duplicate(ctx, p.ID, req.UserID)
+	case err != nil:
+		if err := s.w.AfterFailure(ctx, o, err); err != nil {
+			return Order{}, sale.FromWrite(ctx, err)
+		}
+	}
+	return o, nil
+}
