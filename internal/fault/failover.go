@@ -60,7 +60,7 @@ import (
 // until the database has sold a unit the replica's counter still offers,
 // and the promoted counter then offers it again (a phantom unit). The
 // shops' sweep lowers Redis's stock to the database's once a second
-// (package order, reserved_reconcile.go), and the load generator watches the drift
+// (package order/redisdecr, reconcile.go), and the load generator watches the drift
 // come back to 0 (driftWatch).
 const (
 	FailoverLockTTL  = 12 * time.Second

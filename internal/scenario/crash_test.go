@@ -78,7 +78,7 @@ func TestCrashKillsAShopAndTheSafeRowsStayExact(t *testing.T) {
 			}
 			// Above 0 Redis offers units the database does not have; below,
 			// a reservation of the killed shop was not given back (the
-			// sweep's reclaim, internal/order/reserved_reclaim.go, must have done it
+			// sweep's reclaim, internal/order/redisdecr/reclaim.go, must have done it
 			// within the wait).
 			if a.Drift != nil && (*a.Drift != 0 || c.Drift == nil || *c.Drift != 0) {
 				t.Errorf("%s: drift %d, the crash's %v after %v: want 0", m.Mode, *a.Drift, c.Drift, c.DriftWaited)
