@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,20 +35,22 @@ func scrape(t *testing.T, m *Shop) string {
 
 // recent is a shop with many products under test, which records how many
 // a scrape asked for and the deadline of its audits.
+// recent's figures are atomics: a scrape runs the collectors, which both
+// ask for the recent products, at once.
 type recent struct {
 	fakeShop
-	asked    *int
-	deadline *time.Duration
+	asked    *atomic.Int64
+	deadline *atomic.Int64 // a time.Duration
 }
 
 func (r recent) Recent(n int) []stock.Product {
-	*r.asked = n
+	r.asked.Store(int64(n))
 	return r.fakeShop.Recent(n)
 }
 
 func (r recent) Audit(ctx context.Context, id string) (order.Audit, error) {
 	if d, ok := ctx.Deadline(); ok {
-		*r.deadline = time.Until(d)
+		r.deadline.Store(int64(time.Until(d)))
 	}
 	return r.fakeShop.Audit(ctx, id)
 }
@@ -55,8 +58,7 @@ func (r recent) Audit(ctx context.Context, id string) (order.Audit, error) {
 // A scrape audits at most a dozen products, within one bounded wait, and
 // leaves out a queue whose backlog Redis did not give.
 func TestScrapeIsBounded(t *testing.T) {
-	var asked int
-	var deadline time.Duration
+	var asked, deadline atomic.Int64
 	shop := recent{fakeShop: fakeShop{
 		products: []stock.Product{{ID: "q", Strategy: strategy.RedisQueue}},
 		audits:   map[string]order.Audit{"q": {Stock: 1}},
@@ -67,8 +69,8 @@ func TestScrapeIsBounded(t *testing.T) {
 	m.Audits(shop)
 	m.Queues(shop)
 	text := scrape(t, m)
-	if asked != auditedProducts || deadline <= 0 || deadline > auditTimeout {
-		t.Errorf("asked for %d products, audits within %v; want %d within %v", asked, deadline, auditedProducts, auditTimeout)
+	if n, d := int(asked.Load()), time.Duration(deadline.Load()); n != auditedProducts || d <= 0 || d > auditTimeout {
+		t.Errorf("asked for %d products, audits within %v; want %d within %v", n, d, auditedProducts, auditTimeout)
 	}
 	if strings.Contains(text, `flashsale_queue_length{product="q"`) || !strings.Contains(text, `flashsale_product_stock_units{product="q",strategy="redis-queue"} 1`) {
 		t.Errorf("scrape: want q's audit and no queue gauges for it (its backlog failed):\n%s", text)
