@@ -47,8 +47,10 @@ func TestReclaimDeadShop(t *testing.T) {
 			t.Fatalf("after the crash: Redis %v, database %d; want 0, 1", deref(f.Redis), f.Stock)
 		}
 
+		// The sweep gives the unit back in Redis, then counts it: wait for
+		// both, or the count may be read in between.
 		waitFor(t, reclaimGrace+2*sweepEvery, "the sweep to give the dead shop's unit back", func() bool {
-			return !audit(ctx, t, b, db, p).drifted()
+			return !audit(ctx, t, b, db, p).drifted() && survivor.reclaimed.Load() > 0
 		})
 		t.Logf("drift 0 after %v", time.Since(took).Round(10*time.Millisecond))
 		if got := survivor.reclaimed.Load(); got != 1 {
