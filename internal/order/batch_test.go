@@ -91,7 +91,7 @@ func queueBatch(t *testing.T, b *testenv.Env, shop *order.Service, p stock.Produ
 			}
 		})
 	}
-	waitFor(t, 10*time.Second, "the buyers to queue behind the held lock", func() bool {
+	testenv.WaitFor(t, 10*time.Second, "the buyers to queue behind the held lock", func() bool {
 		return shop.Queued(p.ID) == stay && int(gaveUp.Load()) == len(reqs)-stay
 	})
 	if err := held.Release(ctx); err != nil {

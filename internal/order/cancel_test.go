@@ -201,7 +201,7 @@ func TestBatchBuyerGivesUpDuringItsBatch(t *testing.T) {
 				}
 				if batch > 0 {
 					// The batch goes on without it: wait until it has ended.
-					waitFor(t, 10*time.Second, "the batch to end", func() bool { return shop.Events(p.ID).Batches == 1 })
+					testenv.WaitFor(t, 10*time.Second, "the batch to end", func() bool { return shop.Events(p.ID).Batches == 1 })
 				}
 				if a := audit(t, shop, p.ID); a.Orders != 0 || a.Stock != 5 {
 					t.Errorf("%s, batch_max %d: %d orders written, stock %d, want none for a buyer who gave up", s, batch, a.Orders, a.Stock)

@@ -47,7 +47,7 @@ func TestNoGoroutineGrowth(t *testing.T) {
 
 		f := openFleet(t, b)
 		sellRounds(t, b, f, 4)
-		waitFor(t, 20*time.Second, "the goroutines of package order to end on idle shops", func() bool {
+		testenv.WaitFor(t, 20*time.Second, "the goroutines of package order to end on idle shops", func() bool {
 			return inOrderFlow() <= inFlow
 		})
 		noConnectionInUse(t, f.db)

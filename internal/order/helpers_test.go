@@ -177,19 +177,6 @@ func (e *everyNth) Rand() float64 {
 	return 0.999
 }
 
-// waitFor waits until cond holds, checking every few milliseconds, and
-// fails t if it does not within d; what names what is waited for.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // audit reads product's audit, asking again while the database is
 // unavailable (pooled connections a fault cut are found broken one by one,
 // as placeAfterRecovery says), for at most ten seconds.

@@ -149,7 +149,7 @@ func TestQueuedBusyOverHTTP(t *testing.T) {
 		})
 		held := make(chan *httptest.ResponseRecorder, 1)
 		go func() { held <- post("held") }()
-		waitFor(t, 5*time.Second, "the held trip's script to run", func() bool { return redisStock(t, b, p.ID) == 98 })
+		testenv.WaitFor(t, 5*time.Second, "the held trip's script to run", func() bool { return redisStock(t, b, p.ID) == 98 })
 		var wg sync.WaitGroup
 		recs := make([]*httptest.ResponseRecorder, 5)
 		for i := range recs {

@@ -140,7 +140,7 @@ func TestQueuedDatabaseDown(t *testing.T) {
 			b.DB.Start()
 			t.Fatalf("Place with the database down: %+v, %v; want queued (Redis alone answers)", o, err)
 		}
-		waitFor(t, 10*time.Second, "the consumer to report the database", func() bool { return shop.QueueProblem() != "" })
+		testenv.WaitFor(t, 10*time.Second, "the consumer to report the database", func() bool { return shop.QueueProblem() != "" })
 		bl, err := shop.QueueBacklog(context.Background(), p.ID)
 		if err != nil || bl.Length != 1 {
 			t.Errorf("backlog with the database down: %+v, %v; want the entry still there", bl, err)
@@ -150,6 +150,6 @@ func TestQueuedDatabaseDown(t *testing.T) {
 		if st := status(t, shop, o.ID); st.Status != order.StatusCreated {
 			t.Errorf("after the database came back: %q, want created", st.Status)
 		}
-		waitFor(t, 10*time.Second, "the problem to clear", func() bool { return shop.QueueProblem() == "" })
+		testenv.WaitFor(t, 10*time.Second, "the problem to clear", func() bool { return shop.QueueProblem() == "" })
 	})
 }

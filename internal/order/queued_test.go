@@ -26,7 +26,7 @@ func queued(t *testing.T, b *testenv.Env, name string, units int) stock.Product 
 // drained waits until product's queue has nothing left to write.
 func drained(t *testing.T, shop *order.Service, product string) {
 	t.Helper()
-	waitFor(t, 20*time.Second, "the queue to drain", func() bool {
+	testenv.WaitFor(t, 20*time.Second, "the queue to drain", func() bool {
 		bl, err := shop.QueueBacklog(context.Background(), product)
 		return err == nil && bl.Drained()
 	})
@@ -200,7 +200,7 @@ func TestQueuedDeadLetter(t *testing.T) {
 			if err != nil || !o.Queued {
 				t.Fatalf("Place after the delete: %+v, %v; want queued (the shop has the product cached)", o, err)
 			}
-			waitFor(t, 10*time.Second, "the order to be refused", func() bool {
+			testenv.WaitFor(t, 10*time.Second, "the order to be refused", func() bool {
 				st, err := shop.OrderStatus(context.Background(), o.ID)
 				return err == nil && st.Status == order.StatusRefused
 			})

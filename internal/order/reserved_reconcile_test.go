@@ -40,7 +40,7 @@ func TestSweepRetiresPhantomUnits(t *testing.T) {
 		if n, err := b.Redis.Clients()[0].IncrBy(ctx, reserve.StockKey(p.ID), 2).Result(); err != nil || n != 3 {
 			t.Fatalf("Redis stock after the lost reservations: %d (%v), want 3", n, err)
 		}
-		waitFor(t, sweptWithin, "the sweep to bring the drift to 0", func() bool {
+		testenv.WaitFor(t, sweptWithin, "the sweep to bring the drift to 0", func() bool {
 			a := audit(t, shop, p.ID)
 			return a.RedisStock != nil && a.Drift == 0
 		})
@@ -132,7 +132,7 @@ func TestSweepRepairsFailoverDrift(t *testing.T) {
 	set := sentinels.Set()
 	replica := redis.NewClient(&redis.Options{Addr: sentinels.Replica(), DisableIdentity: true})
 	t.Cleanup(func() { replica.Close() })
-	waitFor(t, sweptWithin, "the replica to have the stock", func() bool {
+	testenv.WaitFor(t, sweptWithin, "the replica to have the stock", func() bool {
 		n, err := replica.Get(ctx, reserve.StockKey(p.ID)).Int()
 		return err == nil && n == 2
 	})
@@ -148,7 +148,7 @@ func TestSweepRepairsFailoverDrift(t *testing.T) {
 	}
 	sentinels.AwaitMaster(sentinels.Replica(), 30*time.Second)
 
-	waitFor(t, sweptWithin, "the sweep to lower the promoted counter to the database's stock", func() bool {
+	testenv.WaitFor(t, sweptWithin, "the sweep to lower the promoted counter to the database's stock", func() bool {
 		n, err := replica.Get(ctx, reserve.StockKey(p.ID)).Int()
 		return err == nil && n == 0
 	})

@@ -85,18 +85,6 @@ func queueOf(t *testing.T, c *zk.Conn, z *testenv.ZooKeeper, key string) []strin
 	return kids
 }
 
-// waitFor polls cond until it holds, failing t after d.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // counter is a dlock.Observer that counts the retries it hears of.
 type counter struct{ retried atomic.Int64 }
 

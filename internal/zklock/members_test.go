@@ -99,7 +99,7 @@ func TestQuorumLost(t *testing.T) {
 		}
 	}
 	look := z.Conn()
-	waitFor(t, 20*time.Second, "the failed attempts' nodes swept", func() bool { return len(queueOf(t, look, z, "k")) == 0 })
+	testenv.WaitFor(t, 20*time.Second, "the failed attempts' nodes swept", func() bool { return len(queueOf(t, look, z, "k")) == 0 })
 }
 
 // leaderOf returns the index of the ensemble's leader.

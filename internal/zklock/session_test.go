@@ -106,7 +106,7 @@ func TestProtectedCreate(t *testing.T) {
 		got <- err
 	}()
 	look := z.Conn()
-	waitFor(t, 10*time.Second, "the create's answer held", link.Held)
+	testenv.WaitFor(t, 10*time.Second, "the create's answer held", link.Held)
 	made := queueOf(t, look, z, "k")
 	if len(made) != 1 {
 		t.Fatalf("queue %v while the answer is held, want the one node made", made)

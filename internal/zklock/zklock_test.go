@@ -91,7 +91,7 @@ func TestNoHerd(t *testing.T) {
 		})
 	}
 	look := z.Conn()
-	waitFor(t, 10*time.Second, "every waiter queued", func() bool { return len(queueOf(t, look, z, "herd")) == waiters+1 })
+	testenv.WaitFor(t, 10*time.Second, "every waiter queued", func() bool { return len(queueOf(t, look, z, "herd")) == waiters+1 })
 	c.reset() // the looks from now on are the wake-ups
 	release(t, holder)
 	wg.Wait()
@@ -177,7 +177,7 @@ func TestCallerCancels(t *testing.T) {
 		done <- err
 	}()
 	look := z.Conn()
-	waitFor(t, 10*time.Second, "the waiter queued", func() bool { return len(queueOf(t, look, z, "k")) == 2 })
+	testenv.WaitFor(t, 10*time.Second, "the waiter queued", func() bool { return len(queueOf(t, look, z, "k")) == 2 })
 	cancel()
 	select {
 	case err := <-done:
@@ -187,6 +187,6 @@ func TestCallerCancels(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a cancelled Lock did not return")
 	}
-	waitFor(t, 5*time.Second, "the waiter's node gone", func() bool { return len(queueOf(t, look, z, "k")) == 1 })
+	testenv.WaitFor(t, 5*time.Second, "the waiter's node gone", func() bool { return len(queueOf(t, look, z, "k")) == 1 })
 	release(t, holder)
 }

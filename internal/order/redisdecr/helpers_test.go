@@ -161,19 +161,6 @@ func stockOf(ctx context.Context, t *testing.T, db *gorm.DB, product string) int
 	return n
 }
 
-// waitFor waits until cond holds, checking every few milliseconds, and
-// fails t if it does not within d; what names what is waited for.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // hookWork is an Options.Work that runs hook (once, if armed): a test's
 // way into the middle of Place, between the take and the write.
 type hookWork struct {

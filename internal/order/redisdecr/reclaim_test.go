@@ -49,7 +49,7 @@ func TestReclaimDeadShop(t *testing.T) {
 
 		// The sweep gives the unit back in Redis, then counts it: wait for
 		// both, or the count may be read in between.
-		waitFor(t, reclaimGrace+2*sweepEvery, "the sweep to give the dead shop's unit back", func() bool {
+		testenv.WaitFor(t, reclaimGrace+2*sweepEvery, "the sweep to give the dead shop's unit back", func() bool {
 			return !audit(ctx, t, b, db, p).drifted() && survivor.reclaimed.Load() > 0
 		})
 		t.Logf("drift 0 after %v", time.Since(took).Round(10*time.Millisecond))
@@ -76,7 +76,7 @@ func TestReclaimAfterRestart(t *testing.T) {
 		if err := restarted.place(ctx, p, "y"); !errors.Is(err, sale.ErrSoldOut) {
 			t.Fatalf("y, while the dead shop's reservation holds the unit: got %v, want %v", err, sale.ErrSoldOut)
 		}
-		waitFor(t, 3*sweepEvery, "the restarted shop's sweep to give the unit back", func() bool {
+		testenv.WaitFor(t, 3*sweepEvery, "the restarted shop's sweep to give the unit back", func() bool {
 			return restarted.reclaimed.Load() == 1
 		})
 		restarted.mustPlace(ctx, t, p, "y")
@@ -109,7 +109,7 @@ func TestReclaimPastBrokenShop(t *testing.T) {
 
 		took := time.Now()
 		dieAfterTake(ctx, t, b, 0, p, "x") // due at once
-		waitFor(t, 5*sweepEvery, "the healthy shop to give the dead shop's unit back", func() bool {
+		testenv.WaitFor(t, 5*sweepEvery, "the healthy shop to give the dead shop's unit back", func() bool {
 			return survivor.reclaimed.Load() == 1
 		})
 		t.Logf("given back after %v", time.Since(took).Round(10*time.Millisecond))
@@ -139,7 +139,7 @@ func TestReclaimRefusesSlowShop(t *testing.T) {
 		answer := make(chan error, 1)
 		go func() { answer <- slow.place(ctx, p, "x") }()
 		<-paused
-		waitFor(t, 3*sweepEvery, "a sweep to reclaim the slow shop's reservation", func() bool {
+		testenv.WaitFor(t, 3*sweepEvery, "a sweep to reclaim the slow shop's reservation", func() bool {
 			return survivor.reclaimed.Load()+slow.reclaimed.Load() == 1
 		})
 		close(resume)
