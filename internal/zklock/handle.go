@@ -103,8 +103,10 @@ func (h *holder) Refresh(ctx context.Context, _ time.Duration) (time.Duration, e
 
 // Release deletes the node, trying again while the connection fails and
 // ctx lasts. Deleted, the lock was held until then, even if the session
-// had been given up meanwhile (the ensemble had kept it): nil. A node
-// already gone, or a session that has ended, is dlock.ErrNotHeld. A
+// had been given up meanwhile (the ensemble had kept it): nil. That
+// includes a delete whose answer was lost and whose retry finds the node
+// gone in the same session: only that delete could have removed it. A
+// node already gone, or a session that has ended, is dlock.ErrNotHeld. A
 // deletion that ctx cut short goes on in the background, for as long as
 // the session lives, and Release returns dlock.ErrUnavailable: the node
 // must not stay in the queue as long as the session does.
@@ -112,16 +114,20 @@ func (h *holder) Release(ctx context.Context) error {
 	defer h.cancel(errLetGo)
 	defer h.stop()
 	m, path := h.e.m, h.e.path()
+	sent := false // a delete went out and its answer was lost
 	for {
 		err := m.remove(ctx, path)
 		switch {
 		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode) && sent && m.alive(h.s.id):
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
 			return fmt.Errorf("%w: %q: its node was gone (its session ended)", dlock.ErrNotHeld, h.e.key)
 		case !m.alive(h.s.id):
 			return fmt.Errorf("%w: %q: its session ended", dlock.ErrNotHeld, h.e.key)
 		}
+		sent = sent || lostAnswer(err)
 		if ctx.Err() != nil || !m.transient(err) || !rest(ctx) {
 			m.deleteLater(path, h.s.id)
 			return fmt.Errorf("%w: release %q: %w (deleting it in the background)", dlock.ErrUnavailable, h.e.key, err)

@@ -34,6 +34,16 @@ func newLocker(t *testing.T, z *testenv.ZooKeeper, servers []string, timeout tim
 		t.Fatalf("zklock.New(%v): %v", servers, err)
 	}
 	t.Cleanup(func() { m.Close() })
+	// The first lock of a Locker creates the root, its lock directory and
+	// the epoch: several consensus writes, which on a loaded 2-core machine
+	// can outlast a test's one-second wait. Take it here, unhurried.
+	warm, err := m.Lock(ctx, "warm-up", time.Second, 10*time.Second)
+	if err != nil {
+		t.Fatalf("the Locker's first lock: %v", err)
+	}
+	if err := warm.Release(ctx); err != nil {
+		t.Fatalf("the Locker's first release: %v", err)
+	}
 	return m
 }
 
