@@ -57,7 +57,7 @@ type Armed interface {
 	// Stop waits for the fault to finish, puts the fleet back as it was,
 	// and returns what the fault measured (nil if it did not fire). An
 	// error means the fleet is not whole: the attack ends without an
-	// audit.
+	// audit. It is called once: a second call may block for ever.
 	Stop(ctx context.Context, results vegeta.Results) (Record, error)
 }
 

@@ -96,6 +96,10 @@ type Kill struct {
 	// Err is why the nodes could not be taken down or brought back ("" if
 	// all went well).
 	Err string
+	// when is the clock's time of the kill, which the clicks' timestamps
+	// are compared with (At counts from Arm, a little before the first
+	// click); zero in a record read back from JSON.
+	when time.Time
 }
 
 // nodesDown is a node kill armed in one attack.
@@ -124,7 +128,8 @@ func (k *NodeKill) Arm(ctx context.Context, a *Attack) (Armed, error) {
 		for i := range nodes {
 			nodes[i] = i
 		}
-		rec := &Kill{Nodes: nodes, Noun: k.noun, Of: k.total, At: time.Since(began)}
+		now := time.Now()
+		rec := &Kill{Nodes: nodes, Noun: k.noun, Of: k.total, At: now.Sub(began), when: now}
 		// Down for the rest of the attack, plus a little for the stragglers.
 		restore, err := killer.Kill(ctx, nodes, a.Expected-half+250*time.Millisecond)
 		if err != nil {
@@ -180,13 +185,16 @@ func (k *Kill) after(s Sale) string {
 	if len(s.Results) == 0 {
 		return ""
 	}
-	begin := s.Results[0].Timestamp
-	for _, r := range s.Results {
-		if r.Timestamp.Before(begin) {
-			begin = r.Timestamp
+	at := k.when
+	if at.IsZero() {
+		begin := s.Results[0].Timestamp
+		for _, r := range s.Results {
+			if r.Timestamp.Before(begin) {
+				begin = r.Timestamp
+			}
 		}
+		at = begin.Add(k.At)
 	}
-	at := begin.Add(k.At)
 	var sent, refused, created, soldOut int
 	for i := range s.Results {
 		r := &s.Results[i]

@@ -53,6 +53,19 @@ func TestWhyKillCountsWhatCameAfter(t *testing.T) {
 	}
 }
 
+// A kill measured in the attack counts from its own clock time, not from
+// the first click plus At (At counts from Arm, before the first click): a
+// click sent between the two is after the kill.
+func TestWhyKillCountsFromTheKillsClock(t *testing.T) {
+	k, s := killRow(503, 503)
+	k.when = s.Results[0].Timestamp.Add(time.Second / 2) // At says 1s; the kill was at 0.5s
+	s.Results = append(s.Results, vegeta.Result{Timestamp: s.Results[0].Timestamp.Add(600 * time.Millisecond), Code: 503,
+		Body: []byte(`{"error":{"code":"unavailable"}}`)})
+	if got := why(k, s); !strings.Contains(got, "of the 3 requests sent after it, 3 were refused (503)") {
+		t.Errorf("kill at 0.5s by its clock, At 1s: %q, want the click at 0.6s counted after it", got)
+	}
+}
+
 // downNodes is a fleet.NodeKiller that records what it was asked to take
 // down and whether it was brought back.
 type downNodes struct {
