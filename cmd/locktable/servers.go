@@ -85,7 +85,7 @@ func writeServers(w io.Writer, ss []*server) {
 			d := s.after.n - s.before.n
 			n = fmt.Sprintf("%.0f", d)
 			if s.after.known && d > 0 {
-				mean = fmt.Sprintf("%.3f ms", float64(s.after.took-s.before.took)/float64(time.Millisecond)/d)
+				mean = formatFsync((s.after.took - s.before.took) / time.Duration(d))
 			}
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", s.name, s.version, s.where, s.durability, n, mean)
@@ -110,4 +110,13 @@ func where(dir string) string {
 		return fmt.Sprintf("`%s` (%s)", dir, fs)
 	}
 	return fmt.Sprintf("`%s`", dir)
+}
+
+// formatFsync writes a mean fsync in µs below a millisecond: on tmpfs it
+// is a few.
+func formatFsync(d time.Duration) string {
+	if d < time.Millisecond {
+		return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond))
+	}
+	return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
 }

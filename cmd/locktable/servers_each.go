@@ -37,8 +37,7 @@ func redisServer(ctx context.Context, b *backends) *server {
 		}
 		settings = append(settings, fmt.Sprintf("appendonly %s, appendfsync %s, save %q", cfg["appendonly"], cfg["appendfsync"], cfg["save"]))
 	}
-	s.version = strings.Join(slices.Compact(versions), ", ")
-	s.durability = strings.Join(slices.Compact(settings), "; ")
+	s.version, s.durability = distinct(versions, ", "), distinct(settings, "; ")
 	s.where = "memory only"
 	for _, x := range settings {
 		if !strings.HasPrefix(x, "appendonly no,") || !strings.HasSuffix(x, `save ""`) {
@@ -65,7 +64,7 @@ func etcdServer(ctx context.Context, b *backends, endpoints []string) *server {
 		}
 		versions = append(versions, st.Version)
 	}
-	s.version = strings.Join(slices.Compact(versions), ", ")
+	s.version = distinct(versions, ", ")
 	s.fsyncs = func(ctx context.Context) (fsyncCount, error) {
 		var sum fsyncCount
 		for _, e := range endpoints {
@@ -138,8 +137,8 @@ func zkServer(ctx context.Context, members []string) *server {
 			dirs = append(dirs, where(conf["dataLogDir"]))
 		}
 	}
-	s.version = strings.Join(slices.Compact(versions), ", ")
-	s.where = strings.Join(dirs, ", ")
+	s.version = distinct(versions, ", ")
+	s.where = distinct(dirs, ", ")
 	s.fsyncs = func(ctx context.Context) (fsyncCount, error) {
 		var sum fsyncCount
 		for _, m := range members {
@@ -223,4 +222,10 @@ func dbServer(ctx context.Context, r *rowLock) *server {
 		return fsyncCount{n: n}, err
 	}
 	return s
+}
+
+// distinct joins xs with sep, a run of equal ones said once (the members
+// of one cluster mostly say the same). xs is not changed.
+func distinct(xs []string, sep string) string {
+	return strings.Join(slices.Compact(slices.Clone(xs)), sep)
 }
