@@ -92,9 +92,10 @@ func Cases(workers int, contenders []int) []Case {
 	return cs
 }
 
-// Options bound a run. Every field must be positive (Check).
+// Options bound a run. Warmup may be 0; every other field must be
+// positive (Check).
 type Options struct {
-	Warmup   time.Duration // each cell runs this long before it counts
+	Warmup   time.Duration // each cell runs at least this long before it counts (see measure)
 	Duration time.Duration // then counts for this long
 	Rounds   int           // cells per system and case
 	MaxOps   int           // a cell stops counting after this many cycles
@@ -104,7 +105,7 @@ type Options struct {
 	Pause time.Duration
 }
 
-// Check returns an error naming the first field that is not positive.
+// Check returns an error naming the first field out of its range.
 func (o Options) Check() error {
 	switch {
 	case o.Warmup < 0:
