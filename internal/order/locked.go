@@ -34,9 +34,12 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 	}
 	got := time.Now()
 	defer func() { s.releaseProduct(ctx, p, lock, got, err) }() // 7a. first
-	// 6. Critical section on the lock's context: a lost lock aborts the
-	// work and rolls the transaction back (all but a late commit, which
-	// commit_late.go injects).
+	// 6. Critical section on the lock's context. Where the lock has a
+	// watchdog (lua, fenced, redlock, etcd, zookeeper), a lost lock ends
+	// that context: the work stops and the transaction rolls back (all but
+	// a late commit, which commit_late.go injects). Off's and naive's
+	// context never ends: a holder past its TTL goes on, which is how
+	// naive oversells.
 	o, err := s.buy(lock.Context(), lock, p, req)
 	if err != nil {
 		return Order{}, s.fromCritical(ctx, lock.Context(), p, err)

@@ -20,7 +20,9 @@ import (
 // its lock's token as the first statement of its transaction:
 //
 //	UPDATE products SET fence_epoch = ?, fence = ?
-//	WHERE id = ? AND (fence_epoch, fence) < (?, ?)
+//	WHERE id = ? AND (fence_epoch < ? OR (fence_epoch = ? AND fence < ?))
+//
+// (the pair (fence_epoch, fence) below the new pair, spelled out).
 //
 // Zero rows means a newer holder registered first: the holder is refused
 // (ErrFencedOut) before it has read or written anything.

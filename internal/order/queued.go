@@ -19,8 +19,8 @@ import (
 // meets Redis only; the database sees one transaction per batch, at the
 // pace the consumers set.
 //
-// The script checks the buyer before it takes a unit, never after, as
-// redis-decr's does. The database keeps its own guards (the conditional
+// The script checks the buyer before it takes a unit, never after (as
+// redis-decr's script does too). The database keeps its own guards (the conditional
 // UPDATE, one order per buyer): an order Redis accepted that the database
 // cannot take is refused for good, its units given back, and polling it
 // says so.

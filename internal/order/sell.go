@@ -26,8 +26,8 @@ type answer struct {
 	err   error
 }
 
-// sell is the one step that sells units holding p's product lock, for one
-// buyer or a batch of them (reqs, in arrival order), in one transaction
+// sell is the transaction around allocate for the lock strategies: it
+// sells units holding p's product lock, for one buyer or a batch of them (reqs, in arrival order), in one transaction
 // on ctx, the lock's context:
 //
 //  1. register the lock's fence, if it has one, before anything is read

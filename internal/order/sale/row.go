@@ -18,9 +18,12 @@ type Row struct {
 	Quantity  int       `gorm:"column:quantity"`
 	Strategy  string    `gorm:"column:strategy"`
 	CreatedAt time.Time `gorm:"column:created_at"`
-	// UniqueBuyer is 1 where the database allows one order per buyer (the
-	// lock-free strategies: a second INSERT fails on orders_unique_buyer),
-	// nil where the product lock must (see migrations 0009).
+	// UniqueBuyer is 1 where the database allows one order per buyer (a
+	// second INSERT fails on orders_unique_buyer): the lock-free
+	// strategies, the queue's writer and the database's own locks, whose
+	// rows sale.Insert writes. It is nil where the product lock must (the
+	// locked flow, RowOf), and off, which has none, duplicates (see
+	// migrations 0009 and 0010).
 	UniqueBuyer *int `gorm:"column:unique_buyer"`
 }
 
