@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,22 +16,55 @@ import (
 	"testing"
 )
 
-// The tests' stand-ins: a java that is a shell script, and servers that
+// The tests' stand-ins: a java that is this test binary, and servers that
 // answer the four-letter words as a ZooKeeper member would. With them an
 // ensemble starts, fails and stops in milliseconds, so every path of
 // Start and of the members' signals is tested without a JVM;
 // ensemble_test.go runs the real one.
 
-// fakeJava puts a java of its own alone on the test's PATH, a shell script
-// that runs body for each member, with the member's arguments in "$@" and
-// its configuration file in $cfg, after appending its pid to Dir/pids
-// (Dir being the ensemble's); and it points the server jar at a file that
+// envFakeJava, when set, makes the test binary a fake java (TestMain).
+const envFakeJava = "ZKPROC_FAKE_JAVA"
+
+// TestMain runs the tests, or, with ZKPROC_FAKE_JAVA set, is a member's
+// java: it appends its pid to Dir/pids (Dir being the ensemble's, from the
+// configuration file, its last argument) and says so on its output; then
+// with ZKPROC_FAKE_JAVA=exit it exits with status 3 at once, and with
+// serve it runs until SIGTERM, which it handles as the JVM does (a stopped
+// process runs its handler only once continued).
+func TestMain(m *testing.M) {
+	mode := os.Getenv(envFakeJava)
+	if mode == "" {
+		os.Exit(m.Run())
+	}
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	cfg := os.Args[len(os.Args)-1]
+	f, err := os.OpenFile(filepath.Join(filepath.Dir(cfg), "pids"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err == nil {
+		fmt.Fprintln(f, os.Getpid())
+		f.Close()
+	}
+	fmt.Println("fake java: no server here, run with", cfg)
+	if mode == "exit" {
+		os.Exit(3)
+	}
+	<-term
+	os.Exit(0)
+}
+
+// fakeJava puts a java of its own alone on the test's PATH, this test
+// binary as a member (TestMain) that exits at once (mode "exit") or runs
+// until SIGTERM ("serve"); and it points the server jar at a file that
 // exists, and the logger jar at one that does not. Binaries then finds
 // both. Not for parallel tests: it sets the PATH and the jars.
-func fakeJava(t *testing.T, body string) {
+func fakeJava(t *testing.T, mode string) {
 	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	bin := t.TempDir()
-	script := "#!/bin/sh\nPATH=/usr/bin:/bin\nfor cfg; do :; done\necho $$ >> \"${cfg%/*}/pids\"\n" + body + "\n"
+	script := fmt.Sprintf("#!/bin/sh\n%s=%s exec %q \"$@\"\n", envFakeJava, mode, self)
 	if err := os.WriteFile(filepath.Join(bin, "java"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}

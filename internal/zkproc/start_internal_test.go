@@ -22,20 +22,20 @@ import (
 func TestStartFails(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		java     string // the fake java's body
+		java     string // the fake java's mode
 		first    func(t *testing.T, dir string) int
 		timeout  time.Duration
 		tries    int // Start's tries, where member 1's log tells them
 		wantSaid []string
 		wantErr  error
 	}{
-		{name: "java exits, ports picked", java: "echo fake java: no server here; exit 3",
+		{name: "java exits, ports picked", java: "exit",
 			tries: 3, wantSaid: []string{"exit status 3", "fake java: no server here", "zk3.log"}},
-		{name: "java exits, ports given", java: "echo fake java: no server here; exit 3", first: closedPort,
+		{name: "java exits, ports given", java: "exit", first: closedPort,
 			tries: 1, wantSaid: []string{"exit status 3"}},
-		{name: "another server on the port", java: "exec sleep 60", first: foreignServer,
+		{name: "another server on the port", java: "serve", first: foreignServer,
 			wantSaid: []string{"another ZooKeeper server answers on 127.0.0.1:"}},
-		{name: "ctx ends", java: "exec sleep 60", timeout: 300 * time.Millisecond,
+		{name: "ctx ends", java: "serve", timeout: 300 * time.Millisecond,
 			wantErr: context.DeadlineExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -115,7 +115,7 @@ func TestEnsembleSignals(t *testing.T) {
 		t.Run("detach="+strconv.FormatBool(detach), func(t *testing.T) {
 			dir := t.TempDir()
 			first, zks := fakeMembers(t, dir)
-			fakeJava(t, "exec sleep 300")
+			fakeJava(t, "serve")
 			ctx := context.Background()
 			e, err := Start(ctx, Config{Dir: dir, FirstPort: first, Detach: detach})
 			if err != nil {
