@@ -156,14 +156,10 @@ func (m *Locker) retry(ctx context.Context, err error) bool {
 // give it: ErrTimeout, wrapping ctx.Err() if the caller's ctx ended it,
 // and quoting the last try's error.
 func timeoutErr(ctx context.Context, key string, wait time.Duration, last error) error {
-	var lastTry string
-	if last != nil {
-		lastTry = fmt.Sprintf(" (last try: %v)", last)
-	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %q: %w%s", dlock.ErrTimeout, key, err, lastTry)
+		return fmt.Errorf("%w: %q: %w (last try: %v)", dlock.ErrTimeout, key, err, last)
 	}
-	return fmt.Errorf("%w: %q after %v%s", dlock.ErrTimeout, key, wait, lastTry)
+	return fmt.Errorf("%w: %q after %v (last try: %v)", dlock.ErrTimeout, key, wait, last)
 }
 
 // checkTTL rejects a ttl under a millisecond, as every dlock mode but off

@@ -44,8 +44,12 @@ type created struct {
 //
 // A request that fails with the connection's error is tried again until
 // ctx ends; a key whose directory is missing gets it (a container). It
-// returns the error translated (zkErr).
+// returns the error translated (zkErr), and sends nothing if ctx has
+// ended already.
 func (m *Locker) enter(ctx context.Context, key string) (*entry, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, m.zkErr(ctx, err, "acquire", key)
+	}
 	e := &entry{m: m, key: key, dir: m.dir(key), id: uuid.NewString()}
 	lost := false // a create's answer was lost: look before creating again
 	for {

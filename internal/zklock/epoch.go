@@ -36,6 +36,12 @@ import (
 // granted it; a rebuilt ensemble does not know it, and the client gets a
 // new one), and epochFor reads the epoch again for each new session.
 //
+// A rebuilt ensemble lets a new client in at once, and an old one only
+// later: a member turns away a client that has seen a larger zxid than its
+// own (lest it read the past), and the client keeps the last zxid it saw
+// across reconnections. A Locker of the old ensemble is not ready until
+// the new one's zxids pass that one; a restarted shop is ready at once.
+//
 // What it does not promise, as for etcd: the epoch is a wall clock, so it
 // relies on the new ensemble's leader's clock being later than the old
 // one's was at its first lock. And an ensemble restored from a backup of

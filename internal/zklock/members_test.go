@@ -105,11 +105,9 @@ func TestQuorumLost(t *testing.T) {
 // leaderOf returns the index of the ensemble's leader.
 func leaderOf(t *testing.T, z *testenv.ZooKeeper) int {
 	t.Helper()
-	for i, s := range z.Servers() {
-		if mode, err := zkproc.Mode(context.Background(), s); err == nil && mode == "leader" {
-			return i
-		}
+	i, err := zkproc.Leader(context.Background(), z.Servers())
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no member says it leads (srvr)")
-	return -1
+	return i
 }

@@ -38,9 +38,12 @@ func (t *tracker) dial(network, addr string, timeout time.Duration) (net.Conn, e
 	if err != nil {
 		return nil, err
 	}
-	w := &wireConn{Conn: c, t: t, pending: map[int32]time.Time{}}
-	w.handshakeBy = time.Now().Add(t.handshake)
-	return w, nil
+	return t.wrap(c), nil
+}
+
+// wrap returns c read on the way past for t, its handshake due from now.
+func (t *tracker) wrap(c net.Conn) *wireConn {
+	return &wireConn{Conn: c, t: t, pending: map[int32]time.Time{}, handshakeBy: time.Now().Add(t.handshake)}
 }
 
 // wireConn is one connection of the client, read on the way past. The

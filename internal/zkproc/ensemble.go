@@ -123,9 +123,6 @@ func (e *Ensemble) Servers() []string {
 	return out
 }
 
-// Ports returns the members' ports, in member order.
-func (e *Ensemble) Ports() []Ports { return append([]Ports(nil), e.ports...) }
-
 // Pids returns the members' process ids, in member order.
 func (e *Ensemble) Pids() []int {
 	var out []int

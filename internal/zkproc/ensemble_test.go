@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,10 +16,55 @@ import (
 // a failure here rather than a skip. .ci/run sets it.
 const envRequireZooKeeper = "FLASHSALE_TEST_REQUIRE_ZOOKEEPER"
 
-// TestEnsemble: Start returns an ensemble whose three members serve, one
-// leading; with the leader killed the other two elect one of themselves;
-// the killed member, restarted on its data, serves again; Stop ends them.
+// TestEnsemble, on the real server: Start returns an ensemble whose three
+// members serve, one leading; a paused member stops answering and answers
+// again once resumed; with the leader killed the other two elect one of
+// themselves; the killed member, restarted on its data, serves again as a
+// follower; Stop ends them all.
 func TestEnsemble(t *testing.T) {
+	e := startEnsemble(t)
+	ctx := context.Background()
+	leader := awaitLeader(t, e)
+
+	follower := (leader + 1) % zkproc.Members
+	e.Pause(follower)
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if mode, err := zkproc.Mode(short, e.Servers()[follower]); err == nil {
+		t.Errorf("a paused member answered srvr (%q)", mode)
+	}
+	e.Resume(follower)
+	testenv.WaitFor(t, 10*time.Second, "the resumed member to serve", func() bool {
+		mode, err := zkproc.Mode(ctx, e.Servers()[follower])
+		return err == nil && mode == "follower"
+	})
+
+	e.Kill(leader)
+	if next := awaitLeader(t, e); next == leader {
+		t.Fatalf("member %d leads after it was killed", leader+1)
+	}
+	if err := e.Restart(ctx, leader); err != nil {
+		t.Fatal(err)
+	}
+	if mode, err := zkproc.Mode(ctx, e.Servers()[leader]); err != nil || mode != "follower" {
+		t.Errorf("the restarted member says %q (%v), want follower", mode, err)
+	}
+
+	pids := e.Pids()
+	e.Stop()
+	for i, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("member %d (pid %d) after Stop: %v, want no such process", i+1, pid, err)
+		}
+	}
+	e.Stop()
+}
+
+// startEnsemble starts an ensemble of the real server in a directory of
+// the test's, stopped when the test ends. It skips t under -short, or
+// without java or the package (unless FLASHSALE_TEST_REQUIRE_ZOOKEEPER=1).
+func startEnsemble(t *testing.T) *zkproc.Ensemble {
+	t.Helper()
 	required := os.Getenv(envRequireZooKeeper) == "1"
 	if !required {
 		testenv.SkipShort(t, "starts three java processes; the full run has them")
@@ -32,46 +78,18 @@ func TestEnsemble(t *testing.T) {
 	case err != nil:
 		t.Fatal(err)
 	}
-	defer e.Stop()
-
-	leader := awaitLeader(ctx, t, e, -1)
-	e.Kill(leader)
-	next := awaitLeader(ctx, t, e, leader)
-	if next == leader {
-		t.Fatalf("member %d leads after it was killed", leader+1)
-	}
-	if err := e.Restart(ctx, leader); err != nil {
-		t.Fatal(err)
-	}
-	if mode, err := zkproc.Mode(ctx, e.Servers()[leader]); err != nil || mode != "follower" {
-		t.Errorf("the restarted member says %q (%v), want follower", mode, err)
-	}
-	pids := e.Pids()
-	e.Stop()
-	for i, pid := range pids {
-		if err := zkproc.StopPid(pid); err != nil {
-			t.Errorf("member %d (pid %d) after Stop: %v", i+1, pid, err)
-		}
-	}
+	t.Cleanup(e.Stop)
+	return e
 }
 
-// awaitLeader returns the index of the member that leads, among those but
-// skip, once one does.
-func awaitLeader(ctx context.Context, t *testing.T, e *zkproc.Ensemble, skip int) int {
+// awaitLeader returns the index of the member that leads, once one does.
+func awaitLeader(t *testing.T, e *zkproc.Ensemble) int {
 	t.Helper()
-	for {
-		for i, s := range e.Servers() {
-			if i == skip {
-				continue
-			}
-			if mode, err := zkproc.Mode(ctx, s); err == nil && mode == "leader" {
-				return i
-			}
-		}
-		select {
-		case <-ctx.Done():
-			t.Fatalf("no member leads: %v", ctx.Err())
-		case <-time.After(50 * time.Millisecond): // an election takes a moment
-		}
-	}
+	leader := -1
+	testenv.WaitFor(t, 30*time.Second, "a member to lead", func() bool {
+		i, err := zkproc.Leader(context.Background(), e.Servers())
+		leader = i
+		return err == nil
+	})
+	return leader
 }

@@ -2,6 +2,7 @@ package zkproc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -138,7 +139,7 @@ func FourLetter(ctx context.Context, addr, cmd string) (string, error) {
 	return string(b), err
 }
 
-// ServingMode returns "leader", "follower" or "standalone" from the answer
+// servingMode returns "leader", "follower" or "standalone" from the answer
 // to srvr of a server that serves clients, and "" otherwise ("This
 // ZooKeeper instance is not currently serving requests").
 func servingMode(srvr string) string {
@@ -159,6 +160,23 @@ func Mode(ctx context.Context, addr string) (string, error) {
 		return "", err
 	}
 	return servingMode(srvr), nil
+}
+
+// ErrNoLeader is wrapped by Leader's error when no member says it leads.
+var ErrNoLeader = errors.New("zkproc: no member leads")
+
+// Leader returns the index in servers of the member that says it leads
+// (srvr), or an error wrapping ErrNoLeader if none does: an election is
+// on, the leader is down or paused, or there is no quorum. It asks the
+// members one after the other, each for at most a second; a member that
+// does not answer is passed over. Callers that wait for a leader poll it.
+func Leader(ctx context.Context, servers []string) (int, error) {
+	for i, s := range servers {
+		if mode, err := Mode(ctx, s); err == nil && mode == "leader" {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("%w of %s", ErrNoLeader, strings.Join(servers, ","))
 }
 
 // StopPid stops the process pid as Stop stops a member (SIGCONT, SIGTERM,

@@ -30,7 +30,8 @@ const InstallHint = "apt-get install zookeeper"
 // The jar files of Debian's zookeeper package: the server (whose manifest
 // names the libraries it needs), and the logger it writes through (from
 // libslf4j-java, which it depends on; without it the server logs nothing).
-const (
+// Variables only so that tests can point them elsewhere.
+var (
 	serverJar = "/usr/share/java/zookeeper.jar"
 	loggerJar = "/usr/share/java/slf4j-simple.jar"
 )
