@@ -72,6 +72,11 @@ const (
 // it is started again on another one, up to three times. On error nothing
 // is left running; the error quotes the end of the log.
 func Start(dir, name, binary string, port int, args func(port int) []string) (*Process, error) {
+	return start(dir, name, binary, port, args, false)
+}
+
+// start is Start, the process in a process group of its own if detach.
+func start(dir, name, binary string, port int, args func(port int) []string, detach bool) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	var lastErr error
 	for range 3 {
@@ -82,7 +87,7 @@ func Start(dir, name, binary string, port int, args func(port int) []string) (*P
 				return nil, fmt.Errorf("redisproc: %s: %w", name, err)
 			}
 		}
-		proc, err := spawn(name, binary, args(p), p, logPath)
+		proc, err := spawn(name, binary, args(p), p, logPath, detach)
 		if err != nil {
 			return nil, fmt.Errorf("redisproc: %s: %w", name, err)
 		}
@@ -102,13 +107,16 @@ func Start(dir, name, binary string, port int, args func(port int) []string) (*P
 }
 
 // spawn starts the process and the goroutine that reaps it.
-func spawn(name, binary string, args []string, port int, logPath string) (*Process, error) {
+func spawn(name, binary string, args []string, port int, logPath string, detach bool) (*Process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	if detach {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, err
