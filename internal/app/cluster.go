@@ -53,8 +53,8 @@ const clusterReloadEvery = time.Second
 // checkCluster asks every node of addrs at once whether it is a cluster
 // node, and returns nil once one says so (a cluster whose state is not ok
 // is only logged: /readyz says so until it is). Errors: ErrNotACluster if
-// a node answers that cluster support is disabled, ErrClusterUnreachable
-// if none answered.
+// a node answers with an error (cluster support disabled, an unknown
+// command), ErrClusterUnreachable if none answered.
 func checkCluster(ctx context.Context, addrs []string) (state string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, clusterCheckWithin)
 	defer cancel()
@@ -85,6 +85,8 @@ func checkCluster(ctx context.Context, addrs []string) (state string, err error)
 			return a.state, nil
 		case strings.Contains(a.err.Error(), "cluster support disabled"):
 			return "", fmt.Errorf("--redis-cluster: %w: %s answers that cluster support is disabled (cluster-enabled no); name the nodes of a Redis Cluster, or give independent masters to --redis", ErrNotACluster, a.addr)
+		case errors.As(a.err, new(redis.Error)):
+			return "", fmt.Errorf("--redis-cluster: %w: %s answers CLUSTER INFO with %q", ErrNotACluster, a.addr, a.err.Error())
 		}
 		errs = append(errs, a.addr+": "+a.err.Error())
 	}

@@ -161,12 +161,17 @@ type failingOver struct {
 	out    chan *Failover
 }
 
-// Failover records one attack's --failover rounds. Promoted is what
-// Sentinel needed; the rest is what the load generator saw.
+// Failover records one attack's --failover (or --cluster-failover)
+// rounds. Promoted is what Sentinel (the cluster) needed; the rest is what
+// the load generator saw.
 type Failover struct {
-	// Planned is SentinelFailover.Rounds; Rounds are those that happened.
+	// Planned is SentinelFailover.Rounds (ClusterFailover.Rounds); Rounds
+	// are those that happened.
 	Planned int
 	Rounds  []FailoverRound
+	// Cluster is true when a Redis Cluster promoted the replica
+	// (--cluster-failover), false under Sentinel.
+	Cluster bool
 	// Drift is redis-decr's drift as the load generator saw it; nil for
 	// the other strategies.
 	Drift *FailoverDrift
@@ -203,7 +208,9 @@ type FailoverRound struct {
 	Behind int64
 	// Caught is true when the kill came right after the master granted
 	// the product lock that the replica had not heard of (redis-decr:
-	// right after the database sold a unit the replica still offered).
+	// right after the database sold a unit the replica still offered;
+	// redis-queue: right after the master queued an order whose unit the
+	// replica still offered).
 	Caught bool
 	// Phantom is, for redis-decr, the units the promoted counter offered
 	// that the database did not have when the Sentinels named it the
