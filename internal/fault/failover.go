@@ -155,10 +155,13 @@ func (sf *SentinelFailover) Defaults() []Default {
 // exact, and the shops' sweep repairs the drift a promoted counter leaves.
 func (sf *SentinelFailover) Breaks(st strategy.Name, _ time.Duration) bool { return st == strategy.Lua }
 
-// failingOver is a failover armed in one attack.
+// failingOver is a failover armed in one attack; Stop keeps its record
+// and the attack's results for Settle (failover_queue.go).
 type failingOver struct {
-	attack *Attack
-	out    chan *Failover
+	attack  *Attack
+	out     chan *Failover
+	rec     *Failover
+	results vegeta.Results
 }
 
 // Failover records one attack's --failover (or --cluster-failover)
@@ -175,6 +178,9 @@ type Failover struct {
 	// Drift is redis-decr's drift as the load generator saw it; nil for
 	// the other strategies.
 	Drift *FailoverDrift
+	// Queue is where redis-queue's answered orders stood once its queue
+	// drained; nil for the other strategies.
+	Queue *FailoverQueue
 	// Err says why a round could not be done or the set not restored.
 	Err string
 }

@@ -37,8 +37,8 @@ type driftWatch struct {
 	a      *Attack
 	master func(context.Context) (addr string, ok bool)
 	began  time.Time
-	stop  context.CancelFunc
-	done  chan struct{}
+	stop   context.CancelFunc
+	done   chan struct{}
 
 	mu      sync.Mutex
 	samples []driftSample

@@ -105,6 +105,7 @@ func (fo *failingOver) Stop(_ context.Context, results vegeta.Results) (Record, 
 		return nil, nil
 	}
 	rec.measureResumed(results)
+	fo.rec, fo.results = rec, results
 	return rec, nil
 }
 

@@ -59,7 +59,8 @@ func (f *Failover) Why(s Sale) string {
 		b.WriteString("; the stock counter is on that master")
 		b.WriteString(driftClause(f))
 	case s.Strategy == strategy.RedisQueue:
-		b.WriteString("; the stock counter and the stream of accepted orders are on that master: an order it queued after the hold and no consumer had written by the kill is lost with it (counted as answered and not written), and its unit goes back on sale on the promoted counter")
+		b.WriteString("; the stock counter and the stream of accepted orders are on that master")
+		b.WriteString(queueClause(f))
 	default:
 		b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
 	}
@@ -114,6 +115,17 @@ func driftClause(f *Failover) string {
 		fmt.Fprintf(&b, "; no drift read, %d at the end", d.End)
 	}
 	return b.String()
+}
+
+// queueClause says where redis-queue's answered orders stood after the
+// drain (Failover.Queue), or "" if nobody asked.
+func queueClause(f *Failover) string {
+	q := f.Queue
+	if q == nil {
+		return ""
+	}
+	return fmt.Sprintf(": of %d orders answered 202, %d were written, %d refused by the database after the 202 (each for a unit the promoted counter offered again: the master had taken it after the hold, its replica never heard of it) and %d known to no shop (queued on the master alone, unwritten at the kill, lost with it)",
+		q.Answered, q.Created, q.Refused, q.Unknown)
 }
 
 // leaseAgainst compares the lease with the slowest promotion: "longer than

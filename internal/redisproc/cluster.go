@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // A Redis Cluster of this program's own: ClusterNodes redis-server
@@ -52,7 +54,8 @@ type ClusterConfig struct {
 	Detach bool
 }
 
-// Cluster is a Redis Cluster of real processes on loopback. Like a Set's
+// Cluster is a Redis Cluster of real processes on loopback. Each node's
+// Process.Client reads on a replica too (READONLY). Like a Set's
 // servers, every node keeps an append-only file (appendfsync everysec) and
 // no snapshots: a redis-queue stream lives on it. Its methods are safe for
 // concurrent use; its faults (Kill, Rejoin, Announce) are meant to be
@@ -160,6 +163,13 @@ func (c *Cluster) startNode(name string, n *clusterNode) (*Process, error) {
 		return nil, err
 	}
 	n.port = p.Port()
+	// A replica in cluster mode answers a read with MOVED to its master
+	// unless the connection said READONLY: the faults read what a
+	// replica holds.
+	opts := ClientOptions(p.Addr)
+	opts.OnConnect = func(ctx context.Context, cn *redis.Conn) error { return cn.ReadOnly(ctx).Err() }
+	p.Client.Close()
+	p.Client = redis.NewClient(opts)
 	return p, nil
 }
 
