@@ -64,7 +64,8 @@ func TestRedisClusterRefused(t *testing.T) {
 // TestRedisCluster runs a shop whose single-node roles live on a real
 // Redis Cluster: /readyz names its three masters, and every strategy that
 // uses that Redis sells there (redlock beside them, on its own nodes), a
-// repeated click refused.
+// repeated click refused; a shop on the same database without the cluster
+// is refused.
 func TestRedisCluster(t *testing.T) {
 	testenv.Cluster(t, func(t *testing.T, env *testenv.Env) {
 		b := backendsOf(env)
@@ -72,6 +73,17 @@ func TestRedisCluster(t *testing.T) {
 		srv := httptest.NewServer(newShopOn(t, b, app.Config{Logger: testLogger(t, slog.LevelWarn)}).Handler())
 		t.Cleanup(srv.Close)
 		client, ctx := srv.Client(), t.Context()
+
+		// Another shop beside it on the same database, without the
+		// cluster, is refused: its lua locks would exclude nothing.
+		other := backendsOf(env)
+		shop, err := app.NewShop(t.Context(), app.Config{Logger: quiet}, other)
+		if err == nil {
+			shop.Close()
+		}
+		if !errors.Is(err, app.ErrOtherLockServers) || !strings.Contains(err.Error(), "--redis-cluster") {
+			t.Errorf("a shop without the cluster beside it: %v, want ErrOtherLockServers naming --redis-cluster", err)
+		}
 
 		status, body := getReadyz(t, srv)
 		masters, _ := body["redis_master"].(string)

@@ -1,10 +1,13 @@
 // Package redisproc owns real redis-server and redis-sentinel processes
-// that this program starts on loopback: one process (Process), and a
+// that this program starts on loopback: one process (Process), a
 // replicated Redis under Sentinel (Set): a master, one replica whose
-// replication link passes through a fault proxy, and three Sentinels. Tests
-// reach it through internal/testenv; the load generator's --failover
-// starts one of its own. Nothing is persisted: a process that dies comes
-// back empty.
+// replication link passes through a fault proxy, and three Sentinels; and
+// a Redis Cluster (Cluster, cluster.go): six nodes, three masters with a
+// replica each. Tests reach them through internal/testenv; the load
+// generator's --failover and --cluster-failover start their own, and
+// rediscluster starts a cluster for a shell. No snapshots are taken: a
+// process that dies comes back with at most what its append-only file
+// kept.
 package redisproc
 
 import (
