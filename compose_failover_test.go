@@ -132,13 +132,14 @@ func checkFailoverShops(t *testing.T, c composeFile, master, sentinelAddrs strin
 		}
 		checkShopProbe(t, name, healthTest(s), shopPort(s))
 	}
-	checkFailoverDatabase(t, c, c.Services[failoverShops[0]].Environment["SHOP_MYSQL_DSN"])
+	checkOwnDatabase(t, c, "failover shops", c.Services[failoverShops[0]].Environment["SHOP_MYSQL_DSN"])
 }
 
-// checkFailoverDatabase checks that dsn names a database other than the
-// shops', on the mysql service, as its user, and that a script the mysql
-// service runs at initialisation creates it and grants it to that user.
-func checkFailoverDatabase(t *testing.T, c composeFile, dsn string) {
+// checkOwnDatabase checks that dsn, who's, names a database other than
+// the shops', on the mysql service, as its user, and that a script the
+// mysql service runs at initialisation creates it and grants it to that
+// user.
+func checkOwnDatabase(t *testing.T, c composeFile, who, dsn string) {
 	t.Helper()
 	mysql := c.Services["mysql"]
 	user := mysql.Environment["MYSQL_USER"]
@@ -146,12 +147,12 @@ func checkFailoverDatabase(t *testing.T, c composeFile, dsn string) {
 	rest, ok := strings.CutPrefix(dsn, prefix)
 	db, query, _ := strings.Cut(rest, "?")
 	if !ok || db == "" || db == mysql.Environment["MYSQL_DATABASE"] {
-		t.Fatalf("failover shops: SHOP_MYSQL_DSN = %q, want %s<a database other than %s>?...: the registry refuses shops on other lock servers beside shop1..shop3",
-			dsn, prefix, mysql.Environment["MYSQL_DATABASE"])
+		t.Fatalf("%s: SHOP_MYSQL_DSN = %q, want %s<a database other than %s>?...: the registry refuses shops on other lock servers beside shop1..shop3",
+			who, dsn, prefix, mysql.Environment["MYSQL_DATABASE"])
 	}
 	for _, p := range []string{"parseTime=true", "interpolateParams=true"} {
 		if !slices.Contains(strings.Split(query, "&"), p) {
-			t.Errorf("failover shops: SHOP_MYSQL_DSN = %q, want %s", dsn, p)
+			t.Errorf("%s: SHOP_MYSQL_DSN = %q, want %s", who, dsn, p)
 		}
 	}
 	var script string
@@ -172,8 +173,9 @@ func checkFailoverDatabase(t *testing.T, c composeFile, dsn string) {
 	}
 }
 
-// checkUnpersistedRedis checks a Redis service of the failover profile: no
-// snapshots, and the append-only file of a node that holds queued orders.
+// checkUnpersistedRedis checks a Redis service of the failover or cluster
+// profile: no snapshots, and the append-only file of a node that holds
+// queued orders.
 func checkUnpersistedRedis(t *testing.T, name string, s service) {
 	t.Helper()
 	if !strings.HasPrefix(s.Image, "redis:7") {

@@ -25,6 +25,7 @@ type config struct {
 	adminToken   string
 	redis        []string // external nodes, for --redlock-kill and --redis-restart
 	etcd         []string // an external etcd cluster, for the embedded shops
+	cluster      []string // a Redis Cluster, for the embedded shops' single-node roles
 	mysqlDSN     string   // a real database for the embedded shops
 	out          string
 	wide         bool // --wide: the terminal gets every column and whole lines
@@ -71,7 +72,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	for _, f := range c.faults {
 		f.Flags(fs) // each fault's own: --crash, --failover, --redis-restart...
 	}
-	var sentinels string
+	var sentinels, cluster string
+	fs.StringVar(&cluster, "redis-cluster", "", "without --targets: nodes of a Redis Cluster, host:port,... (any of its nodes), on which the embedded shops put lua, naive, fenced, dedupe, redis-decr and redis-queue, each product on its slot's master; redlock stays on --redis or the embedded nodes; --cluster-failover refuses it: it kills only a cluster it started (default none)")
 	fs.StringVar(&sentinels, "redis-sentinel", "", "the Sentinels (host:port,...) of a --targets fleet; --failover refuses them: it kills only a master it started (default none)")
 	live := fs.Bool("live", false, "serve a live page of the run on loopback (a free port; the address is printed) while it lasts: per strategy, units left, oversold, duplicate orders, 503s, orders/s and latency, updating as the attack goes (default off)")
 	fs.StringVar(&c.live, "live-addr", "", "serve the live page on this host:port instead, e.g. 0.0.0.0:8088 to show it to a room; implies --live (default "+defaultLiveAddr+" with --live)")
@@ -130,7 +132,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	if *live && c.live == "" {
 		c.live = defaultLiveAddr
 	}
-	c.targets, c.redis, c.etcd, c.sentinels = split(targets), split(redis), split(etcd), split(sentinels)
+	c.targets, c.redis, c.etcd, c.sentinels, c.cluster = split(targets), split(redis), split(etcd), split(sentinels), split(cluster)
+	if cluster != "" && len(c.cluster) == 0 {
+		bad = append(bad, fmt.Sprintf("redis-cluster: %q: no address in it", cluster))
+	}
 	for _, f := range c.faults {
 		if f.On() {
 			c.settings.Faults = append(c.settings.Faults, f)
@@ -186,12 +191,23 @@ func (c *config) check() []string {
 	if len(c.targets) > 0 && len(c.etcd) > 0 {
 		bad = append(bad, "etcd: only without --targets; a running fleet has its own cluster")
 	}
+	for _, a := range c.cluster {
+		if err := app.CheckRedisAddr(a); err != nil {
+			bad = append(bad, fmt.Sprintf("redis-cluster: %q: want host:port", a))
+		}
+	}
+	if len(c.targets) > 0 && len(c.cluster) > 0 {
+		bad = append(bad, "redis-cluster: only without --targets; a running fleet has its own Redis")
+	}
+	if len(c.cluster) > 0 && len(c.sentinels) > 0 {
+		bad = append(bad, "redis-cluster: not with --redis-sentinel: both name the Redis of the single-node roles")
+	}
 	var rows []strategy.Name
 	for _, m := range c.settings.Modes {
 		rows = append(rows, m.Strategy())
 	}
 	return append(bad, fault.Problems(c.faults, fault.Plan{Rows: rows, Targets: len(c.targets) > 0,
-		Redis: len(c.redis), Etcd: len(c.etcd) > 0, Sentinels: len(c.sentinels) > 0, Sweep: len(c.sweep) > 0})...)
+		Redis: len(c.redis), Etcd: len(c.etcd) > 0, Sentinels: len(c.sentinels) > 0, Cluster: len(c.cluster) > 0, Sweep: len(c.sweep) > 0})...)
 }
 
 // split splits a comma-separated list, dropping blanks.

@@ -47,6 +47,13 @@ deployment (--targets with --redis-sentinel): it must own the master to
 kill it, and SENTINEL FAILOVER, a polite handover in which the replica
 catches up first, is not the crash this shows.
 
+Add --cluster-failover for the same on a Redis Cluster of its own (six
+redis-server nodes joined by redis-cli: three masters, a replica each),
+which the shops use for all but redlock: the master of the product's slot
+is killed right after a grant its held replica never got, and the cluster
+promotes the replica. The same sale, with redis-queue beside redis-decr.
+--redis-cluster puts the embedded shops on a cluster of yours instead.
+
 Add --crash 2 to SIGKILL a shop twice in each attack, at a third and two
 thirds of it, and start it again on its port: the shops then run as child
 processes of the load generator (its own binary, re-executed), on the same

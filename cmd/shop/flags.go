@@ -23,6 +23,7 @@ type options struct {
 	redis           string
 	redisSentinel   string
 	redisMaster     string
+	redisCluster    string
 	etcd            string
 	adminToken      string
 	lockWait        time.Duration
@@ -58,9 +59,10 @@ type flagSpec struct {
 var flagSpecs = []flagSpec{
 	{"addr", "SHOP_ADDR", "listen address, host:port (port 0 picks a free port)"},
 	{"mysql-dsn", "SHOP_MYSQL_DSN", "MySQL/MariaDB DSN, user:pass@tcp(host:3306)/dbname; empty: embedded SQLite file in a temp dir"},
-	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five independent masters for redlock; the first also serves lua, naive, fenced, dedupe and redis-decr unless --redis-sentinel is given); every shop on one database needs the same nodes, the same one first; empty: five embedded in-process servers, this process's own (with --redis-sentinel too: then only redlock uses them)"},
+	{"redis", "SHOP_REDIS", "Redis nodes, host:port,... (five independent masters for redlock; the first also serves lua, naive, fenced, dedupe, redis-decr and redis-queue unless --redis-sentinel or --redis-cluster is given); every shop on one database needs the same nodes, the same one first; empty: five embedded in-process servers, this process's own (with --redis-sentinel or --redis-cluster too: then only redlock uses them)"},
 	{"redis-sentinel", "SHOP_REDIS_SENTINEL", "Redis Sentinels, host:port,..., that manage the master named by --redis-master (give both or neither); that master serves lua, naive, fenced, dedupe and redis-decr instead of the first --redis node, and the shop follows it to the replica the Sentinels promote; redlock stays on --redis; every shop on one database needs the same Sentinels and master; empty: none"},
 	{"redis-master", "SHOP_REDIS_MASTER", "the name the --redis-sentinel Sentinels know the master by (sentinel monitor NAME ...)"},
+	{"redis-cluster", "SHOP_REDIS_CLUSTER", "nodes of a Redis Cluster, host:port,... (any of its nodes; the client learns the others), that serve lua, naive, fenced, dedupe, redis-decr and redis-queue instead of the first --redis node, each product on the master of its slot; the shop follows the replicas the cluster promotes; redlock stays on --redis; not with --redis-sentinel; every shop on one database needs the same nodes named; empty: none"},
 	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; every shop on one database needs the same cluster; empty: an embedded three-member cluster, this process's own"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout (and at the door, or for a redis-queue order's round trip to Redis, before 503 busy)"},
@@ -86,6 +88,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.redis, "redis", "", "")
 	fs.StringVar(&o.redisSentinel, "redis-sentinel", "", "")
 	fs.StringVar(&o.redisMaster, "redis-master", "", "")
+	fs.StringVar(&o.redisCluster, "redis-cluster", "", "")
 	fs.StringVar(&o.etcd, "etcd", "", "")
 	fs.StringVar(&o.adminToken, "admin-token", "", "")
 	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
@@ -141,6 +144,9 @@ func (o *options) validate() error {
 	if err := o.validateSentinel(); err != nil {
 		return err
 	}
+	if err := o.validateCluster(); err != nil {
+		return err
+	}
 	if o.buyerRate < 0 || o.buyerBurst < 1 {
 		return usagef("--buyer-rate %v, --buyer-burst %d: want a rate of 0 (off) or more, and a burst of 1 or more", o.buyerRate, o.buyerBurst)
 	}
@@ -192,6 +198,24 @@ func (o *options) validateSentinel() error {
 	return nil
 }
 
+// validateCluster checks --redis-cluster: host:port each, at least one,
+// and not beside --redis-sentinel.
+func (o *options) validateCluster() error {
+	nodes := splitList(o.redisCluster)
+	for _, a := range nodes {
+		if err := app.CheckRedisAddr(a); err != nil {
+			return usagef("--redis-cluster: %v", err)
+		}
+	}
+	switch {
+	case o.redisCluster != "" && len(nodes) == 0:
+		return usagef("--redis-cluster %q: no address in it", o.redisCluster)
+	case len(nodes) > 0 && o.redisSentinel != "":
+		return usagef("--redis-cluster and --redis-sentinel both name the Redis for lua, naive, fenced, dedupe and redis-decr: give one")
+	}
+	return nil
+}
+
 // config is the app.Config the options ask for, logging to log. Every
 // value passes through as is: the flags mean what app.Config's fields
 // mean (--max-in-flight 0 is the default, negative no limit).
@@ -200,6 +224,7 @@ func (o *options) config(log *slog.Logger) app.Config {
 		MySQLDSN:          o.mysqlDSN,
 		RedisAddrs:        o.redisAddrs(),
 		RedisMaster:       app.SentinelMaster{Sentinels: splitList(o.redisSentinel), Name: o.redisMaster},
+		RedisCluster:      splitList(o.redisCluster),
 		EtcdEndpoints:     splitList(o.etcd),
 		AdminToken:        o.adminToken,
 		LockWait:          o.lockWait,
@@ -258,12 +283,18 @@ granted just before a failover can be granted again; that is why redlock
 exists). Redlock keeps five independent masters: --redis, or, without it,
 five embedded servers of this process's own, as with no flags at all.
 
+--redis-cluster puts them on a Redis Cluster instead: each product's keys
+share its hash tag, so they live on the master of its slot, and many
+products spread over the masters. Its replication is asynchronous too,
+and its masters are no Redlock nodes: they fail over together.
+
 Shops that share a database must share their lock servers, or their locks
 exclude nothing and the stock oversells: give every shop on one --mysql-dsn
-the same --redis, --redis-sentinel with --redis-master, and --etcd. Each
-shop records its lock servers in the database, and one whose servers
-differ from a live shop's there refuses to start (exit status 1). A
-crashed shop stops counting a few seconds after its last heartbeat.
+the same --redis, --redis-sentinel with --redis-master or --redis-cluster,
+and --etcd. Each shop records its lock servers in the database, and one
+whose servers differ from a live shop's there refuses to start (exit
+status 1). A crashed shop stops counting a few seconds after its last
+heartbeat.
 
 Usage: shop [flags]
 
@@ -279,5 +310,6 @@ Examples:
   shop --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale' \
        --redis 127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103,127.0.0.1:7104,127.0.0.1:7105
   shop --redis-sentinel 127.0.0.1:26379,127.0.0.1:26380,127.0.0.1:26381 --redis-master flashsale
+  shop --redis-cluster 127.0.0.1:7301,127.0.0.1:7302,127.0.0.1:7303
 `)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -70,6 +71,9 @@ func TestBadFlags(t *testing.T) {
 		{"master without sentinel", []string{"--redis-master", "m"}, nil, "--redis-sentinel is missing"},
 		{"env master without sentinel", nil, map[string]string{"SHOP_REDIS_MASTER": "m"}, "--redis-sentinel is missing"},
 		{"master with a space", []string{"--redis-sentinel", "127.0.0.1:26379", "--redis-master", "my master"}, nil, "--redis-master"},
+		{"cluster without port", []string{"--redis-cluster", "127.0.0.1"}, nil, "--redis-cluster"},
+		{"cluster only commas", []string{"--redis-cluster", ", ,"}, nil, "--redis-cluster"},
+		{"cluster beside sentinels", []string{"--redis-cluster", "127.0.0.1:7301", "--redis-sentinel", "127.0.0.1:26379", "--redis-master", "m"}, nil, "--redis-cluster and --redis-sentinel"},
 		{"dsn without database", []string{"--mysql-dsn", "root@tcp(127.0.0.1:3306)/"}, nil, "--mysql-dsn"},
 		{"positional argument", []string{"serve"}, nil, "serve"},
 		{"bad env duration", nil, map[string]string{"SHOP_LOCK_WAIT": "later"}, "SHOP_LOCK_WAIT"},
@@ -151,6 +155,32 @@ func TestSentinelFlags(t *testing.T) {
 	}
 	if got := o.config(nil).RedisMaster; !got.IsZero() {
 		t.Errorf("RedisMaster without the flags = %+v, want the zero value", got)
+	}
+}
+
+// TestClusterFlags checks that --redis-cluster, or SHOP_REDIS_CLUSTER,
+// reaches app.Config as the nodes named, and that a cluster none of whose
+// nodes answers stops the shop at start (exit status 1) with a message
+// naming the flag.
+func TestClusterFlags(t *testing.T) {
+	env := map[string]string{"SHOP_REDIS_CLUSTER": "c1:7301, c2:7302"}
+	o, err := parseFlags(nil, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := o.config(nil).RedisCluster, []string{"c1:7301", "c2:7302"}; !slices.Equal(got, want) {
+		t.Errorf("RedisCluster = %q, want %q", got, want)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	err = run(t.Context(), []string{"--addr", "127.0.0.1:0", "--redis-cluster", closed}, noEnv, io.Discard)
+	var stderr bytes.Buffer
+	if got := exitCode(err, &stderr); got != 1 || !strings.Contains(stderr.String(), "--redis-cluster") || !strings.Contains(stderr.String(), "no Redis Cluster node answers") {
+		t.Errorf("run on an unreachable cluster = exit %d, %q; want 1 naming --redis-cluster and saying no node answers", got, stderr.String())
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package app owns the wiring of a shop: opening the backends (the real
 // MySQL and Redis nodes, or the embedded ones when none are named, and a
-// Sentinel-managed Redis master when one is named: sentinel.go), and
+// Sentinel-managed Redis master or a Redis Cluster when one is named:
+// sentinel.go, cluster.go), and
 // building one shop instance on them — its Redis clients, one locker per
 // lock mode, the order service and the HTTP router — and serving it with
 // timeouts and a graceful shutdown. It also keeps the table of the shops
@@ -38,6 +39,11 @@ type Config struct {
 	// keeps RedisAddrs, or the embedded servers when that is empty. The
 	// zero value means none.
 	RedisMaster SentinelMaster
+	// RedisCluster, when set, names nodes of a Redis Cluster (host:port
+	// each; any of its nodes will do) for what the first node serves
+	// otherwise (see cluster.go); Redlock keeps RedisAddrs, or the
+	// embedded servers. Not with RedisMaster. Empty means none.
+	RedisCluster []string
 	// EtcdEndpoints selects a real etcd cluster for strategy etcd (its
 	// members' client URLs, or host:port each). Empty means an embedded
 	// three-member cluster in the process.

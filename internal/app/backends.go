@@ -39,6 +39,11 @@ type Backends struct {
 	// lua, naive, fenced, dedupe and redis-decr instead of node 0. Each
 	// shop opens its own failover client to it.
 	RedisMaster SentinelMaster
+	// RedisCluster, when set, names nodes of the Redis Cluster that serves
+	// lua, naive, fenced, dedupe, redis-decr and redis-queue instead of
+	// node 0 (any node will do; the client learns the others). Each shop
+	// opens its own cluster client to it.
+	RedisCluster []string
 	// Embedded is the in-process Redis, nil when RedisAddrs are real
 	// servers. Tests and the load generator use it to stop nodes.
 	Embedded *embedded.Redis
@@ -62,14 +67,17 @@ type Backends struct {
 //
 // cfg.RedisMaster, if set, is recorded as given: lua, naive, fenced, dedupe
 // and redis-decr use it, and redlock the nodes above, embedded ones if
-// none are named.
+// none are named. cfg.RedisCluster, if set, takes that role instead, once
+// one of its nodes answered that it is a cluster node.
 //
 // Errors: a malformed DSN or Redis address (database.ErrInvalidDSN,
 // ErrInvalidRedisAddr), half a Sentinel master
-// (ErrIncompleteSentinelMaster), an unreachable database
-// (database.ErrUnavailable), a failed migration. Nothing is left open on
-// error. Redis nodes and Sentinels are not contacted here: a node that is
-// down at start only makes /readyz say so.
+// (ErrIncompleteSentinelMaster), both a master and a cluster
+// (ErrTwoSingleRedis), a cluster none of whose nodes answers
+// (ErrClusterUnreachable) or that is no cluster (ErrNotACluster), an
+// unreachable database (database.ErrUnavailable), a failed migration.
+// Nothing is left open on error. Redis nodes and Sentinels are not
+// contacted here: a node that is down at start only makes /readyz say so.
 func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 	log := cfg.logger()
 	for _, a := range cfg.RedisAddrs {
@@ -79,6 +87,18 @@ func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 	}
 	if err := cfg.RedisMaster.Check(); err != nil {
 		return nil, err
+	}
+	if err := checkClusterAddrs(cfg.RedisCluster, cfg.RedisMaster); err != nil {
+		return nil, err
+	}
+	if len(cfg.RedisCluster) > 0 {
+		state, err := checkCluster(ctx, cfg.RedisCluster)
+		if err != nil {
+			return nil, err
+		}
+		if state != "ok" {
+			log.Warn("redis: the Redis Cluster's state is not ok; /readyz says so until it is", "cluster_state", state)
+		}
 	}
 	b := &Backends{}
 	defer func() {
@@ -93,7 +113,7 @@ func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 	if err := migrations.Apply(ctx, b.DB); err != nil {
 		return nil, fmt.Errorf("app: apply migrations: %w", err)
 	}
-	if err := b.openRedis(cfg.RedisAddrs, cfg.RedisMaster, log); err != nil {
+	if err := b.openRedis(cfg.RedisAddrs, cfg.RedisMaster, cfg.RedisCluster, log); err != nil {
 		return nil, err
 	}
 	if err := b.openEtcd(cfg.EtcdEndpoints, log); err != nil {
@@ -127,8 +147,13 @@ func (b *Backends) openDB(ctx context.Context, dsn string, log *slog.Logger) err
 }
 
 // openRedis records the nodes (checked by OpenBackends) or starts embedded
-// ones, and records the Sentinel-managed master, if any.
-func (b *Backends) openRedis(addrs []string, master SentinelMaster, log *slog.Logger) error {
+// ones, and records the Sentinel-managed master or the cluster, if any.
+func (b *Backends) openRedis(addrs []string, master SentinelMaster, cluster []string, log *slog.Logger) error {
+	if len(cluster) > 0 {
+		b.RedisCluster = append([]string(nil), cluster...)
+		log.Info("redis: a Redis Cluster serves lua, naive, fenced, dedupe, redis-decr and redis-queue, each product on its slot's master; redlock keeps its own nodes",
+			"cluster", strings.Join(cluster, ","))
+	}
 	if !master.IsZero() {
 		b.RedisMaster = SentinelMaster{Sentinels: append([]string(nil), master.Sentinels...), Name: master.Name}
 		log.Info("redis: a Sentinel-managed master serves lua, naive, fenced, dedupe and redis-decr; redlock keeps its own nodes",
@@ -144,7 +169,7 @@ func (b *Backends) openRedis(addrs []string, master SentinelMaster, log *slog.Lo
 		return nil
 	}
 	b.RedisAddrs = append([]string(nil), addrs...)
-	if master.IsZero() {
+	if master.IsZero() && len(cluster) == 0 {
 		log.Info("redis: external nodes; node 0 serves lua, naive, fenced, dedupe and redis-decr", "nodes", len(addrs), "addrs", strings.Join(addrs, ","))
 	} else {
 		log.Info("redis: external nodes for redlock", "nodes", len(addrs), "addrs", strings.Join(addrs, ","))
@@ -180,6 +205,20 @@ func CheckRedisAddr(addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil || host == "" || port == "" || strings.Trim(port, "0123456789") != "" {
 		return fmt.Errorf("%w %q: want host:port", ErrInvalidRedisAddr, addr)
+	}
+	return nil
+}
+
+// checkClusterAddrs checks cluster's addresses, and that a cluster and a
+// Sentinel-managed master are not both given.
+func checkClusterAddrs(cluster []string, master SentinelMaster) error {
+	for _, a := range cluster {
+		if err := CheckRedisAddr(a); err != nil {
+			return fmt.Errorf("--redis-cluster: %w", err)
+		}
+	}
+	if len(cluster) > 0 && !master.IsZero() {
+		return fmt.Errorf("%w: give --redis-cluster or --redis-sentinel, not both", ErrTwoSingleRedis)
 	}
 	return nil
 }

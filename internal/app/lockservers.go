@@ -22,22 +22,33 @@ var ErrOtherLockServers = errors.New("app: another live shop on this database lo
 type LockServers struct {
 	// Redis is the Redis nodes: node 0 first, since lua, naive, fenced,
 	// dedupe and redis-decr use it alone, then the others sorted (Redlock
-	// asks them all). With a RedisMaster node 0 serves redlock only, and
-	// all are sorted.
+	// asks them all). With a RedisMaster or a RedisCluster node 0 serves
+	// redlock only, and all are sorted.
 	Redis string
-	// RedisMaster is the Sentinel-managed master that serves lua, naive,
-	// fenced, dedupe and redis-decr instead of node 0: "name via
-	// sentinel,sentinel,...", the Sentinels sorted; empty without one.
+	// RedisMaster is what serves lua, naive, fenced, dedupe, redis-decr
+	// and redis-queue instead of node 0: a Sentinel-managed master, "name
+	// via sentinel,sentinel,...", the Sentinels sorted, or a Redis
+	// Cluster, "cluster node,node,...", the nodes named sorted (two shops
+	// must name the same nodes, though any node would find the same
+	// cluster: the registry compares names, not clusters); empty without
+	// one.
 	RedisMaster string
 	// Etcd is the etcd members' host:port, sorted.
 	Etcd string
 }
 
+// clusterPrefix starts LockServers.RedisMaster for a Redis Cluster.
+const clusterPrefix = "cluster "
+
 // String returns "redis a,b,...; etcd x,y,...", with "; redis master
-// name via s,s,..." after the nodes when there is one.
+// name via s,s,..." or "; redis cluster c,c,..." after the nodes when
+// there is one.
 func (s LockServers) String() string {
 	master := ""
-	if s.RedisMaster != "" {
+	switch {
+	case strings.HasPrefix(s.RedisMaster, clusterPrefix):
+		master = "; redis " + s.RedisMaster
+	case s.RedisMaster != "":
 		master = "; redis master " + s.RedisMaster
 	}
 	return fmt.Sprintf("redis %s%s; etcd %s", orNone(s.Redis), master, orNone(s.Etcd))
@@ -59,7 +70,17 @@ func (e *LockServersError) Error() string {
 		flags = append(flags, "--redis")
 	}
 	if e.Ours.RedisMaster != e.Theirs.RedisMaster {
-		flags = append(flags, "--redis-sentinel/--redis-master")
+		sentinel, cluster := false, false
+		for _, m := range []string{e.Ours.RedisMaster, e.Theirs.RedisMaster} {
+			cluster = cluster || strings.HasPrefix(m, clusterPrefix)
+			sentinel = sentinel || m != "" && !strings.HasPrefix(m, clusterPrefix)
+		}
+		if sentinel {
+			flags = append(flags, "--redis-sentinel/--redis-master")
+		}
+		if cluster {
+			flags = append(flags, "--redis-cluster")
+		}
 	}
 	if e.Ours.Etcd != e.Theirs.Etcd {
 		flags = append(flags, "--etcd")
@@ -102,7 +123,7 @@ func lockServersOf(b *Backends) LockServers {
 		etcd[i] = norm(e)
 	}
 	switch {
-	case !b.RedisMaster.IsZero():
+	case !b.RedisMaster.IsZero() || len(b.RedisCluster) > 0:
 		slices.Sort(redis)
 	case len(redis) > 1:
 		slices.Sort(redis[1:])
@@ -116,6 +137,14 @@ func lockServersOf(b *Backends) LockServers {
 		}
 		slices.Sort(sentinels)
 		servers.RedisMaster = b.RedisMaster.Name + " via " + strings.Join(sentinels, ",")
+	}
+	if len(b.RedisCluster) > 0 {
+		nodes := make([]string, len(b.RedisCluster))
+		for i, a := range b.RedisCluster {
+			nodes[i] = norm(a)
+		}
+		slices.Sort(nodes)
+		servers.RedisMaster = clusterPrefix + strings.Join(nodes, ",")
 	}
 	return servers
 }

@@ -164,6 +164,7 @@ func TestLockServersErrorNamesTheFlags(t *testing.T) {
 		{app.LockServers{Redis: "b:1", Etcd: "f:1"}, "the same --redis and --etcd ("},
 		{app.LockServers{Redis: "a:1", RedisMaster: "m via s:1", Etcd: "e:1"}, "the same --redis-sentinel/--redis-master ("},
 		{app.LockServers{Redis: "b:1", RedisMaster: "m via s:1", Etcd: "f:1"}, "the same --redis, --redis-sentinel/--redis-master and --etcd ("},
+		{app.LockServers{Redis: "a:1", RedisMaster: "cluster c:1,c:2", Etcd: "e:1"}, "the same --redis-cluster ("},
 	}
 	for _, tt := range tests {
 		err := &app.LockServersError{Ours: ours, Other: "web-2/42/0a0b0c0d", Theirs: tt.theirs}

@@ -29,10 +29,11 @@ import (
 // called after Serve returned (or instead of it) and releases the clients.
 type Shop struct {
 	cfg      Config
-	clients  []*redis.Client  // the --redis nodes, in order
-	master   *failover        // nil without a Sentinel-managed master
-	reg      *registration    // this shop's row in the table shops
-	etcd     *clientv3.Client // nil without etcd endpoints
+	clients  []*redis.Client      // the --redis nodes, in order
+	master   *failover            // nil without a Sentinel-managed master
+	cluster  *redis.ClusterClient // nil without a Redis Cluster
+	reg      *registration        // this shop's row in the table shops
+	etcd     *clientv3.Client     // nil without etcd endpoints
 	lockers  map[dlock.Mode]dlock.Locker
 	orders   *order.Service
 	handler  http.Handler
@@ -49,7 +50,8 @@ type Shop struct {
 // clients connect on first use, so a node that is down at start shows up
 // in /readyz and in 503s, not as a start-up failure. With b.RedisMaster it
 // also asks the Sentinels where the master is, now and every second in the
-// background, until Close (sentinel.go). ctx bounds the registration and a
+// background, until Close (sentinel.go). With b.RedisCluster it opens a
+// cluster client instead (cluster.go). ctx bounds the registration and a
 // short reachability check whose result is only logged.
 //
 // Errors: a *LockServersError (wrapping ErrOtherLockServers) naming both
@@ -67,6 +69,9 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	if err := b.RedisMaster.Check(); err != nil {
 		return nil, err
 	}
+	if err := checkClusterAddrs(b.RedisCluster, b.RedisMaster); err != nil {
+		return nil, err
+	}
 	log := cfg.logger()
 	reg, err := register(ctx, b.DB, lockServersOf(b), log)
 	if err != nil {
@@ -74,19 +79,26 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	}
 	m := metrics.New()
 	s := &Shop{cfg: cfg, reg: reg, clients: newRedisClients(b.RedisAddrs), lockers: map[dlock.Mode]dlock.Locker{}}
-	// lua, naive, fenced, the dedupe locks and redis-decr use one Redis:
-	// node 0, or the Sentinel-managed master. Redlock asks every node.
-	single := s.clients[0]
-	if !b.RedisMaster.IsZero() {
+	// lua, naive, fenced, the dedupe locks, redis-decr and redis-queue
+	// use one Redis: node 0, the Sentinel-managed master or the cluster.
+	// Redlock asks every node.
+	var single redis.UniversalClient = s.clients[0]
+	switch {
+	case !b.RedisMaster.IsZero():
 		s.master = openFailover(b.RedisMaster, m.RedisMasterChanged, log)
 		single = s.master.client
+	case len(b.RedisCluster) > 0:
+		s.cluster = newClusterClient(b.RedisCluster)
+		single = s.cluster
 	}
 	for _, mode := range dlock.Modes() {
-		nodes := []*redis.Client{single}
+		var l dlock.Locker
+		var err error
 		if mode == dlock.ModeRedlock {
-			nodes = s.clients
+			l, err = dlock.New(mode, s.clients)
+		} else {
+			l, err = dlock.NewSingle(mode, single)
 		}
-		l, err := dlock.New(mode, nodes)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("app: %s locker: %w", mode, err)
@@ -119,8 +131,11 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		m.Pool(sqlDB)
 	}
 	var master httpapi.RedisMaster // a nil *failover would not be a nil interface
-	if s.master != nil {
+	switch {
+	case s.master != nil:
 		master = s.master
+	case s.cluster != nil:
+		master = clusterReady{s.cluster}
 	}
 	var etcd httpapi.Etcd
 	if s.etcd != nil {
@@ -163,6 +178,9 @@ func (s *Shop) logReachability(ctx context.Context) {
 	if s.master != nil && s.master.Ping(ctx) != nil {
 		log.Warn("redis: the Sentinel-managed master does not answer; see /readyz", "master", s.master.master.Name)
 	}
+	if s.cluster != nil && (clusterReady{s.cluster}).Ping(ctx) != nil {
+		log.Warn("redis: not every master of the Redis Cluster answers; see /readyz")
+	}
 	if up < len(s.clients) {
 		log.Warn("redis: not every node answers; see /readyz", "up", up, "nodes", len(s.clients))
 		return
@@ -195,6 +213,11 @@ func (s *Shop) Close() error {
 		if s.master != nil {
 			if err := s.master.close(); err != nil && !errors.Is(err, redis.ErrClosed) {
 				errs = append(errs, fmt.Errorf("app: close failover client: %w", err))
+			}
+		}
+		if s.cluster != nil {
+			if err := s.cluster.Close(); err != nil && !errors.Is(err, redis.ErrClosed) {
+				errs = append(errs, fmt.Errorf("app: close cluster client: %w", err))
 			}
 		}
 		for _, c := range s.clients {

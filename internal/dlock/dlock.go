@@ -134,10 +134,10 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // New returns the Locker for mode: off needs no nodes, naive, lua and fenced
-// use nodes[0], redlock uses all of them. It returns an error wrapping
-// ErrUnknownMode for a mode it does not know, and an error if the mode needs
-// nodes and has none. The clients stay the caller's to close, after the
-// locker's Close.
+// use nodes[0] (NewSingle), redlock uses all of them. It returns an error
+// wrapping ErrUnknownMode for a mode it does not know, and an error if the
+// mode needs nodes and has none. The clients stay the caller's to close,
+// after the locker's Close.
 func New(mode Mode, nodes []*redis.Client) (Locker, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, err
@@ -148,15 +148,39 @@ func New(mode Mode, nodes []*redis.Client) (Locker, error) {
 	if len(nodes) == 0 || slices.Contains(nodes, nil) {
 		return nil, fmt.Errorf("dlock: mode %s needs at least one Redis client, and no nil ones", mode)
 	}
-	switch mode {
-	case ModeNaive:
-		return NewNaive(nodes[0]), nil
-	case ModeLua:
-		return NewLua(nodes[0]), nil
-	case ModeFenced:
-		return NewFenced(nodes[0]), nil
-	default:
+	if mode == ModeRedlock {
 		return NewRedlock(nodes), nil
+	}
+	return NewSingle(mode, nodes[0])
+}
+
+// NewSingle returns the Locker for a mode that locks on one Redis: off,
+// naive, lua or fenced, on c. That Redis may be a node, a master that
+// Sentinels manage (go-redis's failover client) or a Redis Cluster
+// (go-redis's cluster client). On a cluster, give every lock key a hash
+// tag ("lock:{product}"): lua and fenced keep the key's turns and fence
+// counter in keys named after it ("<key>:turns", "<key>:fence"), and a
+// script's keys must share one slot, or the cluster refuses it
+// (CROSSSLOT). Redlock is refused: it needs independent masters (New,
+// NewRedlock). It returns an error wrapping ErrUnknownMode for a mode it
+// does not know. c stays the caller's to close, after the locker's Close.
+func NewSingle(mode Mode, c redis.UniversalClient) (Locker, error) {
+	if _, err := ParseMode(string(mode)); err != nil {
+		return nil, err
+	}
+	switch {
+	case mode == ModeOff:
+		return NewOff(), nil
+	case mode == ModeRedlock:
+		return nil, fmt.Errorf("dlock: redlock locks on independent masters, not one Redis: use New or NewRedlock")
+	case c == nil:
+		return nil, fmt.Errorf("dlock: mode %s needs a Redis client", mode)
+	case mode == ModeNaive:
+		return NewNaive(c), nil
+	case mode == ModeLua:
+		return NewLua(c), nil
+	default:
+		return NewFenced(c), nil
 	}
 }
 

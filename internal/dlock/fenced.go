@@ -11,7 +11,7 @@ import (
 // counter never expires, and no other lock key may be named like it (nor
 // like the turns, see NewLua). c must not be nil and stays the caller's to
 // close.
-func NewFenced(c *redis.Client) *Lua { return newLua(c, true) }
+func NewFenced(c redis.UniversalClient) *Lua { return newLua(c, true) }
 
 // Fence returns the fencing token minted with this grant: for the fenced
 // mode, a number greater than that of every earlier grant of the same key

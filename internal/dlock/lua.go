@@ -55,7 +55,7 @@ const (
 // concurrent use.
 type Lua struct {
 	*waiting
-	client *redis.Client
+	client redis.UniversalClient
 	fenced bool // its grants mint fencing tokens
 }
 
@@ -63,11 +63,11 @@ type Lua struct {
 // caller's to close. Build c with ContextTimeoutEnabled so that context
 // deadlines also cut a hung Redis call short. No other lock key may be
 // named like a key followed by ":turns" or ":next" (see InTurns).
-func NewLua(c *redis.Client) *Lua { return newLua(c, false) }
+func NewLua(c redis.UniversalClient) *Lua { return newLua(c, false) }
 
-func newLua(c *redis.Client, fenced bool) *Lua {
+func newLua(c redis.UniversalClient, fenced bool) *Lua {
 	m := &Lua{client: c, fenced: fenced}
-	m.waiting = newWaiting([]*redis.Client{c}, 1, m.TryLock, m.attempt)
+	m.waiting = newWaiting([]redis.UniversalClient{c}, 1, m.TryLock, m.attempt)
 	return m
 }
 
@@ -232,7 +232,7 @@ func (m *Lua) release(ctx context.Context, l *Lock) error {
 // key vanished meanwhile. (Not SET ... NX GET, which would do both at once
 // on Redis 7: its nil reply on success costs go-redis more than the GET
 // costs on a refusal.)
-func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration, withHolder bool) (granted bool, holder string, err error) {
+func obtainOn(ctx context.Context, c redis.UniversalClient, key, token string, ttl time.Duration, withHolder bool) (granted bool, holder string, err error) {
 	err = c.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds()).Err()
 	switch {
 	case err == nil:
@@ -250,7 +250,7 @@ func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.
 }
 
 // refreshOn runs refresh.lua on c: whether token still held key.
-func refreshOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (bool, error) {
+func refreshOn(ctx context.Context, c redis.UniversalClient, key, token string, ttl time.Duration) (bool, error) {
 	n, err := refreshScript.Run(ctx, c, []string{key}, token, ttl.Milliseconds()).Int64()
 	return n == 1, err
 }
@@ -258,7 +258,7 @@ func refreshOn(ctx context.Context, c *redis.Client, key, token string, ttl time
 // releaseOn runs release.lua on c for Redlock's nodes, which keep no
 // turns: whether token still held key. An empty channel releases without
 // an announcement.
-func releaseOn(ctx context.Context, c *redis.Client, key, token, channel string) (bool, error) {
+func releaseOn(ctx context.Context, c redis.UniversalClient, key, token, channel string) (bool, error) {
 	n, err := releaseScript.Run(ctx, c, []string{key}, token, channel).Int64()
 	return n == 1, err
 }

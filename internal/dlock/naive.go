@@ -28,15 +28,15 @@ const naiveValue = "1"
 // safe for concurrent use.
 type Naive struct {
 	*waiting
-	client *redis.Client
+	client redis.UniversalClient
 	crash  func(ctx context.Context, key string) error // tests only: export_test.go
 }
 
 // NewNaive returns a naive locker on c, which must not be nil and stays the
 // caller's to close.
-func NewNaive(c *redis.Client) *Naive {
+func NewNaive(c redis.UniversalClient) *Naive {
 	n := &Naive{client: c}
-	n.waiting = newWaiting([]*redis.Client{c}, 1, n.TryLock, n.attempt)
+	n.waiting = newWaiting([]redis.UniversalClient{c}, 1, n.TryLock, n.attempt)
 	return n
 }
 

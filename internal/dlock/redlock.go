@@ -37,7 +37,11 @@ func NewRedlock(nodes []*redis.Client) *Redlock {
 	for i, c := range nodes {
 		r.names = append(r.names, fmt.Sprintf("node %d (%s)", i, c.Options().Addr))
 	}
-	r.waiting = newWaiting(r.nodes, r.quorum, r.TryLock, r.attempt)
+	universal := make([]redis.UniversalClient, len(r.nodes))
+	for i, c := range r.nodes {
+		universal[i] = c
+	}
+	r.waiting = newWaiting(universal, r.quorum, r.TryLock, r.attempt)
 	return r
 }
 

@@ -67,7 +67,7 @@ var errNoOwner = errors.New("dlock: a reentrant lock needs a non-empty owner")
 // all the owners of a Reentrant. It is not one of the Modes: the shop's
 // locks need no reentrancy. Reentrant is safe for concurrent use.
 type Reentrant struct {
-	client *redis.Client
+	client redis.UniversalClient
 	room   *room
 }
 
@@ -75,8 +75,8 @@ type Reentrant struct {
 // stays the caller's to close, after the locker's Close. Build c with
 // ContextTimeoutEnabled so that context deadlines also cut a hung Redis
 // call short.
-func NewReentrant(c *redis.Client) *Reentrant {
-	return &Reentrant{client: c, room: newRoom([]*redis.Client{c}, 1)}
+func NewReentrant(c redis.UniversalClient) *Reentrant {
+	return &Reentrant{client: c, room: newRoom([]redis.UniversalClient{c}, 1)}
 }
 
 // Close stops listening for releases and waits for that to end, as

@@ -41,7 +41,7 @@ type waitingHolder interface{ waitingRoom() *room }
 
 func (w *waiting) waitingRoom() *room { return w.room }
 
-func newWaiting(nodes []*redis.Client, quorum int,
+func newWaiting(nodes []redis.UniversalClient, quorum int,
 	tryLock func(context.Context, string, time.Duration) (*Lock, error), a attempt) *waiting {
 	return &waiting{tryLock: tryLock, attempt: a, room: newRoom(nodes, quorum)}
 }

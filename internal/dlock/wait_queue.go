@@ -52,7 +52,7 @@ type keyState struct {
 // keepIdle is how long an idle key's subscription is kept.
 const keepIdle = 2 * time.Second
 
-func newRoom(clients []*redis.Client, quorum int) *room {
+func newRoom(clients []redis.UniversalClient, quorum int) *room {
 	r := &room{id: uuid.NewString(), keys: make(map[string]*keyState), quorum: quorum}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.sub = newSubscriber(clients, r.announced, r.confirmed, r.gap)

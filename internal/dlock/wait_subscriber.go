@@ -40,7 +40,7 @@ const (
 // onConfirm (announcements sent before it were not heard), and each dropped
 // connection to onGap (announcements may have been lost with it).
 type subscriber struct {
-	clients   []*redis.Client
+	clients   []redis.UniversalClient
 	onMessage func(key, id string)
 	onConfirm func(key string)
 	onGap     func()
@@ -69,7 +69,7 @@ type subOp struct {
 	channel   string
 }
 
-func newSubscriber(clients []*redis.Client, onMessage func(key, id string), onConfirm func(string), onGap func()) *subscriber {
+func newSubscriber(clients []redis.UniversalClient, onMessage func(key, id string), onConfirm func(string), onGap func()) *subscriber {
 	s := &subscriber{clients: clients, onMessage: onMessage, onConfirm: onConfirm, onGap: onGap,
 		keys: map[string]bool{}, nodes: make([]nodeSub, len(clients))}
 	s.ctx, s.cancel = context.WithCancel(context.Background())

@@ -155,21 +155,32 @@ func (sf *SentinelFailover) Defaults() []Default {
 // exact, and the shops' sweep repairs the drift a promoted counter leaves.
 func (sf *SentinelFailover) Breaks(st strategy.Name, _ time.Duration) bool { return st == strategy.Lua }
 
-// failingOver is a failover armed in one attack.
+// failingOver is a failover armed in one attack; Stop keeps its record
+// and the attack's results for Settle (failover_queue.go).
 type failingOver struct {
-	attack *Attack
-	out    chan *Failover
+	attack  *Attack
+	out     chan *Failover
+	rec     *Failover
+	results vegeta.Results
 }
 
-// Failover records one attack's --failover rounds. Promoted is what
-// Sentinel needed; the rest is what the load generator saw.
+// Failover records one attack's --failover (or --cluster-failover)
+// rounds. Promoted is what Sentinel (the cluster) needed; the rest is what
+// the load generator saw.
 type Failover struct {
-	// Planned is SentinelFailover.Rounds; Rounds are those that happened.
+	// Planned is SentinelFailover.Rounds (ClusterFailover.Rounds); Rounds
+	// are those that happened.
 	Planned int
 	Rounds  []FailoverRound
+	// Cluster is true when a Redis Cluster promoted the replica
+	// (--cluster-failover), false under Sentinel.
+	Cluster bool
 	// Drift is redis-decr's drift as the load generator saw it; nil for
 	// the other strategies.
 	Drift *FailoverDrift
+	// Queue is where redis-queue's answered orders stood once its queue
+	// drained; nil for the other strategies.
+	Queue *FailoverQueue
 	// Err says why a round could not be done or the set not restored.
 	Err string
 }
@@ -203,7 +214,9 @@ type FailoverRound struct {
 	Behind int64
 	// Caught is true when the kill came right after the master granted
 	// the product lock that the replica had not heard of (redis-decr:
-	// right after the database sold a unit the replica still offered).
+	// right after the database sold a unit the replica still offered;
+	// redis-queue: right after the master queued an order whose unit the
+	// replica still offered).
 	Caught bool
 	// Phantom is, for redis-decr, the units the promoted counter offered
 	// that the database did not have when the Sentinels named it the

@@ -24,20 +24,21 @@ const (
 	driftSettleWithin = 15 * time.Second
 )
 
-// driftWatch reads redis-decr's drift through a --failover attack: the
+// driftWatch reads redis-decr's drift through a failover attack: the
 // database's stock (the shop's audit) first, then the stock on the master
-// every Sentinel names. Read in that order, no sale can show as drift:
-// Redis took a sale's units before the database did, and a reservation
-// given back was taken before. Nothing is read while the Sentinels
-// disagree, their master does not answer, or the shop's audit could not
-// reach Redis, as during a failover; each round adds the promoted
-// counter's first reading itself.
+// (master: every Sentinel names it, or the cluster serves the product's
+// slot on it). Read in that order, no sale can show as drift: Redis took
+// a sale's units before the database did, and a reservation given back was
+// taken before. Nothing is read while there is no one master (master
+// reports false), it does not answer, or the shop's audit could not reach
+// Redis, as during a failover; each round adds the promoted counter's
+// first reading itself.
 type driftWatch struct {
-	a     *Attack
-	set   *redisproc.Set
-	began time.Time
-	stop  context.CancelFunc
-	done  chan struct{}
+	a      *Attack
+	master func(context.Context) (addr string, ok bool)
+	began  time.Time
+	stop   context.CancelFunc
+	done   chan struct{}
 
 	mu      sync.Mutex
 	samples []driftSample
@@ -49,10 +50,11 @@ type driftSample struct {
 	drift int
 }
 
-// watchDrift starts reading the drift of a's product until settle.
-func watchDrift(ctx context.Context, a *Attack, set *redisproc.Set, began time.Time) *driftWatch {
+// watchDrift starts reading the drift of a's product, on the master that
+// master names, until settle.
+func watchDrift(ctx context.Context, a *Attack, master func(context.Context) (string, bool), began time.Time) *driftWatch {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &driftWatch{a: a, set: set, began: began, stop: cancel, done: make(chan struct{})}
+	w := &driftWatch{a: a, master: master, began: began, stop: cancel, done: make(chan struct{})}
 	go w.run(ctx)
 	return w
 }
@@ -87,14 +89,14 @@ func (w *driftWatch) read(ctx context.Context, clients map[string]*redis.Client)
 	if err != nil || au.RedisStock == nil {
 		return 0, false
 	}
-	named := w.set.Named(ctx)
-	if len(named) == 0 || strings.HasPrefix(named[0], "(") || slices.ContainsFunc(named, func(n string) bool { return n != named[0] }) {
+	addr, ok := w.master(ctx)
+	if !ok {
 		return 0, false
 	}
-	c := clients[named[0]]
+	c := clients[addr]
 	if c == nil {
-		c = fleet.NodeClient(named[0], 100*time.Millisecond)
-		clients[named[0]] = c
+		c = fleet.NodeClient(addr, 100*time.Millisecond)
+		clients[addr] = c
 	}
 	left, err := c.Get(ctx, reserve.StockKey(w.a.Product)).Int()
 	if err != nil {
@@ -147,6 +149,18 @@ func (w *driftWatch) settle(ctx context.Context, stopped <-chan struct{}, rounds
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return sumDrift(w.samples, rounds)
+}
+
+// sentinelMaster is driftWatch's master under Sentinel: the one every
+// Sentinel of set names, false while they disagree or do not answer.
+func sentinelMaster(set *redisproc.Set) func(context.Context) (string, bool) {
+	return func(ctx context.Context) (string, bool) {
+		named := set.Named(ctx)
+		if len(named) == 0 || strings.HasPrefix(named[0], "(") || slices.ContainsFunc(named, func(n string) bool { return n != named[0] }) {
+			return "", false
+		}
+		return named[0], true
+	}
 }
 
 // sumDrift sums readings up: the peak, the time from the last of rounds'

@@ -61,7 +61,7 @@ func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) (Armed, error) {
 		rec := &Failover{Planned: sf.Rounds}
 		var drift *driftWatch
 		if a.Strategy == strategy.RedisDecr {
-			drift = watchDrift(ctx, a, set, began)
+			drift = watchDrift(ctx, a, sentinelMaster(set), began)
 		}
 		for len(rec.Rounds) < rec.Planned {
 			if n := len(rec.Rounds); n > 0 { // Sentinel's own pace (redisproc.KillEvery)
@@ -105,6 +105,7 @@ func (fo *failingOver) Stop(_ context.Context, results vegeta.Results) (Record, 
 		return nil, nil
 	}
 	rec.measureResumed(results)
+	fo.rec, fo.results = rec, results
 	return rec, nil
 }
 

@@ -37,11 +37,18 @@ func (f *Failover) Why(s Sale) string {
 	case s.Strategy == strategy.RedisDecr:
 		fmt.Fprintf(&b, " (the master SIGKILLed, its replica's link held, once the database had sold a unit the replica's stock still offered, %d of %d times; when the replica offered none, %v after the hold)",
 			caught, len(f.Rounds), failoverMoment)
+	case s.Strategy == strategy.RedisQueue:
+		fmt.Fprintf(&b, " (the master SIGKILLed, its replica's link held, once it had queued an order whose unit the replica's stock still offered, %d of %d times; when the replica offered none, %v after the hold)",
+			caught, len(f.Rounds), failoverMoment)
 	default:
 		fmt.Fprintf(&b, " (the master SIGKILLed %v after its replica's link was held)", failoverMoment)
 	}
-	fmt.Fprintf(&b, ": the replica was up to %v and %d bytes of writes behind at the kill, and the Sentinels named it the master within %v",
-		held.Round(time.Millisecond), behind, promoted.Round(10*time.Millisecond))
+	promoter := "the Sentinels named it the master"
+	if f.Cluster {
+		promoter = "the cluster promoted it"
+	}
+	fmt.Fprintf(&b, ": the replica was up to %v and %d bytes of writes behind at the kill, and %s within %v",
+		held.Round(time.Millisecond), behind, promoter, promoted.Round(10*time.Millisecond))
 	switch {
 	case onMaster(s.Strategy) && twice == 0 && s.Strategy == strategy.Naive:
 		fmt.Fprintf(&b, "; naive's lock holds a constant, so a second holder cannot be told from the first on the wire (the audit below counts what it did); the %v lease was %s", s.LockTTL, leaseAgainst(s.LockTTL, promoted))
@@ -51,6 +58,9 @@ func (f *Failover) Why(s Sale) string {
 	case s.Strategy == strategy.RedisDecr:
 		b.WriteString("; the stock counter is on that master")
 		b.WriteString(driftClause(f))
+	case s.Strategy == strategy.RedisQueue:
+		b.WriteString("; the stock counter and the stream of accepted orders are on that master")
+		b.WriteString(queueClause(f))
 	default:
 		b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
 	}
@@ -105,6 +115,17 @@ func driftClause(f *Failover) string {
 		fmt.Fprintf(&b, "; no drift read, %d at the end", d.End)
 	}
 	return b.String()
+}
+
+// queueClause says where redis-queue's answered orders stood after the
+// drain (Failover.Queue), or "" if nobody asked.
+func queueClause(f *Failover) string {
+	q := f.Queue
+	if q == nil {
+		return ""
+	}
+	return fmt.Sprintf(": of %d orders answered 202, %d were written, %d refused by the database after the 202 (each for a unit the promoted counter offered again: the master had taken it after the hold, its replica never heard of it) and %d known to no shop (queued on the master alone, unwritten at the kill, lost with it)",
+		q.Answered, q.Created, q.Refused, q.Unknown)
 }
 
 // leaseAgainst compares the lease with the slowest promotion: "longer than

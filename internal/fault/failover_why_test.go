@@ -76,6 +76,18 @@ func TestFailoverWhy(t *testing.T) {
 			f.Rounds[1].Resumed = -1
 			return f
 		}, lua, []string{"after some kill no later click was answered 201 or 409 again"}, nil},
+		{"on a cluster", func() *Failover {
+			f := rounds()
+			f.Cluster = true
+			return f
+		}, lua, []string{"the cluster promoted it within 2.5s"}, []string{"Sentinels"}},
+		{"redis-queue's answered orders", func() *Failover {
+			f := rounds()
+			f.Cluster = true
+			f.Queue = &FailoverQueue{Answered: 6, Created: 3, Refused: 2, Unknown: 1}
+			return f
+		}, Sale{Strategy: strategy.RedisQueue}, []string{"once it had queued an order whose unit the replica's stock still offered, 1 of 2 times",
+			"the stream of accepted orders are on that master", "of 6 orders answered 202, 3 were written, 2 refused by the database after the 202", "and 1 known to no shop"}, []string{"not on that master"}},
 		{"no round", func() *Failover { return &Failover{Planned: 3, Err: "replica never in sync"} }, lua,
 			[]string{"0 of 3 failovers: the attack ended before the first kill (replica never in sync)"}, nil},
 	} {

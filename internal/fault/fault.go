@@ -1,8 +1,8 @@
 // Package fault holds the faults a scenario can inject into an attack,
 // one kind per file, each registered by the file itself (register): a
 // Redis node kill (kill.go) and an etcd member kill (kill_etcd.go), an
-// empty restart (restart.go), a Sentinel failover (failover.go) and a
-// shop's crash (crash.go). A kind brings its own flags, says which rows
+// empty restart (restart.go), a Sentinel failover (failover.go), a Redis
+// Cluster failover (failover_cluster.go) and a shop's crash (crash.go). A kind brings its own flags, says which rows
 // it strikes and what it needs, and, in each attack, fires when its own
 // rule says and returns what it measured, with its clause of the row's
 // why-line. The attack, the command line and the report know none of them

@@ -23,9 +23,10 @@ type Plan struct {
 	Targets bool
 	// Redis counts the Redis nodes named (--redis); Etcd is true when an
 	// etcd cluster is named (--etcd), Sentinels when Sentinels are
-	// (--redis-sentinel).
-	Redis           int
-	Etcd, Sentinels bool
+	// (--redis-sentinel), Cluster when a Redis Cluster is
+	// (--redis-cluster).
+	Redis                    int
+	Etcd, Sentinels, Cluster bool
 	// Sweep is true for a --sweep, which measures throughput.
 	Sweep bool
 }

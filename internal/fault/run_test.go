@@ -16,7 +16,7 @@ import (
 // name is the flag that switches it on: what messages, the report and
 // the one-fault-per-row rule name it by.
 func TestNameSwitchesEveryFaultOn(t *testing.T) {
-	want := []string{"crash", "failover", "redlock-kill", "etcd-kill", "redis-restart"}
+	want := []string{"crash", "failover", "cluster-failover", "redlock-kill", "etcd-kill", "redis-restart"}
 	var names []string
 	for _, f := range Kinds() {
 		name := Name(f)
@@ -55,6 +55,7 @@ func TestArgsAndValues(t *testing.T) {
 		{&EmptyRestart{Nodes: 3, Delay: time.Second}, "--redis-restart 3 --restart-delay 1s"},
 		{&EmptyRestart{Nodes: 3}, "--redis-restart 3"},
 		{&SentinelFailover{Enabled: true, Rounds: 2}, "--failover --failovers 2"},
+		{&ClusterFailover{Enabled: true, Rounds: 2}, "--cluster-failover --cluster-failovers 2"},
 		{RedlockKill(2), "--redlock-kill 2"},
 		{EtcdKill(1), "--etcd-kill 1"},
 		{&ShopCrash{Kills: 4}, "--crash 4"},

@@ -10,7 +10,8 @@
 //   - Hold stalls: connections stay open but no byte flows either way, as
 //     when a link is partitioned without a reset; Release lets the bytes
 //     held so far through, in order. HoldAt stalls the link at a place in
-//     what the server sends, found by the caller.
+//     what the server sends, found by the caller; HoldOnly narrows both to
+//     the connections whose client sent something (a replica's PSYNC).
 //   - SetDelay slows every chunk by a fixed delay.
 //
 // This file holds the proxy, its connections, Stop and Start; hold.go the
@@ -35,9 +36,10 @@ import (
 // done.
 type Proxy struct {
 	upstream string
-	delay    atomic.Int64                  // time.Duration added to every chunk, each way
-	gate     atomic.Pointer[chan struct{}] // open (closed channel) unless held
-	cut      atomic.Pointer[Cut]           // pending HoldAt, nil if none
+	delay    atomic.Int64                      // time.Duration added to every chunk, each way
+	gate     atomic.Pointer[chan struct{}]     // open (closed channel) unless held
+	cut      atomic.Pointer[Cut]               // pending HoldAt, nil if none
+	only     atomic.Pointer[func([]byte) bool] // HoldOnly's match, nil: hold every connection
 
 	mu     sync.Mutex
 	addr   string                // fixed at the first listen
@@ -177,6 +179,7 @@ func (p *Proxy) serve(client net.Conn, gen int) {
 	}
 	defer p.untrack(up)
 
+	l := &link{}
 	done := make(chan struct{})
 	var once sync.Once
 	closeBoth := func() {
@@ -189,10 +192,10 @@ func (p *Proxy) serve(client net.Conn, gen int) {
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		p.pipe(up, client, done, false)
+		p.pipe(up, client, done, false, l)
 		closeBoth()
 	}()
-	p.pipe(client, up, done, true)
+	p.pipe(client, up, done, true, l)
 	closeBoth()
 }
 

@@ -221,3 +221,40 @@ func TestProxyHoldAtCutsWhatTheServerSends(t *testing.T) {
 		t.Fatalf("after Release: got %q, %v; want %q", got, err, "CUT after")
 	}
 }
+
+// HoldOnly narrows a hold to the connections whose client sent what the
+// match looks for: a replica's PSYNC is held, a client beside it is not.
+func TestProxyHoldOnlyHoldsThePickedConnections(t *testing.T) {
+	p := newTestProxy(t)
+	p.HoldOnly(func(b []byte) bool { return strings.Contains(string(b), "PSYNC") })
+	replica, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Close()
+	client, err := net.Dial("tcp", p.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if _, err := roundTrip(replica, "PSYNC ? -1"); err != nil {
+		t.Fatalf("the replica before the hold: %v", err)
+	}
+	p.Hold()
+	if got, err := roundTrip(client, "GET k"); err != nil || got != "GET k" {
+		t.Errorf("a client while held: %q, %v; want its answer at once", got, err)
+	}
+	replica.SetDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := replica.Write([]byte("REPLCONF ACK 1\n")); err != nil {
+		t.Fatalf("the replica writes while held: %v", err)
+	}
+	r := bufio.NewReader(replica)
+	if line, err := r.ReadString('\n'); err == nil {
+		t.Fatalf("the replica reads while held: %q, want a timeout", line)
+	}
+	p.Release()
+	replica.SetDeadline(time.Now().Add(2 * time.Second))
+	if line, err := r.ReadString('\n'); err != nil || line != "REPLCONF ACK 1\n" {
+		t.Fatalf("the replica after Release: %q, %v", line, err)
+	}
+}

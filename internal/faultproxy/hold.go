@@ -2,6 +2,7 @@ package faultproxy
 
 import (
 	"net"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,34 @@ func (p *Proxy) Hold() {
 		p.gate.Store(&held)
 	}
 }
+
+// HoldOnly narrows Hold and HoldAt to some connections: those whose
+// client has sent a chunk in which match finds what it looks for (a
+// replica's PSYNC, say). The others pass whether the proxy is held or
+// not; SetDelay and Stop still reach them. Connections are matched from
+// their next chunk on, so call it before the ones to hold are opened. nil
+// holds every connection again.
+func (p *Proxy) HoldOnly(match func(fromClient []byte) bool) {
+	if match == nil {
+		p.only.Store(nil)
+		return
+	}
+	p.only.Store(&match)
+}
+
+// link is what the proxy knows of one connection: whether HoldOnly's match
+// picked it.
+type link struct{ picked atomic.Bool }
+
+// sees gives a chunk the client sent to HoldOnly's match, until it picks.
+func (l *link) sees(p *Proxy, b []byte) {
+	if m := p.only.Load(); m != nil && !l.picked.Load() && (*m)(b) {
+		l.picked.Store(true)
+	}
+}
+
+// holds reports whether Hold and HoldAt apply to the connection.
+func (l *link) holds(p *Proxy) bool { return p.only.Load() == nil || l.picked.Load() }
 
 // Cut finds where a hold begins in one chunk of what the server sent: the
 // index of its first byte to hold, or -1 if the chunk holds no such place.
@@ -89,15 +118,20 @@ func isOpen(gate chan struct{}) bool {
 	}
 }
 
-// pipe copies src to dst, holding each chunk while the proxy is held and
-// for the current delay; fromServer says src is the server, whose chunks
-// a HoldAt looks into.
-func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool) {
+// pipe copies src to dst, holding each chunk while the proxy is held (if
+// the hold applies to l) and for the current delay; fromServer says src is
+// the server, whose chunks a HoldAt looks into, else the client, whose
+// chunks HoldOnly's match does.
+func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool, l *link) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
 		b := buf[:n]
-		if fromServer && n > 0 && p.cut.Load() != nil {
+		if !fromServer && n > 0 {
+			l.sees(p, b)
+		}
+		held := l.holds(p)
+		if held && fromServer && n > 0 && p.cut.Load() != nil {
 			if !p.opened(done) { // a cut is looked for only while not held
 				return
 			}
@@ -110,7 +144,7 @@ func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool) {
 				b = b[i:]
 			}
 		}
-		if len(b) > 0 && !p.forward(dst, b, done) {
+		if len(b) > 0 && !p.forward(dst, b, done, held) {
 			return
 		}
 		if err != nil {
@@ -119,15 +153,16 @@ func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool) {
 	}
 }
 
-// forward writes b to dst once the proxy is not held, after the current
-// delay; false if done closed first or the write failed. The gate is
-// checked after the delay as well, so that a chunk whose delay was running
-// when the proxy was held does not slip out while it is.
-func (p *Proxy) forward(dst net.Conn, b []byte, done <-chan struct{}) bool {
+// forward writes b to dst once the proxy is not held (if held says the
+// hold applies), after the current delay; false if done closed first or
+// the write failed. The gate is checked after the delay as well, so that a
+// chunk whose delay was running when the proxy was held does not slip out
+// while it is.
+func (p *Proxy) forward(dst net.Conn, b []byte, done <-chan struct{}, held bool) bool {
 	if len(b) == 0 {
 		return true
 	}
-	return p.opened(done) && p.delayed(done) && p.opened(done) && write(dst, b)
+	return (!held || p.opened(done)) && p.delayed(done) && (!held || p.opened(done)) && write(dst, b)
 }
 
 // opened waits until the proxy is not held; false if done closed first.

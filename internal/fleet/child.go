@@ -51,8 +51,10 @@ type childConfig struct {
 	MySQLDSN   string   `json:"mysql_dsn,omitempty"`
 	RedisAddrs []string `json:"redis_addrs"`
 	// Sentinels and Master: a Sentinel-managed master, if any.
-	Sentinels     []string `json:"sentinels,omitempty"`
-	Master        string   `json:"master,omitempty"`
+	Sentinels []string `json:"sentinels,omitempty"`
+	Master    string   `json:"master,omitempty"`
+	// Cluster: a Redis Cluster's nodes, if any.
+	Cluster       []string `json:"cluster,omitempty"`
 	EtcdEndpoints []string `json:"etcd_endpoints,omitempty"`
 	AdminToken    string   `json:"admin_token"`
 	LockWaitMs    int64    `json:"lock_wait_ms"`
@@ -125,8 +127,8 @@ func (c childConfig) serve(ctx context.Context, log *slog.Logger) error {
 	defer b.Close()
 	cfg := app.Config{
 		MySQLDSN: c.MySQLDSN, RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints,
-		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master},
-		AdminToken:  c.AdminToken, LockWait: time.Duration(c.LockWaitMs) * time.Millisecond, Logger: log,
+		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master}, RedisCluster: c.Cluster,
+		AdminToken: c.AdminToken, LockWait: time.Duration(c.LockWaitMs) * time.Millisecond, Logger: log,
 		MaxInFlightOrders: c.MaxInFlight, BuyerRate: c.BuyerRate, BuyerBurst: c.BuyerBurst,
 	}
 	shop, err := app.NewShop(ctx, cfg, b)
@@ -143,11 +145,11 @@ func (c childConfig) serve(ctx context.Context, log *slog.Logger) error {
 
 // backends opens the database the parent named and records its servers,
 // as app.Backends built by hand (NewShop reads DB, RedisAddrs,
-// RedisMaster and EtcdEndpoints). Its Close closes the database only.
+// RedisMaster, RedisCluster and EtcdEndpoints). Its Close closes the database only.
 func (c childConfig) backends(ctx context.Context) (*app.Backends, error) {
 	b := &app.Backends{
 		RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints,
-		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master},
+		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master}, RedisCluster: c.Cluster,
 	}
 	var err error
 	switch {

@@ -47,6 +47,10 @@ type Fleet struct {
 	// Sentinels, if set, is the Sentinel-managed master and replica the
 	// shops lock on (but for redlock), whose master --failover kills.
 	Sentinels *redisproc.Set
+	// Cluster, if set, is the Redis Cluster of the load generator's own
+	// that the shops use for all but redlock, whose masters
+	// --cluster-failover kills.
+	Cluster *redisproc.Cluster
 	// CPU reads the fleet's CPU time, for the cpu/order column; nil if
 	// unknown.
 	CPU ledger.CPUMeter

@@ -226,7 +226,7 @@ func (p *shopProcs) isReady(ctx context.Context, addr string) bool {
 func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cfg FleetConfig, b *app.Backends, closers *[]func() error) error {
 	base := childConfig{
 		MySQLDSN: cfg.MySQLDSN, RedisAddrs: b.RedisAddrs, EtcdEndpoints: b.EtcdEndpoints,
-		Sentinels: b.RedisMaster.Sentinels, Master: b.RedisMaster.Name,
+		Sentinels: b.RedisMaster.Sentinels, Master: b.RedisMaster.Name, Cluster: b.RedisCluster,
 		AdminToken: acfg.AdminToken, LockWaitMs: acfg.LockWait.Milliseconds(),
 		MaxInFlight: acfg.MaxInFlightOrders, BuyerRate: acfg.BuyerRate, BuyerBurst: acfg.BuyerBurst,
 	}

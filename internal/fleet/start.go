@@ -60,6 +60,20 @@ type FleetConfig struct {
 	// files in LogDir/redis (a temporary folder without LogDir), and
 	// close it after the shops.
 	StartSentinels bool
+	// RedisCluster names nodes of a Redis Cluster that serves the shops'
+	// lua, naive, fenced, dedupe, redis-decr and redis-queue, as
+	// app.Config's field does; ignored with Cluster or StartCluster.
+	RedisCluster []string
+	// Cluster, if set, is a Redis Cluster of the caller's own that serves
+	// them (cluster.go): --cluster-failover kills its masters. The caller
+	// closes it, after the fleet.
+	Cluster *redisproc.Cluster
+	// StartCluster, without Cluster, has StartFleet start such a cluster
+	// of its own first (redis-server and redis-cli on the PATH), its files
+	// in LogDir/redis-cluster (a temporary folder without LogDir), with
+	// ClusterNodeTimeout, and close it after the shops.
+	StartCluster       bool
+	ClusterNodeTimeout time.Duration
 	// LockWait is the shops' product-lock wait (zero: DefaultLockWait).
 	LockWait time.Duration
 	// MaxInFlight is each shop's admission limit, as app.Config's
@@ -106,7 +120,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		return nil, err
 	}
 	acfg := app.Config{
-		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, EtcdEndpoints: cfg.EtcdEndpoints, AdminToken: token,
+		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, RedisCluster: cfg.RedisCluster, EtcdEndpoints: cfg.EtcdEndpoints, AdminToken: token,
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), MaxInFlightOrders: cfg.MaxInFlight, Logger: log,
 		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst,
 	}
@@ -136,6 +150,17 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	if cfg.Sentinels != nil {
 		acfg.RedisMaster = app.SentinelMaster{Sentinels: cfg.Sentinels.Sentinels(), Name: redisproc.MasterName}
 	}
+	if cfg.StartCluster && cfg.Cluster == nil {
+		c, closeCluster, err := startCluster(ctx, cfg.LogDir, cfg.ClusterNodeTimeout)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, closeCluster) // after the shops, which lock on it
+		cfg.Cluster = c
+	}
+	if cfg.Cluster != nil {
+		acfg.RedisCluster = cfg.Cluster.Addrs()
+	}
 	b := cfg.Backends
 	if b == nil {
 		if b, err = app.OpenBackends(ctx, acfg); err != nil {
@@ -151,6 +176,14 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	}
 	if f.Sentinels != nil {
 		f.Backend += fmt.Sprintf(" + a Sentinel-managed master %s with one replica and 3 Sentinels (lua, naive, fenced, dedupe, redis-decr)", f.Sentinels.Master().Addr)
+	}
+	if f.Cluster = cfg.Cluster; f.Cluster != nil && len(b.RedisCluster) == 0 {
+		withCluster := *b // the caller's Backends, without the cluster
+		withCluster.RedisCluster = acfg.RedisCluster
+		b = &withCluster
+	}
+	if len(b.RedisCluster) > 0 {
+		f.Backend += fmt.Sprintf(" + a Redis Cluster (%s; lua, naive, fenced, dedupe, redis-decr, redis-queue)", strings.Join(b.RedisCluster, ","))
 	}
 	switch {
 	case cfg.Nodes != nil:

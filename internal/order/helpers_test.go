@@ -39,16 +39,21 @@ func newShops(t *testing.T, b *testenv.Env, n int, opts order.Options) []*order.
 
 // shopOn builds one simulated shop process on db and b's Redis nodes: its
 // own Redis clients and its own lockers (one per mode, and an etcd one on
-// its own client when b has a cluster), all closed when t ends.
+// its own client when b has a cluster), all closed when t ends. When b has
+// a Redis Cluster the single-node roles go to it (Env.Single).
 func shopOn(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options) *order.Service {
 	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	clients := b.Redis.Clients()
+	single := b.Single(clients)
 	lockers := make(map[dlock.Mode]dlock.Locker)
 	for _, m := range dlock.Modes() {
-		l, err := dlock.New(m, clients)
+		l, err := dlock.NewSingle(m, single)
+		if m == dlock.ModeRedlock {
+			l, err = dlock.New(m, clients)
+		}
 		if err != nil {
 			t.Fatalf("dlock.New(%s): %v", m, err)
 		}
@@ -58,9 +63,9 @@ func shopOn(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options) *orde
 	if b.Etcd != nil {
 		lockers[dlock.ModeEtcd] = dlock.NewEtcd(b.Etcd.Client())
 	}
-	opts.Reservations = reserve.New(clients[0])
+	opts.Reservations = reserve.New(single)
 	if opts.Queue == nil {
-		opts.Queue = queue.New(clients[0])
+		opts.Queue = queue.New(single)
 	}
 	shop := order.NewService(db, stock.NewStore(db), lockers, opts)
 	t.Cleanup(func() { shop.Close() })
@@ -77,8 +82,8 @@ var products atomic.Int64
 func newProduct(t *testing.T, b *testenv.Env, name string, p stock.Product) stock.Product {
 	t.Helper()
 	p.ID = b.Redis.Key(name + "-" + strconv.FormatInt(products.Add(1), 10))
-	clients := b.Redis.Clients()
-	opts := order.Options{Reservations: reserve.New(clients[0]), Queue: queue.New(clients[0]),
+	single := b.Single(b.Redis.Clients())
+	opts := order.Options{Reservations: reserve.New(single), Queue: queue.New(single),
 		Logger: slog.New(slog.DiscardHandler)}
 	svc := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil, opts)
 	got, err := svc.AddProduct(context.Background(), p)

@@ -14,7 +14,9 @@ import (
 // shop instances. Every safe strategy sells exactly the stock, also when
 // some critical sections stall for longer than the lock's TTL (the
 // watchdog keeps the lock; the lock-free strategies have none to lose),
-// and redis-decr ends with Redis and the database agreeing.
+// and redis-decr ends with Redis and the database agreeing. On a Redis
+// Cluster too, where the single-node roles live on the product's slot's
+// master.
 func TestSafeModesSellExactly(t *testing.T) {
 	const buyerCount, units = 500, 50
 	scenarios := []struct {
@@ -29,7 +31,7 @@ func TestSafeModesSellExactly(t *testing.T) {
 		{"stall longer than TTL", stock.Product{Stock: units, LockTTL: 500 * time.Millisecond,
 			Work: time.Millisecond, Stall: testenv.Short(750*time.Millisecond, 1250*time.Millisecond), StallRate: 0.04}},
 	}
-	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+	run := func(t *testing.T, b *testenv.Env) {
 		b.WithEtcd(t)
 		for _, mode := range safe {
 			for _, sc := range scenarios {
@@ -69,7 +71,9 @@ func TestSafeModesSellExactly(t *testing.T) {
 				})
 			}
 		}
-	})
+	}
+	testenv.Backends(t, run)
+	testenv.Cluster(t, run)
 }
 
 // safe lists the strategies that claim to sell exactly the stock.

@@ -203,8 +203,8 @@ func (q *Queue) runAccepts(ctx context.Context, calls []*acceptCall, stale []str
 	cmds := make([]*redis.Cmd, len(calls))
 	sets := make([]*redis.BoolCmd, len(calls))
 	_, _ = q.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		if len(stale) > 0 {
-			p.Del(ctx, stale...)
+		for _, k := range stale { // one DEL each: every order key has its own hash tag
+			p.Del(ctx, k)
 		}
 		for i, c := range calls {
 			o := c.order

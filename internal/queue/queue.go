@@ -95,7 +95,7 @@ func StreamKey(product string) string { return streamKey(product) }
 // Queue is the Redis side of the products sold by redis-queue. It is safe
 // for concurrent use; what it holds is the accepts waiting to be sent.
 type Queue struct {
-	c       *redis.Client
+	c       redis.UniversalClient
 	stock   *reserve.Stock
 	accepts acceptQueue // the accepts waiting for a round trip (accepts.go)
 }
@@ -103,10 +103,10 @@ type Queue struct {
 // New returns a Queue on c, which stays the caller's to close. Build c
 // with ContextTimeoutEnabled so that context deadlines cut a hung call
 // short.
-func New(c *redis.Client) *Queue { return &Queue{c: c, stock: reserve.New(c)} }
+func New(c redis.UniversalClient) *Queue { return &Queue{c: c, stock: reserve.New(c)} }
 
 // Client is the Redis client the queue runs on.
-func (q *Queue) Client() *redis.Client { return q.c }
+func (q *Queue) Client() redis.UniversalClient { return q.c }
 
 // Load sets product's stock to units, forgets its buyers, and creates the
 // consumer group of its stream: the start of a sale, for a product just

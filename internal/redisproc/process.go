@@ -1,10 +1,13 @@
 // Package redisproc owns real redis-server and redis-sentinel processes
-// that this program starts on loopback: one process (Process), and a
+// that this program starts on loopback: one process (Process), a
 // replicated Redis under Sentinel (Set): a master, one replica whose
-// replication link passes through a fault proxy, and three Sentinels. Tests
-// reach it through internal/testenv; the load generator's --failover
-// starts one of its own. Nothing is persisted: a process that dies comes
-// back empty.
+// replication link passes through a fault proxy, and three Sentinels; and
+// a Redis Cluster (Cluster, cluster.go): six nodes, three masters with a
+// replica each. Tests reach them through internal/testenv; the load
+// generator's --failover and --cluster-failover start their own, and
+// rediscluster starts a cluster for a shell. No snapshots are taken: a
+// process that dies comes back with at most what its append-only file
+// kept.
 package redisproc
 
 import (
@@ -72,6 +75,11 @@ const (
 // it is started again on another one, up to three times. On error nothing
 // is left running; the error quotes the end of the log.
 func Start(dir, name, binary string, port int, args func(port int) []string) (*Process, error) {
+	return start(dir, name, binary, port, args, false)
+}
+
+// start is Start, the process in a process group of its own if detach.
+func start(dir, name, binary string, port int, args func(port int) []string, detach bool) (*Process, error) {
 	logPath := filepath.Join(dir, name+".log")
 	var lastErr error
 	for range 3 {
@@ -82,7 +90,7 @@ func Start(dir, name, binary string, port int, args func(port int) []string) (*P
 				return nil, fmt.Errorf("redisproc: %s: %w", name, err)
 			}
 		}
-		proc, err := spawn(name, binary, args(p), p, logPath)
+		proc, err := spawn(name, binary, args(p), p, logPath, detach)
 		if err != nil {
 			return nil, fmt.Errorf("redisproc: %s: %w", name, err)
 		}
@@ -102,13 +110,16 @@ func Start(dir, name, binary string, port int, args func(port int) []string) (*P
 }
 
 // spawn starts the process and the goroutine that reaps it.
-func spawn(name, binary string, args []string, port int, logPath string) (*Process, error) {
+func spawn(name, binary string, args []string, port int, logPath string, detach bool) (*Process, error) {
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	if detach {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, err

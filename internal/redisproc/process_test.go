@@ -261,7 +261,7 @@ func TestStopKillsWhatIgnoresSIGTERM(t *testing.T) {
 		t.Skip("-short: waits out stopWithin")
 	}
 	ready := filepath.Join(t.TempDir(), "ready")
-	p, err := spawn("stubborn", "/bin/sh", []string{"-c", `trap "" TERM; touch "$0"; while :; do sleep 1; done`, ready}, 1, filepath.Join(t.TempDir(), "stubborn.log"))
+	p, err := spawn("stubborn", "/bin/sh", []string{"-c", `trap "" TERM; touch "$0"; while :; do sleep 1; done`, ready}, 1, filepath.Join(t.TempDir(), "stubborn.log"), false)
 	if err != nil {
 		t.Fatal(err)
 	}

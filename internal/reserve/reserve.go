@@ -80,12 +80,12 @@ var (
 // Stock is the Redis side of the products sold by redis-decr. It holds no
 // state of its own and is safe for concurrent use.
 type Stock struct {
-	c *redis.Client
+	c redis.UniversalClient
 }
 
 // New returns a Stock on c, which stays the caller's to close. Build c with
 // ContextTimeoutEnabled so that context deadlines cut a hung call short.
-func New(c *redis.Client) *Stock { return &Stock{c: c} }
+func New(c redis.UniversalClient) *Stock { return &Stock{c: c} }
 
 // StockKey is the key of product's stock: the one name of it, which the
 // load generator reads to measure the drift.

@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"testing"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Env pairs Redis nodes and a database of the same mode, for tests of code
@@ -13,6 +15,20 @@ type Env struct {
 	// Etcd is nil unless the test asked for a cluster (WithEtcd): most
 	// tests need none, and an embedded one costs a second to start.
 	Etcd *EtcdCluster
+	// Cluster is nil unless the test runs in Cluster's subtest: then the
+	// single-node roles (lua, naive, fenced, dedupe, redis-decr,
+	// redis-queue) go to it, and Redis serves redlock alone.
+	Cluster *RedisCluster
+}
+
+// Single returns the client a shop's single-node roles use, given the
+// clients of its Redis nodes: a new cluster client when b has a Cluster,
+// else the first node's client.
+func (b *Env) Single(clients []*redis.Client) redis.UniversalClient {
+	if b.Cluster != nil {
+		return b.Cluster.Client()
+	}
+	return clients[0]
 }
 
 // WithEtcd gives b an etcd cluster of b's mode, cleaned up when tb ends: the

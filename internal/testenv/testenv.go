@@ -10,9 +10,12 @@
 //	FLASHSALE_TEST_ETCD_PIDS       their process ids, to pause them
 //	FLASHSALE_TEST_ZOOKEEPER       three ZooKeeper members, host:port,...
 //	FLASHSALE_TEST_ZOOKEEPER_PIDS  their process ids, to pause them
+//	FLASHSALE_TEST_REDIS_CLUSTER   a Redis Cluster's nodes, host:port,...
 //
 // ZooKeeper has no embedded mode (no ZooKeeper server runs in a Go
-// process): NewZooKeeper skips a test where no ensemble is named.
+// process): NewZooKeeper skips a test where no ensemble is named. Nor has
+// a Redis Cluster (miniredis has no cluster mode): Cluster and
+// NewRedisCluster skip where none is named (cluster.go).
 //
 // NewSentinels starts a replicated Redis of the test's own from the
 // redis-server and redis-sentinel binaries: a master, a replica and three

@@ -3,9 +3,11 @@
 #
 # On the embedded backends always: default, two-clicks, late-commit,
 # database-locks, node-kills, empty-restart, crash, failover (needs
-# redis-server and redis-sentinel) and calibrate. With real servers named
-# (LOADGEN_MYSQL_DSN, LOADGEN_REDIS, optionally LOADGEN_ETCD), also their
-# -real files (late-commit, database-locks, crash), bench-place, overload,
+# redis-server and redis-sentinel), cluster-failover (redis-server and
+# redis-cli) and calibrate. With real servers named (LOADGEN_MYSQL_DSN,
+# LOADGEN_REDIS, optionally LOADGEN_ETCD and LOADGEN_REDIS_CLUSTER), also
+# their -real files (late-commit, database-locks, crash, cluster: a cluster
+# of its own without LOADGEN_REDIS_CLUSTER), bench-place, overload,
 # overload-profile and lock-table (which also wants LOADGEN_ZOOKEEPER, else
 # its ZooKeeper row is skipped).
 # LOCK, if set, is a file each script takes with flock(1) first, so that no
@@ -17,13 +19,14 @@ run() {
 	echo "==> $*" >&2
 	if [ -n "${LOCK:-}" ]; then flock "$LOCK" "$@"; else "$@"; fi
 }
-embedded=(default two-clicks late-commit database-locks node-kills empty-restart crash failover calibrate)
+embedded=(default two-clicks late-commit database-locks node-kills empty-restart crash failover cluster-failover calibrate)
 for s in "${embedded[@]}"; do
-	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD "./$s.sh"
+	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 done
 if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
 	for s in late-commit database-locks crash bench-place overload overload-profile lock-table; do
-		run "./$s.sh"
+		run env -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 	done
+	run ./cluster.sh
 fi
 ./index.sh

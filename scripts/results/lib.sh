@@ -18,13 +18,16 @@ results_work=$(mktemp -d)
 trap 'rm -rf "$results_work"' EXIT
 
 results_backends() {
+	local cluster=
+	[ -z "${LOADGEN_REDIS_CLUSTER:-}" ] ||
+		cluster=", and a Redis Cluster at ${LOADGEN_REDIS_CLUSTER} (three masters, a replica each) for lua, naive, fenced, dedupe, redis-decr and redis-queue"
 	if [ -n "${RESULTS_BACKENDS:-}" ]; then
 		echo "$RESULTS_BACKENDS"
 	elif [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
 		: "${LOADGEN_REDIS:?with LOADGEN_MYSQL_DSN, set LOADGEN_REDIS to five Redis nodes, host:port,...}"
-		echo "real: MySQL/MariaDB (\`LOADGEN_MYSQL_DSN\`), Redis at ${LOADGEN_REDIS}, etcd at ${LOADGEN_ETCD:-three members in process}"
+		echo "real: MySQL/MariaDB (\`LOADGEN_MYSQL_DSN\`), Redis at ${LOADGEN_REDIS}, etcd at ${LOADGEN_ETCD:-three members in process}$cluster"
 	else
-		echo "embedded: SQLite in a temp dir, five miniredis nodes and three etcd members in process"
+		echo "embedded: SQLite in a temp dir, five miniredis nodes and three etcd members in process$cluster"
 	fi
 }
 

@@ -1,0 +1,36 @@
+package fleet
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/redisproc"
+)
+
+// startCluster starts a Redis Cluster for StartCluster, its files in
+// logDir/redis-cluster or a temporary folder, with nodeTimeout (zero:
+// redisproc's default), and waits up to a minute for it to be healthy.
+// The function it returns closes the cluster and removes a temporary
+// folder.
+func startCluster(ctx context.Context, logDir string, nodeTimeout time.Duration) (*redisproc.Cluster, func() error, error) {
+	dir, remove := filepath.Join(logDir, "redis-cluster"), func() error { return nil }
+	if logDir == "" {
+		tmp, err := os.MkdirTemp("", "flashsale-cluster-")
+		if err != nil {
+			return nil, nil, err
+		}
+		dir, remove = tmp, func() error { return os.RemoveAll(tmp) }
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	c, err := redisproc.StartCluster(ctx, redisproc.ClusterConfig{Dir: dir, NodeTimeout: nodeTimeout})
+	if err != nil {
+		remove()
+		return nil, nil, err
+	}
+	return c, func() error { c.Close(); return remove() }, nil
+}
