@@ -2,6 +2,7 @@ package dlock_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -29,11 +30,7 @@ func TestListensOnlyWhileContended(t *testing.T) {
 		}
 		waitFor := func(what string, want int64, within time.Duration) {
 			t.Helper()
-			for end := time.Now().Add(within); subscribers() != want; time.Sleep(20 * time.Millisecond) {
-				if time.Now().After(end) {
-					t.Fatalf("%s: %d subscribers after %v, want %d", what, subscribers(), within, want)
-				}
-			}
+			testenv.WaitFor(t, within, fmt.Sprintf("%d subscribers %s", want, what), func() bool { return subscribers() == want })
 		}
 
 		holder, waiter := newLocker(t, r, dlock.ModeLua), newLocker(t, r, dlock.ModeLua)
@@ -122,7 +119,6 @@ func TestRedlockWaiterWakesWithOnlyAQuorumUp(t *testing.T) {
 			if err := wl.Release(ctx); err != nil {
 				t.Fatalf("cycle %d: waiter Release: %v", i, err)
 			}
-			time.Sleep(5 * time.Millisecond) // let the quiet release's grace announce
 			if slow == 3 {
 				break
 			}
@@ -167,10 +163,10 @@ func TestRedlockHandOffWakesWaiterPromptly(t *testing.T) {
 				for i := range c.handOffs {
 					got := make(chan result, 1)
 					go func() {
-						wl, err := waiter.Lock(ctx, key, ttl, 5*time.Second)
+						wl, err := waiter.Lock(ctx, key, ttl, 30*time.Second)
 						got <- result{wl, err, time.Now()}
 					}()
-					time.Sleep(15 * time.Millisecond) // the waiter found the key held and sleeps
+					waitHears(t, waiter, key)
 					if err := l.Release(ctx); err != nil {
 						t.Errorf("hand-off %d: Release = %v", i, err)
 					}
