@@ -79,6 +79,13 @@ func TestLuaUndoOfLateAcquireWakesWaiters(t *testing.T) {
 		a := dlock.NewLua(cs[0])
 		t.Cleanup(func() { _ = a.Close() })
 		b := newLocker(t, r, dlock.ModeLua)
+		// The node knows the acquire script from now on: A's EVALSHA is
+		// its acquire, not a NOSCRIPT answer held up before the EVAL.
+		warm, err := b.TryLock(ctx, r.Key("undo-warm-up"), ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = warm.Release(ctx)
 
 		aDone := make(chan time.Time, 1)
 		go func() {
