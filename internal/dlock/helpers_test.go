@@ -243,6 +243,15 @@ func lateBy(ended, taken time.Time, limit time.Duration) string {
 	return ended.Sub(taken).Round(time.Millisecond).String()
 }
 
+// announcedWake bounds how long after a release a waiter that hears the
+// key may take to have the lock: it shows that the release's announcement
+// woke it, and not its fallback, a sleep of a second (maxSleep) from its
+// last refusal, while leaving a busy machine's scheduler its hiccups (a
+// hand-off of 129 ms was seen under -race with a core taken). The usual
+// hand-off takes a few milliseconds; TestRedlockHandOffWakesWaiterPromptly
+// holds the median to that.
+const announcedWake = 400 * time.Millisecond
+
 // waitHears waits until a goroutine of l waits for key and hears its next
 // release (dlock.Hears): a release from then on must wake it at once.
 func waitHears(t *testing.T, l any, key string) {

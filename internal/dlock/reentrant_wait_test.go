@@ -88,7 +88,7 @@ func TestReentrantForeignOwnerWaits(t *testing.T) {
 				// Without the announcement bob would sleep until the key
 				// would expire (at most a second, maxSleep); with it he
 				// wakes at once.
-				within(t, "bob's Lock after alice's last release", res.at.Sub(released), 300*time.Millisecond)
+				within(t, "bob's Lock after alice's last release", res.at.Sub(released), announcedWake)
 				if err := res.l.Release(ctx); err != nil {
 					t.Errorf("bob: Release = %v", err)
 				}

@@ -5,8 +5,8 @@
 # database-locks, node-kills, empty-restart, crash, failover (needs
 # redis-server and redis-sentinel) and calibrate. With real servers named
 # (LOADGEN_MYSQL_DSN, LOADGEN_REDIS, optionally LOADGEN_ETCD), also their
-# -real files (late-commit, database-locks, crash), bench-place, overload and
-# overload-profile.
+# -real files (late-commit, database-locks, crash), bench-place, dlock-bench,
+# overload and overload-profile.
 # LOCK, if set, is a file each script takes with flock(1) first, so that no
 # other heavy job shares the cores with a measurement.
 # index.md says how long each took; run this on a quiet machine.
@@ -21,7 +21,7 @@ for s in "${embedded[@]}"; do
 	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD "./$s.sh"
 done
 if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
-	for s in late-commit database-locks crash bench-place overload overload-profile; do
+	for s in late-commit database-locks crash bench-place dlock-bench overload overload-profile; do
 		run "./$s.sh"
 	done
 fi
