@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/locktable"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
@@ -82,7 +83,7 @@ func (b *backends) open(ctx context.Context, cfg config) ([]locktable.System, er
 			return nil, err
 		}
 		systems[2].Name = fmt.Sprintf("etcd, %d members", len(cfg.etcd))
-		systems[2].Acquire = key(dlock.NewEtcd(b.etcd))
+		systems[2].Acquire = key(etcdlock.New(b.etcd))
 	}
 	if len(cfg.zookeeper) > 0 {
 		zk, err := zklock.New(ctx, cfg.zookeeper, zklock.Options{Root: cfg.zkRoot})

@@ -12,6 +12,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/metrics"
 	"github.com/flashsale/flashsale/internal/order"
@@ -112,7 +113,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 			return nil, fmt.Errorf("app: etcd client: %w", err)
 		}
 		s.etcd = c
-		s.lockers[dlock.ModeEtcd] = dlock.NewEtcd(c)
+		s.lockers[etcdlock.Mode] = etcdlock.New(c)
 	}
 	for mode, l := range s.lockers {
 		dlock.Observe(l, m.Locker(mode))

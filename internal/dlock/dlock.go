@@ -25,11 +25,10 @@
 //     the one writer no lock can stop: a holder that lost the lock and has
 //     not noticed yet.
 //
-// A sixth, Etcd (ModeEtcd), is the consensus lock: the same handles, on an
-// etcd cluster instead of Redis, with a lease per grant, waiters queued by
-// revision, and the revision as its fence, beside the cluster's epoch
-// (Lock.Epoch) for a cluster that is rebuilt. New does not build it: it
-// needs an etcd client (NewEtcd).
+// Locks kept by consensus systems live in packages of their own and hand
+// out the same handles (NewHandle): package etcdlock on etcd, package
+// zklock on ZooKeeper. Their fences come with an epoch (Lock.Epoch) for a
+// cluster that is rebuilt.
 //
 // Beside the modes, Reentrant is the lua lock made reentrant, as the lock
 // texts describe it (an owner's holds counted in a hash); the shop does not
@@ -43,7 +42,8 @@
 // Redis: the goroutines of one process queue per key and only the first asks
 // Redis; every release is announced on the key's pub/sub channel, which wakes
 // the waiters at once; without an announcement a waiter sleeps until the
-// holder's key would expire. See wait.go.
+// holder's key would expire; and between processes one fairness rule
+// holds (wait_fair.go). See wait.go.
 //
 // The Redis clients stay the caller's: build them with ContextTimeoutEnabled
 // so that context deadlines also cut a hung call short, and close them after
@@ -182,12 +182,4 @@ func NewSingle(mode Mode, c redis.UniversalClient) (Locker, error) {
 	default:
 		return NewFenced(c), nil
 	}
-}
-
-// checkTTL rejects a TTL Redis cannot express (PX counts milliseconds).
-func checkTTL(ttl time.Duration) error {
-	if ttl < time.Millisecond {
-		return fmt.Errorf("dlock: ttl %v is under the 1ms Redis can count", ttl)
-	}
-	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/flashsale/flashsale/internal/rediserr"
 )
@@ -68,20 +67,6 @@ var (
 // boundary (package rediserr's rule, with ErrUnavailable).
 func redisErr(ctx context.Context, err error, op, key string) error {
 	return rediserr.Wrap(ctx, err, ErrUnavailable, "dlock", op, key)
-}
-
-// timeoutErr is the error of a Lock whose wait ran out. If ctx ended first,
-// it wraps ctx.Err() as well as ErrTimeout. The last try's error, if any,
-// is only quoted: the outcome is the timeout.
-func timeoutErr(ctx context.Context, key string, wait time.Duration, last error) error {
-	var lastTry string
-	if last != nil {
-		lastTry = fmt.Sprintf(" (last try: %v)", last)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("%w: %q: %w%s", ErrTimeout, key, err, lastTry)
-	}
-	return fmt.Errorf("%w: %q after %v%s", ErrTimeout, key, wait, lastTry)
 }
 
 // notHeld is the error of a Refresh or Release on a lock that is gone.

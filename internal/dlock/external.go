@@ -2,16 +2,20 @@ package dlock
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
-// A lock kept by a service that another package speaks to (package zklock,
-// on ZooKeeper) hands out the same handles as the modes here, so that the
-// code taking locks takes them all alike. NewHandle builds such a handle
-// around a Holder, the part of it that belongs to that package.
+// A lock kept by a service that another package speaks to (package
+// etcdlock, on etcd; package zklock, on ZooKeeper) hands out the same
+// handles as the modes here, so that the code taking locks takes them all
+// alike. NewHandle builds such a handle around a Holder, the part of it
+// that belongs to that package; CheckTTL and TimedOut give its errors the
+// shape of the modes' own.
 
 // Holder is how a lock of another package renews and lets go of one
-// acquisition. A handle calls Refresh from Lock.Refresh, and once either
+// acquisition. A handle calls Refresh from Lock.Refresh (and from its
+// watchdog, if the grant asks for one), and once either
 // Release, from Lock.Release, or Abandon, from Lock.Abandon. Refresh may
 // be called from any goroutine, also during the other two.
 type Holder interface {
@@ -42,15 +46,21 @@ type Grant struct {
 	// until which it is sure to be held, as known at the grant.
 	TTL        time.Duration
 	ValidUntil time.Time
+	// Watchdog asks the handle to renew the lock through Holder.Refresh
+	// every TTL/3, as the modes' handles do (so HoldRenewals holds those
+	// renewals back), and to cancel Context, with a cause wrapping
+	// ErrNotHeld, once a renewal finds the lock gone or the validity runs
+	// out first. Without it the lock's package keeps the lease itself.
+	Watchdog bool
 }
 
 // NewHandle returns the handle of g, which h renews and releases. Its
-// Context is derived from ctx; there is no watchdog, so the lock's package
+// Context is derived from ctx. Without g.Watchdog the lock's package
 // cancels ctx, with a cause wrapping ErrNotHeld, once it finds the lock
-// lost. Fence and Epoch return g's; HoldRenewals does nothing. Everything
-// else behaves as for the modes here.
+// lost, and HoldRenewals does nothing. Fence and Epoch return g's.
+// Everything else behaves as for the modes here.
 func NewHandle(ctx context.Context, g Grant, h Holder) *Lock {
-	l := newLock(ctx, g.Key, g.Token, g.TTL, g.ValidUntil, heldElsewhere{h}, false)
+	l := newLock(ctx, g.Key, g.Token, g.TTL, g.ValidUntil, heldElsewhere{h}, g.Watchdog)
 	l.fence, l.epoch = g.Fence, g.Epoch // before anyone but this goroutine has l
 	return l
 }
@@ -62,4 +72,29 @@ func (x heldElsewhere) refresh(ctx context.Context, _ *Lock, ttl time.Duration) 
 	return x.h.Refresh(ctx, ttl)
 }
 
-func (x heldElsewhere) release(ctx context.Context, _ *Lock) error { return x.h.Release(ctx) }
+func (x heldElsewhere) release(ctx context.Context, _ *Lock, _ bool) (bool, error) {
+	return false, x.h.Release(ctx)
+}
+
+// CheckTTL returns an error for a ttl under a millisecond, which every
+// mode but off rejects (Redis counts PX in milliseconds).
+func CheckTTL(ttl time.Duration) error {
+	if ttl < time.Millisecond {
+		return fmt.Errorf("dlock: ttl %v is under the 1ms Redis can count", ttl)
+	}
+	return nil
+}
+
+// TimedOut is the error of a Lock on key whose wait ran out: it wraps
+// ErrTimeout and, if ctx ended first, ctx.Err() as well. The last try's
+// error, if any, is only quoted: the outcome is the timeout.
+func TimedOut(ctx context.Context, key string, wait time.Duration, last error) error {
+	var lastTry string
+	if last != nil {
+		lastTry = fmt.Sprintf(" (last try: %v)", last)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("%w: %q: %w%s", ErrTimeout, key, err, lastTry)
+	}
+	return fmt.Errorf("%w: %q after %v%s", ErrTimeout, key, wait, lastTry)
+}

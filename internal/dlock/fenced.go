@@ -15,10 +15,11 @@ func NewFenced(c redis.UniversalClient) *Lua { return newLua(c, true) }
 
 // Fence returns the fencing token minted with this grant: for the fenced
 // mode, a number greater than that of every earlier grant of the same key
-// on the same Redis node; for etcd, the creation revision of the grant's
-// queue key, greater than that of every earlier grant of the same key on
-// the same cluster (see Epoch for a cluster that is replaced); 0 for every
-// other mode. It is safe for concurrent use.
+// on the same Redis node; for a lock of another package (etcdlock,
+// zklock), what that package says, such as the creation revision of the
+// grant's queue key on etcd, greater than that of every earlier grant of
+// the same key on the same cluster (see Epoch for a cluster that is
+// replaced); 0 for every other mode. It is safe for concurrent use.
 //
 // It is for the store the protected work writes to. Send the fence with
 // every write, and have the store keep the highest fence it has seen and
@@ -37,10 +38,10 @@ func (l *Lock) Fence() int64 { return l.fence }
 
 // Epoch returns the epoch of the cluster that granted this lock: for etcd,
 // the unix time in milliseconds at which that cluster first served a lock
-// (kept in the cluster, see Etcd); 0 for every Redis mode, whose fences
-// come from one counter beside the key, not from a cluster that is
-// replaced (for a Redis that loses that counter, see Fence). It is safe
-// for concurrent use.
+// (kept in the cluster, see package etcdlock); 0 for every Redis mode,
+// whose fences come from one counter beside the key, not from a cluster
+// that is replaced (for a Redis that loses that counter, see Fence). It is
+// safe for concurrent use.
 //
 // A store that checks fences orders grants by (Epoch, Fence), compared
 // lexicographically: a grant is newer if its epoch is later, or if the

@@ -47,7 +47,7 @@ func TestFence(t *testing.T) {
 			}
 			fences = append(fences, held.Fence())
 			got := lockLater(ctx, a, key, time.Second, 5*time.Second)
-			time.Sleep(50 * time.Millisecond) // A is waiting by now
+			waitQueued(t, a, key, 1)
 			if err := held.Release(ctx); err != nil {
 				t.Fatalf("B: Release = %v", err)
 			}

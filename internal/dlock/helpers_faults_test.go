@@ -28,10 +28,13 @@ import (
 // whole if match picks any of its commands. If the call's context ends
 // during the delay, the call fails with the context's error at once. One
 // hook may be added to several clients; delay may be changed at any time.
+// With gate set (before the first call), a call held up is held until gate
+// is closed as well.
 type delayHook struct {
 	match  func(redis.Cmder) bool
 	before bool
 	delay  atomic.Int64 // a time.Duration; 0 lets everything through
+	gate   chan struct{}
 
 	hits  atomic.Int64 // calls held up so far
 	once  sync.Once
@@ -76,7 +79,7 @@ func (h *delayHook) around(ctx context.Context, cmds []redis.Cmder, call func() 
 	}
 	if h.before {
 		hit()
-		if err := pause(ctx, d); err != nil {
+		if err := h.pause(ctx, d); err != nil {
 			for _, cmd := range cmds {
 				cmd.SetErr(err)
 			}
@@ -86,7 +89,7 @@ func (h *delayHook) around(ctx context.Context, cmds []redis.Cmder, call func() 
 	}
 	err := call()
 	hit()
-	if werr := pause(ctx, d); werr != nil {
+	if werr := h.pause(ctx, d); werr != nil {
 		for _, cmd := range cmds {
 			cmd.SetErr(werr)
 		}
@@ -95,12 +98,21 @@ func (h *delayHook) around(ctx context.Context, cmds []redis.Cmder, call func() 
 	return err
 }
 
-// pause waits d, or returns ctx's error if ctx ends first.
-func pause(ctx context.Context, d time.Duration) error {
+// pause waits d, and then for the gate if there is one, or returns ctx's
+// error if ctx ends first.
+func (h *delayHook) pause(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if h.gate == nil {
+		return nil
+	}
+	select {
+	case <-h.gate:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

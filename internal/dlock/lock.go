@@ -20,8 +20,9 @@ type Lock struct {
 	key   string
 	token string
 	fence int64 // the fencing token of this grant (fenced, etcd), 0 otherwise
-	epoch int64 // the epoch of the cluster that granted it (etcd), 0 otherwise
+	epoch int64 // the epoch of the cluster that granted it (another package's lock), 0 otherwise
 	mode  holder
+	room  *room // the waiting room whose waiter got it, nil if none did (TryLock)
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -43,7 +44,11 @@ type holder interface {
 	// from before the call was sent; ErrNotHeld if the lock is gone.
 	refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error)
 	// release lets go of the lock; ErrNotHeld if it had already expired.
-	release(ctx context.Context, l *Lock) error
+	// It announces the release on the key's channel (wait_subscriber.go)
+	// unless quiet, which the waiting room asks for (wait_fair.go), and
+	// reports whether it announced it all the same or needs no
+	// announcement (lua's turns, a reentrant hold that leaves others).
+	release(ctx context.Context, l *Lock, quiet bool) (announced bool, err error)
 }
 
 // newLock returns the handle of an acquisition for ttl that is sure to be
@@ -183,14 +188,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	if renewing != nil {
 		<-renewing // no renewal may run after the release
 	}
-	var done func(released bool) // the waiting room's, if a waiter got l
-	if w, ok := l.mode.(waitingHolder); ok {
-		done = w.waitingRoom().releasing(l)
-	}
-	err := l.mode.release(ctx, l)
-	if done != nil {
-		done(err == nil) // a release that failed may not have been announced
-	}
+	quiet, done := l.room.releasing(l) // the waiting room's say, if a waiter got l
+	announced, err := l.mode.release(ctx, l, quiet)
+	done(err == nil, announced)
 	return err
 }
 
@@ -215,11 +215,7 @@ func (l *Lock) Abandon() {
 	if renewing != nil {
 		<-renewing // no renewal may run after this
 	}
-	if w, ok := l.mode.(waitingHolder); ok {
-		if done := w.waitingRoom().releasing(l); done != nil {
-			done(false) // nothing released, nothing announced
-		}
-	}
+	l.room.abandoned(l) // nothing released, nothing announced
 	if x, ok := l.mode.(heldElsewhere); ok {
 		x.h.Abandon() // its package lets it run out as its lease would
 	}

@@ -65,38 +65,49 @@ func TestLuaUndoOfLateAcquireWakesWaiters(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
 		key := r.Key("undo")
-		// A's SET is sent 300ms late and its reply comes 200ms late: it
-		// lands at +300ms with PX 400, and the undo runs at about +500ms,
-		// while the key would live until +700ms.
-		lateSend := newDelayHook(isAcquire, true, 300*time.Millisecond)
-		lateReply := newDelayHook(isAcquire, false, 200*time.Millisecond)
+		// A's SET is sent 1s late, so it lands at +1s with PX 1500 and the
+		// key would live until +2.5s; its reply is held until B waits and
+		// hears the key's releases, and at least 600ms, so that A finds
+		// the acquire took its whole TTL and undoes it, at +1.6s or later.
+		const ttl = 1500 * time.Millisecond
+		lateSend := newDelayHook(isAcquire, true, time.Second)
+		lateReply := newDelayHook(isAcquire, false, 600*time.Millisecond)
+		lateReply.gate = make(chan struct{})
 		cs := clients(t, r)
 		cs[0].AddHook(lateSend)
 		cs[0].AddHook(lateReply)
 		a := dlock.NewLua(cs[0])
 		t.Cleanup(func() { _ = a.Close() })
 		b := newLocker(t, r, dlock.ModeLua)
+		// The node knows the acquire script from now on: A's EVALSHA is
+		// its acquire, not a NOSCRIPT answer held up before the EVAL.
+		warm, err := b.TryLock(ctx, r.Key("undo-warm-up"), ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = warm.Release(ctx)
 
 		aDone := make(chan time.Time, 1)
 		go func() {
-			_, err := a.TryLock(ctx, key, 400*time.Millisecond)
+			_, err := a.TryLock(ctx, key, ttl)
 			if !errors.Is(err, dlock.ErrNotObtained) {
 				t.Errorf("A: TryLock = %v, want ErrNotObtained (undone)", err)
 			}
 			aDone <- time.Now()
 		}()
-		<-lateSend.first
-		time.Sleep(350 * time.Millisecond) // A's SET has landed; its undo comes at ~+500ms
+		<-lateReply.first // A's SET has landed
 		got := lockLater(ctx, b, key, 5*time.Second, 5*time.Second)
+		waitHears(t, b, key)
+		close(lateReply.gate)
 		undone := <-aDone
 		res := <-got
 		if res.err != nil {
 			t.Fatalf("B: Lock = %v", res.err)
 		}
 		defer res.l.Release(ctx)
-		if d := res.at.Sub(undone); d > 150*time.Millisecond {
-			t.Errorf("A's undo freed the key, but B's waiter got it only %v later (its fallback sleep), want within 150ms",
-				d.Round(time.Millisecond))
+		if d := res.at.Sub(undone); d > announcedWake {
+			t.Errorf("A's undo freed the key, but B's waiter got it only %v later (its fallback sleep), want within %v",
+				d.Round(time.Millisecond), announcedWake)
 		}
 	})
 }

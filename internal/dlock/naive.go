@@ -36,7 +36,7 @@ type Naive struct {
 // caller's to close.
 func NewNaive(c redis.UniversalClient) *Naive {
 	n := &Naive{client: c}
-	n.waiting = newWaiting([]redis.UniversalClient{c}, 1, n.TryLock, n.attempt)
+	n.waiting = newWaiting([]redis.UniversalClient{c}, 1, n.try)
 	return n
 }
 
@@ -44,7 +44,7 @@ func NewNaive(c redis.UniversalClient) *Naive {
 // returns ErrNotObtained if the key exists (whoever set it, and even if it
 // will never expire) and ErrUnavailable if Redis cannot be reached.
 func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	if err := checkTTL(ttl); err != nil {
+	if err := CheckTTL(ttl); err != nil {
 		return nil, err
 	}
 	start := time.Now()
@@ -70,9 +70,9 @@ func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lo
 	return newLock(ctx, key, naiveValue, ttl, start.Add(ttl), n, false), nil
 }
 
-// attempt is TryLock for a waiting Lock. Naive does not ask how long the
-// holder has left, so the waiter backs off.
-func (n *Naive) attempt(ctx context.Context, key string, ttl time.Duration, _ bool) (*Lock, retry, error) {
+// try is TryLock for the waiting (wait.go). Naive does not ask how long
+// the holder has left, so a waiter backs off.
+func (n *Naive) try(ctx context.Context, key string, ttl time.Duration, _ asker) (*Lock, retry, error) {
 	l, err := n.TryLock(ctx, key, ttl)
 	return l, retry{held: errors.Is(err, ErrNotObtained)}, err
 }
@@ -83,20 +83,20 @@ func (n *Naive) refresh(_ context.Context, l *Lock, _ time.Duration) (time.Durat
 	return 0, fmt.Errorf("dlock: naive lock %q cannot be refreshed: %w", l.key, errors.ErrUnsupported)
 }
 
-// release is the flaw: DEL deletes the key whoever holds it now. The
-// release is announced in the same round trip, for the waiters. ErrNotHeld
-// only if the key was already gone.
-func (n *Naive) release(ctx context.Context, l *Lock) error {
+// release is the flaw: DEL deletes the key whoever holds it now. Unless
+// quiet, the release is announced in the same round trip, for the
+// waiters. ErrNotHeld only if the key was already gone.
+func (n *Naive) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
 	pipe := n.client.Pipeline()
 	del := pipe.Del(ctx, l.key)
-	if channel := n.room.announceOn(l); channel != "" {
-		pipe.Publish(ctx, channel, naiveValue)
+	if !quiet {
+		pipe.Publish(ctx, releaseChannel(l.key), naiveValue)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		return redisErr(ctx, err, "DEL", l.key)
+		return false, redisErr(ctx, err, "DEL", l.key)
 	}
 	if del.Val() == 0 {
-		return notHeld(l.key, "had already expired")
+		return false, notHeld(l.key, "had already expired")
 	}
-	return nil
+	return !quiet, nil
 }

@@ -73,13 +73,3 @@ func (r *Redlock) voted(got []nodeReply) {
 		r.obs.Voted(i, v)
 	}
 }
-
-// observe is Observe for Etcd.
-func (m *Etcd) observe(o Observer) { m.obs = o }
-
-// retried tells m's observer, if any, that a Lock tries again.
-func (m *Etcd) retried() {
-	if m.obs != nil {
-		m.obs.Retried()
-	}
-}

@@ -35,4 +35,4 @@ func (offHolder) refresh(_ context.Context, _ *Lock, ttl time.Duration) (time.Du
 	return ttl, nil
 }
 
-func (offHolder) release(context.Context, *Lock) error { return nil }
+func (offHolder) release(context.Context, *Lock, bool) (bool, error) { return false, nil }

@@ -41,7 +41,7 @@ func NewRedlock(nodes []*redis.Client) *Redlock {
 	for i, c := range r.nodes {
 		universal[i] = c
 	}
-	r.waiting = newWaiting(universal, r.quorum, r.TryLock, r.attempt)
+	r.waiting = newWaiting(universal, r.quorum, r.try)
 	return r
 }
 
@@ -76,11 +76,15 @@ func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*
 	}
 }
 
-// attempt is one vote for a waiting Lock, which waits out a held lock and
-// a split vote (woken by a release's announcements), and tries again when
-// nodes were only slow; nodes that are down, leaving no majority, end the
-// wait at once.
-func (r *Redlock) attempt(ctx context.Context, key string, ttl time.Duration, _ bool) (*Lock, retry, error) {
+// try is TryLock for a one-off try, and one vote for a waiting room's
+// head (wait.go), which waits out a held lock and a split vote (woken by a
+// release's announcements), and tries again when nodes were only slow;
+// nodes that are down, leaving no majority, end the wait at once.
+func (r *Redlock) try(ctx context.Context, key string, ttl time.Duration, by asker) (*Lock, retry, error) {
+	if !by.head {
+		l, err := r.TryLock(ctx, key, ttl)
+		return l, retry{}, err
+	}
 	l, v, _, err := r.obtain(ctx, key, ttl)
 	switch v {
 	case voteHeld:
@@ -119,7 +123,7 @@ func (r *Redlock) settled(agreed int) bool { return agreed >= r.quorum }
 // obtain makes one Redlock attempt and says how the vote came out, with
 // every node's reply.
 func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*Lock, vote, []nodeReply, error) {
-	if err := checkTTL(ttl); err != nil {
+	if err := CheckTTL(ttl); err != nil {
 		return nil, voteDown, nil, err
 	}
 	token, timeout := uuid.NewString(), nodeTimeout(ttl)
@@ -132,7 +136,7 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	got := r.round(ctx, timeout,
 		func(ctx context.Context, i int) nodeReply {
 			defer close(h.answered[i])
-			ok, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl, true)
+			ok, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl)
 			return nodeReply{ok: ok, holder: holder, err: err}
 		},
 		r.settled,
@@ -203,9 +207,6 @@ type redlockHold struct {
 	released atomic.Bool // set before releasing: a grant answered later is undone
 }
 
-// waitingRoom is the room of h's locker, whose waiters may have got h's lock.
-func (h *redlockHold) waitingRoom() *room { return h.r.room }
-
 // refresh is Redlock's extend: compare-and-PEXPIRE on every node. It counts
 // only if a majority extended the lock, and did so while the lock was still
 // valid: after its validity another client may have taken a majority, and
@@ -243,15 +244,18 @@ func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (
 }
 
 // release deletes the lock on every node where it is still this handle's,
-// and each of them announces it. It is a success if a majority released it.
-// It waits for slow nodes longer than an acquire does, up to the rest of
-// the validity: a release cut short leaves the lock blocked until it
-// expires.
-func (h *redlockHold) release(ctx context.Context, l *Lock) error {
+// and each of them announces it unless quiet. It is a success if a
+// majority released it. It waits for slow nodes longer than an acquire
+// does, up to the rest of the validity: a release cut short leaves the
+// lock blocked until it expires.
+func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
 	r := h.r
 	h.released.Store(true)
 	timeout := max(nodeTimeout(l.currentTTL()), time.Until(l.until()))
-	channel := r.room.announceOn(l)
+	channel := releaseChannel(l.key)
+	if quiet {
+		channel = ""
+	}
 	got := r.round(ctx, timeout,
 		func(ctx context.Context, i int) nodeReply {
 			select {
@@ -265,14 +269,14 @@ func (h *redlockHold) release(ctx context.Context, l *Lock) error {
 		func(int) bool { return false }, nil)
 	released, answered, failedNodes := r.tally(got)
 	if released >= r.quorum {
-		return nil
+		return !quiet, nil
 	}
 	rerr := &RedlockError{Op: "release", Key: l.key, Err: ErrNotHeld, Agreed: released,
 		Quorum: r.quorum, Total: len(r.nodes), Nodes: failedNodes}
 	if answered < r.quorum {
 		rerr.Err = ErrUnavailable
 	}
-	return rerr
+	return false, rerr
 }
 
 // undo releases a late grant on one node, and announces it.

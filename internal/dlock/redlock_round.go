@@ -2,10 +2,13 @@ package dlock
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // nodeReply is one node's answer in a Redlock round.
@@ -101,4 +104,32 @@ func (r *Redlock) tally(got []nodeReply) (agreed, answered int, failed []*NodeEr
 		}
 	}
 	return agreed, answered, failed
+}
+
+// obtainOn makes one acquire on c: SET key token NX PX ttl. If the key is
+// held, a GET then says whose token holds it (a held lock is told from a
+// split vote by it); holder is "" if the key vanished meanwhile. (Not SET
+// ... NX GET, which would do both at once on Redis 7: its nil reply on
+// success costs go-redis more than the GET costs on a refusal.)
+func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (granted bool, holder string, err error) {
+	err = c.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds()).Err()
+	switch {
+	case err == nil:
+		return true, "", nil
+	case !errors.Is(err, redis.Nil): // redis.Nil is SET NX's "key exists"
+		return false, "", err
+	}
+	holder, err = c.Get(ctx, key).Result()
+	if errors.Is(err, redis.Nil) {
+		return false, "", nil
+	}
+	return false, holder, err
+}
+
+// releaseOn runs release.lua on c, without turns (a node keeps none):
+// whether token still held key. An empty channel releases without an
+// announcement.
+func releaseOn(ctx context.Context, c *redis.Client, key, token, channel string) (bool, error) {
+	n, err := releaseScript.Run(ctx, c, []string{key}, token, channel).Int64()
+	return n == 1, err
 }

@@ -95,7 +95,7 @@ func (m *Reentrant) As(owner string) *Owned {
 	o := &Owned{m: m, owner: owner}
 	// A waiting of its own, since the attempts are this owner's, but m's
 	// room, shared by all owners.
-	o.w = &waiting{tryLock: o.TryLock, attempt: o.attempt, room: m.room}
+	o.w = &waiting{try: o.try, room: m.room}
 	return o
 }
 
@@ -116,7 +116,7 @@ func (o *Owned) Owner() string { return o.owner }
 // holds it and ErrUnavailable if Redis cannot be reached. The handle's
 // watchdog runs until Release or until ctx ends.
 func (o *Owned) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	l, _, err := o.attempt(ctx, key, ttl, false)
+	l, _, err := o.try(ctx, key, ttl, asker{})
 	return l, err
 }
 
@@ -128,18 +128,18 @@ func (o *Owned) Lock(ctx context.Context, key string, ttl, wait time.Duration) (
 	// the waiter at the head of the queue may be waiting for this very
 	// owner's release.
 	start := time.Now()
-	l, rt, err := o.attempt(ctx, key, ttl, false)
+	l, rt, err := o.try(ctx, key, ttl, asker{})
 	switch {
 	case err == nil:
 		return l, nil
 	case wait > 0 && ctx.Err() != nil:
-		return nil, timeoutErr(ctx, key, wait, nil)
+		return nil, TimedOut(ctx, key, wait, nil)
 	case !rt.held:
 		return nil, err
 	}
 	rest := wait - time.Since(start)
 	if rest <= 0 {
-		return nil, timeoutErr(ctx, key, wait, err)
+		return nil, TimedOut(ctx, key, wait, err)
 	}
 	// Another owner holds it: wait like any lock. (Goroutines of this owner
 	// queued here come out one at a time, each waiting for the release of
@@ -147,10 +147,10 @@ func (o *Owned) Lock(ctx context.Context, key string, ttl, wait time.Duration) (
 	return o.w.Lock(ctx, key, ttl, rest)
 }
 
-// attempt tries once; if another owner holds the key, a waiter may sleep
-// until its key would expire.
-func (o *Owned) attempt(ctx context.Context, key string, ttl time.Duration, _ bool) (*Lock, retry, error) {
-	if err := checkTTL(ttl); err != nil {
+// try tries once (the seam of wait.go); if another owner holds the key, a
+// waiter may sleep until its key would expire.
+func (o *Owned) try(ctx context.Context, key string, ttl time.Duration, _ asker) (*Lock, retry, error) {
+	if err := CheckTTL(ttl); err != nil {
 		return nil, retry{}, err
 	}
 	if o.owner == "" {
@@ -173,9 +173,6 @@ func (o *Owned) attempt(ctx context.Context, key string, ttl time.Duration, _ bo
 	return newLock(ctx, key, o.owner, ttl, start.Add(ttl), o.m, true), retry{}, nil
 }
 
-// waitingRoom is the room all of m's owners wait in.
-func (m *Reentrant) waitingRoom() *room { return m.room }
-
 // refresh extends the key to at least ttl if the owner still holds it.
 func (m *Reentrant) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
 	n, err := reentrantRefreshScript.Run(ctx, m.client, []string{l.key}, l.token, ttl.Milliseconds()).Int64()
@@ -189,15 +186,20 @@ func (m *Reentrant) refresh(ctx context.Context, l *Lock, ttl time.Duration) (ti
 }
 
 // release gives back this handle's hold. The owner's last one deletes the
-// key and announces the release to the waiters, in the same script; the
-// others leave the key to the holds still out, and announce nothing.
-func (m *Reentrant) release(ctx context.Context, l *Lock) error {
-	left, err := reentrantReleaseScript.Run(ctx, m.client, []string{l.key}, l.token, m.room.announceOn(l)).Int64()
-	if err != nil {
-		return redisErr(ctx, err, "release", l.key)
+// key and, unless quiet, announces the release to the waiters, in the
+// same script; the others leave the key to the holds still out, and need
+// no announcement.
+func (m *Reentrant) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
+	channel := releaseChannel(l.key)
+	if quiet {
+		channel = ""
 	}
-	if left < 0 {
-		return notHeld(l.key, "expired or was taken over")
+	left, err := reentrantReleaseScript.Run(ctx, m.client, []string{l.key}, l.token, channel).Int64()
+	switch {
+	case err != nil:
+		return false, redisErr(ctx, err, "release", l.key)
+	case left < 0:
+		return false, notHeld(l.key, "expired or was taken over")
 	}
-	return nil
+	return !quiet || left > 0, nil
 }

@@ -56,7 +56,7 @@ func TestReentrantForeignOwnerWaits(t *testing.T) {
 					l, err := bob.Lock(ctx, key, ttl, 3*ttl)
 					got <- result{l, err, time.Now()}
 				}()
-				time.Sleep(300 * time.Millisecond) // bob is waiting
+				waitHears(t, other, key)
 
 				if err := outer.Release(ctx); err != nil {
 					t.Fatalf("alice: outer Release = %v", err)
@@ -88,7 +88,7 @@ func TestReentrantForeignOwnerWaits(t *testing.T) {
 				// Without the announcement bob would sleep until the key
 				// would expire (at most a second, maxSleep); with it he
 				// wakes at once.
-				within(t, "bob's Lock after alice's last release", res.at.Sub(released), 300*time.Millisecond)
+				within(t, "bob's Lock after alice's last release", res.at.Sub(released), announcedWake)
 				if err := res.l.Release(ctx); err != nil {
 					t.Errorf("bob: Release = %v", err)
 				}
@@ -118,7 +118,7 @@ func TestReentrantNestsPastWaiters(t *testing.T) {
 			}
 			got <- err
 		}()
-		time.Sleep(200 * time.Millisecond) // bob heads the queue for key
+		waitQueued(t, m, key, 1) // bob heads the queue for key
 
 		start := time.Now()
 		inner, err := alice.Lock(ctx, key, time.Second, 2*time.Second)

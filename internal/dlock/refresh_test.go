@@ -120,7 +120,8 @@ func TestRefreshRacingRenewalKeepsValidityRedisApplied(t *testing.T) {
 					case <-time.After(5 * time.Second):
 						t.Fatal("no watchdog renewal within 5s")
 					}
-					time.Sleep(20 * time.Millisecond) // on every node
+					testenv.WaitFor(t, 5*time.Second, "the first renewal run on every node",
+						func() bool { return slowRenewal.hits.Load() >= int64(len(allNodes(mode))) })
 					if err := l.Refresh(ctx, c.short); err != nil {
 						t.Fatalf("Refresh(%v) = %v", c.short, err)
 					}

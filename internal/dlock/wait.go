@@ -9,24 +9,40 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// waiting adds waiting to a mode: embedded in Naive, Lua and Redlock (and
-// used by Reentrant), it gives them Lock and Close. A mode only says how to
-// make one attempt (attempt) and what a failed attempt means for whoever
-// waits (retry). The loop is here; the queue per key is in wait_queue.go,
-// the wake-ups in wait_announce.go and wait_subscriber.go, and the fairness
-// policy between processes in wait_fair.go.
+// Waiting for a held lock, in one place for every Redis mode: Naive, Lua
+// and Redlock embed a waiting, which gives them Lock and Close, and
+// Reentrant's owners each use one. The seam between a mode and its
+// waiting is two functions of the mode:
+//
+//   - try makes one attempt for a key and, when it fails, says in a retry
+//     whether waiting can still help and when to try again;
+//   - the mode's release (lock.go's holder) announces the release on the
+//     key's channel unless the waiting room asks it to be quiet.
+//
+// Everything else is the room's (wait_room.go): the goroutines of one
+// process queue per key, and only the first of them, the head, asks
+// Redis; the head is woken by the release announcements (wait_listen.go,
+// wait_subscriber.go) and otherwise sleeps until the holder's key would
+// expire; and between processes one fairness rule decides which releases
+// are announced at once and when a head may try (wait_fair.go).
 type waiting struct {
-	tryLock func(ctx context.Context, key string, ttl time.Duration) (*Lock, error)
-	attempt attempt
-	room    *room
-	obs     Observer // nil: nobody listens (see Observe)
+	try  tryFunc
+	room *room
+	obs  Observer // nil: nobody listens (see Observe)
 }
 
-// attempt makes one try for key. When it fails, its retry says whether
-// waiting can still help and when to try again.
-// inTurn says the waiter takes the key in turns with other processes'
-// (InTurns); a mode without turns ignores it.
-type attempt func(ctx context.Context, key string, ttl time.Duration, inTurn bool) (*Lock, retry, error)
+// tryFunc is a mode's one attempt for key, made as by says. The zero
+// asker is a one-off try (TryLock, or Lock with no wait: for Redlock,
+// that retries a split vote as TryLock says); a waiting room's head gets
+// one attempt, and the retry that says how to go on.
+type tryFunc func(ctx context.Context, key string, ttl time.Duration, by asker) (*Lock, retry, error)
+
+// asker is who makes an attempt: a waiting room's head, or nobody in
+// particular (the zero value: a one-off try).
+type asker struct {
+	head   bool // a waiting room's head
+	inTurn bool // which takes the key in turns (InTurns, turns.go); a mode without turns ignores it
+}
 
 // retry is what a failed attempt tells a waiting Lock, as a plain value.
 type retry struct {
@@ -35,15 +51,8 @@ type retry struct {
 	after time.Duration // when to try again if no release is announced first; 0: back off
 }
 
-// waitingHolder is a holder whose locks a waiting room may have handed out:
-// Lock.Release tells that room of the release (see room.releasing).
-type waitingHolder interface{ waitingRoom() *room }
-
-func (w *waiting) waitingRoom() *room { return w.room }
-
-func newWaiting(nodes []redis.UniversalClient, quorum int,
-	tryLock func(context.Context, string, time.Duration) (*Lock, error), a attempt) *waiting {
-	return &waiting{tryLock: tryLock, attempt: a, room: newRoom(nodes, quorum)}
+func newWaiting(nodes []redis.UniversalClient, quorum int, try tryFunc) *waiting {
+	return &waiting{try: try, room: newRoom(nodes, quorum)}
 }
 
 // maxSleep is how long a waiter sleeps at most without an announcement.
@@ -63,9 +72,9 @@ func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration)
 // lock is Lock, for a waiter that takes the key in turns (InTurns) or not.
 func (w *waiting) lock(ctx context.Context, key string, ttl, wait time.Duration, inTurn bool) (*Lock, error) {
 	if wait <= 0 {
-		l, err := w.tryLock(ctx, key, ttl)
+		l, _, err := w.try(ctx, key, ttl, asker{})
 		if errors.Is(err, ErrNotObtained) {
-			return nil, timeoutErr(ctx, key, wait, err)
+			return nil, TimedOut(ctx, key, wait, err)
 		}
 		return l, err
 	}
@@ -79,51 +88,46 @@ func (w *waiting) lock(ctx context.Context, key string, ttl, wait time.Duration,
 	select {
 	case <-turn:
 	case <-wctx.Done():
-		return nil, timeoutErr(ctx, key, wait, nil)
+		return nil, TimedOut(ctx, key, wait, nil)
 	}
 
-	fair := r.fairHead(key, ks) // the fairness policy's part in this head's tries (wait_fair.go)
-	defer fair.leave()
+	head := r.fairHead(key, ks) // this head's part in the fairness rule (wait_fair.go)
+	defer head.leave()
+	by := asker{head: true, inTurn: inTurn}
 	b := backoff{next: time.Millisecond, max: 32 * time.Millisecond}
 	var last error // the last try's error, for the timeout's message
 	woken := false // this try follows an announcement: a race with other heads
 	for {
-		if fair.awaitOwnRelease(wctx) {
-			woken = true
-		}
 		// If a goroutine of this process holds the key, asking Redis is a
 		// wasted round trip: wait for its release (or, if that never comes,
 		// for its validity to run out).
 		if h := r.localHolder(ks); h != nil && h.Validity() > 0 {
 			woken = sleep(wctx, untilExpiry(h.Validity()), ks.wake)
 			if wctx.Err() != nil {
-				return nil, timeoutErr(ctx, key, wait, last)
+				return nil, TimedOut(ctx, key, wait, last)
 			}
 			continue
 		}
 		if wctx.Err() != nil {
-			return nil, timeoutErr(ctx, key, wait, last)
+			return nil, TimedOut(ctx, key, wait, last)
 		}
-		if woken {
-			yieldToOtherHeads()
-		}
+		head.ready(wctx, woken)
 		select {
 		case <-ks.wake: // an announcement from before this try tells nothing
 		default:
 		}
-		fair.trying()
-		l, rt, err := w.attempt(ctx, key, ttl, inTurn)
+		l, rt, err := w.try(ctx, key, ttl, by)
 		switch {
 		case err == nil:
-			r.hold(ks, l, last != nil, fair)
+			r.hold(ks, l, last != nil, head)
 			return l, nil
 		case ctx.Err() != nil:
-			return nil, timeoutErr(ctx, key, wait, nil)
+			return nil, TimedOut(ctx, key, wait, nil)
 		case !rt.held && !rt.slow:
 			return nil, err // Redis is unavailable: say so now, not after the wait
 		}
 		last = err
-		fair.refused(rt.held)
+		head.refused(rt.held)
 		w.retried()
 		r.listen(key, ks) // from now on, hear of its releases
 		after := rt.after
@@ -132,7 +136,7 @@ func (w *waiting) lock(ctx context.Context, key string, ttl, wait time.Duration,
 		}
 		woken = sleep(wctx, after, ks.wake)
 		if wctx.Err() != nil {
-			return nil, timeoutErr(ctx, key, wait, last)
+			return nil, TimedOut(ctx, key, wait, last)
 		}
 	}
 }

@@ -36,14 +36,15 @@ const (
 // subscriber keeps one pub/sub connection per node of a locker, subscribed
 // to the channels of the keys it is told to listen to. It starts on first
 // use, reconnects with a backoff while a node is down, and stops on close.
-// It reports each announcement to onMessage, each confirmed subscription to
-// onConfirm (announcements sent before it were not heard), and each dropped
-// connection to onGap (announcements may have been lost with it).
+// It reports each announcement to onMessage, each node's confirmed
+// subscription to onConfirm (announcements sent before it were not heard),
+// and each node's dropped connection to onGap (announcements may have been
+// lost with it).
 type subscriber struct {
 	clients   []redis.UniversalClient
 	onMessage func(key, id string)
-	onConfirm func(key string)
-	onGap     func()
+	onConfirm func(node int, key string)
+	onGap     func(node int)
 
 	startOnce sync.Once
 	ctx       context.Context
@@ -69,7 +70,7 @@ type subOp struct {
 	channel   string
 }
 
-func newSubscriber(clients []redis.UniversalClient, onMessage func(key, id string), onConfirm func(string), onGap func()) *subscriber {
+func newSubscriber(clients []redis.UniversalClient, onMessage func(key, id string), onConfirm func(int, string), onGap func(int)) *subscriber {
 	s := &subscriber{clients: clients, onMessage: onMessage, onConfirm: onConfirm, onGap: onGap,
 		keys: map[string]bool{}, nodes: make([]nodeSub, len(clients))}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
@@ -210,7 +211,7 @@ func (s *subscriber) connect(i int) (worked bool) {
 		s.mu.Unlock()
 		_ = ps.Close()
 		if worked {
-			s.onGap()
+			s.onGap(i)
 		}
 	}()
 
@@ -234,7 +235,7 @@ func (s *subscriber) connect(i int) (worked bool) {
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if m.Kind == "subscribe" {
-				s.onConfirm(strings.TrimPrefix(m.Channel, channelPrefix))
+				s.onConfirm(i, strings.TrimPrefix(m.Channel, channelPrefix))
 			}
 		case *redis.Message:
 			s.onMessage(strings.TrimPrefix(m.Channel, channelPrefix), m.Payload)

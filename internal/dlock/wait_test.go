@@ -3,6 +3,7 @@ package dlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -123,7 +124,8 @@ func TestLockUnavailableWhileWaiting(t *testing.T) {
 						errs <- err
 					})
 				}
-				time.Sleep(200 * time.Millisecond) // all three are waiting
+				waitQueued(t, waiter, key, 3)
+				waitHears(t, waiter, key) // so that the lost subscription wakes the head
 				down := []int{0}
 				if mode == dlock.ModeRedlock {
 					down = []int{0, 1, 2}
@@ -143,13 +145,8 @@ func TestLockUnavailableWhileWaiting(t *testing.T) {
 
 				_ = held.Release(ctx) // fails: Redis is down; stops the watchdog
 				_, _ = holder.Close(), waiter.Close()
-				deadline := time.Now().Add(3 * time.Second)
-				for dlockGoroutines() > before && time.Now().Before(deadline) {
-					time.Sleep(20 * time.Millisecond)
-				}
-				if n := dlockGoroutines(); n > before {
-					t.Errorf("%d goroutines of package dlock left after Close, want at most %d as before", n, before)
-				}
+				testenv.WaitFor(t, 3*time.Second, fmt.Sprintf("at most %d goroutines of package dlock after Close, as before", before),
+					func() bool { return dlockGoroutines() <= before })
 				for _, i := range down {
 					r.Start(i)
 				}
@@ -219,12 +216,7 @@ func TestNoGoroutineLeftAfterClose(t *testing.T) {
 				_ = l.Close()
 			}
 		}
-		deadline := time.Now().Add(2 * time.Second)
-		for dlockGoroutines() > before && time.Now().Before(deadline) {
-			time.Sleep(20 * time.Millisecond)
-		}
-		if n := dlockGoroutines(); n > before {
-			t.Errorf("%d dlock goroutines left (%d before)", n, before)
-		}
+		testenv.WaitFor(t, 2*time.Second, fmt.Sprintf("at most %d dlock goroutines, as before", before),
+			func() bool { return dlockGoroutines() <= before })
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -184,8 +185,8 @@ func TestBatchCapsSize(t *testing.T) {
 func productLocker(t *testing.T, b *testenv.Env, name strategy.Name) dlock.Locker {
 	t.Helper()
 	mode, _ := name.LockMode()
-	if mode == dlock.ModeEtcd {
-		return dlock.NewEtcd(b.Etcd.Client())
+	if mode == etcdlock.Mode {
+		return etcdlock.New(b.Etcd.Client())
 	}
 	locker, err := dlock.New(mode, b.Redis.Clients())
 	if err != nil {

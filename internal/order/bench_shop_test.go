@@ -8,6 +8,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/database"
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
@@ -41,7 +42,7 @@ func newBenchShop(b *testing.B, env *testenv.Env) benchShop {
 		b.Cleanup(func() { l.Close() })
 		lockers[m] = l
 	}
-	lockers[dlock.ModeEtcd] = dlock.NewEtcd(env.Etcd.Client())
+	lockers[etcdlock.Mode] = etcdlock.New(env.Etcd.Client())
 	shop := order.NewService(db, stock.NewStore(db), lockers, order.Options{
 		LockWait: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
 		Reservations: reserve.New(clients[0]), Queue: queue.New(clients[0]),

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -31,7 +32,7 @@ func fencedService(t *testing.T, b *testenv.Env) (*Service, map[dlock.Mode]dlock
 		lockers[m] = l
 	}
 	if b.Etcd != nil {
-		lockers[dlock.ModeEtcd] = dlock.NewEtcd(b.Etcd.Client())
+		lockers[etcdlock.Mode] = etcdlock.New(b.Etcd.Client())
 	}
 	db := b.DB.DB()
 	return NewService(db, stock.NewStore(db), lockers, Options{Logger: slog.New(slog.DiscardHandler)}), lockers

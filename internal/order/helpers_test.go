@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
@@ -61,7 +62,7 @@ func shopOn(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options) *orde
 		lockers[m] = l
 	}
 	if b.Etcd != nil {
-		lockers[dlock.ModeEtcd] = dlock.NewEtcd(b.Etcd.Client())
+		lockers[etcdlock.Mode] = etcdlock.New(b.Etcd.Client())
 	}
 	opts.Reservations = reserve.New(single)
 	if opts.Queue == nil {

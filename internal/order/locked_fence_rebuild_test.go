@@ -12,6 +12,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -49,7 +50,7 @@ func TestEtcdFenceSurvivesARebuiltCluster(t *testing.T) {
 		if ok, err := place(oldShop, 20, "old"); ok != 20 {
 			t.Fatalf("old cluster: %d of 20 sold (last error %v)", ok, err)
 		}
-		stale, err := dlock.NewEtcd(old.client).Lock(ctx, productKey(p.ID), time.Second, time.Second)
+		stale, err := etcdlock.New(old.client).Lock(ctx, productKey(p.ID), time.Second, time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +105,7 @@ func etcdShop(t *testing.T, b *testenv.Env) (etcdCluster, *Service) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { lua.Close() })
-	lockers := map[dlock.Mode]dlock.Locker{dlock.ModeLua: lua, dlock.ModeEtcd: dlock.NewEtcd(client)}
+	lockers := map[dlock.Mode]dlock.Locker{dlock.ModeLua: lua, etcdlock.Mode: etcdlock.New(client)}
 	s := NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), lockers, Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { s.Close() })
 	return etcdCluster{cluster: cluster, client: client}, s

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 )
 
 // ErrUnknown is wrapped by Parse's error for a name it does not know.
@@ -114,7 +115,7 @@ func (n Name) LockMode() (dlock.Mode, bool) {
 	case Fenced:
 		return dlock.ModeFenced, true
 	case Etcd:
-		return dlock.ModeEtcd, true
+		return etcdlock.Mode, true
 	}
 	return "", false
 }

@@ -14,8 +14,8 @@ import (
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
 
-	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 )
 
 // The etcd cluster the etcd mode runs on: the three members named by
@@ -59,7 +59,7 @@ func etcdImpls([]*redis.Client) []impl {
 	}
 	var once sync.Once
 	closeClient := func() { once.Do(func() { c.Close() }) }
-	d := dlockImpl("dlock", dlock.NewEtcd(c))
+	d := dlockImpl("dlock", etcdlock.New(c))
 	d.close = closeClient
 	return []impl{d, etcdMutexImpl(c, closeClient)}
 }

@@ -14,9 +14,9 @@ import (
 // of them, the head, talks to Redis; the others wait for their turn without
 // a single round trip. So however many goroutines a process has waiting,
 // Redis sees one contender per process, and the head is woken by the
-// release announcements that the subscriber delivers (wait_announce.go).
+// release announcements that the subscriber delivers (wait_listen.go).
 type room struct {
-	id     string // this room's name in a key's turns (see scripts/acquire.lua)
+	id     string // this room's name in a key's turns (see turns.go)
 	sub    *subscriber
 	quorum int // the announcements of one release it takes to free the lock
 
@@ -25,28 +25,26 @@ type room struct {
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex
-	keys     map[string]*keyState
-	fairRoom // the fairness policy's state (wait_fair.go)
+	mu   sync.Mutex
+	keys map[string]*keyState
 }
 
 // keyState is what a room knows about one key. It exists while someone
-// waits for the key, holds it after waiting, or while the fairness policy
+// waits for the key, holds it after waiting, or while the fairness rule
 // has a release of it held back or awaited; and, once its announcements are
 // listened to, for keepIdle after that, so that a key contended again soon
-// does not need subscribing again.
+// does not need subscribing again. Guarded by the room's mu.
 type keyState struct {
-	queue []chan struct{} // the waiters; each channel is closed when that waiter becomes head
-	wake  chan struct{}   // (buffered 1) a release of the key was announced
-	heard map[string]int  // Redlock: how many nodes announced each recent release
+	queue  []chan struct{} // the waiters; each channel is closed when that waiter becomes head
+	wake   chan struct{}   // (buffered 1) a release of the key was announced
+	holder *Lock           // the lock a waiter of this process got, until it is released
 
-	listening bool // its channel is subscribed to (since a head first failed to get it)
-	confirmed bool // and a node has confirmed the subscription since the last gap
+	listening bool           // its channel is subscribed to (since a head first failed to get it)
+	confirmed []bool         // per node: it confirmed the subscription since its last gap
+	echoes    map[string]int // Redlock: how many nodes announced each recent release
+	idle      time.Time      // when it last became idle, if listening; zero while in use
 
-	fairKey // the fairness policy's state (wait_fair.go)
-
-	holder *Lock     // the lock a waiter of this process got, until it is released
-	idle   time.Time // when it last became idle, if listening; zero while in use
+	fairKey // the fairness rule's state (wait_fair.go)
 }
 
 // keepIdle is how long an idle key's subscription is kept.
@@ -75,10 +73,10 @@ func (r *room) start() {
 func (r *room) close() {
 	r.mu.Lock()
 	r.cancel()
-	held := r.stopGraces() // releases held back: announce them now
+	held := r.stopHoldingBack() // releases held back: announce them now
 	r.mu.Unlock()
-	for _, key := range held {
-		r.announce(key, "closed")
+	for key, token := range held {
+		r.announce(key, token)
 	}
 	r.wg.Wait()
 	r.sub.close()
@@ -115,14 +113,16 @@ func (r *room) leave(key string, ks *keyState, turn chan struct{}) {
 	r.tidy(key, ks)
 }
 
-// hold records that the head of ks's queue got the lock l: for the
-// fairness policy, which decides how l's release is announced; and, if the
-// key is contended here (the head had to wait, or others wait behind it),
-// as the holder that the next head waits for instead of asking Redis.
-func (r *room) hold(ks *keyState, l *Lock, waited bool, fair *fairHead) {
+// hold records that the head of ks's queue got the lock l: l's release
+// then goes through this room (releasing), and the fairness rule counts
+// the grant; and, if the key is contended here (the head had to wait, or
+// others wait behind it), l is the holder that the next head waits for
+// instead of asking Redis.
+func (r *room) hold(ks *keyState, l *Lock, waited bool, head *fairHead) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	fair.won(l)
+	l.room = r // before anyone but this goroutine has l
+	head.won()
 	if waited || len(ks.queue) > 1 {
 		ks.holder = l
 	}
@@ -136,12 +136,34 @@ func (r *room) localHolder(ks *keyState) *Lock {
 	return ks.holder
 }
 
+// abandoned is told by Lock.Abandon that l, which a waiter here got (nil
+// room: none did), is let go without a release: nothing is announced, and
+// the next head here asks Redis, which has the key until it expires.
+func (r *room) abandoned(l *Lock) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.letGo(l, r.keys[l.key])
+}
+
+// letGo is called once l, which a waiter here got, is released or
+// abandoned: the next head stops waiting for it. Called with r.mu held.
+func (r *room) letGo(l *Lock, ks *keyState) {
+	if ks != nil && ks.holder == l {
+		ks.holder = nil
+		kick(ks.wake)
+		r.tidy(l.key, ks)
+	}
+}
+
 // state returns key's state, creating it, and marks it in use. Called with
 // r.mu held.
 func (r *room) state(key string) *keyState {
 	ks := r.keys[key]
 	if ks == nil {
-		ks = &keyState{wake: make(chan struct{}, 1)}
+		ks = &keyState{wake: make(chan struct{}, 1), confirmed: make([]bool, len(r.sub.clients))}
 		r.keys[key] = ks
 	}
 	ks.idle = time.Time{}

@@ -1,4 +1,4 @@
-package dlock_test
+package etcdlock_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -97,7 +98,7 @@ func TestEtcdMutualExclusion(t *testing.T) {
 	testenv.Etcd(t, func(t *testing.T, c *testenv.EtcdCluster) {
 		ctx := context.Background()
 		key := c.Key("mutex")
-		lockers := []*dlock.Etcd{etcdLocker(t, c), etcdLocker(t, c), etcdLocker(t, c)}
+		lockers := []*etcdlock.Locker{etcdLocker(t, c), etcdLocker(t, c), etcdLocker(t, c)}
 		var inside, overlaps, served int
 		var mu sync.Mutex
 		var wg sync.WaitGroup
@@ -128,8 +129,8 @@ func TestEtcdMutualExclusion(t *testing.T) {
 		if overlaps > 0 || served != 24 {
 			t.Errorf("%d overlaps, %d of 24 served", overlaps, served)
 		}
-		left := func() (dlock, watches int) {
-			return dlockGoroutines(), goroutinesIn("clientv3.(*watchGrpcStream)")
+		left := func() (locks, watches int) {
+			return lockGoroutines(), goroutinesIn("clientv3.(*watchGrpcStream)")
 		}
 		for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
 			if d, w := left(); d == 0 && w == 0 {
@@ -137,7 +138,7 @@ func TestEtcdMutualExclusion(t *testing.T) {
 			}
 		}
 		if d, w := left(); d > 0 || w > 0 {
-			t.Errorf("left behind: %d goroutines in dlock, %d watch streams", d, w)
+			t.Errorf("left behind: %d goroutines in etcdlock and dlock, %d watch streams", d, w)
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package dlock_test
+package etcdlock_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package dlock_test
+package etcdlock_test
 
 // These tests run on the embedded cluster alone: its members stop and
 // start for real, where testenv can only pause a real member (SIGSTOP).
@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -83,7 +83,7 @@ func TestEtcdExclusionUnderMemberChurn(t *testing.T) {
 	c := testenv.NewEtcd(t, testenv.Embedded)
 	ctx := context.Background()
 	key := c.Key("churn")
-	lockers := []*dlock.Etcd{etcdLocker(t, c), etcdLocker(t, c), etcdLocker(t, c)}
+	lockers := []*etcdlock.Locker{etcdLocker(t, c), etcdLocker(t, c), etcdLocker(t, c)}
 	type span struct {
 		fence      int64
 		in, out    time.Time
@@ -156,9 +156,5 @@ func TestEtcdExclusionUnderMemberChurn(t *testing.T) {
 	for e, n := range errs {
 		t.Errorf("%d Lock calls (%v wait) failed with one member of three down at most: %s", n, churnWait, e)
 	}
-	for end := time.Now().Add(3 * time.Second); time.Now().Before(end) && dlockGoroutines() > 0; time.Sleep(50 * time.Millisecond) {
-	}
-	if n := dlockGoroutines(); n > 0 {
-		t.Errorf("%d dlock goroutines left", n)
-	}
+	testenv.WaitFor(t, 3*time.Second, "no goroutine of etcdlock or dlock left", func() bool { return lockGoroutines() == 0 })
 }

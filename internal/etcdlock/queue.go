@@ -1,4 +1,4 @@
-package dlock
+package etcdlock
 
 import (
 	"context"
@@ -8,24 +8,26 @@ import (
 
 	"github.com/google/uuid"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flashsale/flashsale/internal/dlock"
 )
 
 // An etcd lock's queue: how an acquisition enters it (a lease and a key on
 // it, in one transaction), waits in it (watching only the key queued just
-// before its own until it is deleted), and leaves it. Etcd (etcd.go) holds
-// the lock once an entry is first in its queue.
+// before its own until it is deleted), and leaves it. Locker (etcdlock.go)
+// holds the lock once an entry is first in its queue.
 
 // entry is one acquisition's place in a lock's queue: its lease, and the
 // key it put on it.
 type entry struct {
-	m       *Etcd
+	m       *Locker
 	key     string // the lock key
 	myKey   string // key + "/" + lease, in hex
 	token   string // the value under myKey
 	lease   clientv3.LeaseID
 	ttl     time.Duration // the lease's TTL, as the cluster granted it
 	rev     int64         // myKey's creation revision: the fence
-	epoch   int64         // the cluster's epoch, read with rev (etcd_epoch.go)
+	epoch   int64         // the cluster's epoch, read with rev (epoch.go)
 	first   bool          // the oldest key: the lock is held
 	granted time.Time     // when the grant was sent: the validity counts from it
 }
@@ -42,7 +44,7 @@ type entry struct {
 // applied all the same: its lease is revoked, which takes its key out of
 // the queue, and enter starts over with a new one. An epoch key that does
 // not hold an epoch is not tried again: enter returns that error at once.
-func (m *Etcd) enter(ctx context.Context, key string, ttl time.Duration) (*entry, error) {
+func (m *Locker) enter(ctx context.Context, key string, ttl time.Duration) (*entry, error) {
 	seconds := int64((ttl + time.Second - 1) / time.Second)
 	for {
 		e, err := m.tryEnter(ctx, key, seconds)
@@ -70,7 +72,7 @@ func (m *Etcd) enter(ctx context.Context, key string, ttl time.Duration) (*entry
 
 // tryEnter is one try of enter: on error, the entry returned (if any) has
 // a lease that must be left.
-func (m *Etcd) tryEnter(ctx context.Context, key string, seconds int64) (*entry, error) {
+func (m *Locker) tryEnter(ctx context.Context, key string, seconds int64) (*entry, error) {
 	start := time.Now()
 	tctx, cancel := context.WithTimeout(ctx, tryTimeout)
 	g, err := m.client.Grant(tctx, seconds)
@@ -96,7 +98,7 @@ func (m *Etcd) tryEnter(ctx context.Context, key string, seconds int64) (*entry,
 		return e, etcdErr(ctx, err, "acquire", key)
 	}
 	if !resp.Succeeded { // a fresh lease's key cannot exist
-		return e, fmt.Errorf("%w: acquire %q: key %s exists already", ErrUnavailable, key, e.myKey)
+		return e, fmt.Errorf("%w: acquire %q: key %s exists already", dlock.ErrUnavailable, key, e.myKey)
 	}
 	e.rev = resp.Header.Revision
 	owner := resp.Responses[1].GetResponseRange().Kvs
@@ -107,7 +109,7 @@ func (m *Etcd) tryEnter(ctx context.Context, key string, seconds int64) (*entry,
 
 // errQueued is await's error when ctx ended while the entry was still
 // queued behind another.
-var errQueued = errors.New("dlock: still queued")
+var errQueued = errors.New("etcdlock: still queued")
 
 // await waits until every key queued on e.key before e's is gone, keeping
 // e's lease alive meanwhile, then renews the lease once and returns when
@@ -140,7 +142,7 @@ func (e *entry) await(ctx context.Context) (time.Time, error) {
 		switch {
 		case err == nil:
 			return start, nil
-		case errors.Is(err, ErrNotHeld), ctx.Err() != nil:
+		case errors.Is(err, dlock.ErrNotHeld), ctx.Err() != nil:
 			return time.Time{}, err
 		}
 		if !rest(ctx) {

@@ -1,4 +1,4 @@
-package dlock_test
+package etcdlock_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"go.etcd.io/etcd/client/v3/namespace"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -57,7 +58,7 @@ func TestEtcdEpochOfARebuiltCluster(t *testing.T) {
 		}
 		var last grant
 		for i := range 5 {
-			l, err := dlock.NewEtcd(old).TryLock(ctx, key, time.Second)
+			l, err := etcdlock.New(old).TryLock(ctx, key, time.Second)
 			if err != nil {
 				t.Fatalf("old cluster: TryLock %d: %v", i, err)
 			}
@@ -73,7 +74,7 @@ func TestEtcdEpochOfARebuiltCluster(t *testing.T) {
 			}
 			last = g
 		}
-		l, err := dlock.NewEtcd(oldAgain).TryLock(ctx, key, time.Second)
+		l, err := etcdlock.New(oldAgain).TryLock(ctx, key, time.Second)
 		if err != nil {
 			t.Fatalf("old cluster, another process: TryLock: %v", err)
 		}
@@ -94,7 +95,7 @@ func TestEtcdEpochOfARebuiltCluster(t *testing.T) {
 		} else {
 			fresh = namespaced(c, c.Key("new")+":")
 		}
-		first, err := dlock.NewEtcd(fresh).TryLock(ctx, key, time.Second)
+		first, err := etcdlock.New(fresh).TryLock(ctx, key, time.Second)
 		if err != nil {
 			t.Fatalf("new cluster: TryLock: %v", err)
 		}
@@ -124,7 +125,7 @@ func TestEtcdBadEpochIsUnavailable(t *testing.T) {
 		if _, err := cl.Put(ctx, "dlock:epoch", "yesterday"); err != nil {
 			t.Fatal(err)
 		}
-		m := dlock.NewEtcd(cl)
+		m := etcdlock.New(cl)
 		if _, err := m.TryLock(ctx, "k", time.Second); !errors.Is(err, dlock.ErrUnavailable) {
 			t.Errorf("TryLock = %v, want ErrUnavailable", err)
 		}

@@ -8,7 +8,7 @@ import (
 // The room's side of the release announcements: which keys it listens to,
 // what it does when a release is announced or announcements may have been
 // lost, and how it announces a release itself. (Which releases are
-// announced at once is the fairness policy's to say: wait_fair.go.)
+// announced at once is the fairness rule's to say: wait_fair.go.)
 
 // listen makes sure key's announcements are heard: called when a head
 // first fails to get the key. Announcements sent before the subscription
@@ -22,6 +22,20 @@ func (r *room) listen(key string, ks *keyState) {
 		ks.listening = true
 		r.sub.listen(key)
 	}
+}
+
+// heard reports whether the key's announcements reach this room from
+// enough nodes to tell that a release freed the lock: from a quorum of
+// them, each of which has confirmed the subscription since its last gap.
+// Called with r.mu held.
+func (r *room) heard(ks *keyState) bool {
+	n := 0
+	for _, ok := range ks.confirmed {
+		if ok {
+			n++
+		}
+	}
+	return n >= r.quorum
 }
 
 // announced handles one node's announcement of a release of key, id being
@@ -38,13 +52,13 @@ func (r *room) announced(key, id string) {
 		return // nobody here waits for it
 	}
 	if r.quorum > 1 {
-		if _, counting := ks.heard[id]; !counting && len(ks.heard) >= 16 {
-			clear(ks.heard) // old releases: all heard, or never will be
+		if _, counting := ks.echoes[id]; !counting && len(ks.echoes) >= 16 {
+			clear(ks.echoes) // old releases: all heard, or never will be
 		}
-		if ks.heard == nil {
-			ks.heard = make(map[string]int)
+		if ks.echoes == nil {
+			ks.echoes = make(map[string]int)
 		}
-		if ks.heard[id]++; ks.heard[id] != r.quorum {
+		if ks.echoes[id]++; ks.echoes[id] != r.quorum {
 			return
 		}
 	}
@@ -52,27 +66,28 @@ func (r *room) announced(key, id string) {
 	r.ownHeard(key, ks)
 }
 
-// confirmed handles a node's confirmation that key's channel is subscribed
+// confirmed handles node's confirmation that key's channel is subscribed
 // to: from now on its announcements are heard, and the head tries again in
 // case one was missed before.
-func (r *room) confirmed(key string) {
+func (r *room) confirmed(node int, key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ks := r.keys[key]; ks != nil {
-		ks.confirmed = true
+		ks.confirmed[node] = true
 		kick(ks.wake)
 	}
 }
 
-// gap is called when a connection dropped: announcements may have been
-// lost with it. Until a confirmation comes again, no own release is waited
-// for; every head is woken to ask Redis again, and if the node is down, it
-// reports that at once instead of after its sleep.
-func (r *room) gap() {
+// gap is called when node's connection dropped: announcements may have
+// been lost with it. Until the node confirms again, its announcements do
+// not count as heard; no own release is awaited any longer (its echo may
+// be lost), and every head is woken to ask Redis again: if the node is
+// down, it reports that at once instead of after its sleep.
+func (r *room) gap(node int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for key, ks := range r.keys {
-		ks.confirmed = false
+		ks.confirmed[node] = false
 		kick(ks.wake)
 		r.ownHeard(key, ks)
 	}

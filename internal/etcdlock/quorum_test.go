@@ -1,4 +1,4 @@
-package dlock_test
+package etcdlock_test
 
 // Most tests here run on the embedded cluster alone: its members stop and
 // start for real, where testenv can only pause a real member (SIGSTOP).

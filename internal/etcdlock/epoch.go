@@ -1,4 +1,4 @@
-package dlock
+package etcdlock
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 
 	pb "go.etcd.io/etcd/api/v3/etcdserverpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/flashsale/flashsale/internal/dlock"
 )
 
 // An etcd grant's fence is the creation revision of its queue key. Within
@@ -41,9 +43,9 @@ import (
 const etcdEpochKey = "dlock:epoch"
 
 // errBadEpoch means the epoch key holds something other than a positive
-// number: it was written by something other than dlock, and no grant on
+// number: it was written by something other than this package, and no grant on
 // that cluster can carry an epoch until it is fixed.
-var errBadEpoch = errors.New("dlock: the etcd epoch key does not hold an epoch")
+var errBadEpoch = errors.New("etcdlock: the epoch key does not hold an epoch")
 
 // epochOps returns the operations that, inside the transaction that queues
 // a key, create the epoch key with now unless it exists, then read it.
@@ -63,11 +65,11 @@ func epochOps(now time.Time) []clientv3.Op {
 func readEpoch(resp *pb.ResponseOp, key string) (int64, error) {
 	kvs := resp.GetResponseRange().GetKvs()
 	if len(kvs) == 0 {
-		return 0, fmt.Errorf("%w: acquire %q: %w: %q is missing", ErrUnavailable, key, errBadEpoch, etcdEpochKey)
+		return 0, fmt.Errorf("%w: acquire %q: %w: %q is missing", dlock.ErrUnavailable, key, errBadEpoch, etcdEpochKey)
 	}
 	epoch, err := strconv.ParseInt(string(kvs[0].Value), 10, 64)
 	if err != nil || epoch <= 0 {
-		return 0, fmt.Errorf("%w: acquire %q: %w: %q holds %q", ErrUnavailable, key, errBadEpoch, etcdEpochKey, kvs[0].Value)
+		return 0, fmt.Errorf("%w: acquire %q: %w: %q holds %q", dlock.ErrUnavailable, key, errBadEpoch, etcdEpochKey, kvs[0].Value)
 	}
 	return epoch, nil
 }
