@@ -3,8 +3,6 @@ package fleet
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,14 +18,8 @@ func startSentinels(ctx context.Context, logDir string) (*redisproc.Set, func() 
 	if _, _, err := redisproc.Binaries(); err != nil {
 		return nil, nil, err // before any folder is made
 	}
-	dir, remove := filepath.Join(logDir, "redis"), func() error { return nil }
-	if logDir == "" {
-		tmp, err := os.MkdirTemp("", "flashsale-sentinels-")
-		if err != nil {
-			return nil, nil, err
-		}
-		dir, remove = tmp, func() error { return os.RemoveAll(tmp) }
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, remove, err := filesDir(logDir, "redis", "flashsale-sentinels-")
+	if err != nil {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
