@@ -71,9 +71,12 @@ func TestCloseLetsOrdersFinish(t *testing.T) {
 		resp.Body.Close()
 		answered <- fmt.Sprintf("%d %s", resp.StatusCode, b)
 	}()
-	for !inFlight(t, f.Targets[0]) {
-		time.Sleep(5 * time.Millisecond) // until the order is inside its 400 ms of work
-	}
+	// Until the order is inside its 400 ms of work: in flight, and holding
+	// the product's lock (in flight alone is also true before the lock).
+	lock := env.Redis.Clients()[0]
+	testenv.WaitFor(t, 10*time.Second, "the order inside its critical section", func() bool {
+		return inFlight(t, f.Targets[0]) && lock.Exists(t.Context(), "flashsale:lock:{slow}").Val() == 1
+	})
 	f.Close()
 	if got := <-answered; !strings.HasPrefix(got, "201 ") {
 		t.Fatalf("the order in flight at Close: %s, want 201", got)
