@@ -135,22 +135,9 @@ func (cf *ClusterFailover) Arm(ctx context.Context, a *Attack) (Armed, error) {
 				return sh.Master.Addr, err == nil
 			}, began)
 		}
-		for len(rec.Rounds) < rec.Planned {
-			r, err := clusterRound(ctx, a, c, began, arm, drift)
-			arm()
-			if errors.Is(err, errReplicated) {
-				continue
-			}
-			if r != nil {
-				rec.Rounds = append(rec.Rounds, *r)
-			}
-			if err != nil {
-				rec.Err = err.Error()
-			}
-			if r == nil || err != nil {
-				break
-			}
-		}
+		runRounds(rec, arm, func() bool { return true }, func() (*FailoverRound, error) {
+			return clusterRound(ctx, a, c, began, arm, drift)
+		})
 		if drift != nil {
 			rec.Drift = drift.settle(ctx, a.Stopped, rec.Rounds)
 		}

@@ -63,28 +63,17 @@ func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) (Armed, error) {
 		if a.Strategy == strategy.RedisDecr {
 			drift = watchDrift(ctx, a, sentinelMaster(set), began)
 		}
-		for len(rec.Rounds) < rec.Planned {
-			if n := len(rec.Rounds); n > 0 { // Sentinel's own pace (redisproc.KillEvery)
-				next := began.Add(rec.Rounds[n-1].At + redisproc.KillEvery)
-				if !poll(ctx, between, func() bool { return !time.Now().Before(next) }) {
-					break
-				}
+		runRounds(rec, arm, func() bool {
+			n := len(rec.Rounds)
+			if n == 0 {
+				return true
 			}
-			r, err := fo.round(ctx, set, began, arm, drift)
-			arm() // the first round could not set its hold: the attack waits no longer
-			if errors.Is(err, errReplicated) {
-				continue // a new round points the replica back at the link
-			}
-			if r != nil {
-				rec.Rounds = append(rec.Rounds, *r)
-			}
-			if err != nil {
-				rec.Err = err.Error()
-			}
-			if r == nil || err != nil {
-				break
-			}
-		}
+			// Sentinel's own pace (redisproc.KillEvery).
+			next := began.Add(rec.Rounds[n-1].At + redisproc.KillEvery)
+			return poll(ctx, between, func() bool { return !time.Now().Before(next) })
+		}, func() (*FailoverRound, error) {
+			return fo.round(ctx, set, began, arm, drift)
+		})
 		if drift != nil {
 			rec.Drift = drift.settle(ctx, stopped, rec.Rounds)
 		}
@@ -92,6 +81,32 @@ func (sf *SentinelFailover) Arm(ctx context.Context, a *Attack) (Armed, error) {
 	}()
 	<-held
 	return fo, nil
+}
+
+// runRounds runs round until rec has its planned rounds, asking next
+// before each whether to go on (false ends the rounds), and records each
+// round and the error that ended them. After a round, arm is called: a
+// first round that could not set its hold has the attack wait no longer.
+// A round whose replica had caught up (errReplicated) is run again: a new
+// round points the replica back at the link. It runs on the caller's
+// goroutine.
+func runRounds(rec *Failover, arm func(), next func() bool, round func() (*FailoverRound, error)) {
+	for len(rec.Rounds) < rec.Planned && next() {
+		r, err := round()
+		arm()
+		if errors.Is(err, errReplicated) {
+			continue
+		}
+		if r != nil {
+			rec.Rounds = append(rec.Rounds, *r)
+		}
+		if err != nil {
+			rec.Err = err.Error()
+		}
+		if r == nil || err != nil {
+			return
+		}
+	}
 }
 
 // Stop waits until the last round has put the set back together, or, once
