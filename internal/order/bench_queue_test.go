@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -66,6 +68,40 @@ func benchDrain(b *testing.B, env *testenv.Env, shops []benchShop, fillers int) 
 	elapsed := time.Since(start)
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "orders/s")
+	forgetOrders(b, shops[0].redis, p.ID)
+}
+
+// forgetOrders deletes the one key per accepted order that queue keeps for
+// a day (flashsale:queue:order:{<order id>}, for GET /orders/{id}) for
+// every order of product. Those keys are named by order id, not by the
+// test's prefix, so testenv's cleanup does not find them: a run of
+// BenchmarkPlace would otherwise leave hundreds of thousands on the real
+// node. The buyers hash (buyer -> order id) names them.
+func forgetOrders(b *testing.B, c redis.UniversalClient, product string) {
+	ctx := context.Background()
+	buyers := "flashsale:queue:buyers:{" + product + "}"
+	iter := c.HScan(ctx, buyers, 0, "", 1000).Iterator()
+	var keys []string
+	flush := func() {
+		if len(keys) > 0 {
+			if err := c.Del(ctx, keys...).Err(); err != nil {
+				b.Errorf("delete the orders' keys of %s: %v", product, err)
+			}
+			keys = keys[:0]
+		}
+	}
+	for field := true; iter.Next(ctx); field = !field {
+		if !field { // HSCAN yields field, value, field, value...
+			keys = append(keys, "flashsale:queue:order:{"+iter.Val()+"}")
+		}
+		if len(keys) == 500 {
+			flush()
+		}
+	}
+	flush()
+	if err := iter.Err(); err != nil {
+		b.Errorf("scan the buyers of %s: %v", product, err)
+	}
 }
 
 // waitDrained waits until product's queue has nothing left to write, for

@@ -25,7 +25,8 @@ import (
 type benchShop struct {
 	shop  *order.Service
 	db    *gorm.DB
-	queue *queue.Queue // on the shop's Redis client
+	queue *queue.Queue          // on the shop's Redis client
+	redis redis.UniversalClient // that client
 }
 
 // newBenchShop builds a shop on env with its own Redis and etcd clients and
@@ -48,7 +49,7 @@ func newBenchShop(b *testing.B, env *testenv.Env) benchShop {
 		Reservations: reserve.New(clients[0]), Queue: queue.New(clients[0]),
 	})
 	b.Cleanup(func() { shop.Close() })
-	return benchShop{shop: shop, db: db, queue: queue.New(clients[0])}
+	return benchShop{shop: shop, db: db, queue: queue.New(clients[0]), redis: clients[0]}
 }
 
 // benchDB opens the benchmark's database: on the real server without the

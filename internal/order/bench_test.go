@@ -142,6 +142,7 @@ func benchPlaceOn(b *testing.B, mode testenv.Mode) {
 				})
 				if flow.strat.Queues() {
 					waitDrained(b, fleet[0].shop, product.ID) // untimed: the next flow starts clean
+					forgetOrders(b, fleet[0].redis, product.ID)
 				}
 			})
 		}
