@@ -94,7 +94,10 @@ type Locker interface {
 	// Lock takes key for ttl, waiting at most wait for a holder to let go
 	// and never past ctx's deadline. It returns ErrTimeout when the wait
 	// runs out (wrapping ctx.Err() when ctx ended it) and ErrUnavailable
-	// as soon as Redis cannot be reached, without waiting out the wait.
+	// as soon as Redis cannot be reached, without waiting out the wait:
+	// when Redis goes down, the dropped release-announcement connection
+	// wakes every waiter of this locker to try again, so every wait on
+	// it ends with ErrUnavailable at once, one try each.
 	// With wait <= 0 it makes one attempt, like TryLock, but reports a
 	// held lock as ErrTimeout.
 	Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error)

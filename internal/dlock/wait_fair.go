@@ -43,9 +43,10 @@ const (
 
 // fairKey is the rule's state of one key, part of its keyState.
 type fairKey struct {
-	run     int           // grants to this process in a row, with nobody else holding the key between
-	held    *heldBack     // a quiet release, not announced yet
-	ownSeen chan struct{} // closed when this process's run-ending release has come back
+	run      int           // grants to this process in a row, with nobody else holding the key between
+	held     *heldBack     // a quiet release, not announced yet
+	ownSeen  chan struct{} // closed when this process's run-ending release has come back, or after ownMax
+	ownTimer *time.Timer   // stops awaiting it after ownMax, whether or not a head here waits
 }
 
 // heldBack is a quiet release, announced when its timer fires unless a
@@ -83,13 +84,7 @@ func (h *fairHead) ready(ctx context.Context, woken bool) {
 	seen := ks.ownSeen
 	r.mu.Unlock()
 	if seen != nil {
-		if !sleep(ctx, ownMax, seen) { // it has not come back: stop waiting for it
-			r.mu.Lock()
-			if ks.ownSeen == seen {
-				r.ownHeard(h.key, ks)
-			}
-			r.mu.Unlock()
-		}
+		sleep(ctx, ownMax, seen) // closed after ownMax at the latest (awaitOwn)
 		h.level, woken = true, true
 	}
 	if woken {
@@ -148,10 +143,7 @@ func (r *room) releasing(l *Lock) (quiet bool, done func(released, announced boo
 	ks := r.keys[l.key]
 	quiet = ks != nil && ks.listening && ks.run < fairTurns && r.ctx.Err() == nil
 	if ks != nil && !quiet && ks.run >= fairTurns && r.heard(ks) {
-		if ks.ownSeen != nil {
-			close(ks.ownSeen)
-		}
-		ks.ownSeen, ks.idle = make(chan struct{}), time.Time{}
+		r.awaitOwn(l.key, ks)
 	}
 	r.mu.Unlock()
 	return quiet, func(released, announced bool) {
@@ -213,14 +205,35 @@ func (r *room) stopHoldingBack() map[string]string {
 	return held
 }
 
+// awaitOwn starts awaiting this process's run-ending release of key, for
+// ownMax at most: its timer lets go of the wait even when no head here is
+// left to notice that the announcement never came back, so that the key's
+// state and subscription are not kept for it. Called with r.mu held.
+func (r *room) awaitOwn(key string, ks *keyState) {
+	if ks.ownSeen != nil {
+		ks.ownTimer.Stop()
+		close(ks.ownSeen)
+	}
+	seen := make(chan struct{})
+	ks.ownSeen, ks.idle = seen, time.Time{}
+	ks.ownTimer = time.AfterFunc(ownMax, func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if ks.ownSeen == seen {
+			r.ownHeard(key, ks)
+		}
+	})
+}
+
 // ownHeard stops awaiting this process's run-ending release of ks's key:
-// it came back, announcements may have been lost, or it may not have been
-// sent. Called with r.mu held.
+// it came back, announcements may have been lost, it may not have been
+// sent, or ownMax has passed. Called with r.mu held.
 func (r *room) ownHeard(key string, ks *keyState) {
 	if ks.ownSeen == nil {
 		return
 	}
+	ks.ownTimer.Stop()
 	close(ks.ownSeen)
-	ks.ownSeen = nil
+	ks.ownSeen, ks.ownTimer = nil, nil
 	r.tidy(key, ks)
 }

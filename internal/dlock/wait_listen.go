@@ -51,19 +51,42 @@ func (r *room) announced(key, id string) {
 	if ks == nil {
 		return // nobody here waits for it
 	}
-	if r.quorum > 1 {
-		if _, counting := ks.echoes[id]; !counting && len(ks.echoes) >= 16 {
-			clear(ks.echoes) // old releases: all heard, or never will be
-		}
-		if ks.echoes == nil {
-			ks.echoes = make(map[string]int)
-		}
-		if ks.echoes[id]++; ks.echoes[id] != r.quorum {
-			return
-		}
+	if r.quorum > 1 && ks.echoes.add(id) != r.quorum {
+		return
 	}
 	kick(ks.wake)
 	r.ownHeard(key, ks)
+}
+
+// echoes counts, per release token, how many nodes have announced that
+// release of one key (Redlock). It remembers the latest echoMemory
+// releases and forgets the oldest first. Releases of one key follow one
+// another, so a release whose announcements are still arriving is among
+// the latest few: forgetting never loses a count a waiter still needs,
+// and what is kept stays bounded when some node's announcements never
+// come. The zero value is ready to use; guarded by the room's mu.
+type echoes struct {
+	counts map[string]int
+	order  []string // the remembered tokens, oldest first
+}
+
+const echoMemory = 16
+
+// add counts one node's announcement of release id and returns how many
+// nodes have announced it so far.
+func (e *echoes) add(id string) int {
+	if e.counts == nil {
+		e.counts = make(map[string]int)
+	}
+	if _, ok := e.counts[id]; !ok {
+		if len(e.order) == echoMemory {
+			delete(e.counts, e.order[0])
+			e.order = append(e.order[:0], e.order[1:]...)
+		}
+		e.order = append(e.order, id)
+	}
+	e.counts[id]++
+	return e.counts[id]
 }
 
 // confirmed handles node's confirmation that key's channel is subscribed

@@ -39,10 +39,10 @@ type keyState struct {
 	wake   chan struct{}   // (buffered 1) a release of the key was announced
 	holder *Lock           // the lock a waiter of this process got, until it is released
 
-	listening bool           // its channel is subscribed to (since a head first failed to get it)
-	confirmed []bool         // per node: it confirmed the subscription since its last gap
-	echoes    map[string]int // Redlock: how many nodes announced each recent release
-	idle      time.Time      // when it last became idle, if listening; zero while in use
+	listening bool      // its channel is subscribed to (since a head first failed to get it)
+	confirmed []bool    // per node: it confirmed the subscription since its last gap
+	echoes    echoes    // Redlock: how many nodes announced each recent release
+	idle      time.Time // when it last became idle, if listening; zero while in use
 
 	fairKey // the fairness rule's state (wait_fair.go)
 }
