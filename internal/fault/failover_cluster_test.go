@@ -141,4 +141,40 @@ func TestClusterFailoverOnRealProcesses(t *testing.T) {
 			t.Errorf("round %+v: want the holder caught, the replica behind, one second grant", r)
 		}
 	})
+	t.Run("stops before the kill when the attack stops", func(t *testing.T) {
+		// lua's round waits for the master's next grant; none comes.
+		sh, err := c.SlotShard(t.Context(), order.ProductKey("idle"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		stopped := make(chan struct{})
+		armed, err := (&ClusterFailover{Enabled: true, Rounds: 2}).Arm(t.Context(),
+			&Attack{Strategy: strategy.Lua, Product: "idle", Fleet: fl, Stopped: stopped})
+		if err != nil {
+			t.Fatal(err)
+		}
+		close(stopped)
+		rec, err := armed.Stop(t.Context(), nil)
+		if f, _ := rec.(*Failover); err != nil || f == nil || len(f.Rounds) != 0 || f.Err != "" {
+			t.Fatalf("Stop = %+v, %v; want no round and no error", rec, err)
+		}
+		after, err := c.SlotShard(t.Context(), order.ProductKey("idle"))
+		if err != nil || after.Master != sh.Master {
+			t.Errorf("after a stop before the kill: master %+v (%v), want %s still", after.Master, err, sh.Master.Addr)
+		}
+		if err := c.AwaitHealthy(t.Context()); err != nil {
+			t.Error(err)
+		}
+	})
+}
+
+// With no round planned, the failover arms at once and records nothing.
+func TestClusterFailoverOfNoRounds(t *testing.T) {
+	armed, err := (&ClusterFailover{Enabled: true}).Arm(t.Context(), &Attack{Strategy: strategy.Lua})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, err := armed.Stop(t.Context(), nil); rec != nil || err != nil {
+		t.Errorf("Stop = %v, %v; want nil, nil", rec, err)
+	}
 }
