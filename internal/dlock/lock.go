@@ -44,7 +44,7 @@ type holder interface {
 	// from before the call was sent; ErrNotHeld if the lock is gone.
 	refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error)
 	// release lets go of the lock; ErrNotHeld if it had already expired.
-	// It announces the release on the key's channel (wait_subscriber.go)
+	// It announces the release on the key's channel (package announce)
 	// unless quiet, which the waiting room asks for (wait_fair.go), and
 	// reports whether it announced it all the same or needs no
 	// announcement (lua's turns, a reentrant hold that leaves others).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/dlock/announce"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -90,7 +91,7 @@ func (n *Naive) release(ctx context.Context, l *Lock, quiet bool) (announced boo
 	pipe := n.client.Pipeline()
 	del := pipe.Del(ctx, l.key)
 	if !quiet {
-		pipe.Publish(ctx, releaseChannel(l.key), naiveValue)
+		pipe.Publish(ctx, announce.Channel(l.key), naiveValue)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return false, redisErr(ctx, err, "DEL", l.key)

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/dlock/announce"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
@@ -170,7 +171,7 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	granted, _, failedNodes := r.tally(got)
 	channel := ""
 	if granted >= r.quorum {
-		channel = releaseChannel(key)
+		channel = announce.Channel(key)
 	}
 	r.round(context.WithoutCancel(ctx), timeout,
 		func(ctx context.Context, i int) nodeReply {
@@ -252,7 +253,7 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 	r := h.r
 	h.released.Store(true)
 	timeout := max(nodeTimeout(l.currentTTL()), time.Until(l.until()))
-	channel := releaseChannel(l.key)
+	channel := announce.Channel(l.key)
 	if quiet {
 		channel = ""
 	}
@@ -283,5 +284,5 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 func (r *Redlock) undo(ctx context.Context, node int, key, token string, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	_, _ = releaseOn(ctx, r.nodes[node], key, token, releaseChannel(key))
+	_, _ = releaseOn(ctx, r.nodes[node], key, token, announce.Channel(key))
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/dlock/announce"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -190,7 +191,7 @@ func (m *Reentrant) refresh(ctx context.Context, l *Lock, ttl time.Duration) (ti
 // same script; the others leave the key to the holds still out, and need
 // no announcement.
 func (m *Reentrant) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
-	channel := releaseChannel(l.key)
+	channel := announce.Channel(l.key)
 	if quiet {
 		channel = ""
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock/announce"
 )
 
 // Turns (InTurns): waiters that ask for them take a lua or fenced key in
@@ -81,12 +83,12 @@ func (m *Lua) obtain(ctx context.Context, key, token string, ttl time.Duration, 
 // was released, releasedHandedOn if it was also handed on (and announced,
 // even if it was to be quiet).
 func (m *Lua) releaseInTurns(ctx context.Context, key, token string, quiet bool) (int64, error) {
-	channel := releaseChannel(key)
+	channel := announce.Channel(key)
 	if quiet {
 		channel = ""
 	}
 	return releaseScript.Run(ctx, m.client, []string{key, turnsKey(key), nextKey(key)},
-		token, channel, handOff.Milliseconds(), releaseChannel(key)).Int64()
+		token, channel, handOff.Milliseconds(), announce.Channel(key)).Int64()
 }
 
 // releasedHandedOn is release.lua's answer for a release that handed the

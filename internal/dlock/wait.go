@@ -22,7 +22,7 @@ import (
 // Everything else is the room's (wait_room.go): the goroutines of one
 // process queue per key, and only the first of them, the head, asks
 // Redis; the head is woken by the release announcements (wait_listen.go,
-// wait_subscriber.go) and otherwise sleeps until the holder's key would
+// package announce) and otherwise sleeps until the holder's key would
 // expire; and between processes one fairness rule decides which releases
 // are announced at once and when a head may try (wait_fair.go).
 type waiting struct {

@@ -3,6 +3,8 @@ package dlock
 import (
 	"context"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock/announce"
 )
 
 // The room's side of the release announcements: which keys it listens to,
@@ -20,7 +22,7 @@ func (r *room) listen(key string, ks *keyState) {
 	defer r.mu.Unlock()
 	if !ks.listening && r.keys[key] == ks {
 		ks.listening = true
-		r.sub.listen(key)
+		r.sub.Listen(key)
 	}
 }
 
@@ -121,7 +123,7 @@ func (r *room) gap(node int) {
 func (r *room) announce(key, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	for _, c := range r.sub.clients {
-		_ = c.Publish(ctx, releaseChannel(key), id).Err() // lost: the waiters' fallback wakes them
+	for _, c := range r.sub.Clients() {
+		_ = c.Publish(ctx, announce.Channel(key), id).Err() // lost: the waiters' fallback wakes them
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/dlock/announce"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,7 +18,7 @@ import (
 // release announcements that the subscriber delivers (wait_listen.go).
 type room struct {
 	id     string // this room's name in a key's turns (see turns.go)
-	sub    *subscriber
+	sub    *announce.Subscriber
 	quorum int // the announcements of one release it takes to free the lock
 
 	startOnce sync.Once
@@ -53,13 +54,13 @@ const keepIdle = 2 * time.Second
 func newRoom(clients []redis.UniversalClient, quorum int) *room {
 	r := &room{id: uuid.NewString(), keys: make(map[string]*keyState), quorum: quorum}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.sub = newSubscriber(clients, r.announced, r.confirmed, r.gap)
+	r.sub = announce.New(clients, r.announced, r.confirmed, r.gap)
 	return r
 }
 
 // start starts the subscriber and the sweeper of idle keys, once.
 func (r *room) start() {
-	r.sub.start()
+	r.sub.Start()
 	r.startOnce.Do(func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -79,7 +80,7 @@ func (r *room) close() {
 		r.announce(key, token)
 	}
 	r.wg.Wait()
-	r.sub.close()
+	r.sub.Close()
 }
 
 // join queues a waiter for key and returns its state and the channel that is
@@ -163,7 +164,7 @@ func (r *room) letGo(l *Lock, ks *keyState) {
 func (r *room) state(key string) *keyState {
 	ks := r.keys[key]
 	if ks == nil {
-		ks = &keyState{wake: make(chan struct{}, 1), confirmed: make([]bool, len(r.sub.clients))}
+		ks = &keyState{wake: make(chan struct{}, 1), confirmed: make([]bool, len(r.sub.Clients()))}
 		r.keys[key] = ks
 	}
 	ks.idle = time.Time{}
@@ -214,6 +215,14 @@ func (r *room) sweepIdle(now time.Time) {
 		}
 	}
 	if len(stale) > 0 {
-		r.sub.stop(stale...)
+		r.sub.Stop(stale...)
+	}
+}
+
+// kick signals c without blocking: one pending signal is enough.
+func kick(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }

@@ -44,13 +44,9 @@ func TestSweepRacingListenStaysSubscribed(t *testing.T) {
 		r.mu.Lock()
 		listening := r.keys[key] != nil && r.keys[key].listening
 		r.mu.Unlock()
-		r.sub.mu.Lock()
-		ops := r.sub.nodes[0].ops
-		subscribed := r.sub.keys[key] && len(ops) > 0 && ops[len(ops)-1].subscribe
-		r.sub.mu.Unlock()
-		if listening != subscribed {
-			t.Fatalf("try %d: the key's state says listening=%v, the subscriber ends subscribed=%v (ops %v)",
-				i, listening, subscribed, ops)
+		if subscribed := r.sub.Listening(key); listening != subscribed {
+			t.Fatalf("try %d: the key's state says listening=%v, the subscriber ends subscribed=%v",
+				i, listening, subscribed)
 		}
 	}
 }
