@@ -43,7 +43,7 @@ func TestServes(t *testing.T) {
 		want bool
 	}{
 		{0, 0, true}, {0, 5460, true}, {0, 5461, false},
-		{1, 0, false}, // a replica serves no slot itself
+		{1, 0, false},                                       // a replica serves no slot itself
 		{2, 5461, true}, {2, 10921, true}, {2, 10922, true}, // a range, then a single slot
 		{2, 10923, false}, // being migrated: not served here yet
 		{2, 16383, false},
