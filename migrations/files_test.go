@@ -3,6 +3,7 @@ package migrations
 import (
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 )
 
@@ -41,7 +42,7 @@ func TestDialectStatements(t *testing.T) {
 	}
 	for _, m := range all {
 		wantSQLite := len(m.statements)
-		if m.version == "0013_ids_bytewise.mysql" || m.version == "0017_reclaimed_bytewise.mysql" {
+		if strings.HasSuffix(m.version, ".mysql") {
 			wantSQLite = 0
 		}
 		if got, want := len(mysql.statements(m)), len(m.statements); got != want {

@@ -68,6 +68,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.DurationVar(&c.settings.LateCommit, "late-commit", d.LateCommit, "hold back the commit and the lock renewals of some orders this long after their statements ran, then commit regardless of the lock (a commit on the wire when the network stalls); above --lock-ttl it breaks lua and redlock (default 0: off)")
 	fs.IntVar(&c.settings.LateCommitEvery, "late-commit-every", d.LateCommitEvery, "with --late-commit, which orders commit late: in each shop, the first to reach its commit, then every Nth")
 	fs.IntVar(&c.settings.Batch, "batch", d.Batch, "in the +batch rows, the most queued buyers one holder of the product lock serves in one transaction")
+	fs.IntVar(&c.settings.Buckets, "buckets", d.Buckets, "split the sql-atomic rows' stock over K rows (1: one row, as without); a row named sql-atomic+kK has its own K")
 	c.faults = fault.Kinds()
 	for _, f := range c.faults {
 		f.Flags(fs) // each fault's own: --crash, --failover, --redis-restart...

@@ -32,6 +32,7 @@ type Product struct {
 	LateCommitMs    int64   `json:"late_commit_ms"`
 	LateCommitEvery int     `json:"late_commit_every"`
 	BatchMax        int     `json:"batch_max,omitempty"`
+	Buckets         int     `json:"buckets,omitempty"`
 }
 
 // API calls the admin routes of one shop. It is safe for concurrent use.

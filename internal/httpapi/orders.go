@@ -78,6 +78,18 @@ type auditJSON struct {
 	// QueueLength and QueuePending: a redis-queue product's backlog.
 	QueueLength  *int64 `json:"queue_length,omitempty"`
 	QueuePending *int64 `json:"queue_pending,omitempty"`
+	// Buckets: a product's stock buckets, each with its own figures.
+	Buckets []bucketJSON `json:"buckets,omitempty"`
+}
+
+// bucketJSON is one stock bucket's audit on the wire.
+type bucketJSON struct {
+	Bucket       int  `json:"bucket"`
+	InitialStock int  `json:"initial_stock"`
+	Stock        int  `json:"stock"`
+	Orders       int  `json:"orders"`
+	Sold         int  `json:"sold"`
+	Consistent   bool `json:"consistent"`
 }
 
 func toAuditJSON(a order.Audit) auditJSON {
@@ -100,6 +112,9 @@ func toAuditJSON(a order.Audit) auditJSON {
 	}
 	if a.Strategy.Queues() {
 		j.QueueLength, j.QueuePending = &a.QueueLength, &a.QueuePending
+	}
+	for _, b := range a.Buckets {
+		j.Buckets = append(j.Buckets, bucketJSON(b))
 	}
 	return j
 }

@@ -15,7 +15,7 @@ import (
 // are pointers so a missing one is told apart from a zero; the optional
 // settings default in package stock (name: the id, lock_ttl_ms: 5000,
 // work, stall, stall_rate and late_commit_ms: 0, late_commit_every: 10
-// when late_commit_ms is set, batch_max: 0). The strategy is "strategy", or under its
+// when late_commit_ms is set, batch_max: 0, buckets: 0). The strategy is "strategy", or under its
 // older name "lock_mode", which clients written before the lock-free
 // strategies send: either one, or both if they agree.
 type createProductRequest struct {
@@ -31,6 +31,7 @@ type createProductRequest struct {
 	LateCommitMs    *int     `json:"late_commit_ms"`
 	LateCommitEvery *int     `json:"late_commit_every"`
 	BatchMax        *int     `json:"batch_max"`
+	Buckets         *int     `json:"buckets"`
 }
 
 // strategy returns the strategy the body names, under either name.
@@ -69,6 +70,7 @@ func (r *createProductRequest) product() (stock.Product, error) {
 		StallRate:       deref(r.StallRate),
 		LateCommitEvery: deref(r.LateCommitEvery),
 		BatchMax:        deref(r.BatchMax),
+		Buckets:         deref(r.Buckets),
 	}
 	for _, f := range []struct {
 		name string
@@ -123,6 +125,7 @@ type productJSON struct {
 	LateCommitMs    int64     `json:"late_commit_ms"`
 	LateCommitEvery int       `json:"late_commit_every"`
 	BatchMax        int       `json:"batch_max"`
+	Buckets         int       `json:"buckets,omitempty"`
 	CreatedAt       time.Time `json:"created_at"`
 }
 
@@ -141,6 +144,7 @@ func toProductJSON(p stock.Product) productJSON {
 		LateCommitMs:    p.LateCommit.Milliseconds(),
 		LateCommitEvery: p.LateCommitEvery,
 		BatchMax:        p.BatchMax,
+		Buckets:         p.Buckets,
 		CreatedAt:       p.CreatedAt.UTC(),
 	}
 }

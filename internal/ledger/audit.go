@@ -22,6 +22,19 @@ type Audit struct {
 	// orders accepted and not yet written, and those a consumer holds.
 	QueueLength  *int64 `json:"queue_length,omitempty"`
 	QueuePending *int64 `json:"queue_pending,omitempty"`
+	// Buckets are a product's stock buckets, each audited on its own
+	// (sql-atomic with buckets only).
+	Buckets []BucketAudit `json:"buckets,omitempty"`
+}
+
+// BucketAudit is one stock bucket's audit.
+type BucketAudit struct {
+	Bucket       int  `json:"bucket"`
+	InitialStock int  `json:"initial_stock"`
+	Stock        int  `json:"stock"`
+	Orders       int  `json:"orders"`
+	Sold         int  `json:"sold"`
+	Consistent   bool `json:"consistent"`
 }
 
 // drained reports whether a's product has nothing left to write: no

@@ -17,7 +17,8 @@ import (
 // so two buyers can never both read n: zero rows affected means sold out.
 // One order per buyer is the unique key orders_unique_buyer: a repeated
 // click's INSERT fails and its transaction rolls back, stock update and
-// all.
+// all. A product whose stock is split over buckets (stock.Product.Buckets)
+// sells the same way, one bucket's row at a time (package buckets).
 func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	// The business work needs no lock here: it runs before the
 	// transaction, beside the other buyers' instead of queued behind them.
@@ -25,8 +26,15 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
 	o := newOrder(p, req)
+	if p.Buckets > 1 {
+		// The stock split over rows: package buckets sells it.
+		if err := s.bk.Place(ctx, p, o); err != nil {
+			return Order{}, err
+		}
+		return o, nil
+	}
 	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
-		return insertAndDeduct(tx, o)
+		return sale.InsertAndTake(tx, o, sale.NoBucket)
 	})
 	switch {
 	case errors.Is(err, sale.ErrNoUnits):
@@ -40,26 +48,6 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 		}
 	}
 	return o, nil
-}
-
-// insertAndDeduct writes o and takes its units, for sql-atomic (redis-decr
-// writes with redisdecr's writeReserved, which checks the sweep too): the INSERT
-// first, so a repeated click fails on the unique key before it touches the
-// hot row; the conditional UPDATE last, so the row's lock is held from it
-// to the commit and no longer. Errors: sale.ErrDuplicateKey,
-// sale.ErrNoUnits, or the database's.
-func insertAndDeduct(tx *gorm.DB, o Order) error {
-	if err := sale.Insert(tx, o); err != nil {
-		return err
-	}
-	res := tx.Exec(sale.TakeUnits, o.Quantity, o.ProductID, o.Quantity)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return sale.ErrNoUnits
-	}
-	return nil
 }
 
 // learnSoldOut reads the stock after a conditional update found too few

@@ -18,7 +18,8 @@ type Audit struct {
 	ProductID    string
 	Strategy     strategy.Name
 	InitialStock int
-	// Stock is the stock left as the products table says.
+	// Stock is the stock left as the products table says (for a product
+	// with stock buckets, the sum of its buckets).
 	Stock int
 	// Orders is the number of order rows.
 	Orders int
@@ -48,6 +49,10 @@ type Audit struct {
 	// them a consumer holds. Both 0 once drained, and for the other
 	// strategies. While they are not, Drift counts the queued units.
 	QueueLength, QueuePending int64
+	// Buckets are the figures of each stock bucket of a product that has
+	// them (stock.Product.Buckets), in bucket order; nil for the others.
+	// Consistent holds only if every bucket's does.
+	Buckets []BucketAudit
 }
 
 // Audit computes the figures of productID's sale with SQL over the products
@@ -67,8 +72,9 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	a := Audit{ProductID: productID}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var name string
-		err := tx.Raw("SELECT strategy, initial_stock, stock FROM products WHERE id = ?", productID).
-			Row().Scan(&name, &a.InitialStock, &a.Stock)
+		var k int
+		err := tx.Raw("SELECT strategy, initial_stock, stock, buckets FROM products WHERE id = ?", productID).
+			Row().Scan(&name, &a.InitialStock, &a.Stock, &k)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: product %q", stock.ErrNotFound, productID)
 		}
@@ -76,6 +82,11 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 			return err
 		}
 		a.Strategy = strategy.Name(name)
+		if k > 1 {
+			if err := auditBuckets(tx, &a, k); err != nil {
+				return err
+			}
+		}
 		// Orders per buyer first, then summed: buyers with more than one
 		// order are the duplicates.
 		var buyers int
@@ -96,6 +107,9 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	}
 	a.Oversold = max(0, a.Sold-a.InitialStock)
 	a.Consistent = a.Stock+a.Sold == a.InitialStock
+	for _, b := range a.Buckets {
+		a.Consistent = a.Consistent && b.Consistent
+	}
 	if a.Strategy == strategy.RedisQueue && s.opts.Queue != nil {
 		// The backlog first: a drained queue read before the stock means
 		// the stock read after it has nothing in flight.

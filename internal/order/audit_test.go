@@ -3,6 +3,7 @@ package order_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 
@@ -65,7 +66,7 @@ func TestAudit(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Audit: %v", err)
 				}
-				if got != want {
+				if !reflect.DeepEqual(got, want) {
 					t.Errorf("audit\n got %+v\nwant %+v", got, want)
 				}
 			})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -213,7 +214,7 @@ func checkExact(t *testing.T, got, want order.Audit) {
 		}
 		got.RedisStock = nil
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("audit\n got %+v\nwant %+v", got, want)
 	}
 }

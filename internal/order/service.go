@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/redisdecr"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
@@ -84,6 +85,7 @@ type Service struct {
 	stop     context.CancelFunc
 
 	decr *redisdecr.Seller // nil without Options.Reservations
+	bk   *buckets.Seller   // sql-atomic's bucketed products
 
 	consumers  *queue.Consumers   // nil without Options.Queue
 	queueLoads singleflight.Group // redis-queue product id; see loadQueued
@@ -116,6 +118,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	}
 	s := &Service{db: db, products: products, lockers: m, opts: opts}
 	s.w = sale.NewWriter(db, s.withLateCommits)
+	s.bk = buckets.New(s.w, s.markSoldOut)
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if opts.Reservations != nil {
 		s.decr = redisdecr.New(redisdecr.Options{Stock: opts.Reservations, Writer: s.w, Work: s.work,

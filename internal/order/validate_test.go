@@ -3,6 +3,7 @@ package order_test
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +130,7 @@ func TestPlace(t *testing.T) {
 
 		want := order.Audit{ProductID: p.ID, Strategy: strategy.Lua, InitialStock: 5, Stock: 0,
 			Orders: 2, Sold: 5, Consistent: true}
-		if got := audit(t, shop, p.ID); got != want {
+		if got := audit(t, shop, p.ID); !reflect.DeepEqual(got, want) {
 			t.Errorf("audit\n got %+v\nwant %+v", got, want)
 		}
 	})

@@ -89,9 +89,12 @@ type ModeDoc struct {
 	Drain *DrainDoc `json:"drain,omitempty"`
 	// LostOrders counts buyers answered 201 or 202 whose order was not
 	// written by the end of the drain.
-	LostOrders int    `json:"lost_orders"`
-	Why        string `json:"why"`
-	RawResults string `json:"raw_results"`
+	LostOrders int `json:"lost_orders"`
+	// EarlySoldOut counts buyers told sold out before a later order was
+	// sent, in a row whose stock is in buckets (ledger.EarlySoldOut).
+	EarlySoldOut int    `json:"early_sold_out,omitempty"`
+	Why          string `json:"why"`
+	RawResults   string `json:"raw_results"`
 	// Figures are the row's figures by name (Figures), as --threshold and
 	// loadgen compare read them; with --count, those of the run that stands
 	// for the row, and Spread each one's median and min–max over Runs runs.
@@ -193,7 +196,7 @@ func NewDocument(o *scenario.Outcome) Document {
 				Mean: ms(l.Mean), Min: ms(l.Min), P50: ms(l.P50), P90: ms(l.P90),
 				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
 			},
-			Why: m.Why, RawResults: RawFile(string(m.Mode)), LostOrders: m.Lost,
+			Why: m.Why, RawResults: RawFile(string(m.Mode)), LostOrders: m.Lost, EarlySoldOut: m.EarlySoldOut,
 			Figures: figureValues(m), Runs: max(len(m.Runs), 1), Spread: spreads(m),
 		}
 		if dr := m.Drain; dr != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/why"
 )
 
@@ -131,6 +132,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	if err != nil {
 		return res, err
 	}
+	if len(res.Audit.Buckets) > 0 {
+		res.EarlySoldOut = ledger.EarlySoldOut(res.Results)
+	}
 	if res.Lost, err = ledger.Unwritten(ctx, a.lookups(), res.Results); err != nil {
 		return res, err
 	}
@@ -158,6 +162,10 @@ func product(id string, mode Mode, s Settings) fleet.Product {
 	}
 	if mode.Batched() {
 		p.BatchMax = s.Batch
+	}
+	p.Buckets = mode.Buckets()
+	if p.Buckets == 0 && mode.Strategy() == strategy.SQLAtomic {
+		p.Buckets = s.Buckets
 	}
 	return p
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -19,7 +20,8 @@ const batchSuffix = "+batch"
 
 // Strategy returns m's strategy.
 func (m Mode) Strategy() strategy.Name {
-	return strategy.Name(strings.TrimSuffix(string(m), batchSuffix))
+	s, _, _ := strings.Cut(string(m), bucketsSuffix)
+	return strategy.Name(strings.TrimSuffix(s, batchSuffix))
 }
 
 // Batched reports whether m batches.
@@ -37,7 +39,8 @@ func (m Mode) SurvivesLateCommit() bool { return m.Strategy().SurvivesLateCommit
 func Batch(n strategy.Name) Mode { return Mode(string(n) + batchSuffix) }
 
 // ParseMode returns the mode named s: a strategy's name, or the name of one
-// that batches followed by "+batch".
+// that batches followed by "+batch", or sql-atomic followed by "+kK" (its
+// stock in K buckets, 2..256).
 func ParseMode(s string) (Mode, error) {
 	m := Mode(s)
 	n, err := strategy.Parse(string(m.Strategy()))
@@ -46,6 +49,14 @@ func ParseMode(s string) (Mode, error) {
 		return "", fmt.Errorf("unknown strategy %q (want %s)", s, ModeList())
 	case m.Batched() && !n.Batches():
 		return "", fmt.Errorf("%q: %s does not batch (only %s)", s, n, batchList())
+	}
+	if _, k, ok := strings.Cut(s, bucketsSuffix); ok {
+		if m.Buckets() < 2 || m.Buckets() > 256 || strconv.Itoa(m.Buckets()) != k {
+			return "", fmt.Errorf("%q: want %s%sK, K buckets in 2..256", s, n, bucketsSuffix)
+		}
+		if n != strategy.SQLAtomic || m.Batched() {
+			return "", fmt.Errorf("%q: only %s splits its stock in buckets", s, strategy.SQLAtomic)
+		}
 	}
 	return m, nil
 }

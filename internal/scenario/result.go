@@ -34,6 +34,11 @@ type ModeResult struct {
 	// Lost counts the buyers told they have an order (201 or 202) whose
 	// order was not written by the end of the drain (confirm).
 	Lost int
+	// EarlySoldOut counts the buyers told sold out before a later order
+	// was even sent (ledger.EarlySoldOut): a unit was left. Checked for
+	// the rows whose stock is in buckets, where a missing fallback would
+	// show; 0 for the others.
+	EarlySoldOut int
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration

@@ -72,7 +72,8 @@ func (o *Outcome) Unsafe() []string {
 		a := m.Audit
 		drift := a.Drift != nil && *a.Drift != 0
 		undrained := m.Drain != nil && m.Drain.Err != ""
-		if claims && (a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift || m.Lost > 0 || undrained) {
+		if claims && (a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift || m.Lost > 0 || undrained ||
+			m.EarlySoldOut > 0) {
 			line := fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
 				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent)
 			if drift {
@@ -83,6 +84,9 @@ func (o *Outcome) Unsafe() []string {
 			}
 			if undrained {
 				line += ", queue: " + m.Drain.Err
+			}
+			if m.EarlySoldOut > 0 {
+				line += fmt.Sprintf(", %d told sold out while a unit was left", m.EarlySoldOut)
 			}
 			out = append(out, line)
 		}

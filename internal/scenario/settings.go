@@ -59,6 +59,9 @@ type Settings struct {
 	// Batch is the most buyers one batch serves in the batched modes
 	// (batch_max).
 	Batch int
+	// Buckets splits a sql-atomic row's stock over that many buckets
+	// (buckets; 0 or 1: one row), unless its mode names its own ("+kK").
+	Buckets int
 	// Faults are the run's faults (package fault), those that are on,
 	// in the order each attack arms them; their values are read-only
 	// once the run starts.
@@ -181,6 +184,9 @@ func (s Settings) Problems() []string {
 	millis("late-commit", s.LateCommit, 0, time.Minute)
 	between("late-commit-every", s.LateCommitEvery, 1, 1_000_000, "orders")
 	between("batch", s.Batch, 1, 256, "buyers per batch")
+	if s.Buckets != 0 {
+		between("buckets", s.Buckets, 1, 256, "stock buckets")
+	}
 	bad = append(bad, s.loadProblems()...)
 	return append(bad, fault.Problems(s.Faults, fault.Plan{Rows: s.rows()})...)
 }

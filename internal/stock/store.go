@@ -39,7 +39,13 @@ func (s *Store) Create(ctx context.Context, p Product) (Product, error) {
 	p.CreatedAt = time.Now().UTC().Truncate(time.Microsecond)
 
 	row := toRow(p)
-	if err := s.db.WithContext(ctx).Create(&row).Error; err != nil {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		return createBuckets(tx, p)
+	})
+	if err != nil {
 		if IsDuplicateKey(err) {
 			return Product{}, fmt.Errorf("%w: product %q", ErrAlreadyExists, p.ID)
 		}
@@ -65,7 +71,14 @@ func (s *Store) Get(ctx context.Context, id string) (Product, error) {
 	if err != nil {
 		return Product{}, translate(err, "get product %q", id)
 	}
-	return row.product()
+	p, err := row.product()
+	if err != nil || p.Buckets < 2 {
+		return p, err
+	}
+	if p.Stock, err = BucketStock(ctx, s.db, id); err != nil {
+		return Product{}, translate(err, "get product %q", id)
+	}
+	return p, nil
 }
 
 // productRow maps Product onto the products table, durations as whole
@@ -83,6 +96,7 @@ type productRow struct {
 	LateMs       int64     `gorm:"column:late_commit_ms"`
 	LateEvery    int       `gorm:"column:late_commit_every"`
 	BatchMax     int       `gorm:"column:batch_max"`
+	Buckets      int       `gorm:"column:buckets"`
 	CreatedAt    time.Time `gorm:"column:created_at"`
 }
 
@@ -102,6 +116,7 @@ func toRow(p Product) productRow {
 		LateMs:       p.LateCommit.Milliseconds(),
 		LateEvery:    p.LateCommitEvery,
 		BatchMax:     p.BatchMax,
+		Buckets:      p.Buckets,
 		CreatedAt:    p.CreatedAt,
 	}
 }
@@ -126,6 +141,7 @@ func (r productRow) product() (Product, error) {
 		LateCommit:      time.Duration(r.LateMs) * time.Millisecond,
 		LateCommitEvery: r.LateEvery,
 		BatchMax:        r.BatchMax,
+		Buckets:         r.Buckets,
 		CreatedAt:       r.CreatedAt.UTC(),
 	}, nil
 }

@@ -37,6 +37,8 @@ const (
 	MaxLateCommitEvery = 1_000_000
 	// MaxBatch bounds BatchMax: one batch is one multi-row INSERT.
 	MaxBatch = 256
+	// MaxBuckets bounds Buckets.
+	MaxBuckets = 256
 )
 
 // ValidID reports whether id is 1..64 characters of [A-Za-z0-9._:-], the
@@ -127,6 +129,12 @@ func validate(p *Product) error {
 	}
 	if p.BatchMax > 0 && !p.Strategy.Batches() {
 		return invalid("batch_max", "is for lua, redlock, fenced and etcd, not %s, which sells one buyer at a time", p.Strategy)
+	}
+	if p.Buckets < 0 || p.Buckets > MaxBuckets {
+		return invalid("buckets", "must be 0..%d, got %d", MaxBuckets, p.Buckets)
+	}
+	if p.Buckets > 1 && p.Strategy != strategy.SQLAtomic {
+		return invalid("buckets", "is for sql-atomic, not %s", p.Strategy)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@
 # redis-server and redis-sentinel), cluster-failover (redis-server and
 # redis-cli) and calibrate. With real servers named (LOADGEN_MYSQL_DSN,
 # LOADGEN_REDIS, optionally LOADGEN_ETCD and LOADGEN_REDIS_CLUSTER), also
-# their -real files (late-commit, database-locks, crash, cluster: a cluster
+# their -real files (late-commit, database-locks, buckets, crash, cluster: a cluster
 # of its own without LOADGEN_REDIS_CLUSTER), bench-place, dlock-bench,
 # overload, overload-profile and lock-table (which also wants
 # LOADGEN_ZOOKEEPER, else its ZooKeeper row is skipped).
@@ -24,7 +24,7 @@ for s in "${embedded[@]}"; do
 	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 done
 if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
-	for s in late-commit database-locks crash bench-place dlock-bench overload overload-profile lock-table; do
+	for s in late-commit database-locks buckets crash bench-place dlock-bench overload overload-profile lock-table; do
 		run env -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 	done
 	run ./cluster.sh

@@ -128,7 +128,7 @@ func TestReservedWriteCostsWhatAtomicCosts(t *testing.T) {
 			t.Fatal(err)
 		}
 		// As transact runs them: Transaction(stmts). sql-atomic's write
-		// (package order's insertAndDeduct) is the INSERT, then TakeUnits.
+		// (sale.InsertAndTake) is the INSERT, then TakeUnits.
 		atomic := questions(ctx, t, db, func(conn *gorm.DB) error {
 			o := newOrder(ap, "a")
 			return conn.Transaction(func(tx *gorm.DB) error {

@@ -20,6 +20,51 @@ import (
 // units. Its arguments: the quantity, the product, the quantity.
 const TakeUnits = "UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ?"
 
+// takeBucket is TakeUnits on one of a product's stock buckets
+// (stock.Product.Buckets): the same statement on the bucket's row, its
+// arguments TakeUnits', then the bucket.
+const takeBucket = "UPDATE stock_buckets SET stock = stock - ? WHERE product_id = ? AND stock >= ? AND bucket = ?"
+
+// NoBucket, as Take's bucket, takes from the product's own row.
+const NoBucket = -1
+
+// Take takes q units of product in tx with the conditional UPDATE: from
+// the product's row (bucket NoBucket), or from bucket 0..K-1 of its
+// stock buckets. ErrNoUnits when the row holds fewer than q, else the
+// database's error or nil.
+func Take(tx *gorm.DB, q int, product string, bucket int) error {
+	stmt, args := TakeUnits, []any{q, product, q}
+	if bucket != NoBucket {
+		stmt, args = takeBucket, append(args, bucket)
+	}
+	res := tx.Exec(stmt, args...)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrNoUnits
+	}
+	return nil
+}
+
+// InsertAndTake writes o and takes its units, for sql-atomic, with or
+// without buckets (redis-decr writes with redisdecr's writeReserved,
+// which checks the sweep too): the INSERT first, so a repeated click
+// fails on the unique key before it touches the hot row; the conditional
+// UPDATE (Take, on bucket) last, so the row's lock is held from it to the
+// commit and no longer. Errors: ErrDuplicateKey, ErrNoUnits, or the
+// database's.
+func InsertAndTake(tx *gorm.DB, o Order, bucket int) error {
+	row := UniqueRowOf(o)
+	if bucket != NoBucket {
+		row.Bucket = &bucket
+	}
+	if err := insert(tx, row); err != nil {
+		return err
+	}
+	return Take(tx, o.Quantity, o.ProductID, bucket)
+}
+
 // TakeRow takes product's row in tx with a no-op UPDATE (MySQL's row lock
 // and SQLite's write lock alike), so that tx waits for a writer still
 // holding it and every writer after it waits for tx.

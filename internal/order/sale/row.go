@@ -25,6 +25,9 @@ type Row struct {
 	// locked flow, RowOf), and off, which has none, duplicates (see
 	// migrations 0009 and 0010).
 	UniqueBuyer *int `gorm:"column:unique_buyer"`
+	// Bucket is the stock bucket the order's units came from
+	// (stock.Product.Buckets), nil for the product's own row.
+	Bucket *int `gorm:"column:bucket"`
 }
 
 func (Row) TableName() string { return "orders" }
@@ -64,7 +67,11 @@ var (
 // ErrDuplicateKey if the buyer has an order for the product already, or
 // the database's error.
 func Insert(tx *gorm.DB, o Order) error {
-	row := UniqueRowOf(o)
+	return insert(tx, UniqueRowOf(o))
+}
+
+// insert inserts row, as Insert does.
+func insert(tx *gorm.DB, row Row) error {
 	if err := tx.Create(&row).Error; err != nil {
 		if stock.IsDuplicateKey(err) {
 			return ErrDuplicateKey

@@ -1,0 +1,26 @@
+package scenario
+
+import (
+	"strconv"
+	"strings"
+)
+
+// bucketsSuffix marks a mode whose product's stock is split over K
+// buckets ("sql-atomic+k4": stock.Product.Buckets 4), so that one sweep
+// can run one strategy at several K side by side.
+const bucketsSuffix = "+k"
+
+// Buckets returns the K of a "+kK" mode, or 0 for a mode without one (its
+// product then gets Settings.Buckets, the --buckets flag, if its strategy
+// splits).
+func (m Mode) Buckets() int {
+	_, k, ok := strings.Cut(string(m), bucketsSuffix)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(k)
+	if err != nil {
+		return 0
+	}
+	return n
+}
