@@ -202,7 +202,7 @@ func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(
 	// --redlock-kill holds nodes down that is hundreds of lines over the
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
-	fc := fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, RedisCluster: cfg.cluster, EtcdEndpoints: cfg.etcd, Logger: log, LogDir: dir,
+	fc := fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, RedisCluster: cfg.cluster, EtcdEndpoints: cfg.etcd, ZooKeeper: cfg.zookeeper, Logger: log, LogDir: dir,
 		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst}
 	fault.Provision(cfg.settings.Faults, &fc) // child shops for --crash, a Sentinel set for --failover...
 	f, err := fleet.StartFleet(ctx, fc)
