@@ -16,7 +16,6 @@ import (
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/zkproc"
 )
 
 // config is everything the command line says.
@@ -27,6 +26,8 @@ type config struct {
 	redis        []string // external nodes, for --redlock-kill and --redis-restart
 	etcd         []string // an external etcd cluster, for the embedded shops
 	zookeeper    []string // a ZooKeeper ensemble, for the embedded shops
+	startZK      bool     // start a local ensemble for the zookeeper row
+	zkSkipped    string   // why the default run has no zookeeper row, and how to get it
 	cluster      []string // a Redis Cluster, for the embedded shops' single-node roles
 	mysqlDSN     string   // a real database for the embedded shops
 	out          string
@@ -138,7 +139,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	c.targets, c.redis, c.etcd, c.sentinels, c.cluster = split(targets), split(redis), split(etcd), split(sentinels), split(cluster)
 	c.zookeeper = split(zookeeper)
-	bad = append(bad, checkZooKeeper(&c, zookeeper)...)
+	bad = append(bad, checkZooKeeper(&c, zookeeper, modes == joinModes(d.Modes))...)
 	if cluster != "" && len(c.cluster) == 0 {
 		bad = append(bad, fmt.Sprintf("redis-cluster: %q: no address in it", cluster))
 	}
@@ -214,30 +215,6 @@ func (c *config) check() []string {
 	}
 	return append(bad, fault.Problems(c.faults, fault.Plan{Rows: rows, Targets: len(c.targets) > 0,
 		Redis: len(c.redis), Etcd: len(c.etcd) > 0, Sentinels: len(c.sentinels) > 0, Cluster: len(c.cluster) > 0, Sweep: len(c.sweep) > 0})...)
-}
-
-// checkZooKeeper checks --zookeeper (given as raw): members that are
-// host:port, only without --targets, and named whenever the embedded
-// shops run the zookeeper row.
-func checkZooKeeper(c *config, raw string) []string {
-	var bad []string
-	if raw != "" && len(c.zookeeper) == 0 {
-		bad = append(bad, fmt.Sprintf("zookeeper: %q: no member in it", raw))
-	}
-	if err := app.CheckZooKeeper(c.zookeeper); err != nil {
-		bad = append(bad, strings.TrimPrefix(err.Error(), "--"))
-	}
-	if len(c.targets) > 0 && len(c.zookeeper) > 0 {
-		bad = append(bad, "zookeeper: only without --targets; a running fleet has its own ensemble")
-	}
-	for _, m := range c.settings.Modes {
-		if m.Strategy() == strategy.ZooKeeper && len(c.targets) == 0 && len(c.zookeeper) == 0 {
-			bad = append(bad, "modes: zookeeper needs --zookeeper host:port,... (no ZooKeeper server runs in process: "+
-				zkproc.InstallHint+", then go run ./internal/zkproc/zkensemble start -dir DIR)")
-			break
-		}
-	}
-	return bad
 }
 
 // split splits a comma-separated list, dropping blanks.

@@ -41,6 +41,10 @@ type FleetConfig struct {
 	// each); empty means none. Used with Backends too, unless they name
 	// one of their own.
 	ZooKeeper []string
+	// StartZooKeeper, without ZooKeeper, has StartFleet start a
+	// three-member ensemble of its own first (zkproc: java and Debian's
+	// zookeeper), its files in LogDir/zookeeper, and stop it after the shops.
+	StartZooKeeper bool
 	// Backends, if set, are used instead of opening new ones, and are not
 	// closed by the fleet. Tests pass their own (see internal/testenv).
 	Backends *app.Backends
@@ -162,6 +166,14 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	}
 	if cfg.Cluster != nil {
 		acfg.RedisCluster = cfg.Cluster.Addrs()
+	}
+	if cfg.StartZooKeeper && len(cfg.ZooKeeper) == 0 {
+		servers, closeZK, err := startZooKeeper(ctx, cfg.LogDir)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, closeZK) // after the shops, which lock on it
+		cfg.ZooKeeper, acfg.ZooKeeper = servers, servers
 	}
 	b := cfg.Backends
 	if b == nil {
