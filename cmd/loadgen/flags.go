@@ -25,6 +25,9 @@ type config struct {
 	adminToken   string
 	redis        []string // external nodes, for --redlock-kill and --redis-restart
 	etcd         []string // an external etcd cluster, for the embedded shops
+	zookeeper    []string // a ZooKeeper ensemble, for the embedded shops
+	startZK      bool     // start a local ensemble for the zookeeper row
+	zkSkipped    string   // why the default run has no zookeeper row, and how to get it
 	cluster      []string // a Redis Cluster, for the embedded shops' single-node roles
 	mysqlDSN     string   // a real database for the embedded shops
 	out          string
@@ -53,7 +56,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var c config
-	var modes, targets, redis, etcd string
+	var modes, targets, redis, etcd, zookeeper string
 	fs.StringVar(&modes, "modes", joinModes(d.Modes), "rows to run, in order, comma-separated: "+scenario.ModeList())
 	fs.IntVar(&c.settings.Users, "users", d.Users, fmt.Sprintf("distinct buyers in the crowd, 0 for an open model (a fresh buyer for every click, at --rate, until --duration is up); with --late-commit, %d unless given (its held-back commits hold the hot row for seconds: a smaller crowd may not sell the stock out, and a lost update shows as oversold only once it has)", scenario.LateCommitUsers))
 	fs.IntVar(&c.settings.Stock, "stock", d.Stock, "units of the product on sale")
@@ -87,6 +90,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")
 	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves) and --redis-restart; without, the embedded shops use them instead of in-process nodes (through proxies of the load generator's own with --redis-restart) (default none)")
 	fs.StringVar(&etcd, "etcd", "", "without --targets: an etcd cluster for the embedded shops' etcd strategy, host:port or http://host:port,... (default none: a three-member cluster in process)")
+	fs.StringVar(&zookeeper, "zookeeper", "", "without --targets: a ZooKeeper ensemble for the embedded shops' zookeeper strategy, host:port,...; the zookeeper row needs it (default none: no ZooKeeper server runs in process)")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "without --targets: a MySQL/MariaDB database for the embedded shops, user:pass@tcp(host:3306)/dbname (default none: a SQLite file in a temp dir)")
 	c.settings.ClickWindow = d.ClickWindow
 
@@ -134,6 +138,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		c.live = defaultLiveAddr
 	}
 	c.targets, c.redis, c.etcd, c.sentinels, c.cluster = split(targets), split(redis), split(etcd), split(sentinels), split(cluster)
+	c.zookeeper = split(zookeeper)
+	bad = append(bad, checkZooKeeper(&c, zookeeper, modes == joinModes(d.Modes))...)
 	if cluster != "" && len(c.cluster) == 0 {
 		bad = append(bad, fmt.Sprintf("redis-cluster: %q: no address in it", cluster))
 	}

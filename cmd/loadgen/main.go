@@ -130,6 +130,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	s := cfg.settings
 	title := runTitle(cfg, len(f.Targets), f.Backend)
 	fmt.Fprintf(stdout, "%s\n\n", strings.Join(report.Wrap(title, report.TerminalWidth), "\n"))
+	if cfg.zkSkipped != "" {
+		fmt.Fprintf(stdout, "%s\n\n", cfg.zkSkipped)
+	}
 	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)}
 	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
 	if err != nil {
@@ -202,7 +205,7 @@ func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(
 	// --redlock-kill holds nodes down that is hundreds of lines over the
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
-	fc := fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, RedisCluster: cfg.cluster, EtcdEndpoints: cfg.etcd, Logger: log, LogDir: dir,
+	fc := fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, RedisCluster: cfg.cluster, EtcdEndpoints: cfg.etcd, ZooKeeper: cfg.zookeeper, StartZooKeeper: cfg.startZK, Logger: log, LogDir: dir,
 		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst}
 	fault.Provision(cfg.settings.Faults, &fc) // child shops for --crash, a Sentinel set for --failover...
 	f, err := fleet.StartFleet(ctx, fc)

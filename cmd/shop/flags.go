@@ -23,6 +23,7 @@ type options struct {
 	redisMaster     string
 	redisCluster    string
 	etcd            string
+	zookeeper       string
 	adminToken      string
 	lockWait        time.Duration
 	maxInFlight     int
@@ -62,6 +63,7 @@ var flagSpecs = []flagSpec{
 	{"redis-master", "SHOP_REDIS_MASTER", "the name the --redis-sentinel Sentinels know the master by (sentinel monitor NAME ...)"},
 	{"redis-cluster", "SHOP_REDIS_CLUSTER", "nodes of a Redis Cluster, host:port,... (any of its nodes; the client learns the others), that serve lua, naive, fenced, dedupe, redis-decr and redis-queue instead of the first --redis node, each product on the master of its slot; the shop follows the replicas the cluster promotes; redlock stays on --redis; not with --redis-sentinel; every shop on one database needs the same nodes named; empty: none"},
 	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; every shop on one database needs the same cluster; empty: an embedded three-member cluster, this process's own"},
+	{"zookeeper", "SHOP_ZOOKEEPER", "ZooKeeper members for strategy zookeeper, host:port,...; the shop opens its session at start and refuses to start without one; every shop on one database needs the same ensemble; empty: none, and zookeeper products cannot be sold"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout (and at the door, or for a redis-queue order's round trip to Redis, before 503 busy)"},
 	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait, and one that would wait more than half of it for the orders ahead gets 503 busy at once (0: the default; negative: no limit); a batched product's buyers queue in their batch instead, and a redis-queue product's for their shop's next round trip to Redis"},
@@ -88,6 +90,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.redisMaster, "redis-master", "", "")
 	fs.StringVar(&o.redisCluster, "redis-cluster", "", "")
 	fs.StringVar(&o.etcd, "etcd", "", "")
+	fs.StringVar(&o.zookeeper, "zookeeper", "", "")
 	fs.StringVar(&o.adminToken, "admin-token", "", "")
 	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
 	fs.Var((*durationFlag)(&o.lockWait), "lock-wait", "")
@@ -131,6 +134,7 @@ func (o *options) config(log *slog.Logger) app.Config {
 		RedisMaster:       app.SentinelMaster{Sentinels: splitList(o.redisSentinel), Name: o.redisMaster},
 		RedisCluster:      splitList(o.redisCluster),
 		EtcdEndpoints:     splitList(o.etcd),
+		ZooKeeper:         splitList(o.zookeeper),
 		AdminToken:        o.adminToken,
 		LockWait:          o.lockWait,
 		MaxInFlightOrders: o.maxInFlight,

@@ -60,6 +60,8 @@ func TestBadFlags(t *testing.T) {
 		{"addr without port", []string{"--addr", "localhost"}, nil, "--addr"},
 		{"redis without port", []string{"--redis", "127.0.0.1"}, nil, "--redis"},
 		{"redis only commas", []string{"--redis", ",,"}, nil, "--redis"},
+		{"zookeeper without port", []string{"--zookeeper", "127.0.0.1"}, nil, "--zookeeper"},
+		{"zookeeper only commas", []string{"--zookeeper", ","}, nil, "--zookeeper"},
 		{"sentinel without port", []string{"--redis-sentinel", "127.0.0.1", "--redis-master", "m"}, nil, "--redis-sentinel"},
 		{"sentinel only commas", []string{"--redis-sentinel", ",", "--redis-master", "m"}, nil, "--redis-sentinel"},
 		{"sentinel without master", []string{"--redis-sentinel", "127.0.0.1:26379"}, nil, "--redis-master is missing"},

@@ -44,6 +44,12 @@ func (o *options) validate() error {
 	if o.etcd != "" && len(splitList(o.etcd)) == 0 {
 		return usagef("--etcd %q: no endpoint in it", o.etcd)
 	}
+	if err := app.CheckZooKeeper(splitList(o.zookeeper)); err != nil {
+		return usagef("%v", err)
+	}
+	if o.zookeeper != "" && len(splitList(o.zookeeper)) == 0 {
+		return usagef("--zookeeper %q: no member in it", o.zookeeper)
+	}
 	if o.lockWait <= 0 || o.lockWait > time.Minute {
 		return usagef("--lock-wait %v: want more than 0 and at most 1m", o.lockWait)
 	}

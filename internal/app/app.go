@@ -48,6 +48,10 @@ type Config struct {
 	// members' client URLs, or host:port each). Empty means an embedded
 	// three-member cluster in the process.
 	EtcdEndpoints []string
+	// ZooKeeper selects a ZooKeeper ensemble for strategy zookeeper (its
+	// members' host:port each). Empty means none: no ZooKeeper server runs
+	// inside a Go process, so the shop then sells no zookeeper product.
+	ZooKeeper []string
 	// AdminToken guards the admin routes; empty closes them.
 	AdminToken string
 	// LockWait is the longest an order waits for its product lock; zero

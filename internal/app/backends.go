@@ -55,6 +55,9 @@ type Backends struct {
 	// EmbeddedEtcd is the in-process etcd cluster, nil when EtcdEndpoints
 	// are a real cluster's.
 	EmbeddedEtcd *embedded.Etcd
+	// ZooKeeper are the ensemble's members (host:port each), for strategy
+	// zookeeper; empty means none. Each shop opens its own session.
+	ZooKeeper []string
 }
 
 // OpenBackends opens what cfg names, each part independently: MySQL when
@@ -84,6 +87,9 @@ func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 		if err := CheckRedisAddr(a); err != nil {
 			return nil, err
 		}
+	}
+	if err := CheckZooKeeper(cfg.ZooKeeper); err != nil {
+		return nil, err
 	}
 	if err := cfg.RedisMaster.Check(); err != nil {
 		return nil, err
@@ -118,6 +124,10 @@ func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 	}
 	if err := b.openEtcd(cfg.EtcdEndpoints, log); err != nil {
 		return nil, err
+	}
+	if len(cfg.ZooKeeper) > 0 {
+		b.ZooKeeper = append([]string(nil), cfg.ZooKeeper...)
+		log.Info("zookeeper: external ensemble", "servers", strings.Join(cfg.ZooKeeper, ","))
 	}
 	return b, nil
 }

@@ -89,6 +89,7 @@ func TestOpenBackendsInvalid(t *testing.T) {
 		{"redis bad port", app.Config{RedisAddrs: []string{"127.0.0.1:x"}}, app.ErrInvalidRedisAddr},
 		{"sentinel without port", app.Config{RedisMaster: app.SentinelMaster{Sentinels: []string{"127.0.0.1"}, Name: "m"}}, app.ErrInvalidRedisAddr},
 		{"sentinels without a name", app.Config{RedisMaster: app.SentinelMaster{Sentinels: []string{"127.0.0.1:26379"}}}, app.ErrIncompleteSentinelMaster},
+		{"zookeeper without port", app.Config{ZooKeeper: []string{"127.0.0.1"}}, app.ErrInvalidZooKeeper},
 		{"a name without sentinels", app.Config{RedisMaster: app.SentinelMaster{Name: "m"}}, app.ErrIncompleteSentinelMaster},
 	}
 	for _, tt := range tests {

@@ -19,6 +19,7 @@ import (
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/zklock"
 )
 
 // Shop is one shop instance: its own Redis clients, one locker per lock
@@ -35,6 +36,7 @@ type Shop struct {
 	cluster  *redis.ClusterClient // nil without a Redis Cluster
 	reg      *registration        // this shop's row in the table shops
 	etcd     *clientv3.Client     // nil without etcd endpoints
+	zk       *zklock.Locker       // nil without a ZooKeeper ensemble
 	lockers  map[dlock.Mode]dlock.Locker
 	orders   *order.Service
 	handler  http.Handler
@@ -58,7 +60,10 @@ type Shop struct {
 // Errors: a *LockServersError (wrapping ErrOtherLockServers) naming both
 // shops' servers; the database's error if the registration could not be
 // written or read; half a Sentinel master (ErrIncompleteSentinelMaster);
-// a lock mode dlock.New cannot build (a bug, or no Redis address). On
+// a lock mode dlock.New cannot build (a bug, or no Redis address); a
+// ZooKeeper ensemble that granted no session within ten seconds (its error
+// names --zookeeper: this is the one backend dialled at once, since the
+// session is the zookeeper lock's lease). On
 // error nothing is left open. The caller must Close the shop.
 func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	if b == nil || b.DB == nil {
@@ -115,6 +120,15 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		s.etcd = c
 		s.lockers[etcdlock.Mode] = etcdlock.New(c)
 	}
+	if len(b.ZooKeeper) > 0 {
+		zk, err := newZooKeeperLocker(ctx, b.ZooKeeper)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		s.zk = zk
+		s.lockers[zklock.Mode] = zk
+	}
 	for mode, l := range s.lockers {
 		dlock.Observe(l, m.Locker(mode))
 	}
@@ -142,6 +156,10 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	if s.etcd != nil {
 		etcd = etcdReady{s.etcd}
 	}
+	var zk httpapi.ZooKeeper // a nil *zklock.Locker would not be a nil interface
+	if s.zk != nil {
+		zk = s.zk
+	}
 	s.handler = httpapi.NewRouter(httpapi.Deps{
 		Products:    products,
 		Orders:      s.orders,
@@ -154,6 +172,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		Door:        m,
 		Metrics:     m.Handler(),
 		Etcd:        etcd,
+		ZooKeeper:   zk,
 
 		MaxInFlightOrders: cfg.maxInFlightOrders(),
 		OrderQueueWait:    cfg.lockWait(),

@@ -56,6 +56,7 @@ type childConfig struct {
 	// Cluster: a Redis Cluster's nodes, if any.
 	Cluster       []string `json:"cluster,omitempty"`
 	EtcdEndpoints []string `json:"etcd_endpoints,omitempty"`
+	ZooKeeper     []string `json:"zookeeper,omitempty"`
 	AdminToken    string   `json:"admin_token"`
 	LockWaitMs    int64    `json:"lock_wait_ms"`
 	// MaxInFlight, BuyerRate and BuyerBurst: app.Config's.
@@ -126,7 +127,7 @@ func (c childConfig) serve(ctx context.Context, log *slog.Logger) error {
 	}
 	defer b.Close()
 	cfg := app.Config{
-		MySQLDSN: c.MySQLDSN, RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints,
+		MySQLDSN: c.MySQLDSN, RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints, ZooKeeper: c.ZooKeeper,
 		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master}, RedisCluster: c.Cluster,
 		AdminToken: c.AdminToken, LockWait: time.Duration(c.LockWaitMs) * time.Millisecond, Logger: log,
 		MaxInFlightOrders: c.MaxInFlight, BuyerRate: c.BuyerRate, BuyerBurst: c.BuyerBurst,
@@ -148,7 +149,7 @@ func (c childConfig) serve(ctx context.Context, log *slog.Logger) error {
 // RedisMaster, RedisCluster and EtcdEndpoints). Its Close closes the database only.
 func (c childConfig) backends(ctx context.Context) (*app.Backends, error) {
 	b := &app.Backends{
-		RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints,
+		RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints, ZooKeeper: c.ZooKeeper,
 		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master}, RedisCluster: c.Cluster,
 	}
 	var err error

@@ -225,7 +225,7 @@ func (p *shopProcs) isReady(ctx context.Context, addr string) bool {
 // fleet's targets, CPU meter and procs set.
 func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cfg FleetConfig, b *app.Backends, closers *[]func() error) error {
 	base := childConfig{
-		MySQLDSN: cfg.MySQLDSN, RedisAddrs: b.RedisAddrs, EtcdEndpoints: b.EtcdEndpoints,
+		MySQLDSN: cfg.MySQLDSN, RedisAddrs: b.RedisAddrs, EtcdEndpoints: b.EtcdEndpoints, ZooKeeper: b.ZooKeeper,
 		Sentinels: b.RedisMaster.Sentinels, Master: b.RedisMaster.Name, Cluster: b.RedisCluster,
 		AdminToken: acfg.AdminToken, LockWaitMs: acfg.LockWait.Milliseconds(),
 		MaxInFlight: acfg.MaxInFlightOrders, BuyerRate: acfg.BuyerRate, BuyerBurst: acfg.BuyerBurst,

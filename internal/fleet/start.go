@@ -37,6 +37,14 @@ type FleetConfig struct {
 	MySQLDSN      string
 	RedisAddrs    []string
 	EtcdEndpoints []string
+	// ZooKeeper names the ensemble for strategy zookeeper (host:port
+	// each); empty means none. Used with Backends too, unless they name
+	// one of their own.
+	ZooKeeper []string
+	// StartZooKeeper, without ZooKeeper, has StartFleet start a
+	// three-member ensemble of its own first (zkproc: java and Debian's
+	// zookeeper), its files in LogDir/zookeeper, and stop it after the shops.
+	StartZooKeeper bool
 	// Backends, if set, are used instead of opening new ones, and are not
 	// closed by the fleet. Tests pass their own (see internal/testenv).
 	Backends *app.Backends
@@ -118,7 +126,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		return nil, err
 	}
 	acfg := app.Config{
-		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, RedisCluster: cfg.RedisCluster, EtcdEndpoints: cfg.EtcdEndpoints, AdminToken: token,
+		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, RedisCluster: cfg.RedisCluster, EtcdEndpoints: cfg.EtcdEndpoints, ZooKeeper: cfg.ZooKeeper, AdminToken: token,
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), MaxInFlightOrders: cfg.MaxInFlight, Logger: log,
 		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst,
 	}
@@ -159,6 +167,14 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	if cfg.Cluster != nil {
 		acfg.RedisCluster = cfg.Cluster.Addrs()
 	}
+	if cfg.StartZooKeeper && len(cfg.ZooKeeper) == 0 {
+		servers, closeZK, err := startZooKeeper(ctx, cfg.LogDir)
+		if err != nil {
+			return nil, err
+		}
+		closers = append(closers, closeZK) // after the shops, which lock on it
+		cfg.ZooKeeper, acfg.ZooKeeper = servers, servers
+	}
 	b := cfg.Backends
 	if b == nil {
 		if b, err = app.OpenBackends(ctx, acfg); err != nil {
@@ -182,6 +198,14 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	}
 	if len(b.RedisCluster) > 0 {
 		f.Backend += fmt.Sprintf(" + a Redis Cluster (%s; lua, naive, fenced, dedupe, redis-decr, redis-queue)", strings.Join(b.RedisCluster, ","))
+	}
+	if len(cfg.ZooKeeper) > 0 && len(b.ZooKeeper) == 0 {
+		withZK := *b // the caller's Backends, without the ensemble
+		withZK.ZooKeeper = cfg.ZooKeeper
+		b = &withZK
+	}
+	if len(b.ZooKeeper) > 0 {
+		f.Backend += fmt.Sprintf(" + a ZooKeeper ensemble (%s; zookeeper)", strings.Join(b.ZooKeeper, ","))
 	}
 	switch {
 	case cfg.Nodes != nil:

@@ -28,7 +28,8 @@ func (a *api) healthz(c *gin.Context) {
 // Retry-After) otherwise.
 //
 // The lock modes need a majority of the nodes for redlock, etcd's quorum
-// for strategy etcd (when the shop has an etcd cluster), and the one
+// for strategy etcd (when the shop has an etcd cluster), the ZooKeeper
+// ensemble's for strategy zookeeper (when it has one), and the one
 // Redis that alone serves lua, naive, fenced, the dedupe locks of every
 // mode and redis-decr: the first node, or, with a Sentinel-managed master,
 // the master the Sentinels name now, whose address the answer carries
@@ -45,6 +46,8 @@ func (a *api) readyz(c *gin.Context) {
 	}
 	var etcdProblem string
 	wg.Go(func() { etcdProblem = a.checkEtcd(ctx) })
+	var zkProblem string
+	wg.Go(func() { zkProblem = a.checkZooKeeper(ctx) })
 	var problems []string
 	if err := a.pingDB(ctx); err != nil {
 		// The driver's error may name hosts and users: log it, answer
@@ -69,6 +72,9 @@ func (a *api) readyz(c *gin.Context) {
 	if etcdProblem != "" {
 		problems = append(problems, etcdProblem)
 	}
+	if zkProblem != "" {
+		problems = append(problems, zkProblem)
+	}
 	if a.statuses != nil {
 		// Queued orders this shop's consumers cannot write stay pending,
 		// not lost; but the shop is not doing its part.
@@ -86,6 +92,9 @@ func (a *api) readyz(c *gin.Context) {
 	}
 	if a.etcd != nil {
 		ready["etcd"] = "quorum"
+	}
+	if a.zk != nil {
+		ready["zookeeper"] = "quorum"
 	}
 	c.PureJSON(http.StatusOK, ready)
 }

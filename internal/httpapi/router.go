@@ -13,7 +13,7 @@
 //	POST /api/v1/orders             anyone  201 order, or 202 queued (redis-queue) with a Location
 //	GET  /api/v1/orders/:id         anyone  200 where the order stands: queued, created or refused
 //	GET  /healthz                   anyone  200 while the process serves
-//	GET  /readyz                    anyone  200 when the database, the Redis quorum and etcd's answer, else 503
+//	GET  /readyz                    anyone  200 when the database, the Redis quorum, etcd's and ZooKeeper's answer, else 503
 //	GET  /metrics                   anyone  Prometheus metrics, when Deps.Metrics is set
 //
 // Errors are {"error":{"code":"...","message":"..."}}; see errors.go for the
@@ -116,6 +116,9 @@ type Deps struct {
 	// Etcd, if not nil, is the cluster strategy etcd locks on: /readyz
 	// asks it for a quorum read.
 	Etcd Etcd
+	// ZooKeeper, if not nil, is the ensemble strategy zookeeper locks on:
+	// /readyz asks it for a read.
+	ZooKeeper ZooKeeper
 }
 
 // RedisMaster is a Redis master that Sentinels manage (package app's, with
@@ -160,6 +163,7 @@ type api struct {
 	door     *admission  // never nil; it may admit every order at once
 	limit    *buyerLimit // nil: no per-buyer rate
 	etcd     Etcd        // nil: no etcd to ask
+	zk       ZooKeeper   // nil: no ZooKeeper to ask
 }
 
 var releaseMode sync.Once
@@ -178,7 +182,7 @@ func NewRouter(deps Deps) *gin.Engine {
 		logger = slog.Default()
 	}
 	a := &api{products: deps.Products, orders: deps.Orders, statuses: deps.Statuses, db: deps.DB, redis: deps.Redis,
-		master: deps.RedisMaster, door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door), etcd: deps.Etcd,
+		master: deps.RedisMaster, door: newAdmission(deps.MaxInFlightOrders, deps.OrderQueueWait, deps.Door), etcd: deps.Etcd, zk: deps.ZooKeeper,
 		limit: newBuyerLimit(deps.BuyerRate, deps.BuyerBurst)}
 
 	r := gin.New() // no default logger or recovery: ours are below

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"reflect"
 	"strconv"
 	"sync/atomic"
@@ -45,6 +46,12 @@ func newShops(t *testing.T, b *testenv.Env, n int, opts order.Options) []*order.
 // a Redis Cluster the single-node roles go to it (Env.Single).
 func shopOn(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options) *order.Service {
 	t.Helper()
+	return shopWith(t, b, db, opts, nil)
+}
+
+// shopWith is shopOn with extra lockers beside b's (a zookeeper one).
+func shopWith(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options, extra map[dlock.Mode]dlock.Locker) *order.Service {
+	t.Helper()
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -65,6 +72,7 @@ func shopOn(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options) *orde
 	if b.Etcd != nil {
 		lockers[etcdlock.Mode] = etcdlock.New(b.Etcd.Client())
 	}
+	maps.Copy(lockers, extra)
 	opts.Reservations = reserve.New(single)
 	if opts.Queue == nil {
 		opts.Queue = queue.New(single)

@@ -37,7 +37,7 @@ func TestCreateRejectsInvalid(t *testing.T) {
 		{"negative stock", func(p *stock.Product) { p.Stock = -1 }, "stock"},
 		{"stock too large", func(p *stock.Product) { p.Stock = stock.MaxStock + 1 }, "stock"},
 		{"empty strategy", func(p *stock.Product) { p.Strategy = "" }, "strategy"},
-		{"unknown strategy", func(p *stock.Product) { p.Strategy = "zookeeper" }, "strategy"},
+		{"unknown strategy", func(p *stock.Product) { p.Strategy = "zk" }, "strategy"},
 		{"ttl too short", func(p *stock.Product) { p.LockTTL = time.Millisecond }, "lock_ttl_ms"},
 		{"ttl too long", func(p *stock.Product) { p.LockTTL = 2 * time.Minute }, "lock_ttl_ms"},
 		{"ttl not whole ms", func(p *stock.Product) { p.LockTTL = 15500 * time.Microsecond }, "lock_ttl_ms"},

@@ -6,8 +6,8 @@
 // Four strategies guard the read-check-write of the stock with a
 // distributed lock (package dlock) and are there to show where locks fail:
 // off, naive, lua and redlock. Fenced adds what makes a lease safe, a
-// fencing token the database checks; etcd takes the same fenced lock from a
-// consensus system instead of Redis. Two take the database's own locks
+// fencing token the database checks; etcd and zookeeper take the same fenced
+// lock from a consensus system instead of Redis. Two take the database's own locks
 // instead of a distributed one: sql-for-update its row lock, held from
 // the read to the commit, and sql-version the optimistic lock, a version
 // compared and set with the write. The last three take no lock for the
@@ -25,6 +25,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/etcdlock"
+	"github.com/flashsale/flashsale/internal/zklock"
 )
 
 // ErrUnknown is wrapped by Parse's error for a name it does not know.
@@ -53,6 +54,11 @@ const (
 	// Etcd is a lock on an etcd cluster (a lease per holder, waiters queued
 	// by revision), fenced by the lock key's revision as Fenced is.
 	Etcd Name = "etcd"
+	// ZooKeeper is ZooKeeper's lock recipe on an ensemble (an ephemeral
+	// sequential node per holder, each waiter watching the one before it,
+	// the session as the lease), fenced by the node's creation zxid as
+	// Etcd is by its revision.
+	ZooKeeper Name = "zookeeper"
 	// SQLForUpdate locks the product's row in the database (SELECT … FOR
 	// UPDATE) and holds it across the check, the work and the write, to
 	// the commit: no Redis, no lease, and one buyer at a time.
@@ -75,7 +81,7 @@ const (
 
 // All lists every strategy, in the order the load generator runs them.
 func All() []Name {
-	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, SQLForUpdate, SQLVersion, SQLAtomic, RedisDecr, RedisQueue}
+	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, ZooKeeper, SQLForUpdate, SQLVersion, SQLAtomic, RedisDecr, RedisQueue}
 }
 
 // Parse returns the strategy named s, or an error wrapping ErrUnknown that
@@ -116,6 +122,8 @@ func (n Name) LockMode() (dlock.Mode, bool) {
 		return dlock.ModeFenced, true
 	case Etcd:
 		return etcdlock.Mode, true
+	case ZooKeeper:
+		return zklock.Mode, true
 	}
 	return "", false
 }
@@ -147,5 +155,5 @@ func (n Name) Queues() bool { return n == RedisQueue }
 
 // Fences reports whether n's lock mints a fencing token with every grant,
 // which the order flow registers in the database before it reads the
-// stock: fenced and etcd.
-func (n Name) Fences() bool { return n == Fenced || n == Etcd }
+// stock: fenced, etcd and zookeeper.
+func (n Name) Fences() bool { return n == Fenced || n == Etcd || n == ZooKeeper }

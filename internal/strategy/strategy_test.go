@@ -14,7 +14,7 @@ func TestParse(t *testing.T) {
 			t.Errorf("Parse(%q) = %q, %v; want %q", n, got, err, n)
 		}
 	}
-	for _, bad := range []string{"", "Lua", "sql_atomic", "lua-safe", "zookeeper"} {
+	for _, bad := range []string{"", "Lua", "sql_atomic", "lua-safe", "zk"} {
 		if _, err := strategy.Parse(bad); !errors.Is(err, strategy.ErrUnknown) {
 			t.Errorf("Parse(%q) error = %v, want ErrUnknown", bad, err)
 		}

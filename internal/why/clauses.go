@@ -31,6 +31,8 @@ var mechanisms = map[strategy.Name]mechanism{
 		[]figure{fencedOut, sold, overwritten, oversold, duplicates}},
 	strategy.Etcd: {"each holder's lease and place in the queue were written through the etcd cluster's quorum, waiters were woken in revision order, and the key's revision was registered in the database before the stock was read",
 		[]figure{fencedOut, sold, overwritten, oversold, duplicates}},
+	strategy.ZooKeeper: {"each holder's ephemeral sequential node was written through the ZooKeeper ensemble's quorum and lived as long as its session, each waiter watched only the node before its own, and the node's creation zxid was registered in the database before the stock was read",
+		[]figure{fencedOut, sold, overwritten, oversold, duplicates}},
 	strategy.SQLForUpdate: {"no Redis: the database locked the product's row (SQLite: the whole database) from the read (SELECT … FOR UPDATE) to the commit, across the work and any held-back commit",
 		[]figure{sold, overwritten, oversold, duplicates}},
 	strategy.SQLVersion: {"no lock: each try read the stock and its version, worked, and wrote only if the version had not moved",

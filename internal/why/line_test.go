@@ -100,7 +100,7 @@ func TestMechanismFigures(t *testing.T) {
 			m.Drain, m.Events.QueueRefused = &ledger.Drain{Err: "not drained within 1m0s"}, 4
 			return m
 		}, map[string]float64{"undrained": 1, "queue_refused": 4, "sold": 90}, []string{"drain_seconds"}},
-		{"a strategy with no entry", func() Row { return sale("zookeeper", 100, 0, 100) },
+		{"a strategy with no entry", func() Row { return sale("chubby", 100, 0, 100) },
 			map[string]float64{"sold": 100, "overwritten": 0, "oversold": 0, "duplicate_orders": 0}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,45 @@
+package fleet
+
+import (
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/zkproc"
+)
+
+// StartZooKeeper starts an ensemble for the fleet's shops (they are ready,
+// /readyz asking it), names it in the fleet's Backend, and Close stops it.
+func TestStartZooKeeper(t *testing.T) {
+	testenv.SkipShort(t, "starts three ZooKeeper JVMs")
+	if _, _, err := zkproc.Binaries(); err != nil {
+		t.Skip(err)
+	}
+	env := testenv.NewEnv(t, testenv.Embedded)
+	f, err := StartFleet(t.Context(), FleetConfig{Shops: 1, StartZooKeeper: true,
+		Backends: &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(f.Backend, "a ZooKeeper ensemble (")
+	servers := strings.Split(strings.Split(list, ";")[0], ",")
+	if !ok || len(servers) != zkproc.Members {
+		f.Close()
+		t.Fatalf("Backend %q: want a ZooKeeper ensemble of %d members named", f.Backend, zkproc.Members)
+	}
+	if !ready(f.Targets[0]) {
+		t.Errorf("the shop on the fleet's ensemble is not ready")
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		if c, err := net.DialTimeout("tcp", s, time.Second); err == nil {
+			c.Close()
+			t.Errorf("%s still answers after Close", s)
+		}
+	}
+}
