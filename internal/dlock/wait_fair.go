@@ -45,8 +45,8 @@ const (
 type fairKey struct {
 	run      int           // grants to this process in a row, with nobody else holding the key between
 	held     *heldBack     // a quiet release, not announced yet
-	ownSeen  chan struct{} // closed when this process's run-ending release has come back, or after ownMax
-	ownTimer *time.Timer   // stops awaiting it after ownMax, whether or not a head here waits
+	ownSeen  chan struct{} // closed when this process's run-ending release has come back, or ownMax after it was sent
+	ownTimer *time.Timer   // stops awaiting it ownMax after it was sent, whether or not a head here waits
 }
 
 // heldBack is a quiet release, announced when its timer fires unless a
@@ -84,7 +84,7 @@ func (h *fairHead) ready(ctx context.Context, woken bool) {
 	seen := ks.ownSeen
 	r.mu.Unlock()
 	if seen != nil {
-		sleep(ctx, ownMax, seen) // closed after ownMax at the latest (awaitOwn)
+		sleep(ctx, ownMax, seen) // closed ownMax after the release was sent at the latest (ownSent)
 		h.level, woken = true, true
 	}
 	if woken {
@@ -160,6 +160,8 @@ func (r *room) releasing(l *Lock) (quiet bool, done func(released, announced boo
 			go r.announce(l.key, l.token)
 		case !quiet && !released && ks != nil:
 			r.ownHeard(l.key, ks) // it may not have been announced: do not wait for it
+		case !quiet && ks != nil:
+			r.ownSent(l.key, ks)
 		}
 		r.letGo(l, ks)
 	}
@@ -205,17 +207,24 @@ func (r *room) stopHoldingBack() map[string]string {
 	return held
 }
 
-// awaitOwn starts awaiting this process's run-ending release of key, for
-// ownMax at most: its timer lets go of the wait even when no head here is
-// left to notice that the announcement never came back, so that the key's
-// state and subscription are not kept for it. Called with r.mu held.
+// awaitOwn starts awaiting this process's run-ending release of key,
+// before it is sent: a head here then waits for it. Called with r.mu held.
 func (r *room) awaitOwn(key string, ks *keyState) {
-	if ks.ownSeen != nil {
-		ks.ownTimer.Stop()
-		close(ks.ownSeen)
+	r.ownHeard(key, ks) // an earlier one: no longer
+	ks.ownSeen, ks.idle = make(chan struct{}), time.Time{}
+}
+
+// ownSent bounds the wait for the run-ending release of key, now sent and
+// announced, to ownMax from now: its timer lets go of the wait even when
+// no head here is left to notice that the announcement never came back,
+// so that the key's state and subscription are not kept for it. (From
+// now, not from awaitOwn: a Redlock release may take longer than ownMax
+// to reach every node.) Called with r.mu held.
+func (r *room) ownSent(key string, ks *keyState) {
+	seen := ks.ownSeen
+	if seen == nil || ks.ownTimer != nil {
+		return
 	}
-	seen := make(chan struct{})
-	ks.ownSeen, ks.idle = seen, time.Time{}
 	ks.ownTimer = time.AfterFunc(ownMax, func() {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -232,7 +241,9 @@ func (r *room) ownHeard(key string, ks *keyState) {
 	if ks.ownSeen == nil {
 		return
 	}
-	ks.ownTimer.Stop()
+	if ks.ownTimer != nil {
+		ks.ownTimer.Stop()
+	}
 	close(ks.ownSeen)
 	ks.ownSeen, ks.ownTimer = nil, nil
 	r.tidy(key, ks)

@@ -2,6 +2,7 @@ package dlock
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock/announce"
@@ -53,7 +54,7 @@ func (r *room) announced(key, id string) {
 	if ks == nil {
 		return // nobody here waits for it
 	}
-	if r.quorum > 1 && ks.echoes.add(id) != r.quorum {
+	if r.quorum > 1 && !ks.echoes.add(id, r.quorum) {
 		return
 	}
 	kick(ks.wake)
@@ -61,34 +62,57 @@ func (r *room) announced(key, id string) {
 }
 
 // echoes counts, per release token, how many nodes have announced that
-// release of one key (Redlock). It remembers the latest echoMemory
-// releases and forgets the oldest first. Releases of one key follow one
-// another, so a release whose announcements are still arriving is among
-// the latest few: forgetting never loses a count a waiter still needs,
-// and what is kept stays bounded when some node's announcements never
-// come. The zero value is ready to use; guarded by the room's mu.
+// release of one key (Redlock), until a quorum of them have: then the
+// release is heard, and the token joins the last echoDone heard ones,
+// whose later announcements (from the nodes beyond the quorum, or a node
+// that lagged) are dropped rather than counted again. At most
+// echoCounting releases are counted at once, the oldest forgotten first,
+// so what is kept stays bounded when some node's announcements never
+// come. A release is forgotten before its quorum only when that many
+// releases of the key newer than it, or older than the last echoDone
+// heard, are announced meanwhile; a head it would have woken then sleeps
+// until its fallback (at most a second). The zero value is ready to use;
+// guarded by the room's mu.
 type echoes struct {
-	counts map[string]int
-	order  []string // the remembered tokens, oldest first
+	counts   map[string]int
+	counting []string // the tokens being counted, oldest first
+	done     map[string]bool
+	heard    []string // the tokens heard from a quorum, oldest first
 }
 
-const echoMemory = 16
+const (
+	echoCounting = 16
+	echoDone     = 256
+)
 
-// add counts one node's announcement of release id and returns how many
-// nodes have announced it so far.
-func (e *echoes) add(id string) int {
+// add counts one node's announcement of release id and reports whether
+// it is the quorum-th: the one that makes the release heard.
+func (e *echoes) add(id string, quorum int) bool {
+	if e.done[id] {
+		return false // heard already
+	}
 	if e.counts == nil {
-		e.counts = make(map[string]int)
+		e.counts, e.done = make(map[string]int), make(map[string]bool)
 	}
 	if _, ok := e.counts[id]; !ok {
-		if len(e.order) == echoMemory {
-			delete(e.counts, e.order[0])
-			e.order = append(e.order[:0], e.order[1:]...)
+		if len(e.counting) == echoCounting {
+			delete(e.counts, e.counting[0])
+			e.counting = append(e.counting[:0], e.counting[1:]...)
 		}
-		e.order = append(e.order, id)
+		e.counting = append(e.counting, id)
 	}
-	e.counts[id]++
-	return e.counts[id]
+	if e.counts[id]++; e.counts[id] < quorum {
+		return false
+	}
+	delete(e.counts, id)
+	e.counting = slices.DeleteFunc(e.counting, func(t string) bool { return t == id })
+	if len(e.heard) == echoDone {
+		delete(e.done, e.heard[0])
+		e.heard = append(e.heard[:0], e.heard[1:]...)
+	}
+	e.heard = append(e.heard, id)
+	e.done[id] = true
+	return true
 }
 
 // confirmed handles node's confirmation that key's channel is subscribed

@@ -42,7 +42,7 @@ func TestRedlockQuorumSurvivesFullTally(t *testing.T) {
 	ks := r.state("k")
 	r.mu.Unlock()
 
-	for i := range echoMemory - 1 { // releases heard in full
+	for i := range echoCounting - 1 { // releases heard in full
 		for range quorum {
 			r.announced("k", fmt.Sprintf("old-%d", i))
 		}
@@ -61,19 +61,52 @@ func TestRedlockQuorumSurvivesFullTally(t *testing.T) {
 }
 
 // The tally stays bounded when some releases' announcements never reach a
-// quorum.
+// quorum, and when every release is heard.
 func TestRedlockTallyIsBounded(t *testing.T) {
 	var e echoes
-	for i := range 10 * echoMemory {
-		if got := e.add(fmt.Sprint(i)); got != 1 {
-			t.Fatalf("add(%d) = %d, want 1", i, got)
+	for i := range 10 * echoDone {
+		if e.add(fmt.Sprint("lost-", i), 3) {
+			t.Fatalf("one announcement of lost-%d made it heard", i)
+		}
+		for range 3 {
+			e.add(fmt.Sprint("heard-", i), 3)
 		}
 	}
-	if len(e.counts) != echoMemory || len(e.order) != echoMemory {
-		t.Fatalf("tally holds %d counts, %d tokens; want %d", len(e.counts), len(e.order), echoMemory)
+	if len(e.counts) > echoCounting || len(e.counting) != len(e.counts) || len(e.done) != echoDone || len(e.heard) != echoDone {
+		t.Fatalf("tally holds %d counts of %d tokens, %d heard of %d; want at most %d, and %d",
+			len(e.counts), len(e.counting), len(e.done), len(e.heard), echoCounting, echoDone)
 	}
-	if got := e.add(fmt.Sprint(10*echoMemory - 1)); got != 2 {
-		t.Fatalf("the latest release's second announcement counted %d, want 2", got)
+	if e.add(fmt.Sprint("heard-", 10*echoDone-1), 3) {
+		t.Fatal("a fourth announcement of a heard release made it heard again")
+	}
+}
+
+// A node that lagged announces a burst of releases heard long ago (its
+// late share of each): they are dropped, and do not push the release
+// being counted out of the tally.
+func TestRedlockLateBurstKeepsTheCount(t *testing.T) {
+	const quorum = 3
+	r := unstartedRoom(t, 5, quorum)
+	r.mu.Lock()
+	ks := r.state("k")
+	r.mu.Unlock()
+	for i := range 3 * echoCounting {
+		for range quorum {
+			r.announced("k", fmt.Sprintf("old-%d", i))
+		}
+	}
+	woken(ks)
+	r.announced("k", "x")
+	r.announced("k", "x")
+	for i := range 3 * echoCounting { // the lagging node catches up
+		r.announced("k", fmt.Sprintf("old-%d", i))
+	}
+	if woken(ks) {
+		t.Fatal("a late announcement of a heard release woke the head")
+	}
+	r.announced("k", "x")
+	if !woken(ks) {
+		t.Fatal("the quorum-th announcement of x did not wake the head: the late burst pushed its count out")
 	}
 }
 
@@ -124,5 +157,34 @@ func TestHeadStopsAwaitingLostOwnRelease(t *testing.T) {
 	}
 	if waited := time.Since(start); waited < ownMax/2 {
 		t.Fatalf("the head waited %v for a release that never came back; want about %v", waited, ownMax)
+	}
+}
+
+// The wait for a run-ending release is bounded from when the release was
+// sent, not from before: a Redlock release can take longer than ownMax to
+// reach every node, and an await that lapsed meanwhile would let this
+// process's next head try before the others heard the release.
+func TestOwnReleaseAwaitedFromItsSending(t *testing.T) {
+	r := unstartedRoom(t, 1, 1)
+	r.mu.Lock()
+	ks := r.state("k")
+	ks.listening, ks.confirmed[0], ks.run = true, true, fairTurns
+	l := &Lock{key: "k", token: "t", room: r}
+	ks.holder = l
+	r.mu.Unlock()
+
+	_, done := r.releasing(l)
+	r.mu.Lock()
+	awaited, bounded := ks.ownSeen != nil, ks.ownTimer != nil
+	r.mu.Unlock()
+	if !awaited || bounded {
+		t.Fatalf("before the release is sent: awaited %v, bounded %v; want awaited without a deadline yet", awaited, bounded)
+	}
+	done(true, true)
+	r.mu.Lock()
+	awaited, bounded = ks.ownSeen != nil, ks.ownTimer != nil
+	r.mu.Unlock()
+	if !awaited || !bounded {
+		t.Fatalf("once sent: awaited %v, bounded %v; want both", awaited, bounded)
 	}
 }
