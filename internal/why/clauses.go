@@ -200,10 +200,13 @@ func lateCommits(m Row) []fact {
 	return []fact{say("late_commits", n, "%s", text)}
 }
 
-// holdsLease reports whether st's stock is guarded by a lock with a TTL.
+// holdsLease reports whether st's stock is guarded by a Redis lock whose
+// lease is the --lock-ttl the late commit is compared with. etcd's lease
+// is at least a second and ZooKeeper's is the session, so a late commit
+// is not measured against the TTL for them.
 func holdsLease(st strategy.Name) bool {
 	_, locks := st.LockMode()
-	return locks && st != strategy.Off
+	return locks && st != strategy.Off && st != strategy.Etcd && st != strategy.ZooKeeper
 }
 
 // againstTTL compares the late commit with the lock TTL: "longer than the

@@ -143,6 +143,8 @@ func TestLateCommits(t *testing.T) {
 		{strategy.Lua, 300 * time.Millisecond, true, true, 3},
 		{strategy.Fenced, 50 * time.Millisecond, true, false, 4},
 		{strategy.Redlock, 100 * time.Millisecond, true, false, 2},
+		{strategy.Etcd, 300 * time.Millisecond, false, false, 6},      // a lease of a second at least
+		{strategy.ZooKeeper, 300 * time.Millisecond, false, false, 7}, // the session is the lease
 		{strategy.SQLAtomic, 300 * time.Millisecond, false, false, 5},
 		{strategy.RedisDecr, 300 * time.Millisecond, false, false, 1},
 	} {
