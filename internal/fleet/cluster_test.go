@@ -85,8 +85,11 @@ func TestStartFleetWithCluster(t *testing.T) {
 		if want := "a Redis Cluster (" + strings.Join(f.Cluster.Addrs(), ","); !strings.Contains(f.Backend, want) {
 			t.Errorf("backend %q, want it to name %q", f.Backend, want)
 		}
-		if confs, _ := filepath.Glob(filepath.Join(logs, "redis-cluster", "nodes-*.conf")); len(confs) != redisproc.ClusterNodes {
-			t.Errorf("nodes files %v, want %d in the log folder", confs, redisproc.ClusterNodes)
+		for _, addr := range f.Cluster.Addrs() { // a node that met a taken port started again on another: its first file stays
+			_, port, _ := strings.Cut(addr, ":")
+			if _, err := os.Stat(filepath.Join(logs, "redis-cluster", "nodes-"+port+".conf")); err != nil {
+				t.Errorf("node %s's nodes file: %v, want it in the log folder", addr, err)
+			}
 		}
 		f.Close()
 		for _, p := range procs {
