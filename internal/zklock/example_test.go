@@ -34,7 +34,7 @@ func Example() {
 	defer locker.Close()
 
 	const key = "flashsale:lock:{p1}"
-	first, err := locker.Lock(ctx, key, time.Second, 500*time.Millisecond)
+	first, err := locker.Lock(ctx, key, time.Second, 5*time.Second) // the first call also makes the root and the epoch
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -84,6 +84,11 @@ func grantsGrow(t *testing.T, lockers []*zklock.Locker, key string, n int, wait 
 // another client sees them: none if the key's directory is gone.
 func queueOf(t *testing.T, c *zk.Conn, z *testenv.ZooKeeper, key string) []string {
 	t.Helper()
+	// c may be on a follower, which can answer a read before it has
+	// applied a write the quorum committed: catch it up first.
+	if _, err := c.Sync(z.Root()); err != nil {
+		t.Fatalf("sync before listing the queue of %q: %v", key, err)
+	}
 	kids, _, err := c.Children(z.Root() + "/locks/" + key)
 	if err == zk.ErrNoNode {
 		return nil
