@@ -25,6 +25,9 @@ func TestCancelledBeforeStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	look := z.Conn()
+	if _, err := look.Sync(z.Root()); err != nil { // look's member has applied the holder's create
+		t.Fatal(err)
+	}
 	_, before, err := look.Children(z.Root() + "/locks/k")
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +41,9 @@ func TestCancelledBeforeStart(t *testing.T) {
 		t.Errorf("TryLock on an ended ctx: %v, want context.Canceled", err)
 	}
 	if err := m.Ready(context.Background()); err != nil { // answered after any request sent before it
+		t.Fatal(err)
+	}
+	if _, err := look.Sync(z.Root()); err != nil { // and whatever m sent
 		t.Fatal(err)
 	}
 	_, after, err := look.Children(z.Root() + "/locks/k")
