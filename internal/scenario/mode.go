@@ -90,13 +90,3 @@ func batchList() string {
 	}
 	return strings.Join(names, ", ")
 }
-
-// hasStrategy reports whether ms runs strategy n, batched or not.
-func hasStrategy(ms []Mode, n strategy.Name) bool {
-	for _, m := range ms {
-		if m.Strategy() == n {
-			return true
-		}
-	}
-	return false
-}
