@@ -19,9 +19,9 @@ const naiveValue = "1"
 // fixed TTL, never renewed; release by a plain DEL. It is here to fail, the
 // two ways the textbooks warn about:
 //
-//   - the work outlasts the TTL, the key expires and a second buyer gets in;
-//     then the first buyer's DEL deletes the second buyer's lock, a third
-//     buyer gets in, and two of them are inside at once;
+//   - the work outlasts the TTL, the key expires and a second buyer gets in
+//     while the first is still inside: two are inside at once; then the
+//     first buyer's DEL deletes the second buyer's lock and a third gets in;
 //   - a process that dies between SETNX and EXPIRE leaves a key without a
 //     TTL, and nobody gets the lock again until someone deletes it by hand.
 //

@@ -169,7 +169,8 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 // left and no release is announced: until it would expire, plus jitter so
 // that the heads of several processes do not all ask at the same instant,
 // and never more than maxSleep. A negative pttl means the key never expires
-// (a naive holder that crashed): sleep long.
+// (a reentrant holder's key without a TTL; naive waiters back off instead
+// and never ask): sleep long.
 func untilExpiry(pttl time.Duration) time.Duration {
 	if pttl < 0 {
 		pttl = maxSleep

@@ -42,8 +42,9 @@ import (
 // hung up) leaves the older token behind, and the stale holder then
 // registers and sells. That loses nothing: the newer holder wrote nothing,
 // and the stale one's registration holds the row until it commits, as any
-// holder's does. A refused or sold-out sale still commits its
-// registration, so that an older holder cannot slip in behind it.
+// holder's does. A sale refused as a duplicate or sold out still commits
+// its registration, so that an older holder cannot slip in behind it; a
+// holder the fence refuses rolls back, having written nothing.
 
 // fence is a grant's fencing token as the database orders it: by epoch,
 // then by token. The zero fence is none: the lock mints no tokens.

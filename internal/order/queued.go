@@ -22,8 +22,9 @@ import (
 // The script checks the buyer before it takes a unit, never after (as
 // redis-decr's script does too). The database keeps its own guards (the conditional
 // UPDATE, one order per buyer): an order Redis accepted that the database
-// cannot take is refused for good, its units given back, and polling it
-// says so.
+// cannot take is refused for good: the consumer dead-letters it, and
+// queue's refused.lua gives its units back to the Redis stock and sets its
+// status (queue/ack.go), which polling it reports.
 func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	if s.opts.Queue == nil {
 		return Order{}, fmt.Errorf("order: strategy %s needs Options.Queue", p.Strategy)
