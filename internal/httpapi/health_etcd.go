@@ -23,10 +23,17 @@ func (a *api) checkEtcd(ctx context.Context) string {
 	if a.etcd == nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, etcdCheckTimeout)
+	return askWithin(ctx, etcdCheckTimeout, a.etcd.Check, "etcd: no quorum read")
+}
+
+// askWithin calls ask with a ctx bounded by d, and returns "" if it
+// answered, else unready and d: the words /readyz gives for a lock
+// server (etcd, ZooKeeper) that did not answer in time.
+func askWithin(ctx context.Context, d time.Duration, ask func(context.Context) error, unready string) string {
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	if err := a.etcd.Check(ctx); err != nil {
-		return "etcd: no quorum read within " + etcdCheckTimeout.String()
+	if err := ask(ctx); err != nil {
+		return unready + " within " + d.String()
 	}
 	return ""
 }

@@ -23,10 +23,5 @@ func (a *api) checkZooKeeper(ctx context.Context) string {
 	if a.zk == nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(ctx, zkCheckTimeout)
-	defer cancel()
-	if err := a.zk.Ready(ctx); err != nil {
-		return "zookeeper: no read answered within " + zkCheckTimeout.String()
-	}
-	return ""
+	return askWithin(ctx, zkCheckTimeout, a.zk.Ready, "zookeeper: no read answered")
 }
