@@ -22,6 +22,20 @@ func unstartedRoom(t *testing.T, n, quorum int) *room {
 	return newRoom(clients, quorum)
 }
 
+// runEnding is a room whose process holds key "k" as l at the end of its
+// run, the key contended and listened to: l's release is announced and
+// awaited.
+func runEnding(t *testing.T) (*room, *keyState, *Lock) {
+	r := unstartedRoom(t, 1, 1)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ks := r.state("k")
+	ks.listening, ks.confirmed[0], ks.run = true, true, fairTurns
+	l := &Lock{key: "k", token: "t", room: r}
+	ks.holder = l
+	return r, ks, l
+}
+
 // woken reports whether the key's head was kicked since the last call.
 func woken(ks *keyState) bool {
 	select {
@@ -114,13 +128,7 @@ func TestRedlockLateBurstKeepsTheCount(t *testing.T) {
 // of this process left to wait for it, stops being awaited after ownMax,
 // so that the key's state becomes idle and its subscription can be swept.
 func TestOwnReleaseLostWithNoWaiter(t *testing.T) {
-	r := unstartedRoom(t, 1, 1)
-	r.mu.Lock()
-	ks := r.state("k")
-	ks.listening, ks.confirmed[0], ks.run = true, true, fairTurns
-	l := &Lock{key: "k", token: "t", room: r}
-	ks.holder = l
-	r.mu.Unlock()
+	r, ks, l := runEnding(t)
 
 	quiet, done := r.releasing(l)
 	if quiet {
@@ -165,13 +173,7 @@ func TestHeadStopsAwaitingLostOwnRelease(t *testing.T) {
 // reach every node, and an await that lapsed meanwhile would let this
 // process's next head try before the others heard the release.
 func TestOwnReleaseAwaitedFromItsSending(t *testing.T) {
-	r := unstartedRoom(t, 1, 1)
-	r.mu.Lock()
-	ks := r.state("k")
-	ks.listening, ks.confirmed[0], ks.run = true, true, fairTurns
-	l := &Lock{key: "k", token: "t", room: r}
-	ks.holder = l
-	r.mu.Unlock()
+	r, ks, l := runEnding(t)
 
 	_, done := r.releasing(l)
 	r.mu.Lock()
