@@ -22,8 +22,9 @@ import (
 // Everything else is the room's (wait_room.go): the goroutines of one
 // process queue per key, and only the first of them, the head, asks
 // Redis; the head is woken by the release announcements (wait_listen.go,
-// package announce) and otherwise sleeps until the holder's key would
-// expire; and between processes one fairness rule decides which releases
+// package announce) and otherwise sleeps until a key taken with its own
+// TTL would have expired (a poll about once per TTL: the holder's time
+// left is not asked); and between processes one fairness rule decides which releases
 // are announced at once and when a head may try (wait_fair.go).
 type waiting struct {
 	try  tryFunc
@@ -62,7 +63,8 @@ const maxSleep = time.Second
 // never past ctx's deadline, as described on Locker. The goroutines of one
 // process that wait for the same key queue up and only the first of them
 // asks Redis; it is woken by the release announcements on the key's
-// channel, and otherwise sleeps until the holder's key would expire. With
+// channel, and otherwise polls about once per ttl (the mode's try says
+// how long). With
 // wait <= 0 it makes one attempt, as TryLock does, and reports a held lock
 // as ErrTimeout.
 func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
@@ -165,8 +167,11 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	return false
 }
 
-// untilExpiry returns how long to sleep when the holder's key has pttl
-// left and no release is announced: until it would expire, plus jitter so
+// untilExpiry returns how long to sleep when a key has pttl left and no
+// release is announced: pttl is the holder's time left where it is known
+// (a reentrant lock asks it, and so does a waiter that holds the key in
+// its own process), and otherwise the waiter's own TTL, which the holder's
+// watchdog may keep renewing past: then this is a poll. Plus jitter so
 // that the heads of several processes do not all ask at the same instant,
 // and never more than maxSleep. A negative pttl means the key never expires
 // (a reentrant holder's key without a TTL; naive waiters back off instead

@@ -9,7 +9,7 @@ import (
 )
 
 // placeLocked is the order flow of the locking strategies (off, naive, lua,
-// redlock, fenced, etcd), in the steps numbered below after Place's.
+// redlock, fenced, etcd, zookeeper), in the steps numbered below after Place's.
 func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request) (_ Order, err error) {
 	lockers, err := s.lockersFor(p.Strategy)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 // queue on the product lock, or on the database's row lock, or on Redis,
 // as the strategy says.
 //
-// Errors, and nothing is written in any of these cases: a *FieldError
+// Errors, and nothing is written in any of these cases but the last: a *FieldError
 // wrapping ErrInvalid (see Request.Validate; nothing was sent anywhere);
 // stock.ErrNotFound for an unknown product; ErrDuplicateRequest when the
 // same buyer's order for the product is in flight (locking strategies);
@@ -29,7 +29,9 @@ import (
 // (or, fenced, the database refused its token); ErrUnavailable when Redis
 // or the database could not be reached; ErrVersionConflict when every
 // try of a sql-version order was outrun by another buyer's write. When
-// ctx ends first, the error wraps ctx.Err().
+// ctx ends first, the error wraps ctx.Err(). The exception is ErrInDoubt:
+// the commit's answer was lost, or ctx ended while the commit was under
+// way, so the order may have been written (sale.Writer.AfterFailure).
 //
 // A redis-queue product's order comes back with Queued set: accepted into
 // its queue, written later by the consumers (WriteQueued), and
@@ -63,11 +65,11 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if p.Strategy == strategy.RedisDecr && s.decr != nil {
 		s.decr.Touch(p.ID)
 	}
-	// 2b. A redis-queue product asked for has its consumer in this shop.
+	// 2c. A redis-queue product asked for has its consumer in this shop.
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
 		s.consumers.Watch(p.ID)
 	}
-	// 2c. Sold out already, as this process has seen: answer at once.
+	// 2d. Sold out already, as this process has seen: answer at once.
 	if s.soldOut(p.ID) {
 		return Order{}, p.Strategy, fmt.Errorf("%w: %q (seen earlier)", ErrSoldOut, p.ID)
 	}

@@ -108,9 +108,10 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 // batch (sell), the queue's writer (WriteQueued) and the database's own
 // locks (forupdate.go, version.go): it gives o to its
 // buyer from left units, unless refuse refuses it, and returns the units
-// left after it, which each caller then writes with its own SQL (sell's
-// writeStock, the queue writer's TakeUnits, forupdate's and version's
-// UPDATEs). A buyer who gets o is recorded in bought.
+// left after it. Each caller then writes the result with its own SQL:
+// sell's writeStock, forupdate's and version's UPDATEs write the count
+// left; the queue writer's TakeUnits takes the batch's total units with
+// one conditional UPDATE. A buyer who gets o is recorded in bought.
 func allocate(o Order, left int, bought map[string]string) (int, error) {
 	req := Request{UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity}
 	if err := refuse(req, left, bought); err != nil {
