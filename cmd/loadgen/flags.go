@@ -23,13 +23,13 @@ type config struct {
 	settings     scenario.Settings
 	targets      []string // empty: start the embedded fleet
 	adminToken   string
-	redis        []string // external nodes, for --redlock-kill and --redis-restart
-	etcd         []string // an external etcd cluster, for the embedded shops
-	zookeeper    []string // a ZooKeeper ensemble, for the embedded shops
-	startZK      bool     // start a local ensemble for the zookeeper row
-	zkSkipped    string   // why the default run has no zookeeper row, and how to get it
-	cluster      []string // a Redis Cluster, for the embedded shops' single-node roles
-	mysqlDSN     string   // a real database for the embedded shops
+	redis        []string           // external nodes, for --redlock-kill and --redis-restart
+	etcd         []string           // an external etcd cluster, for the embedded shops
+	zookeeper    []string           // a ZooKeeper ensemble, for the embedded shops
+	startZK      bool               // start a local ensemble for the zookeeper row
+	skipped      []scenario.Skipped // rows asked for that cannot run here: the zookeeper row without an ensemble
+	cluster      []string           // a Redis Cluster, for the embedded shops' single-node roles
+	mysqlDSN     string             // a real database for the embedded shops
 	out          string
 	wide         bool // --wide: the terminal gets every column and whole lines
 	failOnUnsafe bool
@@ -90,7 +90,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")
 	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves) and --redis-restart; without, the embedded shops use them instead of in-process nodes (through proxies of the load generator's own with --redis-restart) (default none)")
 	fs.StringVar(&etcd, "etcd", "", "without --targets: an etcd cluster for the embedded shops' etcd strategy, host:port or http://host:port,... (default none: a three-member cluster in process)")
-	fs.StringVar(&zookeeper, "zookeeper", "", "without --targets: a ZooKeeper ensemble for the embedded shops' zookeeper strategy, host:port,...; the zookeeper row needs it (default none: no ZooKeeper server runs in process)")
+	fs.StringVar(&zookeeper, "zookeeper", "", "without --targets: a ZooKeeper ensemble for the embedded shops' zookeeper strategy, host:port,... (default none: the load generator starts a three-member ensemble for the zookeeper row where java and Debian's zookeeper are installed, and shows the row as skipped where they are not)")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "without --targets: a MySQL/MariaDB database for the embedded shops, user:pass@tcp(host:3306)/dbname (default none: a SQLite file in a temp dir)")
 	c.settings.ClickWindow = d.ClickWindow
 

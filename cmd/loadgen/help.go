@@ -6,14 +6,16 @@ const usageHeader = `loadgen runs the 双11 flash sale once per strategy and pri
 what each did: orders, oversold units, duplicate orders, throughput and
 latency. The strategies: off, naive, lua and redlock lock the stock with Redis
 (the first two to show how locks fail); fenced adds a fencing token the
-database checks; etcd takes that fenced lock from a consensus cluster;
-sql-for-update and sql-version lock in the database (its row lock, and a
-version compared with the write); sql-atomic and redis-decr take no lock,
-as production flash sales do;
-fenced+batch lets one holder of the lock serve every buyer its shop
-has queued in one transaction. With no flags it starts everything it needs in
-process (five embedded Redis nodes, a three-member etcd cluster, a SQLite
-file, three shops on loopback ports).
+database checks; etcd and zookeeper take that fenced lock from a
+consensus cluster; sql-for-update and sql-version lock in the database (its
+row lock, and a version compared with the write); sql-atomic, redis-decr and
+redis-queue take no lock, as production flash sales do; fenced+batch lets
+one holder of the lock serve every buyer its shop has queued in one
+transaction. With no flags it starts everything it needs in process (five
+embedded Redis nodes, a three-member etcd cluster, a SQLite file, three
+shops on loopback ports), and a three-member ZooKeeper ensemble beside it
+where java and Debian's zookeeper are installed; where they are not, the
+zookeeper row shows as skipped, with the command that enables it.
 
 Usage:
   loadgen [flags]                                          embedded, no set-up

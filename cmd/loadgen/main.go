@@ -130,9 +130,6 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	s := cfg.settings
 	title := runTitle(cfg, len(f.Targets), f.Backend)
 	fmt.Fprintf(stdout, "%s\n\n", strings.Join(report.Wrap(title, report.TerminalWidth), "\n"))
-	if cfg.zkSkipped != "" {
-		fmt.Fprintf(stdout, "%s\n\n", cfg.zkSkipped)
-	}
 	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)}
 	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
 	if err != nil {
@@ -143,6 +140,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 		opts.Watch = board.Watch
 	}
 	out, runErr := runOrSweep(ctx, cfg, f, opts)
+	if out != nil && len(out.Sweep) == 0 {
+		out.Skipped = cfg.skipped
+	}
 	if out == nil {
 		if board != nil {
 			board.Finish(report.Document{}, runErr)

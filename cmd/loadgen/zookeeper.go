@@ -2,21 +2,23 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/zkproc"
 )
 
 // checkZooKeeper checks --zookeeper (given as raw): members that are
-// host:port, only without --targets. Without it, a zookeeper row asked
-// for by --modes runs on an ensemble the load generator starts (zkproc)
-// where java and Debian's zookeeper are installed, and is an error where
-// they are not. The default rows (defaultModes) leave it out and say so,
-// with the command that runs it: a freshly started ensemble's three JVMs
-// on this machine's two cores answered most of the row's orders with
-// 503s and took the run past its time (see the chapter).
+// host:port, only without --targets. Without it, the zookeeper row runs
+// on an ensemble the load generator starts (zkproc) where java and
+// Debian's zookeeper are installed. Where they are not, the default rows
+// (defaultModes) show it as skipped, with the command that enables it,
+// and a --modes that names it is an error. Against --targets the default
+// rows skip it too: the load generator cannot tell whether the fleet's
+// shops have an ensemble, and --modes that names it runs it there.
 func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 	var bad []string
 	if raw != "" && len(c.zookeeper) == 0 {
@@ -28,27 +30,28 @@ func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 	if len(c.targets) > 0 && len(c.zookeeper) > 0 {
 		bad = append(bad, "zookeeper: only without --targets; a running fleet has its own ensemble")
 	}
-	if len(c.targets) > 0 || len(c.zookeeper) > 0 {
+	row := slices.IndexFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.ZooKeeper })
+	if row < 0 || len(c.zookeeper) > 0 {
 		return bad
 	}
-	_, _, missing := zkproc.Binaries()
+	skip := func(why string) {
+		c.skipped = append(c.skipped, scenario.Skipped{Mode: c.settings.Modes[row], Why: why})
+		c.settings.Modes = slices.Delete(c.settings.Modes, row, row+1)
+	}
+	if len(c.targets) > 0 {
+		if defaultModes {
+			skip("the fleet's ensemble is not known here; --modes " + joinModes(scenario.Modes()) + " runs the row against it")
+		}
+		return bad
+	}
+	if _, _, missing := zkproc.Binaries(); missing == nil {
+		c.startZK = true
+		return bad
+	}
 	if defaultModes {
-		c.zkSkipped = "zookeeper: skipped: --modes etcd,zookeeper runs it on a local ensemble the load generator starts"
-		if missing != nil {
-			c.zkSkipped = "zookeeper: skipped, no ensemble: " + zkproc.InstallHint + " (java and Debian's zookeeper) enables it, or --zookeeper host:port,..."
-		}
+		skip("no ZooKeeper ensemble: `" + zkproc.InstallHint + "` (with a Java runtime) lets the load generator start one, or --zookeeper host:port,... names one")
 		return bad
 	}
-	for _, m := range c.settings.Modes {
-		if m.Strategy() == strategy.ZooKeeper && missing == nil {
-			c.startZK = true
-			break
-		}
-		if m.Strategy() == strategy.ZooKeeper {
-			bad = append(bad, "modes: zookeeper needs --zookeeper host:port,... (no ZooKeeper server runs in process: "+
-				zkproc.InstallHint+", then go run ./internal/zkproc/zkensemble start -dir DIR)")
-			break
-		}
-	}
-	return bad
+	return append(bad, "modes: zookeeper needs --zookeeper host:port,... (no ZooKeeper server runs in process: "+
+		zkproc.InstallHint+" lets the load generator start one)")
 }

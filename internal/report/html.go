@@ -36,6 +36,8 @@ type htmlData struct {
 	Columns []template.HTML
 	Rows    [][]htmlCell
 	Modes   []*scenario.ModeResult
+	// Skipped are the skipped modes' why-lines, after Modes'.
+	Skipped []htmlWhy
 	Unsafe  []string
 	// Charts are the per-mode bar charts, Scatters each attack's latency
 	// over time; Notes say which were left out, and why.
@@ -71,8 +73,9 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 		Machine:  machineLine(o),
 		Settings: flagPieces(settingsText(o)),
 		Columns:  headers(Columns),
-		Rows:     tableCells(o),
+		Rows:     append(tableCells(o), skippedCells(o)...),
 		Modes:    o.Modes,
+		Skipped:  skippedWhys(o),
 		Unsafe:   o.Unsafe(),
 	}
 	if sd := newSweepDoc(o); sd != nil {

@@ -24,9 +24,11 @@ type Document struct {
 	FaultMethods []string    `json:"fault_methods,omitempty"`
 	Settings     SettingsDoc `json:"settings"`
 	Modes        []ModeDoc   `json:"modes"`
-	Unsafe       []string    `json:"unsafe"`
-	Columns      []string    `json:"columns"`
-	Table        [][]string  `json:"table"`
+	// Skipped are the modes asked for that could not run here, with why.
+	Skipped []SkippedDoc `json:"skipped,omitempty"`
+	Unsafe  []string     `json:"unsafe"`
+	Columns []string     `json:"columns"`
+	Table   [][]string   `json:"table"`
 	// Flags are every flag's value, as the command line would repeat them
 	// (defaults included); Thresholds the --threshold results; Sweep a
 	// --sweep's points (Modes and Table are then empty).
@@ -170,6 +172,9 @@ func NewDocument(o *scenario.Outcome) Document {
 		Columns: Columns,
 		Table:   Rows(o),
 		Flags:   o.Flags,
+	}
+	for _, sk := range o.Skipped {
+		d.Skipped = append(d.Skipped, SkippedDoc{Mode: string(sk.Mode), Why: sk.Why})
 	}
 	d.Settings.LoadSettingsDoc = newLoadSettingsDoc(s)
 	d.Thresholds, d.Sweep = newThresholdsDoc(o), newSweepDoc(o)

@@ -23,9 +23,12 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 		}
 	} else {
 		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units, %d req/s\n\n", s.Users, s.Stock, s.Rate)
-		markdownTable(&b, Columns, Rows(o))
+		markdownTable(&b, Columns, append(Rows(o), skippedRows(o, Columns)...))
 		for _, m := range o.Modes {
 			fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
+		}
+		for _, sk := range o.Skipped {
+			fmt.Fprintf(&b, "- **%s**: %s\n", sk.Mode, skippedWhy(sk))
 		}
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {

@@ -132,7 +132,7 @@ func TestSettingsLine(t *testing.T) {
 	o := &scenario.Outcome{Settings: scenario.DefaultSettings()}
 	o.Settings.Modes = []scenario.Mode{"lua", "fenced"}
 	plain := settingsLine(o)
-	for _, want := range []string{"--modes lua,fenced ", "--rate 250 ", "--lock-ttl 100ms", "--seed 2011"} {
+	for _, want := range []string{"--modes lua,fenced ", "--rate 280 ", "--lock-ttl 100ms", "--seed 2011"} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("settings line %q lacks %q", plain, want)
 		}

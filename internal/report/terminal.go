@@ -85,14 +85,17 @@ func writeText(w io.Writer, o *scenario.Outcome, wide bool) error {
 		writeSweepText(&b, o, fit)
 	} else {
 		if wide {
-			writeAligned(&b, Columns, Rows(o), false)
+			writeAligned(&b, Columns, append(Rows(o), skippedRows(o, Columns)...), false)
 		} else {
-			writeAligned(&b, TerminalColumns, TerminalRows(o), false)
+			writeAligned(&b, TerminalColumns, append(TerminalRows(o), skippedRows(o, TerminalColumns)...), false)
 			b.WriteString("sold: answered 201 or 202. Every column and whole why-lines: report.md, or --wide.\n")
 		}
 		b.WriteString("\n")
 		for _, m := range o.Modes {
 			b.WriteString(fit(fmt.Sprintf("%-11s %s", string(m.Mode)+":", m.Why)) + "\n")
+		}
+		for _, sk := range o.Skipped {
+			b.WriteString(fit(fmt.Sprintf("%-11s %s", string(sk.Mode)+":", skippedWhy(sk))) + "\n")
 		}
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {

@@ -41,6 +41,8 @@ type Outcome struct {
 	Started      time.Time
 	Wall         time.Duration
 	Modes        []*ModeResult
+	// Skipped are the rows asked for that could not run here (Skipped).
+	Skipped []Skipped
 	// Sweep holds a --sweep's points (Sweep), Modes then being empty.
 	Sweep []SweepPoint
 	// Flags are every flag's value as the command line would repeat it,

@@ -87,11 +87,11 @@ const (
 
 // DefaultSettings returns the 双11 defaults, tuned on a 2-core machine
 // with the embedded backends so that every run shows the lesson and the
-// whole run takes about half a minute:
+// whole run takes about a minute:
 //
-//   - 660 buyers clicking 1..3 times (about 1,330 requests, five and a half
-//     seconds) at 250 req/s for 100 units, so that the ten rows fit in a
-//     minute: the crowd outnumbers the stock, and the rate stays
+//   - 660 buyers clicking 1..3 times (about 1,330 requests, under five
+//     seconds) at 280 req/s for 100 units, so that the thirteen rows fit in
+//     70 seconds: the crowd outnumbers the stock, and the rate stays
 //     below what three in-process shops on embedded Redis and SQLite serve
 //     (every request, sold out or not, takes the product lock).
 //   - 2 ms of work inside the critical section: off oversells because
@@ -109,7 +109,7 @@ func DefaultSettings() Settings {
 		Stock:       100,
 		Clicks:      3,
 		ClickWindow: 5 * time.Millisecond,
-		Rate:        250,
+		Rate:        280,
 		Duration:    10 * time.Second,
 		LockTTL:     100 * time.Millisecond,
 		Work:        2 * time.Millisecond,
@@ -194,7 +194,7 @@ func (s Settings) Problems() []string {
 // LateCommitUsers is the crowd a late-commit run sells to unless told
 // otherwise. Each held-back commit keeps the hot row (on SQLite, the whole
 // database) for its whole delay, and with about a dozen of them the row is
-// held for seconds: DefaultSettings' 660 buyers (under six seconds at 250 req/s)
+// held for seconds: DefaultSettings' 660 buyers (under five seconds at 280 req/s)
 // then write little more than the stock, and a lost update only shows as an
 // oversold unit once the stock has run out. 1,200 buyers click about 2,400
 // times, under ten seconds, the default Duration: the sale sells out every

@@ -1,0 +1,11 @@
+package scenario
+
+// Skipped is a row the run was asked for but could not run here, such as
+// the zookeeper row where no ZooKeeper ensemble can be started: the
+// report shows it as skipped, with Why, so that no row is silently
+// missing.
+type Skipped struct {
+	Mode Mode
+	// Why says what is missing and the command that runs the row.
+	Why string
+}
