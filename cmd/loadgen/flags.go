@@ -214,7 +214,8 @@ func (c *config) check() []string {
 		rows = append(rows, m.Strategy())
 	}
 	return append(bad, fault.Problems(c.faults, fault.Plan{Rows: rows, Targets: len(c.targets) > 0,
-		Redis: len(c.redis), Etcd: len(c.etcd) > 0, Sentinels: len(c.sentinels) > 0, Cluster: len(c.cluster) > 0, Sweep: len(c.sweep) > 0})...)
+		Redis: len(c.redis), Etcd: len(c.etcd) > 0, Sentinels: len(c.sentinels) > 0, Cluster: len(c.cluster) > 0,
+		ZooKeeper: len(c.zookeeper) > 0, Sweep: len(c.sweep) > 0})...)
 }
 
 // split splits a comma-separated list, dropping blanks.

@@ -184,6 +184,9 @@ func TestNodeKillChecks(t *testing.T) {
 		{"the fleet's five nodes", RedlockKill(3), Plan{Rows: both, Targets: true, Redis: 5}, ""},
 		{"an etcd cluster of someone else's", EtcdKill(1), Plan{Rows: both, Etcd: true}, "etcd-kill: only with the embedded etcd cluster"},
 		{"off, anywhere", EtcdKill(0), Plan{Targets: true, Etcd: true}, ""},
+		{"zookeeper, two of three", ZooKeeperKill(2), Plan{Rows: []strategy.Name{strategy.ZooKeeper}}, ""},
+		{"no zookeeper row", ZooKeeperKill(1), Plan{Rows: both}, "zookeeper-kill: needs zookeeper in --modes"},
+		{"an ensemble of someone else's", ZooKeeperKill(1), Plan{Rows: []strategy.Name{strategy.ZooKeeper}, ZooKeeper: true}, "zookeeper-kill: only with the ensemble the load generator starts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.k.Check(tc.p)

@@ -24,9 +24,9 @@ type Plan struct {
 	// Redis counts the Redis nodes named (--redis); Etcd is true when an
 	// etcd cluster is named (--etcd), Sentinels when Sentinels are
 	// (--redis-sentinel), Cluster when a Redis Cluster is
-	// (--redis-cluster).
-	Redis                    int
-	Etcd, Sentinels, Cluster bool
+	// (--redis-cluster), ZooKeeper when an ensemble is (--zookeeper).
+	Redis                               int
+	Etcd, Sentinels, Cluster, ZooKeeper bool
 	// Sweep is true for a --sweep, which measures throughput.
 	Sweep bool
 }

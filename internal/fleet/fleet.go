@@ -13,6 +13,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/zkproc"
 )
 
 // RedisNodes is how many Redis nodes --redlock-kill and --redis-restart
@@ -22,6 +23,10 @@ const RedisNodes = 5
 // EtcdMembers is the size of the etcd cluster --etcd-kill counts on: three,
 // as the embedded cluster and compose.yaml have.
 const EtcdMembers = 3
+
+// ZooKeeperMembers is the size of the ensemble --zookeeper-kill counts
+// on: three, as zkproc starts and compose.yaml has.
+const ZooKeeperMembers = zkproc.Members
 
 // Fleet is what the scenario attacks: the shop replicas' base URLs, the
 // admin token they accept, and, optionally, control over the five Redis
@@ -39,6 +44,9 @@ type Fleet struct {
 	Nodes NodeKiller
 	// EtcdMembers takes etcd members down for --etcd-kill; nil if unknown.
 	EtcdMembers NodeKiller
+	// ZooKeeperMembers takes the members of the ensemble the fleet
+	// started down for --zookeeper-kill; nil for an ensemble named.
+	ZooKeeperMembers NodeKiller
 	// Restarts restarts Redis nodes empty for --redis-restart; nil if
 	// unknown. RedisAddrs are the nodes' own addresses, in node order,
 	// where --redis-restart reads the product lock to choose its moment.

@@ -168,12 +168,13 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		acfg.RedisCluster = cfg.Cluster.Addrs()
 	}
 	if cfg.StartZooKeeper && len(cfg.ZooKeeper) == 0 {
-		servers, closeZK, err := startZooKeeper(ctx, cfg.LogDir)
+		e, closeZK, err := startZooKeeper(ctx, cfg.LogDir)
 		if err != nil {
 			return nil, err
 		}
 		closers = append(closers, closeZK) // after the shops, which lock on it
-		cfg.ZooKeeper, acfg.ZooKeeper = servers, servers
+		cfg.ZooKeeper, acfg.ZooKeeper = e.Servers(), e.Servers()
+		f.ZooKeeperMembers = &killedMembers{e: e}
 	}
 	b := cfg.Backends
 	if b == nil {

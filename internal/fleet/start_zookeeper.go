@@ -11,10 +11,10 @@ import (
 
 // startZooKeeper starts a three-member ZooKeeper ensemble of Debian's
 // zookeeper (package zkproc), its files in dir/zookeeper (a temporary
-// folder without dir), and returns its members' addresses and a closer
-// that stops it and removes a temporary folder. It returns an error
-// wrapping zkproc.ErrMissingBinaries without java or the package.
-func startZooKeeper(ctx context.Context, dir string) ([]string, func() error, error) {
+// folder without dir), and returns it and a closer that stops it and
+// removes a temporary folder. It returns an error wrapping
+// zkproc.ErrMissingBinaries without java or the package.
+func startZooKeeper(ctx context.Context, dir string) (*zkproc.Ensemble, func() error, error) {
 	temp := dir == ""
 	zkDir := filepath.Join(dir, "zookeeper")
 	if temp {
@@ -30,7 +30,7 @@ func startZooKeeper(ctx context.Context, dir string) ([]string, func() error, er
 		}
 		return nil, nil, fmt.Errorf("fleet: start a ZooKeeper ensemble: %w", err)
 	}
-	return e.Servers(), func() error {
+	return e, func() error {
 		e.Stop()
 		if temp {
 			return os.RemoveAll(zkDir)

@@ -12,7 +12,8 @@ import (
 )
 
 // StartZooKeeper starts an ensemble for the fleet's shops (they are ready,
-// /readyz asking it), names it in the fleet's Backend, and Close stops it.
+// /readyz asking it), names it in the fleet's Backend, takes its members
+// down and back for --zookeeper-kill, and Close stops it.
 func TestStartZooKeeper(t *testing.T) {
 	testenv.SkipShort(t, "starts three ZooKeeper JVMs")
 	if _, _, err := zkproc.Binaries(); err != nil {
@@ -32,6 +33,22 @@ func TestStartZooKeeper(t *testing.T) {
 	}
 	if !ready(f.Targets[0]) {
 		t.Errorf("the shop on the fleet's ensemble is not ready")
+	}
+	// --zookeeper-kill: a member killed is gone at once, and restore
+	// brings it back serving.
+	restore, err := f.ZooKeeperMembers.Kill(t.Context(), []int{0}, 0)
+	if err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	if c, err := net.DialTimeout("tcp", servers[0], time.Second); err == nil {
+		c.Close()
+		t.Errorf("member 1 (%s) still answers after Kill", servers[0])
+	}
+	if err := restore(t.Context()); err != nil {
+		t.Fatalf("restore: %v", err)
+	}
+	if mode, err := zkproc.Mode(t.Context(), servers[0]); mode == "" {
+		t.Errorf("member 1 after restore: mode %q, %v; want it serving", mode, err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
