@@ -35,6 +35,9 @@ type LockServers struct {
 	RedisMaster string
 	// Etcd is the etcd members' host:port, sorted.
 	Etcd string
+	// ZooKeeper is the ensemble's members' host:port, sorted; empty
+	// without one.
+	ZooKeeper string
 }
 
 // clusterPrefix starts LockServers.RedisMaster for a Redis Cluster.
@@ -42,7 +45,7 @@ const clusterPrefix = "cluster "
 
 // String returns "redis a,b,...; etcd x,y,...", with "; redis master
 // name via s,s,..." or "; redis cluster c,c,..." after the nodes when
-// there is one.
+// there is one, and "; zookeeper z,z,..." at the end with an ensemble.
 func (s LockServers) String() string {
 	master := ""
 	switch {
@@ -51,7 +54,11 @@ func (s LockServers) String() string {
 	case s.RedisMaster != "":
 		master = "; redis master " + s.RedisMaster
 	}
-	return fmt.Sprintf("redis %s%s; etcd %s", orNone(s.Redis), master, orNone(s.Etcd))
+	zk := ""
+	if s.ZooKeeper != "" {
+		zk = "; zookeeper " + s.ZooKeeper
+	}
+	return fmt.Sprintf("redis %s%s; etcd %s%s", orNone(s.Redis), master, orNone(s.Etcd), zk)
 }
 
 // LockServersError is NewShop's error when another live shop on the same
@@ -84,6 +91,9 @@ func (e *LockServersError) Error() string {
 	}
 	if e.Ours.Etcd != e.Theirs.Etcd {
 		flags = append(flags, "--etcd")
+	}
+	if e.Ours.ZooKeeper != e.Theirs.ZooKeeper {
+		flags = append(flags, "--zookeeper")
 	}
 	if n := len(flags); n > 1 {
 		flags = []string{strings.Join(flags[:n-1], ", "), flags[n-1]}
@@ -128,8 +138,13 @@ func lockServersOf(b *Backends) LockServers {
 	case len(redis) > 1:
 		slices.Sort(redis[1:])
 	}
+	zk := make([]string, len(b.ZooKeeper))
+	for i, a := range b.ZooKeeper {
+		zk[i] = norm(a)
+	}
 	slices.Sort(etcd)
-	servers := LockServers{Redis: strings.Join(redis, ","), Etcd: strings.Join(etcd, ",")}
+	slices.Sort(zk)
+	servers := LockServers{Redis: strings.Join(redis, ","), Etcd: strings.Join(etcd, ","), ZooKeeper: strings.Join(zk, ",")}
 	if !b.RedisMaster.IsZero() {
 		sentinels := make([]string, len(b.RedisMaster.Sentinels))
 		for i, a := range b.RedisMaster.Sentinels {

@@ -4,7 +4,7 @@ package app
 //
 // Shops that share a database must share their lock servers too. A lua
 // lock taken on one Redis excludes nobody who locks on another, and an
-// etcd lock excludes nobody on another cluster: the orders of two such
+// etcd or ZooKeeper lock excludes nobody on another cluster: the orders of two such
 // shops interleave and the stock oversells, and nothing else would notice.
 // The easy way in is a shop given --mysql-dsn but not --redis or --etcd,
 // which starts embedded servers of its own.
@@ -88,8 +88,8 @@ func register(ctx context.Context, db *gorm.DB, servers LockServers, log *slog.L
 
 // insert adds the shop's row, seen now.
 func (r *registration) insert(ctx context.Context) error {
-	err := r.db.WithContext(ctx).Exec("INSERT INTO shops (id, redis_nodes, redis_master, etcd_endpoints, seen_at) VALUES (?, ?, ?, ?, "+r.clock.now+")",
-		r.id, r.servers.Redis, r.servers.RedisMaster, r.servers.Etcd).Error
+	err := r.db.WithContext(ctx).Exec("INSERT INTO shops (id, redis_nodes, redis_master, etcd_endpoints, zookeeper, seen_at) VALUES (?, ?, ?, ?, ?, "+r.clock.now+")",
+		r.id, r.servers.Redis, r.servers.RedisMaster, r.servers.Etcd, r.servers.ZooKeeper).Error
 	if err != nil {
 		return fmt.Errorf("app: shop registry: %w", err)
 	}
@@ -100,14 +100,17 @@ func (r *registration) insert(ctx context.Context) error {
 // servers differ from this one's, nil if there is none, or the database's
 // error.
 func (r *registration) check(ctx context.Context) error {
-	var others []struct{ ID, RedisNodes, RedisMaster, EtcdEndpoints string }
-	err := r.db.WithContext(ctx).Raw("SELECT id, redis_nodes, redis_master, etcd_endpoints FROM shops WHERE id <> ? AND seen_at >= "+r.clock.staleBefore+" ORDER BY id",
+	var others []struct {
+		ID, RedisNodes, RedisMaster, EtcdEndpoints string
+		ZooKeeper                                  string `gorm:"column:zookeeper"` // not zoo_keeper
+	}
+	err := r.db.WithContext(ctx).Raw("SELECT id, redis_nodes, redis_master, etcd_endpoints, zookeeper FROM shops WHERE id <> ? AND seen_at >= "+r.clock.staleBefore+" ORDER BY id",
 		r.id).Scan(&others).Error
 	if err != nil {
 		return fmt.Errorf("app: shop registry: %w", err)
 	}
 	for _, o := range others {
-		if theirs := (LockServers{Redis: o.RedisNodes, RedisMaster: o.RedisMaster, Etcd: o.EtcdEndpoints}); theirs != r.servers {
+		if theirs := (LockServers{Redis: o.RedisNodes, RedisMaster: o.RedisMaster, Etcd: o.EtcdEndpoints, ZooKeeper: o.ZooKeeper}); theirs != r.servers {
 			return &LockServersError{Ours: r.servers, Other: o.ID, Theirs: theirs}
 		}
 	}

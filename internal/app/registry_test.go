@@ -165,6 +165,8 @@ func TestLockServersErrorNamesTheFlags(t *testing.T) {
 		{app.LockServers{Redis: "a:1", RedisMaster: "m via s:1", Etcd: "e:1"}, "the same --redis-sentinel/--redis-master ("},
 		{app.LockServers{Redis: "b:1", RedisMaster: "m via s:1", Etcd: "f:1"}, "the same --redis, --redis-sentinel/--redis-master and --etcd ("},
 		{app.LockServers{Redis: "a:1", RedisMaster: "cluster c:1,c:2", Etcd: "e:1"}, "the same --redis-cluster ("},
+		{app.LockServers{Redis: "a:1", Etcd: "e:1", ZooKeeper: "z:1,z:2,z:3"}, "the same --zookeeper ("},
+		{app.LockServers{Redis: "a:1", Etcd: "f:1", ZooKeeper: "z:1"}, "the same --etcd and --zookeeper ("},
 	}
 	for _, tt := range tests {
 		err := &app.LockServersError{Ours: ours, Other: "web-2/42/0a0b0c0d", Theirs: tt.theirs}
