@@ -27,6 +27,7 @@ type config struct {
 	etcd         []string           // an external etcd cluster, for the embedded shops
 	zookeeper    []string           // a ZooKeeper ensemble, for the embedded shops
 	startZK      bool               // start a local ensemble for the zookeeper row
+	probeZK      bool               // ask the --targets fleet whether it has an ensemble (skipWithoutEnsemble)
 	skipped      []scenario.Skipped // rows asked for that cannot run here: the zookeeper row without an ensemble
 	cluster      []string           // a Redis Cluster, for the embedded shops' single-node roles
 	mysqlDSN     string             // a real database for the embedded shops

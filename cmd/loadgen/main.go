@@ -127,6 +127,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	defer closeFleet()
 
+	if len(cfg.targets) > 0 {
+		skipWithoutEnsemble(ctx, &cfg, cfg.targets[0])
+	}
 	s := cfg.settings
 	title := runTitle(cfg, len(f.Targets), f.Backend)
 	fmt.Fprintf(stdout, "%s\n\n", strings.Join(report.Wrap(title, report.TerminalWidth), "\n"))

@@ -1,9 +1,14 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -17,8 +22,9 @@ import (
 // Debian's zookeeper are installed. Where they are not, the default rows
 // (defaultModes) show it as skipped, with the command that enables it,
 // and a --modes that names it is an error. Against --targets the default
-// rows skip it too: the load generator cannot tell whether the fleet's
-// shops have an ensemble, and --modes that names it runs it there.
+// rows run it if the fleet's shops have an ensemble, which
+// skipWithoutEnsemble asks their /readyz once the run starts (probeZK),
+// and --modes that names it runs it there whatever they say.
 func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 	var bad []string
 	if raw != "" && len(c.zookeeper) == 0 {
@@ -39,9 +45,7 @@ func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 		c.settings.Modes = slices.Delete(c.settings.Modes, row, row+1)
 	}
 	if len(c.targets) > 0 {
-		if defaultModes {
-			skip("the fleet's ensemble is not known here; --modes " + joinModes(scenario.Modes()) + " runs the row against it")
-		}
+		c.probeZK = defaultModes
 		return bad
 	}
 	if _, _, missing := zkproc.Binaries(); missing == nil {
@@ -54,4 +58,43 @@ func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 	}
 	return append(bad, "modes: zookeeper needs --zookeeper host:port,... (no ZooKeeper server runs in process: "+
 		zkproc.InstallHint+" lets the load generator start one)")
+}
+
+// skipWithoutEnsemble is the --targets half of checkZooKeeper: when
+// c.probeZK, it asks the first shop's /readyz whether the fleet locks on
+// a ZooKeeper ensemble, and if it does not, or does not say, moves the
+// zookeeper row from c's modes to its skipped rows.
+func skipWithoutEnsemble(ctx context.Context, c *config, shop string) {
+	if !c.probeZK || hasEnsemble(ctx, shop) {
+		return
+	}
+	row := slices.IndexFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.ZooKeeper })
+	if row < 0 {
+		return
+	}
+	c.skipped = append(c.skipped, scenario.Skipped{Mode: c.settings.Modes[row],
+		Why: "the fleet's shops name no ZooKeeper ensemble (" + shop + "/readyz); start them with --zookeeper host:port,..."})
+	c.settings.Modes = slices.Delete(c.settings.Modes, row, row+1)
+}
+
+// hasEnsemble reports whether the shop's /readyz says it locks on a
+// ZooKeeper ensemble ("zookeeper": "quorum"); false if it cannot tell.
+func hasEnsemble(ctx context.Context, shop string) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(shop, "/")+"/readyz", nil)
+	if err != nil {
+		return false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	var ready map[string]any
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&ready); err != nil {
+		return false
+	}
+	_, ok := ready["zookeeper"]
+	return ok
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -50,22 +52,44 @@ func TestZooKeeperRowWithoutJava(t *testing.T) {
 	}
 }
 
-// Against --targets the default rows skip zookeeper (the fleet's ensemble
-// is not known), and --modes that names it runs it there.
+// Against --targets the default rows keep zookeeper if the fleet's shops
+// say on /readyz that they lock on an ensemble, and show it as skipped if
+// they do not or cannot say; --modes that names it runs it there.
 func TestZooKeeperRowWithTargets(t *testing.T) {
-	fleet := []string{"--targets", "http://127.0.0.1:1", "--admin-token", "t"}
-	c, err := parseFlags(fleet, io.Discard)
-	if err != nil {
-		t.Fatalf("--targets: %v", err)
+	shop := func(body string) string {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) }))
+		t.Cleanup(srv.Close)
+		return srv.URL
 	}
-	if hasZooKeeper(c.settings.Modes) || len(c.skipped) != 1 || c.startZK {
-		t.Errorf("--targets: modes %v, skipped %v, start %v: want zookeeper skipped", c.settings.Modes, c.skipped, c.startZK)
-	}
-	c, err = parseFlags(append(fleet, "--modes", "zookeeper"), io.Discard)
-	if err != nil {
-		t.Fatalf("--targets --modes zookeeper: %v", err)
-	}
-	if !hasZooKeeper(c.settings.Modes) || len(c.skipped) != 0 || c.startZK {
-		t.Errorf("--targets --modes zookeeper: modes %v, skipped %v, start %v: want the row against the fleet", c.settings.Modes, c.skipped, c.startZK)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for _, tc := range []struct {
+		name     string
+		target   string
+		args     []string
+		wantRow  bool
+		wantSkip bool
+	}{
+		{"fleet with an ensemble", shop(`{"status":"ready","zookeeper":"quorum"}`), nil, true, false},
+		{"fleet without one", shop(`{"status":"ready","etcd":"quorum"}`), nil, false, true},
+		{"fleet that does not answer", closed.URL, nil, false, true},
+		{"row named", shop(`{"status":"ready"}`), []string{"--modes", "lua,zookeeper"}, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseFlags(append([]string{"--targets", tc.target, "--admin-token", "t"}, tc.args...), io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.startZK {
+				t.Error("an ensemble would be started for a fleet of someone else's")
+			}
+			skipWithoutEnsemble(t.Context(), &c, tc.target)
+			if got := hasZooKeeper(c.settings.Modes); got != tc.wantRow {
+				t.Errorf("zookeeper row run: %v, want %v (modes %v)", got, tc.wantRow, c.settings.Modes)
+			}
+			if got := len(c.skipped) == 1 && strings.Contains(c.skipped[0].Why, "--zookeeper"); got != tc.wantSkip {
+				t.Errorf("skipped %+v, want skipped %v", c.skipped, tc.wantSkip)
+			}
+		})
 	}
 }
