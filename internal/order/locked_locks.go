@@ -97,11 +97,13 @@ func (s *Service) lockersFor(name strategy.Name) (lockPair, error) {
 	return lockPair{product: product, dedupe: dedupe}, nil
 }
 
-// locker returns the Locker for mode.
+// locker returns the Locker for mode, or ErrUnavailable if this shop
+// has none: a shop started without the service (its --zookeeper, say)
+// answers the strategy's orders with a 503 that says so.
 func (s *Service) locker(mode dlock.Mode) (dlock.Locker, error) {
 	l, ok := s.lockers[mode]
 	if !ok || l == nil {
-		return nil, fmt.Errorf("order: no locker configured for lock mode %q", mode)
+		return nil, fmt.Errorf("%w: this shop has no lock service for %q (the shop's flags name its servers)", ErrUnavailable, mode)
 	}
 	return l, nil
 }

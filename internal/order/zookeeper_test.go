@@ -2,6 +2,7 @@ package order_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -54,13 +55,14 @@ func TestZooKeeperSellsExactly(t *testing.T) {
 }
 
 // TestZooKeeperWithoutAnEnsemble: a shop with no zookeeper locker answers
-// a zookeeper product's order with an error, and writes nothing.
+// a zookeeper product's order with ErrUnavailable (a 503 that says why,
+// not a 500), and writes nothing.
 func TestZooKeeperWithoutAnEnsemble(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		shop := newShops(t, b, 1, order.Options{})[0]
 		p := newProduct(t, b, "zk-none", stock.Product{Strategy: strategy.ZooKeeper, Stock: 10, LockTTL: time.Second})
-		if _, err := shop.Place(context.Background(), order.Request{UserID: "a", ProductID: p.ID, Quantity: 1}); err == nil {
-			t.Error("Place without a zookeeper locker: got no error")
+		if _, err := shop.Place(context.Background(), order.Request{UserID: "a", ProductID: p.ID, Quantity: 1}); !errors.Is(err, order.ErrUnavailable) {
+			t.Errorf("Place without a zookeeper locker: %v, want ErrUnavailable", err)
 		}
 		checkAudit(t, shop, p.ID, 0)
 	})
