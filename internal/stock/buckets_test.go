@@ -27,7 +27,7 @@ func TestSplit(t *testing.T) {
 }
 
 // A bucketed product gets its rows at Create, and Get returns their sum
-// as its stock; only sql-atomic splits.
+// as its stock; only sql-atomic and redis-decr split.
 func TestCreateBuckets(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
 		ctx := context.Background()
@@ -45,6 +45,9 @@ func TestCreateBuckets(t *testing.T) {
 		got, err := s.Get(ctx, "b")
 		if err != nil || got.Stock != 9 || got.InitialStock != 10 || got.Buckets != 4 {
 			t.Errorf("Get: got stock %d of %d in %d buckets, %v; want 9 of 10 in 4", got.Stock, got.InitialStock, got.Buckets, err)
+		}
+		if _, err := s.Create(ctx, stock.Product{ID: "d", Stock: 10, Strategy: strategy.RedisDecr, Buckets: 3}); err != nil {
+			t.Errorf("Create a redis-decr product in 3 buckets: %v", err)
 		}
 		for _, p := range []stock.Product{
 			{ID: "lua", Stock: 10, Strategy: strategy.Lua, Buckets: 4},

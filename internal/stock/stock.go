@@ -73,10 +73,11 @@ type Product struct {
 	// (strategy.Name.Batches); zero means one buyer per lock.
 	BatchMax int
 	// Buckets, when 2 or more, splits the stock over that many rows
-	// (strategy sql-atomic), so that that many buyers can take a unit at
-	// once: Create spreads Stock over them as evenly as it goes, and Get
-	// returns their sum as Stock (package order's buckets sells from
-	// them). 0 or 1 means one row, the product's own.
+	// (strategies sql-atomic and redis-decr), so that that many buyers can
+	// take a unit at once: Create spreads Stock over them as evenly as it
+	// goes, and Get returns their sum as Stock (package order's buckets
+	// sells from them; redisdecr keeps each in Redis too, under a hash
+	// tag of its own). 0 or 1 means one row, the product's own.
 	Buckets int
 	// CreatedAt is set by Create.
 	CreatedAt time.Time
