@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
 
+	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -18,8 +18,8 @@ import (
 // bucket is a row of stock_buckets, as for sql-atomic's buckets, and an
 // order takes its units from the row of the bucket Redis reserved them in.
 //
-// A buyer tries their home bucket first (Home: FNV-1a of the id, modulo
-// K, the choice sql-atomic's buckets make), then home+1, home+2, ...
+// A buyer tries their home bucket first (buckets.Home: FNV-1a of the id,
+// modulo K, the choice sql-atomic's buckets make), then home+1, home+2, ...
 // mod K, while each answers sold out. Each try is the one take script on
 // that bucket's keys: it checks the buyer against the bucket's buyers,
 // then the bucket's units, in one round trip.
@@ -48,14 +48,6 @@ import (
 // settlement of a write in doubt) works bucket by bucket: an order knows
 // its bucket (sale.Order.Bucket), a bucket's ledger holds its own
 // reservations, and its stock is lowered to its own row's.
-
-// Home is the bucket of k that buyer user tries first: FNV-1a of the id,
-// modulo k, as for sql-atomic's buckets (package order/buckets).
-func Home(user string, k int) int {
-	h := fnv.New32a()
-	h.Write([]byte(user))
-	return int(h.Sum32() % uint32(k))
-}
 
 // know records p's number of buckets, which this Seller needs to name its
 // Redis keys after the order (nameOf) and to sweep it.
@@ -102,7 +94,7 @@ func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o sale.Order) 
 	if p.Buckets < 2 {
 		return o, s.reserve(ctx, p, o)
 	}
-	home := Home(o.UserID, p.Buckets)
+	home := buckets.Home(o.UserID, p.Buckets)
 	for i := range p.Buckets {
 		b := (home + i) % p.Buckets
 		o.Bucket = &b

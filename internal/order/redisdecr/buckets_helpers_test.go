@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -111,7 +112,7 @@ func (e bucketEnv) checkBuckets(ctx context.Context, t *testing.T, p stock.Produ
 func homed(prefix string, k, home, n int) []string {
 	var out []string
 	for i := 0; len(out) < n; i++ {
-		if u := prefix + strconv.Itoa(i); Home(u, k) == home {
+		if u := prefix + strconv.Itoa(i); buckets.Home(u, k) == home {
 			out = append(out, u)
 		}
 	}
