@@ -39,8 +39,8 @@ share() {
 		[ "$role" = master ] || continue
 		n=$(redis-cli -h "${a%:*}" -p "${a##*:}" info commandstats |
 			sed -n 's/^cmdstat_eval\(sha\)\{0,1\}:calls=\([0-9]*\),.*/\2/p' | awk '{s += $1} END {print s + 0}')
-		was=$(sed -n "s/^$a //p" "$results_work/calls" 2>/dev/null)
-		[ -z "${1:-}" ] && echo "master $a: $((n - ${was:-0})) scripts"
+		was=$(sed -n "s/^$a //p" "$results_work/calls" 2>/dev/null || true)
+		if [ -z "${1:-}" ]; then echo "master $a: $((n - ${was:-0})) scripts"; fi
 		echo "$a $n" >>"$results_work/calls.new"
 	done
 	mv "$results_work/calls.new" "$results_work/calls"
