@@ -83,7 +83,11 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 		}
 		a.Strategy = strategy.Name(name)
 		if k > 1 {
-			if err := auditBuckets(tx, &a, k); err != nil {
+			audit := auditBuckets // sql-atomic's rows
+			if a.Strategy == strategy.RedisDecr {
+				audit = auditOrderBuckets // redis-decr's, in Redis
+			}
+			if err := audit(tx, &a, k); err != nil {
 				return err
 			}
 		}

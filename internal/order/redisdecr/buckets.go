@@ -14,9 +14,12 @@ import (
 // redis-decr over K stock buckets (stock.Product.Buckets >= 2): a hot
 // product's stock split over K Redis stocks, each under a hash tag of its
 // own (reserve.Bucket), so that on a Redis Cluster K masters take its
-// reservations where one master took them all. In the database each
-// bucket is a row of stock_buckets, as for sql-atomic's buckets, and an
-// order takes its units from the row of the bucket Redis reserved them in.
+// reservations where one master took them all. The database is not split:
+// it keeps the product's one stock, which every write takes its units
+// from as without buckets (the group commit takes that hot row once per
+// group, not per order), and each order's bucket (orders.bucket). A
+// bucket's stock in the database is its share of the initial stock
+// (stock.Split) less its orders' units (bucketsLeft).
 //
 // A buyer tries their home bucket first (buckets.Home: FNV-1a of the id,
 // modulo K, the choice sql-atomic's buckets make), then home+1, home+2, ...
@@ -26,7 +29,8 @@ import (
 //
 // Why it is exact:
 //   - No oversell: each bucket's units are taken by its own script, and
-//     each order's by the conditional UPDATE on its bucket's row.
+//     each order's by the conditional UPDATE on the product's row, which
+//     guards the total whatever Redis says.
 //   - One order per buyer, across the buckets and the fallback: the claim
 //     is the database's unique key (orders_unique_buyer), which allows one
 //     order per product and buyer whatever its bucket. A claim key in the
@@ -47,7 +51,7 @@ import (
 // Its keeping (the give-back, the sweep's lowering and reclaiming, the
 // settlement of a write in doubt) works bucket by bucket: an order knows
 // its bucket (sale.Order.Bucket), a bucket's ledger holds its own
-// reservations, and its stock is lowered to its own row's.
+// reservations, and its stock is lowered to the database's for it.
 
 // know records p's number of buckets, which this Seller needs to name its
 // Redis keys after the order (nameOf) and to sweep it.
@@ -108,16 +112,45 @@ func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o sale.Order) 
 }
 
 // databaseStock reads the stock the database has for o's units: its
-// bucket's row, or its product's. Errors: the database's.
+// bucket's (bucketsLeft), or its product's. Errors: the database's.
 func (s *Seller) databaseStock(ctx context.Context, o sale.Order) (int, error) {
 	if o.Bucket == nil {
 		return sale.ReadStock(ctx, s.db, o.ProductID)
 	}
-	var left int
-	err := s.db.WithContext(ctx).
-		Raw("SELECT stock FROM stock_buckets WHERE product_id = ? AND bucket = ?", o.ProductID, *o.Bucket).
-		Row().Scan(&left)
-	return left, err
+	left, _, err := s.bucketsLeft(ctx, o.ProductID, s.bucketsOf(o.ProductID))
+	if err != nil {
+		return 0, err
+	}
+	return max(left[*o.Bucket], 0), nil
+}
+
+// bucketsLeft reads what the database says is left of each of product's k
+// buckets: its share of the initial stock (stock.Split, as Load loaded
+// it), less the units of the orders written from it; and the product's
+// stock, the total left. Each unit an order took from bucket b was
+// reserved in Redis's bucket b first, so Redis's bucket holds at most
+// that, less the reservations on their way (lowerBuckets counts on it).
+// Errors: the database's.
+func (s *Seller) bucketsLeft(ctx context.Context, product string, k int) (left []int, total int, err error) {
+	var initial int
+	err = s.db.WithContext(ctx).Raw("SELECT initial_stock, stock FROM products WHERE id = ?", product).
+		Row().Scan(&initial, &total)
+	if err != nil {
+		return nil, 0, err
+	}
+	var rows []struct{ Bucket, Sold int }
+	err = s.db.WithContext(ctx).Raw(`SELECT bucket, SUM(quantity) AS sold FROM orders
+		WHERE product_id = ? AND bucket IS NOT NULL GROUP BY bucket`, product).Scan(&rows).Error
+	if err != nil {
+		return nil, 0, err
+	}
+	left = stock.Split(initial, k)
+	for _, r := range rows {
+		if r.Bucket >= 0 && r.Bucket < k {
+			left[r.Bucket] -= r.Sold
+		}
+	}
+	return left, total, nil
 }
 
 // Load sets p's stock in Redis, as reserve.Stock.Load does (the start of
@@ -138,28 +171,22 @@ func (s *Seller) Load(ctx context.Context, p stock.Product) error {
 }
 
 // lowerBuckets is lowerToDatabase for a product of k buckets: each
-// bucket's Redis stock comes down to its row's, and a product whose rows
-// are all at 0 is sold out. Errors: the database's read, or the first
-// Lower's other than reserve.ErrNotLoaded (a bucket Redis does not have:
-// nothing to lower); the other buckets are lowered all the same.
+// bucket's Redis stock comes down to what the database says is left of it
+// (bucketsLeft; never below 0), and a product whose database stock is 0
+// is sold out. Errors: the database's read, or the first Lower's other
+// than reserve.ErrNotLoaded (a bucket Redis does not have: nothing to
+// lower); the other buckets are lowered all the same.
 func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error {
-	rows, err := stock.Buckets(ctx, s.db, product)
+	left, total, err := s.bucketsLeft(ctx, product, k)
 	if err != nil {
 		return err
 	}
-	total := 0
-	for _, n := range rows {
-		total += n
-	}
-	if len(rows) == k && total == 0 {
+	if total == 0 {
 		s.opts.SoldOut(product)
 	}
 	var first error
-	for b, n := range rows {
-		if b >= k {
-			break
-		}
-		if _, err := s.res.Lower(ctx, reserve.Bucket(product, b, k), n); err != nil &&
+	for b, n := range left {
+		if _, err := s.res.Lower(ctx, reserve.Bucket(product, b, k), max(n, 0)); err != nil &&
 			!errors.Is(err, reserve.ErrNotLoaded) && first == nil {
 			first = err
 		}

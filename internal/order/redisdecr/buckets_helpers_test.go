@@ -64,13 +64,19 @@ func (e bucketEnv) addBucketed(ctx context.Context, t *testing.T, name string, u
 	return created
 }
 
-// buckets reads each of p's buckets, in the database and in Redis (-1:
-// Redis has none).
+// buckets reads each of p's buckets, in the database (its share of the
+// initial stock less its orders' units) and in Redis (-1: Redis has none).
 func (e bucketEnv) buckets(ctx context.Context, t *testing.T, p stock.Product) (db, rs []int) {
 	t.Helper()
-	db, err := stock.Buckets(ctx, e.db, p.ID)
+	var rows []struct{ Bucket, Sold int }
+	err := e.db.WithContext(ctx).Raw("SELECT bucket, SUM(quantity) AS sold FROM orders WHERE product_id = ? GROUP BY bucket", p.ID).
+		Scan(&rows).Error
 	if err != nil {
 		t.Fatal(err)
+	}
+	db = stock.Split(p.InitialStock, p.Buckets)
+	for _, r := range rows {
+		db[r.Bucket] -= r.Sold
 	}
 	st := reserve.New(e.redis)
 	for _, name := range reserve.Buckets(p.ID, p.Buckets) {
@@ -84,27 +90,19 @@ func (e bucketEnv) buckets(ctx context.Context, t *testing.T, p stock.Product) (
 }
 
 // checkBuckets checks that p's buckets hold want, in the database and in
-// Redis, and that the orders' units account for the rest of each.
+// Redis, and that the product's stock in the database is their sum.
 func (e bucketEnv) checkBuckets(ctx context.Context, t *testing.T, p stock.Product, want []int) {
 	t.Helper()
 	db, rs := e.buckets(ctx, t, p)
 	if !slices.Equal(db, want) || !slices.Equal(rs, want) {
 		t.Errorf("buckets: database %v, Redis %v; want %v in both", db, rs, want)
 	}
-	var rows []struct{ Bucket, Sold int }
-	err := e.db.WithContext(ctx).Raw("SELECT bucket, SUM(quantity) AS sold FROM orders WHERE product_id = ? GROUP BY bucket", p.ID).
-		Scan(&rows).Error
-	if err != nil {
-		t.Fatal(err)
+	total := 0
+	for _, n := range want {
+		total += n
 	}
-	sold := make([]int, p.Buckets)
-	for _, r := range rows {
-		sold[r.Bucket] = r.Sold
-	}
-	for b, n := range stock.Split(p.InitialStock, p.Buckets) {
-		if sold[b]+db[b] != n {
-			t.Errorf("bucket %d: %d sold and %d left, want %d in all", b, sold[b], db[b], n)
-		}
+	if got := stockOf(ctx, t, e.db, p.ID); got != total {
+		t.Errorf("the product's stock: %d, want %d", got, total)
 	}
 }
 

@@ -147,24 +147,15 @@ func (s *Seller) commitGroup(p stock.Product, group []*groupedWrite) error {
 		return s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error { return s.writeReserved(tx, w.o, w.seen) })
 	}
 	rows := make([]sale.Row, len(group))
-	orders := make([]sale.Order, len(group))
 	total, oldest := 0, group[0].seen
 	for i, w := range group {
-		rows[i], orders[i] = sale.UniqueRowOf(w.o), w.o
+		rows[i] = sale.UniqueRowOf(w.o)
 		total += w.o.Quantity
 		oldest = min(oldest, w.seen)
 	}
 	return s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		if err := tx.Create(&rows).Error; err != nil {
 			if stock.IsDuplicateKey(err) {
-				return errWriteAlone
-			}
-			return err
-		}
-		if p.Buckets >= 2 {
-			// Each bucket's units from its row (buckets_write.go).
-			err := takeBuckets(tx, orders)
-			if errors.Is(err, sale.ErrNoUnits) || errors.Is(err, errReclaimed) {
 				return errWriteAlone
 			}
 			return err

@@ -86,9 +86,6 @@ func (s *Seller) writeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
 // it takes o's units, unless the sweep reclaimed o's reservation. Errors:
 // sale.ErrNoUnits, errReclaimed, or the database's.
 func (s *Seller) takeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
-	if o.Bucket != nil {
-		return takeBuckets(tx, []sale.Order{o}) // buckets_write.go
-	}
 	res := tx.Exec(takeUnswept, o.Quantity, o.ProductID, o.Quantity, seen)
 	if res.Error != nil || res.RowsAffected == 1 {
 		return res.Error
