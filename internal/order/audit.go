@@ -83,7 +83,11 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 		}
 		a.Strategy = strategy.Name(name)
 		if k > 1 {
-			if err := auditBuckets(tx, &a, k); err != nil {
+			audit := auditBuckets // sql-atomic's rows
+			if a.Strategy == strategy.RedisDecr {
+				audit = auditOrderBuckets // redis-decr's, in Redis
+			}
+			if err := audit(tx, &a, k); err != nil {
 				return err
 			}
 		}
@@ -141,10 +145,18 @@ func (s *Service) auditRedis(ctx context.Context, a *Audit) {
 		a.RedisErr = "this shop has no Redis for " + string(a.Strategy)
 		return
 	}
-	left, err := res.Left(ctx, a.ProductID)
-	if err != nil {
-		a.RedisErr = err.Error()
-		return
+	names := []string{a.ProductID}
+	if len(a.Buckets) > 0 && a.Strategy == strategy.RedisDecr {
+		names = reserve.Buckets(a.ProductID, len(a.Buckets)) // summed
+	}
+	left := 0
+	for _, name := range names {
+		n, err := res.Left(ctx, name)
+		if err != nil {
+			a.RedisErr = err.Error()
+			return
+		}
+		left += n
 	}
 	a.RedisStock = &left
 	a.Drift = left - a.Stock

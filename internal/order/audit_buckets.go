@@ -48,3 +48,32 @@ func auditBuckets(tx *gorm.DB, a *Audit, k int) error {
 	}
 	return nil
 }
+
+// auditOrderBuckets fills in a's per-bucket figures for a redis-decr
+// product of k buckets, in tx: its buckets are in Redis, and the database
+// keeps the product's one stock (a.Stock, as read) and each order's
+// bucket. A bucket's Stock is its share less its orders' units, so
+// Consistent says that no bucket sold more than its share; the product's
+// row says whether the total is right.
+func auditOrderBuckets(tx *gorm.DB, a *Audit, k int) error {
+	var rows []struct{ Bucket, Orders, Sold int }
+	err := tx.Raw(`SELECT bucket, COUNT(*) AS orders, SUM(quantity) AS sold FROM orders
+		WHERE product_id = ? AND bucket IS NOT NULL GROUP BY bucket`, a.ProductID).Scan(&rows).Error
+	if err != nil {
+		return err
+	}
+	a.Buckets = make([]BucketAudit, k)
+	for b, n := range stock.Split(a.InitialStock, k) {
+		a.Buckets[b] = BucketAudit{Bucket: b, InitialStock: n, Stock: n}
+	}
+	for _, r := range rows {
+		if r.Bucket >= 0 && r.Bucket < k {
+			b := &a.Buckets[r.Bucket]
+			b.Orders, b.Sold, b.Stock = r.Orders, r.Sold, b.InitialStock-r.Sold
+		}
+	}
+	for i := range a.Buckets {
+		a.Buckets[i].Consistent = a.Buckets[i].Stock >= 0
+	}
+	return nil
+}

@@ -63,7 +63,7 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	// 2b. A redis-decr product asked for is swept (redisdecr.Seller.Touch),
 	// sold out or not.
 	if p.Strategy == strategy.RedisDecr && s.decr != nil {
-		s.decr.Touch(p.ID)
+		s.decr.Touch(p)
 	}
 	// 2c. A redis-queue product asked for has its consumer in this shop.
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {

@@ -156,7 +156,7 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 		return stock.Product{}, err
 	}
 	if created.Strategy == strategy.RedisDecr {
-		if err := s.opts.Reservations.Load(ctx, created.ID, created.Stock); err != nil {
+		if err := s.decr.Load(ctx, created); err != nil { // each bucket's share, if it has buckets
 			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
 		}
 	}

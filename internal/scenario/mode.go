@@ -39,8 +39,8 @@ func (m Mode) SurvivesLateCommit() bool { return m.Strategy().SurvivesLateCommit
 func Batch(n strategy.Name) Mode { return Mode(string(n) + batchSuffix) }
 
 // ParseMode returns the mode named s: a strategy's name, or the name of one
-// that batches followed by "+batch", or sql-atomic followed by "+kK" (its
-// stock in K buckets, 2..256).
+// that batches followed by "+batch", or sql-atomic or redis-decr followed
+// by "+kK" (its stock in K buckets, 2..256).
 func ParseMode(s string) (Mode, error) {
 	m := Mode(s)
 	n, err := strategy.Parse(string(m.Strategy()))
@@ -54,8 +54,8 @@ func ParseMode(s string) (Mode, error) {
 		if m.Buckets() < 2 || m.Buckets() > 256 || strconv.Itoa(m.Buckets()) != k {
 			return "", fmt.Errorf("%q: want %s%sK, K buckets in 2..256", s, n, bucketsSuffix)
 		}
-		if n != strategy.SQLAtomic || m.Batched() {
-			return "", fmt.Errorf("%q: only %s splits its stock in buckets", s, strategy.SQLAtomic)
+		if (n != strategy.SQLAtomic && n != strategy.RedisDecr) || m.Batched() {
+			return "", fmt.Errorf("%q: only %s and %s split their stock in buckets", s, strategy.SQLAtomic, strategy.RedisDecr)
 		}
 	}
 	return m, nil

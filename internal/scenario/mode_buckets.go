@@ -6,8 +6,8 @@ import (
 )
 
 // bucketsSuffix marks a mode whose product's stock is split over K
-// buckets ("sql-atomic+k4": stock.Product.Buckets 4), so that one sweep
-// can run one strategy at several K side by side.
+// buckets ("sql-atomic+k4", "redis-decr+k3": stock.Product.Buckets), so
+// that one sweep can run one strategy at several K side by side.
 const bucketsSuffix = "+k"
 
 // Buckets returns the K of a "+kK" mode, or 0 for a mode without one (its

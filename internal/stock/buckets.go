@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // bucketRow maps one bucket of a product's stock onto stock_buckets.
@@ -29,10 +31,18 @@ func Split(stock, k int) []int {
 	return out
 }
 
+// RowBuckets reports whether p keeps its stock in bucket rows of
+// stock_buckets: a sql-atomic product with 2 or more buckets. A
+// redis-decr product's buckets are in Redis; its database keeps one
+// stock, the product's row, and each order's bucket.
+func RowBuckets(p Product) bool {
+	return p.Buckets >= 2 && p.Strategy == strategy.SQLAtomic
+}
+
 // createBuckets inserts p's bucket rows in tx, in one multi-row INSERT,
-// if p has buckets (p.Buckets >= 2); else it does nothing.
+// if p keeps its stock in them (RowBuckets); else it does nothing.
 func createBuckets(tx *gorm.DB, p Product) error {
-	if p.Buckets < 2 {
+	if !RowBuckets(p) {
 		return nil
 	}
 	rows := make([]bucketRow, p.Buckets)

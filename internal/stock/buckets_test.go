@@ -27,7 +27,7 @@ func TestSplit(t *testing.T) {
 }
 
 // A bucketed product gets its rows at Create, and Get returns their sum
-// as its stock; only sql-atomic splits.
+// as its stock; only sql-atomic and redis-decr split.
 func TestCreateBuckets(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
 		ctx := context.Background()
@@ -45,6 +45,16 @@ func TestCreateBuckets(t *testing.T) {
 		got, err := s.Get(ctx, "b")
 		if err != nil || got.Stock != 9 || got.InitialStock != 10 || got.Buckets != 4 {
 			t.Errorf("Get: got stock %d of %d in %d buckets, %v; want 9 of 10 in 4", got.Stock, got.InitialStock, got.Buckets, err)
+		}
+		// redis-decr's buckets are in Redis: the database keeps one stock.
+		if _, err := s.Create(ctx, stock.Product{ID: "d", Stock: 10, Strategy: strategy.RedisDecr, Buckets: 3}); err != nil {
+			t.Errorf("Create a redis-decr product in 3 buckets: %v", err)
+		}
+		if per, err := stock.Buckets(ctx, db.DB(), "d"); err != nil || len(per) != 0 {
+			t.Errorf("redis-decr's bucket rows: got %v, %v; want none", per, err)
+		}
+		if got, err := s.Get(ctx, "d"); err != nil || got.Stock != 10 || got.Buckets != 3 {
+			t.Errorf("Get redis-decr: got stock %d in %d buckets, %v; want 10 in 3", got.Stock, got.Buckets, err)
 		}
 		for _, p := range []stock.Product{
 			{ID: "lua", Stock: 10, Strategy: strategy.Lua, Buckets: 4},

@@ -72,11 +72,14 @@ type Product struct {
 	// package order). Only strategies lua, redlock, fenced and etcd batch
 	// (strategy.Name.Batches); zero means one buyer per lock.
 	BatchMax int
-	// Buckets, when 2 or more, splits the stock over that many rows
-	// (strategy sql-atomic), so that that many buyers can take a unit at
-	// once: Create spreads Stock over them as evenly as it goes, and Get
-	// returns their sum as Stock (package order's buckets sells from
-	// them). 0 or 1 means one row, the product's own.
+	// Buckets, when 2 or more, splits the stock over that many buckets,
+	// so that that many buyers can take a unit at once. For sql-atomic
+	// they are rows of stock_buckets (RowBuckets): Create spreads Stock
+	// over them as evenly as it goes (Split), and Get returns their sum as
+	// Stock (package order's buckets sells from them). For redis-decr they
+	// are Redis keys, each under a hash tag of its own (package
+	// redisdecr), and the database keeps the product's one stock. 0 or 1
+	// means one stock, the product's own.
 	Buckets int
 	// CreatedAt is set by Create.
 	CreatedAt time.Time

@@ -72,7 +72,7 @@ func (s *Store) Get(ctx context.Context, id string) (Product, error) {
 		return Product{}, translate(err, "get product %q", id)
 	}
 	p, err := row.product()
-	if err != nil || p.Buckets < 2 {
+	if err != nil || !RowBuckets(p) {
 		return p, err
 	}
 	if p.Stock, err = BucketStock(ctx, s.db, id); err != nil {

@@ -133,8 +133,8 @@ func validate(p *Product) error {
 	if p.Buckets < 0 || p.Buckets > MaxBuckets {
 		return invalid("buckets", "must be 0..%d, got %d", MaxBuckets, p.Buckets)
 	}
-	if p.Buckets > 1 && p.Strategy != strategy.SQLAtomic {
-		return invalid("buckets", "is for sql-atomic, not %s", p.Strategy)
+	if p.Buckets > 1 && p.Strategy != strategy.SQLAtomic && p.Strategy != strategy.RedisDecr {
+		return invalid("buckets", "is for sql-atomic and redis-decr, not %s", p.Strategy)
 	}
 	return nil
 }

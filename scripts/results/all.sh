@@ -6,8 +6,8 @@
 # redis-server and redis-sentinel), cluster-failover (redis-server and
 # redis-cli) and calibrate. With real servers named (LOADGEN_MYSQL_DSN,
 # LOADGEN_REDIS, optionally LOADGEN_ETCD and LOADGEN_REDIS_CLUSTER), also
-# their -real files (late-commit, database-locks, buckets, crash, cluster: a cluster
-# of its own without LOADGEN_REDIS_CLUSTER), bench-place, dlock-bench,
+# their -real files (late-commit, database-locks, buckets, crash, cluster and
+# decr-buckets: a cluster of their own without LOADGEN_REDIS_CLUSTER), bench-place, dlock-bench,
 # overload, overload-profile and lock-table (which also wants
 # LOADGEN_ZOOKEEPER, else its ZooKeeper row is skipped).
 # LOCK, if set, is a file each script takes with flock(1) first, so that no
@@ -28,5 +28,6 @@ if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
 		run env -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 	done
 	run ./cluster.sh
+	run ./decr-buckets.sh
 fi
 ./index.sh

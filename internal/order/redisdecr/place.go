@@ -37,14 +37,16 @@ import (
 // o may exist (settle gives its units back if it does not). Safe for
 // concurrent use.
 func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error {
+	s.know(p)
 	// 0. What the database says of the sweep's reclaims before the
 	// reservation exists (write.go).
 	seen, err := s.reclaimsSeen(ctx, p.ID)
 	if err != nil {
 		return sale.FromWrite(ctx, err)
 	}
-	// 1. Reserve in Redis.
-	if err := s.reserve(ctx, p, o); err != nil {
+	// 1. Reserve in Redis: in the product's stock, or in the first of its
+	// buckets that has the units, the buyer's home first (buckets.go).
+	if o, err = s.reserveAny(ctx, p, o); err != nil {
 		return err
 	}
 	// 2. The business work, outside any lock. Nothing was sent to the
@@ -102,22 +104,23 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 	return sale.FromWrite(ctx, err)
 }
 
-// reserve takes o's units in Redis, held for s.hold(p) before the sweep
-// may reclaim them. A stock Redis does not have is loaded from the
-// database first (LoadIfMissing), once.
+// reserve takes o's units in Redis, from its bucket's stock if it has
+// one (o.Bucket), held for s.hold(p) before the sweep may reclaim them. A
+// stock Redis does not have is loaded from the database first
+// (LoadIfMissing, with its row's stock), once.
 func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) error {
-	res := s.res
+	res, name := s.res, s.nameOf(o)
 	hold := s.hold(p)
-	_, err := res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity, hold)
+	_, err := res.Take(ctx, name, o.UserID, o.ID, o.Quantity, hold)
 	if errors.Is(err, reserve.ErrNotLoaded) {
-		left, rerr := sale.ReadStock(ctx, s.db, p.ID)
+		left, rerr := s.databaseStock(ctx, o)
 		if rerr != nil {
 			return sale.FromWrite(ctx, rerr)
 		}
-		if _, lerr := res.LoadIfMissing(ctx, p.ID, left); lerr != nil {
+		if _, lerr := res.LoadIfMissing(ctx, name, left); lerr != nil {
 			err = lerr
 		} else {
-			_, err = res.Take(ctx, p.ID, o.UserID, o.ID, o.Quantity, hold)
+			_, err = res.Take(ctx, name, o.UserID, o.ID, o.Quantity, hold)
 		}
 	}
 	var dup *reserve.DuplicateError
@@ -147,12 +150,16 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) err
 }
 
 // lowerToDatabase brings the Redis stock of product down to the
-// database's (never up: reserve.Stock.Lower), and remembers a product the
+// database's (never up: reserve.Stock.Lower), each bucket's to its row's
+// for a bucketed product (lowerBuckets), and remembers a product the
 // database has sold out of. It is the one step both the order flow, after
 // the database refused a unit Redis offered, and the sweep (reconcile.go)
 // take. Errors: the database's read, or Lower's (reserve.ErrNotLoaded when
 // Redis has no stock for product: nothing to lower).
 func (s *Seller) lowerToDatabase(ctx context.Context, product string) error {
+	if k := s.bucketsOf(product); k >= 2 {
+		return s.lowerBuckets(ctx, product, k)
+	}
 	left, err := sale.ReadStock(ctx, s.db, product)
 	if err != nil {
 		return err
@@ -174,9 +181,10 @@ func (s *Seller) giveBack(ctx context.Context, o sale.Order) {
 	}
 }
 
-// tryGiveBack is one GiveBack of o, counted.
+// tryGiveBack is one GiveBack of o, to the stock it was taken from (its
+// bucket's, if it has one), counted.
 func (s *Seller) tryGiveBack(ctx context.Context, o sale.Order) error {
-	held, err := s.res.GiveBack(ctx, o.ProductID, o.UserID, o.ID, o.Quantity)
+	held, err := s.res.GiveBack(ctx, s.nameOf(o), o.UserID, o.ID, o.Quantity)
 	if err == nil && held {
 		s.opts.GivenBack(o.ProductID)
 	}

@@ -78,21 +78,22 @@ func (s *Seller) hold(p stock.Product) time.Duration {
 	return s.reclaimGrace + p.Work + p.Stall
 }
 
-// reclaim settles product's reservations past their hold, a batch at a
+// reclaim settles product's reservations past their hold in the ledger
+// kept under name (product's own, or one of its buckets'), a batch at a
 // time, for as long as ctx lasts, and reports whether the ledger still
 // holds any reservation (due or not, or it could not tell): the sweep
 // keeps the product until it holds none. Safe to run in any number of
 // shops at once.
-func (s *Seller) reclaim(ctx context.Context, product string) (pending bool, err error) {
+func (s *Seller) reclaim(ctx context.Context, product, name string) (pending bool, err error) {
 	for {
-		due, held, err := s.res.Due(ctx, product, reclaimBatch)
+		due, held, err := s.res.Due(ctx, name, reclaimBatch)
 		if err != nil {
 			return true, err
 		}
 		if len(due) == 0 {
 			return held > 0, nil
 		}
-		if err := s.settleDue(ctx, product, due); err != nil {
+		if err := s.settleDue(ctx, product, name, due); err != nil {
 			return true, err
 		}
 		if len(due) < reclaimBatch {
@@ -101,11 +102,12 @@ func (s *Seller) reclaim(ctx context.Context, product string) (pending bool, err
 	}
 }
 
-// settleDue settles reservations that are past their hold: the sold ones
-// leave the ledger, the rest are reclaimed (the database first) and given
-// back. Errors: the database's or Redis's; what was not done is left for
-// the next sweep.
-func (s *Seller) settleDue(ctx context.Context, product string, due []reserve.Reservation) error {
+// settleDue settles reservations that are past their hold, from the
+// ledger kept under name: the sold ones leave the ledger, the rest are
+// reclaimed (the database first, on product's row) and given back to the
+// stock under name, the one they were taken from. Errors: the database's
+// or Redis's; what was not done is left for the next sweep.
+func (s *Seller) settleDue(ctx context.Context, product, name string, due []reserve.Reservation) error {
 	res := s.res
 	// 1. Most are sold: one plain read finds them, with no lock.
 	sold, err := ordersAmong(s.db.WithContext(ctx), due)
@@ -113,7 +115,7 @@ func (s *Seller) settleDue(ctx context.Context, product string, due []reserve.Re
 		return err
 	}
 	open := without(due, sold)
-	if err := res.Forget(ctx, product, sold); err != nil {
+	if err := res.Forget(ctx, name, sold); err != nil {
 		return err
 	}
 	if len(open) == 0 {
@@ -129,12 +131,12 @@ func (s *Seller) settleDue(ctx context.Context, product string, due []reserve.Re
 	if err != nil {
 		return err
 	}
-	if err := res.Forget(ctx, product, sold); err != nil {
+	if err := res.Forget(ctx, name, sold); err != nil {
 		return err
 	}
 	// 3. Only now the units go back.
 	for _, r := range reclaimed {
-		held, err := res.GiveBack(ctx, product, r.Buyer, r.ID, r.Quantity)
+		held, err := res.GiveBack(ctx, name, r.Buyer, r.ID, r.Quantity)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // The reconciler: every shop brings Redis's view of the redis-decr
@@ -81,12 +82,14 @@ const (
 	sweepStuck = 2 * sweepEvery
 )
 
-// Touch records that this shop was asked to sell redis-decr product now,
-// and starts the sweep if none runs. The shop calls it for every order of
-// such a product, sold out or not (package order's Service does, before
-// it answers sold out from what it has seen). Safe for concurrent use.
-func (s *Seller) Touch(product string) {
-	s.sweepUntil(product, time.Now().Add(sweepFor))
+// Touch records that this shop was asked to sell redis-decr product p
+// now (and its buckets, to sweep them), and starts the sweep if none
+// runs. The shop calls it for every order of such a product, sold out or
+// not (package order's Service does, before it answers sold out from what
+// it has seen). Safe for concurrent use.
+func (s *Seller) Touch(p stock.Product) {
+	s.know(p)
+	s.sweepUntil(p.ID, time.Now().Add(sweepFor))
 	if s.sweeping.Load() || s.stopping.Err() != nil {
 		return
 	}
@@ -163,7 +166,8 @@ func (s *Seller) toSweep() []string {
 //  1. Redis's stock comes down to the database's (lowerToDatabase);
 //  2. the reservations past their hold are settled: the sold ones leave
 //     the ledger, the rest are given back (reclaim), by one shop of the
-//     fleet per sweepEvery (the one whose turn it is).
+//     fleet per sweepEvery (the one whose turn it is); a bucketed
+//     product's bucket by bucket, each with its own ledger and turn.
 //
 // A failure waits for the next sweep; Redis down or the database down is
 // what the orders themselves report.
@@ -174,19 +178,31 @@ func (s *Seller) reconcile(ctx context.Context, product string) (pending bool) {
 	if err := s.lowerToDatabase(ctx, product); err != nil && !errors.Is(err, reserve.ErrNotLoaded) {
 		s.opts.Logger.DebugContext(ctx, "reconcile: lower the redis stock to the database's", "product", product, "err", err)
 	}
-	// 2. Give back the reservations nobody will finish, in this shop's
-	// turn: every shop finds the same ones due (reserve.Stock.Turn). Out
-	// of turn, it keeps sweeping while the ledger holds any, in case the
-	// shop whose turn it is dies; and it settles them all the same once
-	// one is stuck, in case that shop lives and cannot settle (its
-	// database is gone) yet asks first every round.
-	mine, held, stuck, err := s.res.Turn(ctx, product, sweepTurn, sweepStuck)
+	// 2. Give back the reservations nobody will finish, ledger by ledger.
+	for _, name := range s.namesOf(product) {
+		if s.settleLedger(ctx, product, name) {
+			pending = true
+		}
+	}
+	return pending
+}
+
+// settleLedger is reconcile's second step for the ledger kept under name
+// (product's, or one of its buckets'): it gives back the reservations
+// nobody will finish, in this shop's turn: every shop finds the same ones
+// due (reserve.Stock.Turn). Out of turn, it keeps sweeping while the
+// ledger holds any, in case the shop whose turn it is dies; and it
+// settles them all the same once one is stuck, in case that shop lives
+// and cannot settle (its database is gone) yet asks first every round.
+// It reports whether the ledger still holds reservations.
+func (s *Seller) settleLedger(ctx context.Context, product, name string) (pending bool) {
+	mine, held, stuck, err := s.res.Turn(ctx, name, sweepTurn, sweepStuck)
 	if err == nil && !mine && !stuck {
 		return held > 0
 	}
-	pending, err = s.reclaim(ctx, product)
+	pending, err = s.reclaim(ctx, product, name)
 	if err != nil {
-		s.opts.Logger.DebugContext(ctx, "reconcile: reclaim the reservations past their hold", "product", product, "err", err)
+		s.opts.Logger.DebugContext(ctx, "reconcile: reclaim the reservations past their hold", "product", product, "ledger", name, "err", err)
 	}
 	return pending
 }

@@ -13,6 +13,8 @@
 //
 // The files, in the order an order meets them:
 //   - place.go: reserve in Redis, write, give back if the write failed;
+//   - buckets.go: the same over a hot product's stock buckets, each
+//     under a hash tag of its own;
 //   - group.go: the write, in one transaction with the other buyers';
 //   - write.go: the write of one order, and how it meets the sweep;
 //   - settle.go: a reservation whose write failed in doubt, given back
@@ -73,6 +75,7 @@ type Seller struct {
 	w    *sale.Writer
 	db   *gorm.DB // w's
 
+	buckets sync.Map       // product id -> its number of stock buckets, if 2 or more; see know
 	groups  sync.Map       // product id -> *writeGroup; see writeGrouped
 	writers sync.WaitGroup // writeGroups' goroutines
 

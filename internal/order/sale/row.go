@@ -42,6 +42,7 @@ func RowOf(o Order) Row {
 		Quantity:  o.Quantity,
 		Strategy:  string(o.Strategy),
 		CreatedAt: o.CreatedAt,
+		Bucket:    o.Bucket,
 	}
 }
 

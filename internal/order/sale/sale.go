@@ -31,6 +31,11 @@ type Order struct {
 	// (redis-queue) and not yet written: the buyer is told 202 Accepted,
 	// and package order's OrderStatus says when it is written.
 	Queued bool
+	// Bucket is the stock bucket the order's units came from, for a
+	// product whose stock is split (stock.Product.Buckets): set by the
+	// strategy that sells it, and written to orders.bucket (RowOf). Nil
+	// for the product's own stock.
+	Bucket *int
 }
 
 // ReleaseTimeout bounds a short step that runs on a context that survives
