@@ -38,8 +38,12 @@ var (
 // deletion it missed meanwhile); if the session ends, the watch fires
 // with an error, and the list that follows finds e's node gone
 // (errGone). It returns an error wrapping errQueued if ctx ends while it
-// watches, and zkErr's translation of a request that failed otherwise.
+// watches, or while it looks again once it has been behind another node
+// (a wait that runs out as a wake-up's list is on its way is a wait that
+// ran out, not an ensemble that did not answer), and zkErr's translation
+// of a request that failed otherwise.
 func (e *entry) await(ctx context.Context, wait bool) error {
+	behind := false // a node was seen before e's: ctx ending now ends a wait
 	for {
 		names, err := e.m.children(ctx, e.dir)
 		if errors.Is(err, zk.ErrNoNode) {
@@ -49,7 +53,7 @@ func (e *entry) await(ctx context.Context, wait bool) error {
 			if e.m.retry(ctx, err) {
 				continue
 			}
-			return e.m.zkErr(ctx, err, "wait", e.key)
+			return e.failed(ctx, err, behind)
 		}
 		pred, ok := e.predecessor(names)
 		switch {
@@ -60,6 +64,7 @@ func (e *entry) await(ctx context.Context, wait bool) error {
 		case !wait:
 			return errNotFirst
 		}
+		behind = true
 		watch, err := call(ctx, func() (<-chan zk.Event, error) {
 			_, _, ch, err := e.m.conn.GetW(e.dir + "/" + pred)
 			return ch, err
@@ -72,7 +77,7 @@ func (e *entry) await(ctx context.Context, wait bool) error {
 			if e.m.retry(ctx, err) {
 				continue
 			}
-			return e.m.zkErr(ctx, err, "wait", e.key)
+			return e.failed(ctx, err, behind)
 		}
 		select {
 		case <-watch: // deleted, or the session ended: look again
@@ -81,6 +86,17 @@ func (e *entry) await(ctx context.Context, wait bool) error {
 			return fmt.Errorf("%w: %q: %w", errQueued, e.key, ctx.Err())
 		}
 	}
+}
+
+// failed returns the error of a request of await that failed with err:
+// errQueued if ctx ended it once e had been seen behind another node (the
+// wait ran out while e looked at the queue again, after a wake-up),
+// zkErr's translation otherwise.
+func (e *entry) failed(ctx context.Context, err error, behind bool) error {
+	if behind && ctx.Err() != nil {
+		return fmt.Errorf("%w: %q: %w", errQueued, e.key, ctx.Err())
+	}
+	return e.m.zkErr(ctx, err, "wait", e.key)
 }
 
 // predecessor returns the node queued just before e's among names, "" if
