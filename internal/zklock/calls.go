@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
@@ -97,14 +98,23 @@ func lostAnswer(err error) bool {
 }
 
 // transient reports whether err is the connection's, and the same request
-// may work once the client has reconnected (or has a new session).
+// may work once the client has reconnected (or has a new session). That
+// includes the socket's own error: the client hands a request whose write
+// failed (a reset, a broken pipe, a write deadline) the error as it is,
+// not one of its own, and closes the connection. Such a request did not
+// reach the member whole, so it was not carried out either.
 func (m *Locker) transient(err error) bool {
+	var nerr net.Error
 	switch {
 	case m.closed():
 		return false
 	case errors.Is(err, zk.ErrConnectionClosed), errors.Is(err, zk.ErrNoServer),
 		errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrSessionMoved),
 		errors.Is(err, zk.ErrClosing):
+		return true
+	case errors.Is(err, context.DeadlineExceeded): // a net.Error too, but a caller's
+		return false
+	case errors.As(err, &nerr):
 		return true
 	}
 	return false

@@ -3,7 +3,10 @@ package zklock
 import (
 	"context"
 	"errors"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,12 +20,17 @@ import (
 // for the connection's errors (the same request may work once the client
 // has reconnected), anything else quoted and not retried.
 func TestZkErr(t *testing.T) {
+	// What the client hands a request whose write failed (go-zookeeper's
+	// sendData): the socket's error as it is.
+	writeFailed := &net.OpError{Op: "write", Net: "tcp", Err: os.NewSyscallError("write", syscall.EPIPE)}
 	open := bareLocker(t)
 	closed := bareLocker(t)
 	closed.Close()
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	live := context.Background()
+	expired, cancelExpired := context.WithDeadline(live, time.Now())
+	defer cancelExpired()
 	for _, tc := range []struct {
 		name      string
 		m         *Locker
@@ -37,9 +45,11 @@ func TestZkErr(t *testing.T) {
 		{"session expired", open, live, zk.ErrSessionExpired, true, []error{dlock.ErrUnavailable}, nil},
 		{"session moved", open, live, zk.ErrSessionMoved, true, []error{dlock.ErrUnavailable}, nil},
 		{"client closing", open, live, zk.ErrClosing, true, []error{dlock.ErrUnavailable}, nil},
+		{"write failed", open, live, writeFailed, true, []error{dlock.ErrUnavailable, syscall.EPIPE}, nil},
 		{"no auth", open, live, zk.ErrNoAuth, false, []error{zk.ErrNoAuth}, dlock.ErrUnavailable},
 		{"bad arguments", open, live, zk.ErrBadArguments, false, []error{zk.ErrBadArguments}, dlock.ErrUnavailable},
 		{"caller gave up", open, cancelled, context.Canceled, false, []error{context.Canceled}, dlock.ErrUnavailable},
+		{"caller's deadline", open, expired, context.DeadlineExceeded, false, []error{context.DeadlineExceeded}, dlock.ErrUnavailable},
 		{"caller gave up, connection lost", open, cancelled, zk.ErrConnectionClosed, true, []error{zk.ErrConnectionClosed}, dlock.ErrUnavailable},
 		{"closed", closed, live, zk.ErrConnectionClosed, false, []error{ErrClosed}, dlock.ErrUnavailable},
 	} {
@@ -61,7 +71,7 @@ func TestZkErr(t *testing.T) {
 			}
 		})
 	}
-	if !lostAnswer(zk.ErrConnectionClosed) || lostAnswer(zk.ErrNoServer) || lostAnswer(zk.ErrNodeExists) {
+	if !lostAnswer(zk.ErrConnectionClosed) || lostAnswer(zk.ErrNoServer) || lostAnswer(zk.ErrNodeExists) || lostAnswer(writeFailed) {
 		t.Error("lostAnswer: only a connection closed with the request on its way leaves its outcome unknown")
 	}
 }
