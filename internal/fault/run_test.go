@@ -16,7 +16,7 @@ import (
 // name is the flag that switches it on: what messages, the report and
 // the one-fault-per-row rule name it by.
 func TestNameSwitchesEveryFaultOn(t *testing.T) {
-	want := []string{"crash", "failover", "cluster-failover", "redlock-kill", "etcd-kill", "redis-restart"}
+	want := []string{"crash", "failover", "cluster-failover", "redlock-kill", "etcd-kill", "zookeeper-kill", "redis-restart"}
 	var names []string
 	for _, f := range Kinds() {
 		name := Name(f)
