@@ -42,6 +42,11 @@ type ModeResult struct {
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration
+	// Products are a catalogue row's products, hottest first, each with
+	// its own answers and audit; Tally, Audit, Events, Lost and
+	// EarlySoldOut above are then their sums (ledger.SumAudits). Nil for
+	// a row of one product.
+	Products []ledger.ProductFigures
 	// Why says in one line why the row came out as it did.
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.
