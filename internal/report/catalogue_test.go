@@ -57,3 +57,29 @@ func TestCatalogueReport(t *testing.T) {
 		t.Errorf("report.json products %+v, settings %+v", doc.Modes[0].Products, doc.Settings)
 	}
 }
+
+// Where the load landed is a line per row in report.md and each row's
+// masters in report.json, on a cluster only.
+func TestMastersReport(t *testing.T) {
+	o := outcome()
+	var md bytes.Buffer
+	if err := writeMarkdown(&md, o); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "load landed") {
+		t.Errorf("no cluster, yet a load section:\n%s", md.String())
+	}
+	o.Modes[0].Load = []ledger.MasterLoad{{Addr: "h:1", Commands: 300, Share: 0.75}, {Addr: "h:2", Commands: 100, Share: 0.25}}
+	md.Reset()
+	if err := writeMarkdown(&md, o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"## Where the load landed", "- **off**: h:1 75% (300), h:2 25% (100)", "- **redlock**: not read"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if d := NewDocument(o); len(d.Modes[0].Load) != 2 || d.Modes[1].Load != nil {
+		t.Errorf("report.json load %+v, %+v", d.Modes[0].Load, d.Modes[1].Load)
+	}
+}

@@ -31,6 +31,7 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 			fmt.Fprintf(&b, "- **%s**: %s\n", sk.Mode, skippedWhy(sk))
 		}
 		writeCatalogueMarkdown(&b, o)
+		writeMastersMarkdown(&b, o)
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(&b, "\n**UNSAFE**: %s\n", strings.Join(bad, "; "))

@@ -37,6 +37,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	if len(a.products) == 0 {
 		a.products = []string{a.productID}
 	}
+	load := ledger.CommandsSince(ctx, a.fleet.Commands) // the row's, creation and audit included
 	for i, id := range a.products {
 		p := product(id, a.mode, s)
 		p.Stock = s.stockOf(i)
@@ -46,6 +47,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	}
 	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.products)}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
+	defer func() { res.Load = load(ctx) }()
 
 	// Start from a collected heap. The embedded shops share this process,
 	// and an overloaded row leaves garbage that the next row's first GC

@@ -36,7 +36,7 @@ func TestCatalogueExactPerProduct(t *testing.T) {
 	s := catalogueSale()
 	s.Modes = scenario.Modes()
 	if testing.Short() {
-		s.Modes = []scenario.Mode{"off", "naive", "lua", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
+		s.Modes = []scenario.Mode{"off", "naive", "lua", "sql-atomic", "redis-queue"}
 	}
 	out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 	if err != nil {
@@ -55,7 +55,9 @@ func TestCatalogueExactPerProduct(t *testing.T) {
 			if p.Audit.ProductID != p.ID {
 				t.Errorf("%s: product %s audited as %s", m.Mode, p.ID, p.Audit.ProductID)
 			}
-			if p.Audit.Orders != p.Tally.Accepted() && m.Mode.Safe() {
+			// Every order a buyer was told of is written; one more is
+			// written only for a click that got no answer in time.
+			if m.Mode.Safe() && (p.Audit.Orders < p.Tally.Accepted() || (p.Audit.Orders > p.Tally.Accepted() && p.Tally.ErrorCount() == 0)) {
 				t.Errorf("%s/%s: %d orders written, its own buyers were told %d: answers %+v", m.Mode, p.ID, p.Audit.Orders, p.Tally.Accepted(), p.Tally)
 			}
 			if p.Exact() {

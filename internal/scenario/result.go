@@ -47,6 +47,10 @@ type ModeResult struct {
 	// EarlySoldOut above are then their sums (ledger.SumAudits). Nil for
 	// a row of one product.
 	Products []ledger.ProductFigures
+	// Load is each Redis Cluster master's part of the commands served
+	// from the row's start to its end (ledger.CommandsSince); nil without
+	// a cluster.
+	Load []ledger.MasterLoad
 	// Why says in one line why the row came out as it did.
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.
