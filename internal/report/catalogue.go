@@ -74,13 +74,22 @@ func CatalogueRows(m *scenario.ModeResult) [][]string {
 			drift = strconv.Itoa(*a.Drift)
 		}
 		rows = append(rows, []string{
-			p.ID, strconv.Itoa(p.Buyers), strconv.Itoa(p.Clicks), strconv.Itoa(a.InitialStock),
+			shortID(p.ID), strconv.Itoa(p.Buyers), strconv.Itoa(p.Clicks), strconv.Itoa(a.InitialStock),
 			strconv.Itoa(p.Tally.Accepted()), strconv.Itoa(p.Tally.SoldOut),
 			strconv.Itoa(a.Orders), strconv.Itoa(a.Oversold), strconv.Itoa(a.DuplicateOrders),
 			yesNo(a.Consistent), drift, strconv.Itoa(p.Lost), yesNo(p.Exact()),
 		})
 	}
 	return rows
+}
+
+// shortID is a catalogue product's own part of its id, "p01" of
+// "d11-<run>-<row>-p01".
+func shortID(id string) string {
+	if i := strings.LastIndexByte(id, '-'); i >= 0 {
+		return id[i+1:]
+	}
+	return id
 }
 
 // writeCatalogueMarkdown writes report.md's per-product section: for each
@@ -90,7 +99,7 @@ func writeCatalogueMarkdown(b *strings.Builder, o *scenario.Outcome) {
 	if !o.Settings.Catalogue() {
 		return
 	}
-	fmt.Fprintf(b, "\n## Each product\n\nThe table above sums %d products; --stock %d is split evenly over them, and each buyer wants one, drawn from a Zipf law of exponent %g (product p01 the hottest). Each product is audited alone, from its own orders and its own buyers' answers; a product is exact when it oversold nothing, duplicated no order, is consistent, left no drift and lost no answered order.\n",
+	fmt.Fprintf(b, "\n## Each product\n\nThe table above sums %d products; --stock %d is split evenly over them, and each buyer wants one, drawn from a Zipf law of exponent %g (product p01 the hottest; each product's id is its row's, then -p01, -p02...). Each product is audited alone, from its own orders and its own buyers' answers; a product is exact when it oversold nothing, duplicated no order, is consistent, left no drift and lost no answered order.\n",
 		o.Settings.Products, o.Settings.Stock, o.Settings.Skew)
 	for _, m := range o.Modes {
 		fmt.Fprintf(b, "\n### %s: %d of %d products exact\n\n", m.Mode, exactCount(m), len(m.Products))
