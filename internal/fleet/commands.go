@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/order"
 )
 
 // ClusterCommands reads how many commands each master of a Redis Cluster
@@ -52,4 +53,19 @@ func (c ClusterCommands) Commands(ctx context.Context) (map[string]int64, error)
 		return nil, err
 	}
 	return out, nil
+}
+
+// MasterOf implements ledger.MasterFinder: the address of the master
+// that serves product's keys, all under its hash tag (order.ProductKey).
+func (c ClusterCommands) MasterOf(ctx context.Context, product string) (string, error) {
+	cl := redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: c.Addrs, DisableIdentity: true, MaxRetries: -1,
+		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
+	})
+	defer cl.Close()
+	m, err := cl.MasterForKey(ctx, order.ProductKey(product))
+	if err != nil {
+		return "", fmt.Errorf("fleet: the master of %s: %w", product, err)
+	}
+	return m.Options().Addr, nil
 }

@@ -43,6 +43,9 @@ func TestClusterCommandsCountsTheTagsMaster(t *testing.T) {
 			t.Errorf("master %s served %d, the tag's master %s %d", l.Addr, l.Commands, on.Addr, on.Commands)
 		}
 	}
+	if addr, err := meter.MasterOf(ctx, "loadshare"); err != nil || addr != on.Addr {
+		t.Errorf("MasterOf(loadshare) = %q, %v; want %s", addr, err, on.Addr)
+	}
 	if on.Commands < 1000 || on.Share < 0.5 {
 		t.Errorf("the tag's master %s: %d commands, share %.2f; want 1000 or more, most of them (all: %+v)", on.Addr, on.Commands, on.Share, load)
 	}

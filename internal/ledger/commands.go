@@ -22,6 +22,12 @@ type CommandMeter interface {
 	Describe() string
 }
 
+// MasterFinder says which master serves a product's keys. A CommandMeter
+// may implement it. Implementations must be safe for concurrent use.
+type MasterFinder interface {
+	MasterOf(ctx context.Context, product string) (addr string, err error)
+}
+
 // MasterLoad is one master's part of a row's commands.
 type MasterLoad struct {
 	Addr     string  `json:"addr"`

@@ -70,11 +70,12 @@ func TestMastersReport(t *testing.T) {
 		t.Errorf("no cluster, yet a load section:\n%s", md.String())
 	}
 	o.Modes[0].Load = []ledger.MasterLoad{{Addr: "h:1", Commands: 300, Share: 0.75}, {Addr: "h:2", Commands: 100, Share: 0.25}}
+	o.Modes[0].ProductID, o.Modes[0].HotMaster = "d11-x-off-p01", "h:1"
 	md.Reset()
 	if err := writeMarkdown(&md, o); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Where the load landed", "- **off**: h:1 75% (300), h:2 25% (100)", "- **redlock**: not read"} {
+	for _, want := range []string{"## Where the load landed", "- **off**: h:1 75% (300), h:2 25% (100); p01, its first product, on h:1", "- **redlock**: not read"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md.String())
 		}

@@ -105,9 +105,11 @@ type ModeDoc struct {
 	Products []ledger.ProductFigures `json:"products,omitempty"`
 	// Load is each Redis Cluster master's part of the row's commands;
 	// absent without a cluster.
-	Load       []ledger.MasterLoad `json:"load_per_master,omitempty"`
-	Why        string              `json:"why"`
-	RawResults string              `json:"raw_results"`
+	Load []ledger.MasterLoad `json:"load_per_master,omitempty"`
+	// HotMaster is the master of the row's first product's keys.
+	HotMaster  string `json:"hot_master,omitempty"`
+	Why        string `json:"why"`
+	RawResults string `json:"raw_results"`
 	// Figures are the row's figures by name (Figures), as --threshold and
 	// loadgen compare read them; with --count, those of the run that stands
 	// for the row, and Spread each one's median and min–max over Runs runs.
@@ -216,7 +218,7 @@ func NewDocument(o *scenario.Outcome) Document {
 				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
 			},
 			Why: m.Why, RawResults: RawFile(string(m.Mode)), LostOrders: m.Lost, EarlySoldOut: m.EarlySoldOut,
-			Figures: figureValues(m), Runs: max(len(m.Runs), 1), Spread: spreads(m), Products: m.Products, Load: m.Load,
+			Figures: figureValues(m), Runs: max(len(m.Runs), 1), Spread: spreads(m), Products: m.Products, Load: m.Load, HotMaster: m.HotMaster,
 		}
 		if dr := m.Drain; dr != nil {
 			md.Drain = &DrainDoc{Seconds: dr.Took.Seconds(), Error: dr.Err}

@@ -38,6 +38,9 @@ func writeMastersMarkdown(b *strings.Builder, o *scenario.Outcome) {
 		if line == "" {
 			line = "not read"
 		}
+		if m.HotMaster != "" {
+			line += fmt.Sprintf("; %s, its first product, on %s", shortID(m.ProductID), m.HotMaster)
+		}
 		fmt.Fprintf(b, "- **%s**: %s\n", m.Mode, line)
 	}
 }

@@ -47,7 +47,12 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	}
 	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.products)}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
-	defer func() { res.Load = load(ctx) }()
+	defer func() {
+		res.Load = load(ctx)
+		if f, ok := a.fleet.Commands.(ledger.MasterFinder); ok && res.Load != nil {
+			res.HotMaster, _ = f.MasterOf(ctx, a.productID) // "" if unknown
+		}
+	}()
 
 	// Start from a collected heap. The embedded shops share this process,
 	// and an overloaded row leaves garbage that the next row's first GC

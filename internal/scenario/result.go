@@ -51,6 +51,9 @@ type ModeResult struct {
 	// from the row's start to its end (ledger.CommandsSince); nil without
 	// a cluster.
 	Load []ledger.MasterLoad
+	// HotMaster is the master that serves the row's first (hottest)
+	// product's keys, where the cluster's meter says (ledger.MasterFinder).
+	HotMaster string
 	// Why says in one line why the row came out as it did.
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.
