@@ -71,16 +71,18 @@ func TestMastersReport(t *testing.T) {
 	}
 	o.Modes[0].Load = []ledger.MasterLoad{{Addr: "h:1", Commands: 300, Share: 0.75}, {Addr: "h:2", Commands: 100, Share: 0.25}}
 	o.Modes[0].ProductID, o.Modes[0].HotMaster = "d11-x-off-p01", "h:1"
+	o.Modes[0].Products = []ledger.ProductFigures{{ID: "d11-x-off-p01"}}
+	o.Modes[1].Load, o.Modes[1].HotMaster = []ledger.MasterLoad{{Addr: "h:2", Commands: 9, Share: 1}}, "h:2"
 	md.Reset()
 	if err := writeMarkdown(&md, o); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"## Where the load landed", "- **off**: h:1 75% (300), h:2 25% (100); p01, its first product, on h:1", "- **redlock**: not read"} {
+	for _, want := range []string{"## Where the load landed", "- **off**: h:1 75% (300), h:2 25% (100); p01, the hottest product, on h:1", "- **redlock**: h:2 100% (9); the product on h:2"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md.String())
 		}
 	}
-	if d := NewDocument(o); len(d.Modes[0].Load) != 2 || d.Modes[1].Load != nil {
+	if d := NewDocument(o); len(d.Modes[0].Load) != 2 || d.Modes[1].HotMaster != "h:2" {
 		t.Errorf("report.json load %+v, %+v", d.Modes[0].Load, d.Modes[1].Load)
 	}
 }

@@ -38,8 +38,11 @@ func writeMastersMarkdown(b *strings.Builder, o *scenario.Outcome) {
 		if line == "" {
 			line = "not read"
 		}
-		if m.HotMaster != "" {
-			line += fmt.Sprintf("; %s, its first product, on %s", shortID(m.ProductID), m.HotMaster)
+		switch {
+		case m.HotMaster != "" && len(m.Products) > 0:
+			line += fmt.Sprintf("; %s, the hottest product, on %s", shortID(m.ProductID), m.HotMaster)
+		case m.HotMaster != "":
+			line += "; the product on " + m.HotMaster
 		}
 		fmt.Fprintf(b, "- **%s**: %s\n", m.Mode, line)
 	}
