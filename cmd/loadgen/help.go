@@ -67,6 +67,13 @@ fenced,sql-atomic,redis-decr,redis-queue,fenced+batch and --stock 600, so
 that the lock-free rows still sell when the kills come. It
 cannot be pointed at --targets: it kills only shops it started.
 
+Add --products 20 to sell twenty products at once to the same crowd, each
+buyer wanting one drawn from a Zipf law (--skew 1.1: one or two hot, a long
+tail cold) and --stock split evenly over them: each product is audited on
+its own, the table sums them, and report.md lists every product; with
+--redis-cluster, report.md also gives each master's share of each row's
+commands.
+
 As a load tester: --rate 300/1s or 50/100ms (Vegeta's form), --users 0
 for an open model (a fresh buyer per click until --duration is up),
 --count 5 for the median and min–max of five runs of each row, --sweep

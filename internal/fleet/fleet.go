@@ -62,6 +62,9 @@ type Fleet struct {
 	// CPU reads the fleet's CPU time, for the cpu/order column; nil if
 	// unknown.
 	CPU ledger.CPUMeter
+	// Commands reads each Redis Cluster master's commands, for where a
+	// row's load landed; nil without a cluster.
+	Commands ledger.CommandMeter
 	// procs are the child shops of a process fleet (FleetConfig.Processes),
 	// which --crash kills; nil otherwise.
 	procs *shopProcs

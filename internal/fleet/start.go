@@ -199,6 +199,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	}
 	if len(b.RedisCluster) > 0 {
 		f.Backend += fmt.Sprintf(" + a Redis Cluster (%s; lua, naive, fenced, dedupe, redis-decr, redis-queue)", strings.Join(b.RedisCluster, ","))
+		f.Commands = ClusterCommands{Addrs: b.RedisCluster}
 	}
 	if len(cfg.ZooKeeper) > 0 && len(b.ZooKeeper) == 0 {
 		withZK := *b // the caller's Backends, without the ensemble

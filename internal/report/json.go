@@ -57,6 +57,10 @@ type SettingsDoc struct {
 	LateCommitMs    float64           `json:"late_commit_ms"`
 	LateCommitEvery int               `json:"late_commit_every"`
 	PlannedRequests int               `json:"planned_requests"`
+	// Products and Skew are a catalogue's (--products, --skew); absent
+	// for one product.
+	Products int     `json:"products,omitempty"`
+	Skew     float64 `json:"skew,omitempty"`
 	LoadSettingsDoc
 }
 
@@ -94,9 +98,18 @@ type ModeDoc struct {
 	LostOrders int `json:"lost_orders"`
 	// EarlySoldOut counts buyers told sold out before a later order was
 	// sent, in a row whose stock is in buckets (ledger.EarlySoldOut).
-	EarlySoldOut int    `json:"early_sold_out,omitempty"`
-	Why          string `json:"why"`
-	RawResults   string `json:"raw_results"`
+	EarlySoldOut int `json:"early_sold_out,omitempty"`
+	// Products are a catalogue row's products, hottest first, each with
+	// its own answers and audit (the figures above are their sums);
+	// absent for one product.
+	Products []ledger.ProductFigures `json:"products,omitempty"`
+	// Load is each Redis Cluster master's part of the row's commands;
+	// absent without a cluster.
+	Load []ledger.MasterLoad `json:"load_per_master,omitempty"`
+	// HotMaster is the master of the row's first product's keys.
+	HotMaster  string `json:"hot_master,omitempty"`
+	Why        string `json:"why"`
+	RawResults string `json:"raw_results"`
 	// Figures are the row's figures by name (Figures), as --threshold and
 	// loadgen compare read them; with --count, those of the run that stands
 	// for the row, and Spread each one's median and min–max over Runs runs.
@@ -177,6 +190,9 @@ func NewDocument(o *scenario.Outcome) Document {
 		d.Skipped = append(d.Skipped, SkippedDoc{Mode: string(sk.Mode), Why: sk.Why})
 	}
 	d.Settings.LoadSettingsDoc = newLoadSettingsDoc(s)
+	if s.Catalogue() {
+		d.Settings.Products, d.Settings.Skew = s.Products, s.Skew
+	}
 	d.Thresholds, d.Sweep = newThresholdsDoc(o), newSweepDoc(o)
 	if d.Unsafe == nil {
 		d.Unsafe = []string{}
@@ -202,7 +218,7 @@ func NewDocument(o *scenario.Outcome) Document {
 				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
 			},
 			Why: m.Why, RawResults: RawFile(string(m.Mode)), LostOrders: m.Lost, EarlySoldOut: m.EarlySoldOut,
-			Figures: figureValues(m), Runs: max(len(m.Runs), 1), Spread: spreads(m),
+			Figures: figureValues(m), Runs: max(len(m.Runs), 1), Spread: spreads(m), Products: m.Products, Load: m.Load, HotMaster: m.HotMaster,
 		}
 		if dr := m.Drain; dr != nil {
 			md.Drain = &DrainDoc{Seconds: dr.Took.Seconds(), Error: dr.Err}

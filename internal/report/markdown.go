@@ -22,7 +22,7 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 			b.WriteString("- " + l + "\n")
 		}
 	} else {
-		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units, %d req/s\n\n", s.Users, s.Stock, s.Rate)
+		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units%s, %d req/s\n\n", s.Users, s.Stock, catalogueTitle(s), s.Rate)
 		markdownTable(&b, Columns, append(Rows(o), skippedRows(o, Columns)...))
 		for _, m := range o.Modes {
 			fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
@@ -30,6 +30,8 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 		for _, sk := range o.Skipped {
 			fmt.Fprintf(&b, "- **%s**: %s\n", sk.Mode, skippedWhy(sk))
 		}
+		writeCatalogueMarkdown(&b, o)
+		writeMastersMarkdown(&b, o)
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(&b, "\n**UNSAFE**: %s\n", strings.Join(bad, "; "))
@@ -90,7 +92,7 @@ func settingsLine(o *scenario.Outcome) string {
 	if s.LateCommit > 0 {
 		line += fmt.Sprintf(" --late-commit %v --late-commit-every %d", s.LateCommit, s.LateCommitEvery)
 	}
-	return line
+	return line + catalogueFlags(s)
 }
 
 // machineLine says where the run happened.

@@ -90,6 +90,11 @@ func writeText(w io.Writer, o *scenario.Outcome, wide bool) error {
 			writeAligned(&b, TerminalColumns, append(TerminalRows(o), skippedRows(o, TerminalColumns)...), false)
 			b.WriteString("sold: answered 201 or 202. Every column and whole why-lines: report.md, or --wide.\n")
 		}
+		if line := catalogueLine(o); line != "" {
+			for _, l := range Wrap(line, TerminalWidth) {
+				b.WriteString(l + "\n")
+			}
+		}
 		b.WriteString("\n")
 		for _, m := range o.Modes {
 			b.WriteString(fit(fmt.Sprintf("%-11s %s", string(m.Mode)+":", m.Why)) + "\n")

@@ -25,17 +25,34 @@ type attack struct {
 	api       *fleet.API
 	opts      Options
 	productID string
+	// products are the row's products, hottest first: productID alone,
+	// or a catalogue's (Settings.productIDs), productID being the first.
+	products []string
 }
 
 // run creates the product, attacks it, and audits it. It returns what it
 // measured even when it also returns an error.
 func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	s := a.settings
-	if err := a.api.CreateProduct(ctx, product(a.productID, a.mode, s)); err != nil {
-		return nil, err
+	if len(a.products) == 0 {
+		a.products = []string{a.productID}
 	}
-	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.productID)}
+	load := ledger.CommandsSince(ctx, a.fleet.Commands) // the row's, creation and audit included
+	for i, id := range a.products {
+		p := product(id, a.mode, s)
+		p.Stock = s.stockOf(i)
+		if err := a.api.CreateProduct(ctx, p); err != nil {
+			return nil, err
+		}
+	}
+	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.products)}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
+	defer func() {
+		res.Load = load(ctx)
+		if f, ok := a.fleet.Commands.(ledger.MasterFinder); ok && res.Load != nil {
+			res.HotMaster, _ = f.MasterOf(ctx, a.productID) // "" if unknown
+		}
+	}()
 
 	// Start from a collected heap. The embedded shops share this process,
 	// and an overloaded row leaves garbage that the next row's first GC
@@ -121,6 +138,13 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, faultErr // a shop that did not come back: the audit would not be whole
 	}
 
+	if len(a.products) > 1 {
+		if err := a.auditCatalogue(ctx, res, func() { watch.update(res.Sent, res) }); err != nil {
+			return res, err
+		}
+		res.Why = why.Line(whyRow(s, res))
+		return res, nil
+	}
 	if a.mode.Strategy().Queues() {
 		// The orders are written behind the answers: the audit waits for
 		// the queue to drain.
@@ -145,7 +169,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 			}
 		}
 	}
-	if res.Events, err = a.events(ctx); err != nil {
+	if res.Events, err = a.events(ctx, a.productID); err != nil {
 		return res, err
 	}
 	res.Why = why.Line(whyRow(s, res))
@@ -203,12 +227,12 @@ func (a *attack) lookups() []ledger.OrderLookup {
 	return out
 }
 
-// events sums what every shop of the fleet counted for the attack's
-// product: each counts only its own orders.
-func (a *attack) events(ctx context.Context) (ledger.Events, error) {
+// events sums what every shop of the fleet counted for product: each
+// counts only its own orders.
+func (a *attack) events(ctx context.Context, product string) (ledger.Events, error) {
 	var sum ledger.Events
 	for _, t := range a.fleet.Targets {
-		e, err := fleet.NewAPI(t, a.fleet.AdminToken).Events(ctx, a.productID)
+		e, err := fleet.NewAPI(t, a.fleet.AdminToken).Events(ctx, product)
 		if err != nil {
 			return sum, err
 		}

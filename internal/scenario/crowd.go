@@ -11,20 +11,24 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/ledger"
 )
 
 // A click is one request of the crowd: one buyer pressing "buy" once.
 type click struct {
-	user int     // buyer number, 0..Users-1
-	nth  int     // 1 for the buyer's first click, 2 for the second...
-	shop uint32  // picks the shop replica (mod the number of targets)
-	at   float64 // position in the stream, in requests since the start
+	user    int     // buyer number, 0..Users-1
+	nth     int     // 1 for the buyer's first click, 2 for the second...
+	shop    uint32  // picks the shop replica (mod the number of targets)
+	at      float64 // position in the stream, in requests since the start
+	product int     // the product the buyer wants: 0, the hottest, unless a catalogue
 }
 
 // crowd is the whole sale's clicks, in the order they are sent.
 type crowd struct {
 	clicks []click
 	buyers []int // clicks per buyer, indexed by buyer number
+	wants  []int // the product each buyer wants (drawProducts), by buyer number
 }
 
 // newCrowd builds the crowd from s.Seed, so the same settings always make
@@ -38,7 +42,9 @@ type crowd struct {
 // sorting by position interleaves neighbouring buyers' repeated clicks the
 // way a real crowd's do, which is what the dedupe lock must absorb.
 //
-// With Users 0 the crowd is an open model instead (openCrowd).
+// With Users 0 the crowd is an open model instead (openCrowd). In a
+// catalogue each buyer wants one product (drawProducts), every click of
+// theirs on it.
 func newCrowd(s Settings) *crowd {
 	rng := rand.New(rand.NewPCG(s.Seed, s.Seed^0x9e3779b97f4a7c15))
 	if s.Open() {
@@ -47,7 +53,7 @@ func newCrowd(s Settings) *crowd {
 	order := rng.Perm(max(s.Users, 0))
 	window := s.ClickWindow.Seconds() * s.PerSecond()
 
-	c := &crowd{buyers: make([]int, max(s.Users, 0))}
+	c := &crowd{buyers: make([]int, max(s.Users, 0)), wants: s.drawProducts(max(s.Users, 0))}
 	pos := 0.0
 	for _, user := range order {
 		n := 1 + rng.IntN(max(s.Clicks, 1))
@@ -57,7 +63,7 @@ func newCrowd(s Settings) *crowd {
 			if k > 1 {
 				at += rng.Float64() * window
 			}
-			c.clicks = append(c.clicks, click{user: user, nth: k, shop: rng.Uint32(), at: at})
+			c.clicks = append(c.clicks, click{user: user, nth: k, shop: rng.Uint32(), at: at, product: c.wants[user]})
 		}
 		pos += float64(n)
 	}
@@ -79,9 +85,9 @@ func newCrowd(s Settings) *crowd {
 // it measures what the shops serve, not what they refuse.
 func openCrowd(s Settings, rng *rand.Rand) *crowd {
 	n := s.openClicks()
-	c := &crowd{clicks: make([]click, n), buyers: make([]int, n)}
+	c := &crowd{clicks: make([]click, n), buyers: make([]int, n), wants: s.drawProducts(n)}
 	for i := range n {
-		c.clicks[i] = click{user: i, nth: 1, shop: rng.Uint32(), at: float64(i)}
+		c.clicks[i] = click{user: i, nth: 1, shop: rng.Uint32(), at: float64(i), product: c.wants[i]}
 		c.buyers[i] = 1
 	}
 	return c
@@ -91,16 +97,36 @@ func openCrowd(s Settings, rng *rand.Rand) *crowd {
 func userID(n int) string { return fmt.Sprintf("buyer-%05d", n) }
 
 // targets turns the crowd into Vegeta targets: POST /api/v1/orders on one of
-// the shop base URLs, for the given product.
-func (c *crowd) targets(shops []string, productID string) []vegeta.Target {
+// the shop base URLs, for the product each click wants, products[k] for
+// product k. In a catalogue (more than one product) each URL is tagged
+// with its product (ledger.TagURL), so that each answer can be counted
+// for its product alone.
+func (c *crowd) targets(shops []string, products []string) []vegeta.Target {
 	header := http.Header{"Content-Type": []string{"application/json"}}
 	out := make([]vegeta.Target, len(c.clicks))
 	for i, k := range c.clicks {
 		base := strings.TrimRight(shops[int(k.shop%uint32(len(shops)))], "/")
-		body := `{"user_id":"` + userID(k.user) + `","product_id":` + strconv.Quote(productID) + `,"quantity":1}`
-		out[i] = vegeta.Target{Method: http.MethodPost, URL: base + "/api/v1/orders", Body: []byte(body), Header: header}
+		id := products[k.product]
+		body := `{"user_id":"` + userID(k.user) + `","product_id":` + strconv.Quote(id) + `,"quantity":1}`
+		url := base + "/api/v1/orders"
+		if len(products) > 1 {
+			url = ledger.TagURL(url, id)
+		}
+		out[i] = vegeta.Target{Method: http.MethodPost, URL: url, Body: []byte(body), Header: header}
 	}
 	return out
+}
+
+// share is how many of the crowd's buyers want product p, and how many
+// clicks they make.
+func (c *crowd) share(p int) (buyers, clicks int) {
+	for b, w := range c.wants {
+		if w == p {
+			buyers++
+			clicks += c.buyers[b]
+		}
+	}
+	return buyers, clicks
 }
 
 // targeter hands out targets in order, each once, and counts how many it

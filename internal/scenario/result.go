@@ -42,6 +42,18 @@ type ModeResult struct {
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration
+	// Products are a catalogue row's products, hottest first, each with
+	// its own answers and audit; Tally, Audit, Events, Lost and
+	// EarlySoldOut above are then their sums (ledger.SumAudits). Nil for
+	// a row of one product.
+	Products []ledger.ProductFigures
+	// Load is each Redis Cluster master's part of the commands served
+	// from the row's start to its end (ledger.CommandsSince); nil without
+	// a cluster.
+	Load []ledger.MasterLoad
+	// HotMaster is the master that serves the row's first (hottest)
+	// product's keys, where the cluster's meter says (ledger.MasterFinder).
+	HotMaster string
 	// Why says in one line why the row came out as it did.
 	Why string
 	// Results are Vegeta's raw results, in the order they were answered.

@@ -134,6 +134,8 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 				settings: s, mode: mode, crowd: c, fleet: fl, api: api, opts: opts,
 				productID: "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-") + runSuffix(n),
 			}
+			a.products = s.productIDs(a.productID)
+			a.productID = a.products[0]
 			res, err := a.run(ctx)
 			if res != nil {
 				runs = append(runs, res)

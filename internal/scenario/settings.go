@@ -21,8 +21,14 @@ type Settings struct {
 	Modes []Mode
 	// Users is the number of distinct buyers in the crowd.
 	Users int
-	// Stock is the number of units each mode's product starts with.
+	// Stock is the number of units each mode's product starts with; in a
+	// catalogue (Products above 1), the units of all its products
+	// together, split evenly (stockOf).
 	Stock int
+	// Products is how many products each row sells (0 or 1: one); Skew
+	// the Zipf exponent that spreads the buyers over them (catalogue.go).
+	Products int
+	Skew     float64
 	// Clicks is the most times one buyer clicks "buy"; each buyer clicks
 	// 1..Clicks times (drawn from Seed), all within ClickWindow.
 	Clicks int
@@ -117,6 +123,8 @@ func DefaultSettings() Settings {
 		StallRate:   0.08,
 		Seed:        2011,
 		Batch:       64,
+		Products:    1,
+		Skew:        DefaultSkew,
 
 		LateCommit:      0,
 		LateCommitEvery: 10,
@@ -188,6 +196,7 @@ func (s Settings) Problems() []string {
 		between("buckets", s.Buckets, 1, 256, "stock buckets")
 	}
 	bad = append(bad, s.loadProblems()...)
+	bad = append(bad, s.catalogueProblems()...)
 	return append(bad, fault.Problems(s.Faults, fault.Plan{Rows: s.rows()})...)
 }
 

@@ -4,7 +4,8 @@
 # On the embedded backends always: default, two-clicks, late-commit,
 # database-locks, node-kills, empty-restart, crash, failover (needs
 # redis-server and redis-sentinel), cluster-failover (redis-server and
-# redis-cli) and calibrate. With real servers named (LOADGEN_MYSQL_DSN,
+# redis-cli), catalogue and calibrate; with LOADGEN_REDIS_CLUSTER, also
+# catalogue-cluster. With real servers named (LOADGEN_MYSQL_DSN,
 # LOADGEN_REDIS, optionally LOADGEN_ETCD and LOADGEN_REDIS_CLUSTER), also
 # their -real files (late-commit, database-locks, buckets, crash, cluster and
 # decr-buckets: a cluster of their own without LOADGEN_REDIS_CLUSTER), bench-place, dlock-bench,
@@ -19,7 +20,7 @@ run() {
 	echo "==> $*" >&2
 	if [ -n "${LOCK:-}" ]; then flock "$LOCK" "$@"; else "$@"; fi
 }
-embedded=(default two-clicks late-commit database-locks node-kills empty-restart crash failover cluster-failover calibrate)
+embedded=(default two-clicks late-commit database-locks node-kills empty-restart crash failover cluster-failover catalogue calibrate)
 for s in "${embedded[@]}"; do
 	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 done
@@ -30,4 +31,5 @@ if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
 	run ./cluster.sh
 	run ./decr-buckets.sh
 fi
+[ -z "${LOADGEN_REDIS_CLUSTER:-}" ] || run ./catalogue.sh
 ./index.sh
