@@ -1,0 +1,133 @@
+package redisdecr
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/reserve"
+)
+
+// The cold review's tests of redis-decr over buckets: the corners the
+// bucket tests do not reach, each on one Redis and on the Redis Cluster.
+
+// TestReviewTwoClicksTwoBuckets: one buyer's two clicks reserved in two
+// buckets at once (the first fell back to bucket 1 while bucket 0 was out
+// on d's reservation; d left, and the second click found bucket 0's unit),
+// both held before their writes, then written together (one group). One
+// order; the other click is told duplicate, its unit back in its own
+// bucket; the buckets agree, and the unit left sells.
+func TestReviewTwoClicksTwoBuckets(t *testing.T) {
+	eachRedis(t, func(t *testing.T, e bucketEnv) {
+		ctx := context.Background()
+		p := e.addBucketed(ctx, t, "two-clicks", 2, 2)
+		dg, ug := newGate(1), newGate(2)
+		dShop, uShop := e.shop(t, Options{Work: dg.Work}), e.shop(t, Options{Work: ug.Work})
+		zero := homed("u", 2, 0, 2)
+		d, u := zero[0], zero[1]
+
+		leaveD, dAnswer := held(ctx, dShop, dg, p, d) // bucket 0
+		_, first := held(ctx, uShop, ug, p, u)        // bucket 1
+		leaveD()
+		if err := <-dAnswer; !errors.Is(err, context.Canceled) {
+			t.Fatalf("d, who left: %v", err)
+		}
+		_, second := held(ctx, uShop, ug, p, u) // bucket 0, given back by d
+		if _, rs := e.buckets(ctx, t, p); rs[0] != 0 || rs[1] != 0 {
+			t.Fatalf("setup: Redis %v with both clicks held, want [0 0]", rs)
+		}
+		close(ug.release)
+		a, b := <-first, <-second
+		var dup *sale.DuplicateOrderError
+		ok := a == nil && errors.As(b, &dup) || b == nil && errors.As(a, &dup)
+		if !ok {
+			t.Errorf("u's clicks: %v and %v, want one order and one duplicate", a, b)
+		}
+		if n := ordersOf(ctx, t, e.db, p.ID, u); n != 1 {
+			t.Errorf("u has %d orders, want 1", n)
+		}
+		if left := e.agree(ctx, t, p); left[0]+left[1] != 1 {
+			t.Errorf("buckets %v after u's order, want one unit left", left)
+		}
+		e.shop(t, Options{}).mustPlace(ctx, t, p, "last")
+		e.checkBuckets(ctx, t, p, []int{0, 0})
+	})
+}
+
+// TestReviewRefillWhileEmptied: three buckets of one unit, each out on a
+// reservation held before its write (three buyers of home 0, the second
+// and third falling back). The one in bucket 2 leaves: its unit goes back
+// to bucket 2 while buckets 0 and 1 stay empty. A fourth buyer of home 0
+// must find it there (not be told sold out), and a fifth is sold out.
+func TestReviewRefillWhileEmptied(t *testing.T) {
+	eachRedis(t, func(t *testing.T, e bucketEnv) {
+		ctx := context.Background()
+		p := e.addBucketed(ctx, t, "refill", 3, 3)
+		g := newGate(3)
+		s := e.shop(t, Options{Work: g.Work})
+		zero := homed("u", 3, 0, 5)
+		var leaves []func()
+		var answers []chan error
+		for _, u := range zero[:3] {
+			leave, a := held(ctx, s, g, p, u)
+			leaves, answers = append(leaves, leave), append(answers, a)
+		}
+		if _, rs := e.buckets(ctx, t, p); rs[0]+rs[1]+rs[2] != 0 {
+			t.Fatalf("setup: Redis %v, want every unit out", rs)
+		}
+		leaves[2]()
+		if err := <-answers[2]; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the third, who left: %v", err)
+		}
+		if _, rs := e.buckets(ctx, t, p); rs[2] != 1 {
+			t.Fatalf("Redis %v after the third left, want its unit in bucket 2", rs)
+		}
+		other := e.shop(t, Options{})
+		if err := other.place(ctx, p, zero[3]); err != nil {
+			t.Errorf("a buyer of home 0 with bucket 2's unit back: %v, want it sold", err)
+		}
+		close(g.release)
+		for i, a := range answers[:2] {
+			if err := <-a; err != nil {
+				t.Errorf("buyer %d: %v", i, err)
+			}
+		}
+		if err := other.place(ctx, p, zero[4]); !errors.Is(err, sale.ErrSoldOut) {
+			t.Errorf("a fifth buyer: %v, want sold out", err)
+		}
+		e.checkBuckets(ctx, t, p, []int{0, 0, 0})
+	})
+}
+
+// TestReviewSoldOutOnlyFarBucket: four buckets; the three a buyer tries
+// first are sold, only the last one it tries (home-1) holds a unit, and
+// Redis has lost that bucket's key (or never had it: its Load failed).
+// The buyer must buy it, the bucket loaded from the database's count;
+// the next is told sold out.
+func TestReviewSoldOutOnlyFarBucket(t *testing.T) {
+	eachRedis(t, func(t *testing.T, e bucketEnv) {
+		ctx := context.Background()
+		const k = 4
+		p := e.addBucketed(ctx, t, "far", k, k)
+		s := e.shop(t, Options{})
+		home, far := 1, 0
+		for b := range k {
+			if b != far {
+				s.mustPlace(ctx, t, p, homed("b", k, b, 1)[0])
+			}
+		}
+		name := reserve.Bucket(p.ID, far, k)
+		if err := e.redis.Del(ctx, "flashsale:stock:{"+name+"}").Err(); err != nil {
+			t.Fatal(err)
+		}
+		late := homed("late", k, home, 2)
+		if err := s.place(ctx, p, late[0]); err != nil {
+			t.Errorf("a buyer whose last bucket holds the last unit: %v, want it sold", err)
+		}
+		if err := s.place(ctx, p, late[1]); !errors.Is(err, sale.ErrSoldOut) {
+			t.Errorf("the next: %v, want sold out", err)
+		}
+		e.checkBuckets(ctx, t, p, []int{0, 0, 0, 0})
+	})
+}
