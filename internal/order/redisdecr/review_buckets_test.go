@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
@@ -129,5 +130,63 @@ func TestReviewSoldOutOnlyFarBucket(t *testing.T) {
 			t.Errorf("the next: %v, want sold out", err)
 		}
 		e.checkBuckets(ctx, t, p, []int{0, 0, 0, 0})
+	})
+}
+
+// TestReviewLostKeyDriftSwept: Redis loses bucket 0's stock key while a
+// reservation of it is on its way (a failover that lost the newest
+// writes). The next buyer of home 0 reloads the bucket from the
+// database's count, which still holds the unit on its way, and both
+// orders of bucket 0 are written: bucket 0 sold 2 of its share of 1, the
+// database's total stops the sale at 2. Bucket 1's unit is then a phantom
+// (the database has none left), and the sweep, whose job is to lower
+// Redis to the database after such a loss, must lower it.
+func TestReviewLostKeyDriftSwept(t *testing.T) {
+	eachRedis(t, func(t *testing.T, e bucketEnv) {
+		ctx := context.Background()
+		p := e.addBucketed(ctx, t, "lost-key", 2, 2)
+		g := newGate(1)
+		slow, s := e.shop(t, Options{Work: g.Work}), e.shop(t, Options{})
+		zero := homed("u", 2, 0, 2)
+		_, answer := held(ctx, slow, g, p, zero[0]) // bucket 0
+		name := reserve.Bucket(p.ID, 0, 2)
+		if err := e.redis.Del(ctx, "flashsale:stock:{"+name+"}").Err(); err != nil {
+			t.Fatal(err)
+		}
+		s.mustPlace(ctx, t, p, zero[1]) // bucket 0 again, reloaded at 1
+		close(g.release)
+		if err := <-answer; err != nil {
+			t.Fatalf("the held order: %v", err)
+		}
+		if got := stockOf(ctx, t, e.db, p.ID); got != 0 {
+			t.Fatalf("setup: the database's stock %d, want 0", got)
+		}
+		s.reconcile(ctx, p.ID)
+		if _, rs := e.buckets(ctx, t, p); rs[0]+rs[1] != 0 {
+			t.Errorf("Redis's buckets %v after the sweep, the database's stock 0: phantom units left", rs)
+		}
+	})
+}
+
+// TestReviewSoldOutCost256: the cost of a sold-out answer of a product of
+// stock.MaxBuckets buckets, every bucket tried (logged, not checked): the
+// shop's first (which names the buckets), then the next.
+func TestReviewSoldOutCost256(t *testing.T) {
+	eachRedis(t, func(t *testing.T, e bucketEnv) {
+		ctx := context.Background()
+		p := e.addBucketed(ctx, t, "cost", 256, 256)
+		s := e.shop(t, Options{})
+		for b := range 256 {
+			if err := e.redis.Set(ctx, "flashsale:stock:{"+reserve.Bucket(p.ID, b, 256)+"}", 0, 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, u := range []string{"x", "y"} {
+			start := time.Now()
+			if err := s.place(ctx, p, u); !errors.Is(err, sale.ErrSoldOut) {
+				t.Fatalf("got %v", err)
+			}
+			t.Logf("a sold-out answer over 256 buckets (%s): %v", u, time.Since(start))
+		}
 	})
 }

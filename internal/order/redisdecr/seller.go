@@ -75,7 +75,7 @@ type Seller struct {
 	w    *sale.Writer
 	db   *gorm.DB // w's
 
-	buckets sync.Map       // product id -> its number of stock buckets, if 2 or more; see know
+	buckets sync.Map       // product id -> its stock buckets' names, if 2 or more; see know
 	groups  sync.Map       // product id -> *writeGroup; see writeGrouped
 	writers sync.WaitGroup // writeGroups' goroutines
 
