@@ -18,11 +18,11 @@ import (
 // The cold review's tests of a bucketed order's write: failing after the
 // reserve, and meeting the sweep.
 
-// TestReviewFailedWriteToItsBucket: two buckets of one unit; bucket 0 is
+// TestBucketsFailedWriteToItsBucket: two buckets of one unit; bucket 0 is
 // sold; a buyer of home 0 falls back to bucket 1 and its INSERT fails
 // (the database refuses it, not in doubt). The unit must come back to
 // bucket 1, once, and sell there.
-func TestReviewFailedWriteToItsBucket(t *testing.T) {
+func TestBucketsFailedWriteToItsBucket(t *testing.T) {
 	eachRedis(t, func(t *testing.T, e bucketEnv) {
 		ctx := context.Background()
 		p := e.addBucketed(ctx, t, "failed-write", 2, 2)
@@ -56,14 +56,14 @@ func TestReviewFailedWriteToItsBucket(t *testing.T) {
 	})
 }
 
-// TestReviewSweepDuringSlowWrite: a buyer's order from its fallback bucket
+// TestBucketsSweepDuringSlowWrite: a buyer's order from its fallback bucket
 // is written while another transaction holds the product's row (a slow
 // database), its reservation already past its hold (grace 0); a second
 // shop's sweep runs meanwhile, its lowering and its reclaim, queued on the
 // row after the write, or before it. Whichever wins the row, the buyer's
 // answer, the orders, the database's buckets and Redis's must agree: an
 // order and bucket 1 at 0, or ErrUnavailable and bucket 1's unit back.
-func TestReviewSweepDuringSlowWrite(t *testing.T) {
+func TestBucketsSweepDuringSlowWrite(t *testing.T) {
 	for _, sweepFirst := range []bool{false, true} {
 		t.Run(map[bool]string{false: "write-first", true: "sweep-first"}[sweepFirst], func(t *testing.T) {
 			eachRedis(t, func(t *testing.T, e bucketEnv) { sweepDuringSlowWrite(t, e, sweepFirst) })

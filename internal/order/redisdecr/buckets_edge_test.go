@@ -13,13 +13,13 @@ import (
 // The cold review's tests of redis-decr over buckets: the corners the
 // bucket tests do not reach, each on one Redis and on the Redis Cluster.
 
-// TestReviewTwoClicksTwoBuckets: one buyer's two clicks reserved in two
+// TestBucketsTwoClicksTwoBuckets: one buyer's two clicks reserved in two
 // buckets at once (the first fell back to bucket 1 while bucket 0 was out
 // on d's reservation; d left, and the second click found bucket 0's unit),
 // both held before their writes, then written together (one group). One
 // order; the other click is told duplicate, its unit back in its own
 // bucket; the buckets agree, and the unit left sells.
-func TestReviewTwoClicksTwoBuckets(t *testing.T) {
+func TestBucketsTwoClicksTwoBuckets(t *testing.T) {
 	eachRedis(t, func(t *testing.T, e bucketEnv) {
 		ctx := context.Background()
 		p := e.addBucketed(ctx, t, "two-clicks", 2, 2)
@@ -56,12 +56,12 @@ func TestReviewTwoClicksTwoBuckets(t *testing.T) {
 	})
 }
 
-// TestReviewRefillWhileEmptied: three buckets of one unit, each out on a
+// TestBucketsRefillWhileEmptied: three buckets of one unit, each out on a
 // reservation held before its write (three buyers of home 0, the second
 // and third falling back). The one in bucket 2 leaves: its unit goes back
 // to bucket 2 while buckets 0 and 1 stay empty. A fourth buyer of home 0
 // must find it there (not be told sold out), and a fifth is sold out.
-func TestReviewRefillWhileEmptied(t *testing.T) {
+func TestBucketsRefillWhileEmptied(t *testing.T) {
 	eachRedis(t, func(t *testing.T, e bucketEnv) {
 		ctx := context.Background()
 		p := e.addBucketed(ctx, t, "refill", 3, 3)
@@ -101,12 +101,12 @@ func TestReviewRefillWhileEmptied(t *testing.T) {
 	})
 }
 
-// TestReviewSoldOutOnlyFarBucket: four buckets; the three a buyer tries
+// TestBucketsSoldOutOnlyFarBucket: four buckets; the three a buyer tries
 // first are sold, only the last one it tries (home-1) holds a unit, and
 // Redis has lost that bucket's key (or never had it: its Load failed).
 // The buyer must buy it, the bucket loaded from the database's count;
 // the next is told sold out.
-func TestReviewSoldOutOnlyFarBucket(t *testing.T) {
+func TestBucketsSoldOutOnlyFarBucket(t *testing.T) {
 	eachRedis(t, func(t *testing.T, e bucketEnv) {
 		ctx := context.Background()
 		const k = 4
@@ -133,7 +133,7 @@ func TestReviewSoldOutOnlyFarBucket(t *testing.T) {
 	})
 }
 
-// TestReviewLostKeyDriftSwept: Redis loses bucket 0's stock key while a
+// TestBucketsLostKeyDriftSwept: Redis loses bucket 0's stock key while a
 // reservation of it is on its way (a failover that lost the newest
 // writes). The next buyer of home 0 reloads the bucket from the
 // database's count, which still holds the unit on its way, and both
@@ -141,7 +141,7 @@ func TestReviewSoldOutOnlyFarBucket(t *testing.T) {
 // database's total stops the sale at 2. Bucket 1's unit is then a phantom
 // (the database has none left), and the sweep, whose job is to lower
 // Redis to the database after such a loss, must lower it.
-func TestReviewLostKeyDriftSwept(t *testing.T) {
+func TestBucketsLostKeyDriftSwept(t *testing.T) {
 	eachRedis(t, func(t *testing.T, e bucketEnv) {
 		ctx := context.Background()
 		p := e.addBucketed(ctx, t, "lost-key", 2, 2)
@@ -168,10 +168,10 @@ func TestReviewLostKeyDriftSwept(t *testing.T) {
 	})
 }
 
-// TestReviewSoldOutCost256: the cost of a sold-out answer of a product of
+// TestBucketsSoldOutOver256: the cost of a sold-out answer of a product of
 // stock.MaxBuckets buckets, every bucket tried (logged, not checked): the
 // shop's first (which names the buckets), then the next.
-func TestReviewSoldOutCost256(t *testing.T) {
+func TestBucketsSoldOutOver256(t *testing.T) {
 	eachRedis(t, func(t *testing.T, e bucketEnv) {
 		ctx := context.Background()
 		p := e.addBucketed(ctx, t, "cost", 256, 256)
