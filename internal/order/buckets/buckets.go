@@ -100,6 +100,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 		case errors.Is(err, sale.ErrDuplicateKey):
 			return s.w.Duplicate(ctx, p.ID, o.UserID)
 		default:
+			o.Bucket = &b // the row a COMMIT still landing holds (Settled)
 			if err := s.w.AfterFailure(ctx, o, err); err != nil {
 				return sale.FromWrite(ctx, err)
 			}

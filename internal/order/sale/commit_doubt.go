@@ -62,10 +62,11 @@ func (w *Writer) Landed(ctx context.Context, id string) (bool, error) {
 // is still writing its product's row: a COMMIT whose answer was lost may
 // still be on its way (the server finishing a slow fsync after the client
 // gave up on the connection), and until it lands or rolls back it holds
-// that row, which every sale writes. A plain read would not wait for it,
-// and would answer "not there" about an order that lands a moment later.
-// So it asks in a transaction that first takes the row (TakeRow), then
-// reads, and rolls back. It waits at most settleWait, on a context that
+// that row, which every sale writes, or, for an order with a Bucket, its
+// bucket's row (a bucketed sql-atomic sale writes no other). A plain read
+// would not wait for it, and would answer "not there" about an order that
+// lands a moment later. So it asks in a transaction that first takes the
+// rows (TakeRow, TakeBucketRow), then reads, and rolls back. It waits at most settleWait, on a context that
 // survives the caller's; err says the database could not tell in that
 // time.
 func (w *Writer) Settled(ctx context.Context, o Order) (found bool, err error) {
@@ -78,6 +79,11 @@ func (w *Writer) Settled(ctx context.Context, o Order) (found bool, err error) {
 	defer tx.Rollback()
 	if err := TakeRow(tx, o.ProductID); err != nil {
 		return false, err
+	}
+	if o.Bucket != nil {
+		if err := TakeBucketRow(tx, o.ProductID, *o.Bucket); err != nil {
+			return false, err
+		}
 	}
 	var n int64
 	err = tx.Raw("SELECT COUNT(*) FROM orders WHERE id = ?", o.ID).Row().Scan(&n)

@@ -72,6 +72,14 @@ func TakeRow(tx *gorm.DB, product string) error {
 	return tx.Exec("UPDATE products SET stock = stock WHERE id = ?", product).Error
 }
 
+// TakeBucketRow is TakeRow for bucket of product's stock_buckets rows,
+// the row a bucketed sql-atomic sale writes instead of the product's. A
+// product whose buckets have no rows (redis-decr's live in Redis) has
+// nothing to take.
+func TakeBucketRow(tx *gorm.DB, product string, bucket int) error {
+	return tx.Exec("UPDATE stock_buckets SET stock = stock WHERE product_id = ? AND bucket = ?", product, bucket).Error
+}
+
 // ReadStock reads the stock of product id with a plain SELECT through q
 // (the database, or a transaction). A product the database does not have
 // is stock.ErrNotFound.
