@@ -174,24 +174,28 @@ func (e *Etcd) Endpoints() []string {
 // Len returns the number of members.
 func (e *Etcd) Len() int { return len(e.cfgs) }
 
-// Stop takes the given members down together, as crashes would, keeping
-// their data for Restart, and their ports (see package porthold): each
-// one's raft stops at once, with no leadership handed over, and only then
-// are its client connections drained, which takes up to etcd's request
-// timeout (5.2 s here) while a client keeps a stream open. Members are
-// stopped side by side: one after the other, the second would vote on
-// while the first drained. Stopping a stopped member does nothing. It
-// panics if a member is out of range.
-func (e *Etcd) Stop(members ...int) {
+// Stop takes member i down, keeping its data for Restart, and its ports
+// (see package porthold). Stopping a stopped member does nothing. It
+// panics if i is out of range.
+func (e *Etcd) Stop(i int) { e.stop(i, false) }
+
+// Crash takes the given members down together as crashes would, keeping
+// their data and ports as Stop does: each one's raft stops at once, with
+// no leadership handed over, and only then are its clients drained, which
+// takes up to etcd's request timeout (5.2 s here) while a client keeps a
+// stream open. Stop drains first, the member voting all the while: members
+// stopped one after the other leave a quorum for seconds. This is the
+// load generator's --etcd-kill.
+func (e *Etcd) Crash(members ...int) {
 	var wg sync.WaitGroup
 	for _, i := range members {
-		wg.Go(func() { e.stop(i) })
+		wg.Go(func() { e.stop(i, true) })
 	}
 	wg.Wait()
 }
 
-// stop is Stop for member i.
-func (e *Etcd) stop(i int) {
+// stop is Stop for member i, and Crash's when hard.
+func (e *Etcd) stop(i int, hard bool) {
 	e.mu.Lock()
 	m := e.members[i]
 	e.members[i] = nil
@@ -199,7 +203,9 @@ func (e *Etcd) stop(i int) {
 	if m == nil {
 		return
 	}
-	m.Server.HardStop()
+	if hard {
+		m.Server.HardStop()
+	}
 	m.Close()
 	e.mu.Lock()
 	defer e.mu.Unlock()

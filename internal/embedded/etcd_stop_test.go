@@ -10,13 +10,13 @@ import (
 	"github.com/flashsale/flashsale/internal/embedded"
 )
 
-// Stopping two of three members loses the quorum at once, as two crashes
-// would, not once their clients have drained: with a watch open on each
+// Crashing two of three members loses the quorum at once, as two
+// crashes would, not once their clients have drained: with a watch open on each
 // of them (a drain then takes etcd's request timeout, 5.2 s), writes
-// through the third fail as soon as Stop(0, 1) is under way. One by one,
-// the second member voted on while the first drained, and over a thousand
-// writes went through during that Stop.
-func TestEtcdStopIsACrash(t *testing.T) {
+// through the third fail as soon as Crash(0, 1) is under way. Stopped one
+// by one (Stop), the second member voted on while the first drained, and
+// over a thousand writes went through.
+func TestEtcdCrashTogether(t *testing.T) {
 	e, err := embedded.StartEtcd(3)
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestEtcdStopIsACrash(t *testing.T) {
 
 	stopped := make(chan struct{})
 	go func() {
-		e.Stop(0, 1)
+		e.Crash(0, 1)
 		close(stopped)
 	}()
 	// A write or two may land before the members' raft stops; a member
@@ -65,9 +65,9 @@ func TestEtcdStopIsACrash(t *testing.T) {
 	for {
 		select {
 		case <-stopped:
-			t.Logf("%d writes went through during Stop", landed)
+			t.Logf("%d writes went through during Crash", landed)
 			if landed >= few {
-				t.Fatalf("%d writes went through while Stop(0, 1) drained, want fewer than %d: a member voted on", landed, few)
+				t.Fatalf("%d writes went through while Crash(0, 1) drained, want fewer than %d: a member voted on", landed, few)
 			}
 			return
 		default:

@@ -59,7 +59,7 @@ func (s *stoppedMembers) Kill(_ context.Context, members []int, _ time.Duration)
 			return nil, fmt.Errorf("fleet: etcd member %d: only %d members", i+1, s.e.Len())
 		}
 	}
-	s.e.Stop(members...) // together (see Stop)
+	s.e.Crash(members...) // together, as crashes (see Crash)
 	return func(context.Context) error {
 		// Together: a member alone cannot rejoin a cluster without a quorum.
 		errs := make([]error, len(members))
