@@ -92,3 +92,26 @@ results_end() {
 	mv "$results_work/out.md" "$results_out"
 	echo "wrote $results_out" >&2
 }
+
+# results_cluster: LOADGEN_REDIS_CLUSTER, or a Redis Cluster of six nodes
+# started here (redisproc) and stopped, with the work folder, on exit.
+results_cluster() {
+	cluster_pids=()
+	cluster_dir=
+	stop_cluster() {
+		for pid in "${cluster_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+		for pid in "${cluster_pids[@]}"; do
+			for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		done
+		[ -z "$cluster_dir" ] || rm -rf "$cluster_dir"
+		rm -rf "$results_work"
+	}
+	trap stop_cluster EXIT
+	if [ -z "${LOADGEN_REDIS_CLUSTER:-}" ]; then
+		cluster_dir=$(mktemp -d)
+		out=$(go run ./internal/redisproc/rediscluster -dir "$cluster_dir")
+		LOADGEN_REDIS_CLUSTER=$(sed -n 's/^REDIS_CLUSTER=//p' <<<"$out")
+		IFS=, read -r -a cluster_pids <<<"$(sed -n 's/^REDIS_CLUSTER_PIDS=//p' <<<"$out")"
+	fi
+	export LOADGEN_REDIS_CLUSTER
+}
