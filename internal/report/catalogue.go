@@ -12,13 +12,14 @@ import (
 // table's figures are then each product's figures summed
 // (ledger.SumAudits); report.md adds a table per row with every product
 // on its own line, and the terminal one line that says how many of each
-// row's products came out exact.
+// row's products came out exact; report.html the same tables, each folded
+// under that line (html_catalogue.go).
 
 // CatalogueColumns are the per-product table's headers: the product, the
 // crowd's share of it, its stock, the answers to its own clicks, and its
 // own audit.
 var CatalogueColumns = []string{"product", "buyers", "clicks", "stock", "sold (201+202)", "sold_out",
-	"orders", "oversold", "dup_orders", "consistent", "drift", "lost", "exact"}
+	"orders", "oversold", "dup_orders", "consistent", "drift", "lost", "early_sold_out", "exact"}
 
 // catalogueTitle is the markdown title's tail for a catalogue ("" for one
 // product): " over 20 products (Zipf 1.1)".
@@ -77,7 +78,7 @@ func CatalogueRows(m *scenario.ModeResult) [][]string {
 			shortID(p.ID), strconv.Itoa(p.Buyers), strconv.Itoa(p.Clicks), strconv.Itoa(a.InitialStock),
 			strconv.Itoa(p.Tally.Accepted()), strconv.Itoa(p.Tally.SoldOut),
 			strconv.Itoa(a.Orders), strconv.Itoa(a.Oversold), strconv.Itoa(a.DuplicateOrders),
-			yesNo(a.Consistent), drift, strconv.Itoa(p.Lost), yesNo(p.Exact()),
+			yesNo(a.Consistent), drift, strconv.Itoa(p.Lost), strconv.Itoa(p.EarlySoldOut), yesNo(p.Exact()),
 		})
 	}
 	return rows
@@ -92,6 +93,19 @@ func shortID(id string) string {
 	return id
 }
 
+// catalogueIntro says what a catalogue's per-product tables are, for
+// report.md and report.html alike.
+func catalogueIntro(s scenario.Settings) string {
+	return fmt.Sprintf("The table above sums %d products; --stock %d is split evenly over them, and each buyer wants one, drawn from a Zipf law of exponent %g (product p01 the hottest; each product's id is its row's, then -p01, -p02...). Each product is audited alone, from its own orders and its own buyers' answers; a product is exact when it oversold nothing, duplicated no order, is consistent, left no drift, lost no answered order and told no buyer \"sold out\" while a unit was left (early_sold_out).",
+		s.Products, s.Stock, s.Skew)
+}
+
+// exactLine is a row's heading in the per-product section: "18 of 20
+// products exact".
+func exactLine(m *scenario.ModeResult) string {
+	return fmt.Sprintf("%d of %d products exact", exactCount(m), len(m.Products))
+}
+
 // writeCatalogueMarkdown writes report.md's per-product section: for each
 // row, how many products were exact and the CatalogueColumns table.
 // Nothing for one product.
@@ -99,10 +113,9 @@ func writeCatalogueMarkdown(b *strings.Builder, o *scenario.Outcome) {
 	if !o.Settings.Catalogue() {
 		return
 	}
-	fmt.Fprintf(b, "\n## Each product\n\nThe table above sums %d products; --stock %d is split evenly over them, and each buyer wants one, drawn from a Zipf law of exponent %g (product p01 the hottest; each product's id is its row's, then -p01, -p02...). Each product is audited alone, from its own orders and its own buyers' answers; a product is exact when it oversold nothing, duplicated no order, is consistent, left no drift and lost no answered order.\n",
-		o.Settings.Products, o.Settings.Stock, o.Settings.Skew)
+	fmt.Fprintf(b, "\n## Each product\n\n%s\n", catalogueIntro(o.Settings))
 	for _, m := range o.Modes {
-		fmt.Fprintf(b, "\n### %s: %d of %d products exact\n\n", m.Mode, exactCount(m), len(m.Products))
+		fmt.Fprintf(b, "\n### %s: %s\n\n", m.Mode, exactLine(m))
 		markdownTable(b, CatalogueColumns, CatalogueRows(m))
 	}
 }

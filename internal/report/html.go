@@ -39,6 +39,12 @@ type htmlData struct {
 	// Skipped are the skipped modes' why-lines, after Modes'.
 	Skipped []htmlWhy
 	Unsafe  []string
+	// Catalogue is a --products run's per-product section, nil for one
+	// product; Masters where each row's load landed on a Redis Cluster,
+	// with MastersIntro saying what they count.
+	Catalogue    *htmlCatalogue
+	Masters      []htmlWhy
+	MastersIntro string
 	// Charts are the per-mode bar charts, Scatters each attack's latency
 	// over time; Notes say which were left out, and why.
 	Charts   []template.HTML
@@ -77,6 +83,10 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 		Modes:    o.Modes,
 		Skipped:  skippedWhys(o),
 		Unsafe:   o.Unsafe(),
+
+		Catalogue:    newHTMLCatalogue(o),
+		Masters:      mastersLines(o),
+		MastersIntro: mastersIntro,
 	}
 	if sd := newSweepDoc(o); sd != nil {
 		d.Sweep = &htmlSweep{

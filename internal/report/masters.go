@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -25,14 +26,26 @@ func mastersLine(m *scenario.ModeResult) string {
 // writeMastersMarkdown writes report.md's section on where the load
 // landed: a line per row. Nothing if no row has a cluster's figures.
 func writeMastersMarkdown(b *strings.Builder, o *scenario.Outcome) {
-	read := false
-	for _, m := range o.Modes {
-		read = read || len(m.Load) > 0
-	}
-	if !read {
+	lines := mastersLines(o)
+	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("\n## Where the load landed\n\nEach Redis Cluster master's share of the commands served from the start of the row to its end (INFO commandstats before and after, less INFO, CLUSTER, HELLO and the other connection bookkeeping), and how many. Every client of the cluster counts, not only these shops. Redlock's nodes are not the cluster's and are not counted.\n\n")
+	b.WriteString("\n## Where the load landed\n\n" + mastersIntro + "\n\n")
+	for _, l := range lines {
+		fmt.Fprintf(b, "- **%s**: %s\n", l.Mode, l.Why)
+	}
+}
+
+// mastersIntro says what the lines of where the load landed count.
+const mastersIntro = "Each Redis Cluster master's share of the commands served from the start of the row to its end (INFO commandstats before and after, less INFO, CLUSTER, HELLO and the other connection bookkeeping), and how many. Every client of the cluster counts, not only these shops. Redlock's nodes are not the cluster's and are not counted."
+
+// mastersLines are each row's masters line, with where its product (or
+// its hottest) lives; none if no row has a cluster's figures.
+func mastersLines(o *scenario.Outcome) []htmlWhy {
+	if !slices.ContainsFunc(o.Modes, func(m *scenario.ModeResult) bool { return len(m.Load) > 0 }) {
+		return nil
+	}
+	out := make([]htmlWhy, 0, len(o.Modes))
 	for _, m := range o.Modes {
 		line := mastersLine(m)
 		if line == "" {
@@ -44,6 +57,7 @@ func writeMastersMarkdown(b *strings.Builder, o *scenario.Outcome) {
 		case m.HotMaster != "":
 			line += "; the product on " + m.HotMaster
 		}
-		fmt.Fprintf(b, "- **%s**: %s\n", m.Mode, line)
+		out = append(out, htmlWhy{string(m.Mode), line})
 	}
+	return out
 }
