@@ -141,6 +141,7 @@ func (q *Queue) send() {
 			live = append(live, c)
 		}
 		refused = q.flush(live, refused)
+		q.bells.ring(acceptedProducts(live))
 		for _, c := range calls {
 			close(c.done)
 		}
@@ -148,6 +149,17 @@ func (q *Queue) send() {
 		q.accepts.refused = append(q.accepts.refused, refused...)
 		q.accepts.mu.Unlock()
 	}
+}
+
+// acceptedProducts is the product of each call its script accepted.
+func acceptedProducts(calls []*acceptCall) []string {
+	var products []string
+	for _, c := range calls {
+		if code, _ := firstInt(c.res); c.err == nil && code == 1 {
+			products = append(products, c.order.ProductID)
+		}
+	}
+	return products
 }
 
 // next takes the next trip: the first tripMax accepts queued, and the

@@ -16,8 +16,8 @@ import (
 //     ClaimIdle for another consumer's acknowledgement (XAUTOCLAIM): that
 //     consumer died, or cannot reach the database. Its own unacknowledged
 //     entries come back to it the same way;
-//  2. otherwise it reads up to BatchMax new entries (XREADGROUP, blocking
-//     briefly when there are none);
+//  2. otherwise it reads up to BatchMax new entries (XREADGROUP, without
+//     blocking: when there are none it waits for its bell, bell.go);
 //  3. it hands the batch to the Writer, which writes it in one transaction
 //     (idempotent by order id: a redelivered entry is written once);
 //  4. only after the commit it acknowledges the written entries, and
@@ -92,6 +92,7 @@ func (c *Consumers) run(k *consumer) {
 		if c.done(ctx, k) {
 			return
 		}
+		c.idle(ctx, k)
 	}
 }
 
@@ -127,11 +128,11 @@ func (c *Consumers) claim(ctx context.Context, product string) ([]redis.XMessage
 	return msgs, err
 }
 
-// read reads up to a batch of new entries, waiting up to readBlock.
+// read reads up to a batch of new entries, without waiting for any.
 func (c *Consumers) read(ctx context.Context, product string) ([]redis.XMessage, error) {
 	streams, err := c.q.c.XReadGroup(ctx, &redis.XReadGroupArgs{
 		Group: Group, Consumer: c.opts.Name, Streams: []string{streamKey(product), ">"},
-		Count: int64(c.opts.BatchMax), Block: readBlock,
+		Count: int64(c.opts.BatchMax), Block: -1, // -1: no BLOCK argument
 	}).Result()
 	if errors.Is(err, redis.Nil) || len(streams) == 0 {
 		return nil, nil

@@ -56,7 +56,7 @@ const (
 // Timing of a consumer's loop.
 const (
 	claimEvery   = time.Second            // how often it looks for entries to claim
-	readBlock    = 100 * time.Millisecond // how long a read waits for new entries
+	pollEvery    = time.Second            // how often it reads when nobody rings (bell.go)
 	writeTimeout = 10 * time.Second       // bounds one batch's transaction
 	ackTimeout   = 2 * time.Second        // bounds the acknowledgement after the commit
 	retryPause   = 500 * time.Millisecond // after a failed read or write
@@ -93,6 +93,9 @@ type consumer struct {
 	// otherwise claim what the other is writing, or has just failed to.
 	inFlight map[string]bool
 	quiet    time.Time
+	// bell is rung when this process queued an order of the product
+	// (bell.go); one ring wakes one idle writer.
+	bell chan struct{}
 }
 
 // NewConsumers returns the consumers of this process, writing through w.
@@ -118,6 +121,7 @@ func NewConsumers(q *Queue, w Writer, opts ConsumerOptions) *Consumers {
 	}
 	c := &Consumers{q: q, w: w, opts: opts, running: map[string]*consumer{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
+	q.bells.add(c.ring)
 	return c
 }
 
@@ -145,11 +149,26 @@ func (c *Consumers) Watch(product string) {
 		k.watched = time.Now()
 		return
 	}
-	k := &consumer{product: product, watched: time.Now(), inFlight: map[string]bool{}}
+	k := &consumer{product: product, watched: time.Now(), inFlight: map[string]bool{}, bell: make(chan struct{}, 1)}
 	c.running[product] = k
 	for range c.opts.Writers {
 		c.wg.Add(1)
 		go c.run(k)
+	}
+}
+
+// ring wakes an idle writer of product's consumer, if it runs here; a
+// ring while none is idle waits for the next one that is.
+func (c *Consumers) ring(product string) {
+	c.mu.Lock()
+	k := c.running[product]
+	c.mu.Unlock()
+	if k == nil {
+		return
+	}
+	select {
+	case k.bell <- struct{}{}:
+	default: // rung already
 	}
 }
 
@@ -202,6 +221,17 @@ func (c *Consumers) done(ctx context.Context, k *consumer) bool {
 		delete(c.running, k.product)
 	}
 	return true
+}
+
+// idle waits until k's bell rings, pollEvery passes, or ctx ends.
+func (c *Consumers) idle(ctx context.Context, k *consumer) {
+	t := time.NewTimer(pollEvery)
+	defer t.Stop()
+	select {
+	case <-k.bell:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // pause waits retryPause or until ctx ends.

@@ -98,6 +98,7 @@ type Queue struct {
 	c       redis.UniversalClient
 	stock   *reserve.Stock
 	accepts acceptQueue // the accepts waiting for a round trip (accepts.go)
+	bells   bells       // who hears of its accepted orders (bell.go)
 }
 
 // New returns a Queue on c, which stays the caller's to close. Build c
