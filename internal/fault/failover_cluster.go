@@ -148,11 +148,14 @@ func (cf *ClusterFailover) Arm(ctx context.Context, a *Attack) (Armed, error) {
 }
 
 // clusterRound is one round (see ClusterFailover), as failingOver.round is
-// under Sentinel: nil, nil if the attack stopped before the kill; after
-// the kill it finishes on a context of its own, so that the cluster is
-// whole for the next attack.
+// under Sentinel: nil, nil if the attack stopped before the kill. Every way
+// out leaves the cluster whole for the next attack, on contexts of its own
+// that start when they are needed (a hold may outlast the attack's
+// context, and rctx): before the kill the master announces its own port
+// again; after it the old master runs again, as its replica's replica, or,
+// if the cluster never promoted the replica, as the master it was.
 func clusterRound(ctx context.Context, a *Attack, c *redisproc.Cluster, began time.Time, held func(), drift *driftWatch) (*FailoverRound, error) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
+	rctx, cancel := restoreContext(ctx)
 	defer cancel()
 	key := order.ProductKey(a.Product)
 	sh, err := c.SlotShard(rctx, key)
@@ -163,6 +166,11 @@ func clusterRound(ctx context.Context, a *Attack, c *redisproc.Cluster, began ti
 		return nil, err
 	}
 	master, replica := sh.Master, sh.Replicas[0]
+	unannounce := func() error {
+		ctx, cancel := restoreContext(ctx)
+		defer cancel()
+		return c.Announce(ctx, master, 0)
+	}
 	// 0. The replica follows the master through the link, caught up.
 	link, err := faultproxy.New(master.Addr)
 	if err != nil {
@@ -173,10 +181,10 @@ func clusterRound(ctx context.Context, a *Attack, c *redisproc.Cluster, began ti
 	_, p, _ := net.SplitHostPort(link.Addr())
 	port, _ := strconv.Atoi(p)
 	if err := c.Announce(rctx, master, port); err != nil {
-		return nil, err
+		return nil, errors.Join(err, unannounce())
 	}
 	if !pollEvery(rctx, nil, 20*time.Millisecond, func() bool { return c.Follows(rctx, replica, port) && clusterCaughtUp(rctx, c, master, replica) }) {
-		return nil, fmt.Errorf("fault: the replica %s did not follow the link %s: %w", replica.Addr, link.Addr(), rctx.Err())
+		return nil, errors.Join(fmt.Errorf("fault: the replica %s did not follow the link %s: %w", replica.Addr, link.Addr(), rctx.Err()), unannounce())
 	}
 	r := &FailoverRound{GrantedTwice: -1, Phantom: -1}
 	stopped, mc, rc := a.Stopped, master.Client, replica.Client
@@ -189,12 +197,12 @@ func clusterRound(ctx context.Context, a *Attack, c *redisproc.Cluster, began ti
 		link.HoldAt(grantCut(key))
 		held()
 		if !poll(ctx, stopped, link.Held) || !poll(ctx, stopped, func() bool { return mc.PTTL(ctx, key).Val() > 0 }) {
-			return nil, c.Announce(rctx, master, 0)
+			return nil, unannounce()
 		}
 		heldAt, granted, holder = time.Now(), time.Now(), get(ctx, mc, key)
 		if r.Caught = c.Follows(rctx, replica, port) && (a.Strategy == strategy.Naive || get(ctx, rc, key) != holder); !r.Caught {
 			link.Release()
-			return nil, errors.Join(errReplicated, c.Announce(rctx, master, 0))
+			return nil, errors.Join(errReplicated, unannounce())
 		}
 	default:
 		// 1. Held; redis-decr and redis-queue wait until the master took a
@@ -217,7 +225,7 @@ func clusterRound(ctx context.Context, a *Attack, c *redisproc.Cluster, began ti
 		}
 		if !pollEvery(ctx, wait, 20*time.Millisecond, until) {
 			link.Release()
-			return nil, c.Announce(rctx, master, 0)
+			return nil, unannounce()
 		}
 	}
 	if m, rep, err := c.Offsets(rctx, master, replica); err == nil {
@@ -227,25 +235,30 @@ func clusterRound(ctx context.Context, a *Attack, c *redisproc.Cluster, began ti
 	c.Kill(master)
 	r.killed = time.Now()
 	link.Stop()
+	kctx, kcancel := restoreContext(ctx) // rctx may be spent by a long hold
+	defer kcancel()
 	r.At, r.Held = r.killed.Sub(began), r.killed.Sub(heldAt)
-	offered := stockOn(rctx, rc, a.Product)
+	offered := stockOn(kctx, rc, a.Product)
 	twice := make(chan int, 1)
 	watchTwice := r.Caught && onMaster(a.Strategy) && a.Strategy != strategy.Naive
 	if watchTwice {
-		go func() { twice <- secondGrants(rctx, rc, key, holder, granted.Add(a.Work)) }()
+		go func() { twice <- secondGrants(kctx, rc, key, holder, granted.Add(a.Work)) }()
 	}
 	// 3. The cluster promotes the replica; 4. the old master rejoins.
-	if err := c.AwaitMaster(rctx, replica); err != nil {
-		return r, err
+	if err := c.AwaitMaster(kctx, replica); err != nil {
+		// Never promoted: the old master, back, serves its slots again.
+		bctx, cancel := restoreContext(ctx)
+		defer cancel()
+		return r, errors.Join(err, c.Rejoin(bctx, master))
 	}
 	r.Promoted = time.Since(r.killed)
 	if drift != nil {
-		if au, err := a.Shop.Audit(rctx, a.Product); err == nil {
+		if au, err := a.Shop.Audit(kctx, a.Product); err == nil {
 			r.Phantom = max(offered-au.Stock, 0)
 			drift.add(time.Since(began), offered-au.Stock)
 		}
 	}
-	err = c.Rejoin(rctx, master)
+	err = c.Rejoin(kctx, master)
 	if watchTwice {
 		r.GrantedTwice = <-twice
 	}
@@ -256,4 +269,11 @@ func clusterRound(ctx context.Context, a *Attack, c *redisproc.Cluster, began ti
 func clusterCaughtUp(ctx context.Context, c *redisproc.Cluster, master, replica *redisproc.Process) bool {
 	m, r, err := c.Offsets(ctx, master, replica)
 	return err == nil && r >= m
+}
+
+// restoreContext bounds a round's waits on the processes by
+// failoverRestoreWithin from now; it outlives ctx (Ctrl-C), so that what a
+// round took apart is put back.
+func restoreContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
 }
