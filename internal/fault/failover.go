@@ -120,6 +120,8 @@ func (sf *SentinelFailover) Check(p Plan) []string {
 		bad = append(bad, "failovers: only with --failover")
 	case sf.Enabled && p.Sentinels:
 		bad = append(bad, "failover: not with --redis-sentinel: the load generator kills only a master it started (SENTINEL FAILOVER would be a polite handover, not the crash --failover shows); drop --targets and --redis-sentinel")
+	case sf.Enabled && p.Cluster:
+		bad = append(bad, "failover: not with --redis-cluster: the Sentinel-managed master it starts serves the single-node roles, which the cluster would take too (--cluster-failover is the failover on a Redis Cluster)")
 	case sf.Enabled && p.Targets:
 		bad = append(bad, "failover: --redis-sentinel is missing: with --targets the load generator knows no Sentinels (and would refuse them: it kills only a master it started; drop --targets)")
 	case !sf.Enabled && p.Sentinels:
