@@ -99,18 +99,22 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error
 			c.Close()
 		}
 	}()
-	// The nodes start at once, each on its own goroutine: a second saved.
-	c.nodes = make([]*clusterNode, ClusterNodes)
-	errs := make([]error, ClusterNodes)
-	var wg sync.WaitGroup
-	for i := range c.nodes {
-		n := &clusterNode{}
-		c.nodes[i] = n
+	// Every port is chosen before any node starts: a failure here leaves
+	// nothing running, and no node half made for Close.
+	nodes := make([]*clusterNode, ClusterNodes)
+	for i := range nodes {
+		nodes[i] = &clusterNode{}
 		if cfg.FirstPort > 0 {
-			n.port, n.bus = cfg.FirstPort+i, cfg.FirstPort+i+10000
-		} else if n.bus, err = freePort(); err != nil {
+			nodes[i].port, nodes[i].bus = cfg.FirstPort+i, cfg.FirstPort+i+10000
+		} else if nodes[i].bus, err = freePort(); err != nil {
 			return nil, fmt.Errorf("redisproc: cluster bus port: %w", err)
 		}
+	}
+	c.nodes = nodes
+	// The nodes start at once, each on its own goroutine: a second saved.
+	errs := make([]error, ClusterNodes)
+	var wg sync.WaitGroup
+	for i, n := range c.nodes {
 		wg.Go(func() { n.proc, errs[i] = c.startNode(fmt.Sprintf("cluster%d", i+1), n) })
 	}
 	wg.Wait()
