@@ -212,11 +212,14 @@ func (c *config) check() []string {
 	if len(c.cluster) > 0 && len(c.sentinels) > 0 {
 		bad = append(bad, "redis-cluster: not with --redis-sentinel: both name the Redis of the single-node roles")
 	}
-	var rows []strategy.Name
+	var rows, bucketed []strategy.Name
 	for _, m := range c.settings.Modes {
 		rows = append(rows, m.Strategy())
+		if m.Buckets() > 0 {
+			bucketed = append(bucketed, m.Strategy())
+		}
 	}
-	return append(bad, fault.Problems(c.faults, fault.Plan{Rows: rows, Targets: len(c.targets) > 0,
+	return append(bad, fault.Problems(c.faults, fault.Plan{Rows: rows, Bucketed: bucketed, Targets: len(c.targets) > 0,
 		Redis: len(c.redis), Etcd: len(c.etcd) > 0, Sentinels: len(c.sentinels) > 0, Cluster: len(c.cluster) > 0,
 		ZooKeeper: len(c.zookeeper) > 0, Sweep: len(c.sweep) > 0})...)
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -82,6 +83,9 @@ func (cf *ClusterFailover) Check(p Plan) []string {
 		bad = append(bad, "cluster-failover: not with --redis-sentinel: the single-node roles go to the cluster it starts")
 	case cf.Enabled && p.Sweep:
 		bad = append(bad, "sweep: not with --cluster-failover: a sweep measures throughput, a failover a crash")
+	}
+	if cf.Enabled && slices.Contains(p.Bucketed, strategy.RedisDecr) {
+		bad = append(bad, "cluster-failover: not with a redis-decr+kK row: a round kills the master of the product's own slot and reads the product's own stock key, and a bucketed product's stock is in its K buckets' slots")
 	}
 	return bad
 }

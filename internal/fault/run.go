@@ -17,8 +17,9 @@ import (
 // Plan is a run as a fault's Check sees it: its rows, and the backends
 // the command line names (zero when the run is not started from one).
 type Plan struct {
-	// Rows are the strategies of the run's rows.
-	Rows []strategy.Name
+	// Rows are the strategies of the run's rows; Bucketed those of the
+	// rows whose product's stock is split in buckets ("+kK").
+	Rows, Bucketed []strategy.Name
 	// Targets is true for a fleet someone else started (--targets).
 	Targets bool
 	// Redis counts the Redis nodes named (--redis); Etcd is true when an

@@ -44,6 +44,18 @@ func (s Settings) rows() []strategy.Name {
 	return out
 }
 
+// bucketed returns the strategies of s's rows whose mode splits the
+// stock in buckets ("+kK").
+func (s Settings) bucketed() []strategy.Name {
+	var out []strategy.Name
+	for _, m := range s.Modes {
+		if m.Buckets() > 0 && !slices.Contains(out, m.Strategy()) {
+			out = append(out, m.Strategy())
+		}
+	}
+	return out
+}
+
 // ready asks each of s's faults that strikes a row of the run whether fl
 // lets it, and returns how each will strike, for the report.
 func (s Settings) ready(fl *fleet.Fleet) ([]string, error) {

@@ -197,7 +197,7 @@ func (s Settings) Problems() []string {
 	}
 	bad = append(bad, s.loadProblems()...)
 	bad = append(bad, s.catalogueProblems()...)
-	return append(bad, fault.Problems(s.Faults, fault.Plan{Rows: s.rows()})...)
+	return append(bad, fault.Problems(s.Faults, fault.Plan{Rows: s.rows(), Bucketed: s.bucketed()})...)
 }
 
 // LateCommitUsers is the crowd a late-commit run sells to unless told
