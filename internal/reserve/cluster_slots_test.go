@@ -8,13 +8,13 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// TestReviewClusterEveryScript, from the cold review of --redis-cluster:
+// TestEveryScriptStaysInItsSlot, from the cold review of --redis-cluster:
 // every script and transaction of package reserve, on a product and on a
 // bucket of one, runs on a real Redis Cluster, whose CROSSSLOT refusal
 // any key outside its product's slot would meet. The shop's sales call
 // take, lower, due and turn; give-back and the ledger's forget run only
 // when a sale fails, which the shop's cluster test never makes happen.
-func TestReviewClusterEveryScript(t *testing.T) {
+func TestEveryScriptStaysInItsSlot(t *testing.T) {
 	c := testenv.NewRedisCluster(t)
 	s := reserve.New(c.Client())
 	ctx := t.Context()

@@ -6,13 +6,12 @@ import (
 	"testing"
 )
 
-// TestReviewClusterWithSentinelFailover, from the cold review of
-// --redis-cluster: --failover starts a Sentinel-managed master for the
+// TestFailoverRefusesRedisCluster: --failover starts a Sentinel-managed master for the
 // single-node roles, which a Redis Cluster (--redis-cluster, or
 // --cluster-failover's own) takes too; the two cannot both hold them, so
 // the flags must refuse the pair before anything starts, as they refuse
 // --redis-cluster with --redis-sentinel.
-func TestReviewClusterWithSentinelFailover(t *testing.T) {
+func TestFailoverRefusesRedisCluster(t *testing.T) {
 	for _, args := range [][]string{
 		{"--failover", "--redis-cluster", "127.0.0.1:7301"},
 		{"--failover", "--cluster-failover"},
@@ -23,14 +22,13 @@ func TestReviewClusterWithSentinelFailover(t *testing.T) {
 	}
 }
 
-// TestReviewClusterFailoverOfBuckets, from the cold review: a round of
-// --cluster-failover kills the master of the product's own slot and reads
+// TestClusterFailoverRefusesBuckets: a round of --cluster-failover kills the master of the product's own slot and reads
 // the product's own stock key; a redis-decr+kK product's stock is in its
 // buckets, on K slots. On a real run its row said "the stock counter is on
 // that master", never waited for a sale ("0 of 1 times") and reported
 // "drift +0 at the peak, not repaired: -3 at the end". The flags refuse
 // the pair; sql-atomic's buckets, in the database, stay allowed.
-func TestReviewClusterFailoverOfBuckets(t *testing.T) {
+func TestClusterFailoverRefusesBuckets(t *testing.T) {
 	if _, err := parseFlags([]string{"--cluster-failover", "--modes", "redis-decr+k3"}, io.Discard); err == nil ||
 		!strings.Contains(err.Error(), "cluster-failover: not with a redis-decr+kK row") {
 		t.Errorf("--cluster-failover with redis-decr+k3: %v, want refused", err)

@@ -15,17 +15,17 @@ import (
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
-// From the cold review of --cluster-failover: a round that fails must
-// still leave the cluster whole for the next attack (the next row runs on
-// it): no master left dead, no master left announcing a closed proxy.
+// A round that fails must still leave the cluster whole for the next
+// attack (the next row runs on it): no master left dead, no master left
+// announcing a closed proxy.
 
-// TestReviewClusterRoundPromotionNeverComes: the replica of the product's
+// TestClusterRoundPromotionNeverComes: the replica of the product's
 // slot never takes over (cluster-replica-no-failover, as a replica whose
 // data is too old would refuse). The round gives up after
 // failoverRestoreWithin; the old master must run again and the cluster be
 // healthy, not left without a master for the slot.
-func TestReviewClusterRoundPromotionNeverComes(t *testing.T) {
-	c := reviewCluster(t)
+func TestClusterRoundPromotionNeverComes(t *testing.T) {
+	c := ownCluster(t)
 	sh, err := c.SlotShard(t.Context(), order.ProductKey("p"))
 	if err != nil || len(sh.Replicas) != 1 {
 		t.Fatalf("the product's shard: %+v, %v", sh, err)
@@ -33,7 +33,7 @@ func TestReviewClusterRoundPromotionNeverComes(t *testing.T) {
 	if err := sh.Replicas[0].Client.ConfigSet(t.Context(), "cluster-replica-no-failover", "yes").Err(); err != nil {
 		t.Fatal(err)
 	}
-	rec := reviewRound(t, c, &Attack{Strategy: strategy.SQLAtomic, Product: "p"})
+	rec := oneRound(t, c, &Attack{Strategy: strategy.SQLAtomic, Product: "p"})
 	if rec.Err == "" {
 		t.Fatalf("the round: %+v, want an error (no promotion)", rec)
 	}
@@ -45,13 +45,13 @@ func TestReviewClusterRoundPromotionNeverComes(t *testing.T) {
 	}
 }
 
-// TestReviewClusterRoundReplicaNeverFollows: the replica does not answer
+// TestClusterRoundReplicaNeverFollows: the replica does not answer
 // while the round waits for it to follow the link (a stalled process, here
 // SIGSTOP). The round gives up before any kill; the master must announce
 // its own port again, or its replica and every client that reloads the
 // slots are sent to the closed proxy.
-func TestReviewClusterRoundReplicaNeverFollows(t *testing.T) {
-	c := reviewCluster(t)
+func TestClusterRoundReplicaNeverFollows(t *testing.T) {
+	c := ownCluster(t)
 	sh, err := c.SlotShard(t.Context(), order.ProductKey("p"))
 	if err != nil || len(sh.Replicas) != 1 {
 		t.Fatalf("the product's shard: %+v, %v", sh, err)
@@ -62,7 +62,7 @@ func TestReviewClusterRoundReplicaNeverFollows(t *testing.T) {
 	}
 	cont := func() { _ = syscall.Kill(replica.Pid(), syscall.SIGCONT) }
 	t.Cleanup(cont)
-	rec := reviewRound(t, c, &Attack{Strategy: strategy.SQLAtomic, Product: "p"})
+	rec := oneRound(t, c, &Attack{Strategy: strategy.SQLAtomic, Product: "p"})
 	cont()
 	if rec.Err == "" || len(rec.Rounds) != 0 {
 		t.Fatalf("the round: %+v, want an error before any kill", rec)
@@ -79,13 +79,13 @@ func TestReviewClusterRoundReplicaNeverFollows(t *testing.T) {
 	}
 }
 
-// TestReviewClusterRoundStoppedAfterALongWait: a lua round waits for the
+// TestClusterRoundStoppedAfterALongWait: a lua round waits for the
 // master's next grant; none comes for longer than failoverRestoreWithin
 // (the row sold out, or its buyers are elsewhere), then the attack stops.
 // The master must announce its own port again: the round's context,
 // started with the round, is spent by then.
-func TestReviewClusterRoundStoppedAfterALongWait(t *testing.T) {
-	c := reviewCluster(t)
+func TestClusterRoundStoppedAfterALongWait(t *testing.T) {
+	c := ownCluster(t)
 	sh, err := c.SlotShard(t.Context(), order.ProductKey("idle"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,8 +112,8 @@ func TestReviewClusterRoundStoppedAfterALongWait(t *testing.T) {
 	}
 }
 
-// reviewRound runs one round of a on c and returns its record.
-func reviewRound(t *testing.T, c *redisproc.Cluster, a *Attack) *Failover {
+// oneRound runs one round of a on c and returns its record.
+func oneRound(t *testing.T, c *redisproc.Cluster, a *Attack) *Failover {
 	t.Helper()
 	stopped := make(chan struct{})
 	a.Fleet, a.Stopped = &fleet.Fleet{Cluster: c}, stopped
@@ -130,9 +130,9 @@ func reviewRound(t *testing.T, c *redisproc.Cluster, a *Attack) *Failover {
 	return f
 }
 
-// reviewCluster starts a Redis Cluster of the test's own, with the
+// ownCluster starts a Redis Cluster of the test's own, with the
 // failover's node timeout.
-func reviewCluster(t *testing.T) *redisproc.Cluster {
+func ownCluster(t *testing.T) *redisproc.Cluster {
 	t.Helper()
 	if os.Getenv(testenv.EnvRequireRedisCluster) != "1" {
 		testenv.SkipShort(t, "starts six redis-server processes")
