@@ -2,6 +2,8 @@ package queue
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -20,8 +22,14 @@ import (
 // The SET goes before its script, unconditionally, so that an accepted
 // order can always be looked up, and a buyer is answered when the trip
 // comes back, not one trip later. (The SET cannot go inside the script:
-// the order's key is in its own Redis Cluster slot, not the product's.) A
-// refused accept's SET is harmless, as Status finds no status for its id,
+// the order's key is in its own Redis Cluster slot, not the product's.)
+// On a cluster the two can part: the product's master runs the script
+// while the master of the order's key does not answer. That order is
+// queued but cannot be looked up, so its buyer is not told 202 but in
+// doubt (flush): their retry finds it, as a duplicate naming it. The
+// price of the two slots is that a trip waits for every master its keys
+// are on, so a master that hangs slows the accepts of products on the
+// others, to the client's read timeout. A refused accept's SET is harmless, as Status finds no status for its id,
 // and the next trip deletes it, but only if that SET created the key: it
 // is an NX, and a key that was there already belongs to an earlier send of
 // the same order, which may have been accepted (a duplicate naming the
@@ -46,10 +54,11 @@ type acceptCall struct {
 	ctx   context.Context // the caller's: not sent once it has ended
 	order Order
 	// Set by the flush, before done is closed.
-	res  []any
-	err  error
-	made bool // its SET created the order's key, in this trip
-	done chan struct{}
+	res    []any
+	err    error
+	made   bool  // its SET created the order's key, in this trip
+	keyErr error // its SET failed (the last send's), and may not have run
+	done   chan struct{}
 }
 
 // acceptQueue is the accepts waiting for the next round trip. The zero
@@ -155,7 +164,7 @@ func (q *Queue) send() {
 func acceptedProducts(calls []*acceptCall) []string {
 	var products []string
 	for _, c := range calls {
-		if code, _ := firstInt(c.res); c.err == nil && code == 1 {
+		if code, _ := firstInt(c.res); code == 1 { // its key's SET may have failed: queued all the same
 			products = append(products, c.order.ProductID)
 		}
 	}
@@ -190,8 +199,13 @@ func (q *Queue) flush(calls []*acceptCall, stale []string) (refused []string) {
 	q.againIfFlushed(ctx, calls, cmds)
 	for i, c := range calls {
 		c.res, c.err = cmds[i].Slice()
-		if code, _ := firstInt(c.res); c.err == nil && code < 0 && c.made {
+		code, _ := firstInt(c.res)
+		switch {
+		case c.err == nil && code < 0 && c.made:
 			refused = append(refused, orderKey(c.order.ID))
+		case c.err == nil && code == 1 && c.keyErr != nil:
+			// Queued, but Status may not find it: not a 202.
+			c.err = fmt.Errorf("accepted, but the order's key was not written: %w", c.keyErr)
 		}
 	}
 	return refused
@@ -233,6 +247,10 @@ func (q *Queue) runAccepts(ctx context.Context, calls []*acceptCall, stale []str
 	})
 	for i, c := range calls {
 		c.made = c.made || sets[i].Val() // a NOSCRIPT rerun finds the key its first SET made
+		c.keyErr = sets[i].Err()
+		if errors.Is(c.keyErr, redis.Nil) {
+			c.keyErr = nil
+		}
 	}
 	return cmds
 }
