@@ -133,7 +133,7 @@ func (fo *failingOver) Stop(_ context.Context, results vegeta.Results) (Record, 
 // drift, for redis-decr, is sent the promoted counter's first reading.
 func (fo *failingOver) round(ctx context.Context, set *redisproc.Set, began time.Time, held func(), drift *driftWatch) (*FailoverRound, error) {
 	a, stopped := fo.attack, fo.attack.Stopped
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
+	rctx, cancel := restoreContext(ctx)
 	defer cancel()
 	if err := set.AwaitReady(rctx); err != nil {
 		return nil, err
@@ -213,26 +213,28 @@ func (fo *failingOver) round(ctx context.Context, set *redisproc.Set, began time
 	set.KillMaster()
 	r.killed = time.Now()
 	link.Stop()
+	kctx, kcancel := restoreContext(ctx) // rctx may be spent by a long hold
+	defer kcancel()
 	r.At, r.Held = r.killed.Sub(began), r.killed.Sub(heldAt)
 	if a.Strategy == strategy.RedisDecr {
-		offered = stockOn(rctx, rc, a.Product) // what the promoted counter starts from
+		offered = stockOn(kctx, rc, a.Product) // what the promoted counter starts from
 	}
 	twice := make(chan int, 1)
 	if r.Caught && onMaster(a.Strategy) && a.Strategy != strategy.Naive { // naive's value is a constant: no holder tells from another
-		go func() { twice <- secondGrants(rctx, rc, key, holder, granted.Add(a.Work)) }()
+		go func() { twice <- secondGrants(kctx, rc, key, holder, granted.Add(a.Work)) }()
 	}
 	// 5. Sentinel promotes the replica; the old master rejoins, empty.
-	if err := set.AwaitMaster(rctx, replica.Addr); err != nil {
+	if err := set.AwaitMaster(kctx, replica.Addr); err != nil {
 		return r, err
 	}
 	r.Promoted = time.Since(r.killed)
 	if drift != nil {
-		if au, err := a.Shop.Audit(rctx, a.Product); err == nil {
+		if au, err := a.Shop.Audit(kctx, a.Product); err == nil {
 			r.Phantom = max(offered-au.Stock, 0)
 			drift.add(time.Since(began), offered-au.Stock)
 		}
 	}
-	err := set.Rejoin(rctx)
+	err := set.Rejoin(kctx)
 	if r.Caught && onMaster(a.Strategy) && a.Strategy != strategy.Naive {
 		r.GrantedTwice = <-twice
 	}
