@@ -89,3 +89,30 @@ func TestConsumersParkNoReadPerProduct(t *testing.T) {
 		}
 	})
 }
+
+// TestClosedConsumersHearNoBell: Consumers closed on a Queue that lives on
+// (a shop's service rebuilt on it, tests sharing one) are forgotten by its
+// bells: the accepts do not go on ringing them, nor keep them in memory.
+func TestClosedConsumersHearNoBell(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx, _, q, p := loadedQueue(t, r, "closedbell", 10)
+		for range 3 {
+			cs := NewConsumers(q, &countWriter{}, ConsumerOptions{Writers: 2})
+			cs.Watch(p)
+			cs.Close()
+		}
+		w := &countWriter{}
+		cs := NewConsumers(q, w, ConsumerOptions{Writers: 2})
+		defer cs.Close()
+		cs.Watch(p)
+		if _, err := q.Accept(ctx, rvOrder(p, "u")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the order to be written", func() bool { return w.n.Load() == 1 })
+		q.bells.mu.Lock()
+		defer q.bells.mu.Unlock()
+		if n := len(q.bells.ringers); n != 1 {
+			t.Errorf("the queue rings %d Consumers, 3 of them closed; want only the open one", n)
+		}
+	})
+}
