@@ -16,18 +16,35 @@ import "sync"
 // most that long. So the reads a shop sends grow with what it sells, not
 // with the products it watches.
 
-// bells is the products' bells a Queue rings, one ringer per Consumers
-// built on it. The zero value is ready; it is safe for concurrent use.
+// bells is the products' bells a Queue rings, one ringer per open
+// Consumers built on it. The zero value is ready; it is safe for
+// concurrent use.
 type bells struct {
 	mu      sync.Mutex
-	ringers []func(product string)
+	ringers []*ringer // replaced, never changed in place: ring reads a copy
 }
 
-// add makes ring hear every product whose order this Queue accepted.
-func (b *bells) add(ring func(product string)) {
+// ringer is one Consumers' ring.
+type ringer struct{ ring func(product string) }
+
+// add makes ring hear every product whose order this Queue accepted,
+// until the returned remove is called (Consumers.Close does).
+func (b *bells) add(ring func(product string)) (remove func()) {
+	r := &ringer{ring: ring}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.ringers = append(b.ringers, ring)
+	b.ringers = append(b.ringers[:len(b.ringers):len(b.ringers)], r)
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		kept := make([]*ringer, 0, len(b.ringers))
+		for _, o := range b.ringers {
+			if o != r {
+				kept = append(kept, o)
+			}
+		}
+		b.ringers = kept
+	}
 }
 
 // ring rings each of products once (they may repeat).
@@ -45,7 +62,7 @@ func (b *bells) ring(products []string) {
 		}
 		seen[p] = true
 		for _, r := range ringers {
-			r(p)
+			r.ring(p)
 		}
 	}
 }

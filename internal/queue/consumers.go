@@ -71,6 +71,7 @@ type Consumers struct {
 
 	ctx    context.Context // ended by Close
 	cancel context.CancelFunc
+	unring func() // stops q's accepts ringing these consumers (bell.go)
 	wg     sync.WaitGroup
 
 	mu      sync.Mutex
@@ -121,7 +122,7 @@ func NewConsumers(q *Queue, w Writer, opts ConsumerOptions) *Consumers {
 	}
 	c := &Consumers{q: q, w: w, opts: opts, running: map[string]*consumer{}}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	q.bells.add(c.ring)
+	c.unring = q.bells.add(c.ring)
 	return c
 }
 
@@ -179,6 +180,7 @@ func (c *Consumers) Close() {
 	c.mu.Lock()
 	c.closed = true
 	c.mu.Unlock()
+	c.unring()
 	c.cancel()
 	c.wg.Wait()
 }
