@@ -74,6 +74,12 @@ func (c *Consumers) run(k *consumer) {
 		}
 		if err == nil && len(msgs) == 0 {
 			msgs, err = c.read(ctx, k.product)
+			if len(msgs) == c.opts.BatchMax {
+				// A full batch: there may be more, and the trip that
+				// queued them rang once. Pass the ring on to a writer
+				// that is idle.
+				k.ring()
+			}
 		}
 		switch {
 		case isNoGroup(err):

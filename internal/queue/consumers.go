@@ -95,7 +95,8 @@ type consumer struct {
 	inFlight map[string]bool
 	quiet    time.Time
 	// bell is rung when this process queued an order of the product
-	// (bell.go); one ring wakes one idle writer.
+	// (bell.go); one ring wakes one idle writer, and a writer that reads
+	// a full batch rings it again for another.
 	bell chan struct{}
 }
 
@@ -164,9 +165,13 @@ func (c *Consumers) ring(product string) {
 	c.mu.Lock()
 	k := c.running[product]
 	c.mu.Unlock()
-	if k == nil {
-		return
+	if k != nil {
+		k.ring()
 	}
+}
+
+// ring wakes one idle writer of k, now or when one next idles.
+func (k *consumer) ring() {
 	select {
 	case k.bell <- struct{}{}:
 	default: // rung already
