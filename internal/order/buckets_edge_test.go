@@ -5,43 +5,12 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
-
-// TestBucketsCommitLanding: TestCommitLandingAfterItsAnswerWasLost
-// for a bucketed sql-atomic product. The COMMIT lands 300 ms after its
-// answer was lost; the shop must not answer "nothing was written".
-func TestBucketsCommitLanding(t *testing.T) {
-	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		db, fault := b.DB.OpenPool(t)
-		shop := shopOn(t, b, db, order.Options{})
-		p := newProduct(t, b, "rv-landing", stock.Product{Strategy: strategy.SQLAtomic, Stock: 8, Buckets: 4})
-		mustPlace(ctx, t, shop, p.ID, "warm")
-
-		fault.LoseNextAnswerEarly(300 * time.Millisecond)
-		o, err := shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
-		_, retry := shop.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1})
-		fault.Wait()
-		if n := fault.Lost(); n != 1 {
-			t.Fatalf("setup: %d COMMIT answers lost, want 1", n)
-		}
-		if err != nil {
-			t.Errorf("x, whose COMMIT landed: got %v, want its order", err)
-		}
-		var dup *order.DuplicateOrderError
-		if !errors.As(retry, &dup) || (err == nil && dup.OrderID != o.ID) {
-			t.Errorf("x retries: got %v, want a duplicate naming order %q", retry, o.ID)
-		}
-		checkBuckets(t, audit(t, shop, p.ID), 4, 2)
-	})
-}
 
 // TestBucketsLastUnitsRace: every bucket holds one unit; many
 // buyers homed on each bucket rush over three shops at once. Exactly K

@@ -3,6 +3,7 @@ package order_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,24 +20,30 @@ import (
 // asking the database at once, with a plain read, would say the order is
 // not there. Its question waits behind the transaction still holding the
 // product's row, so the buyer is told its order; a retry is a duplicate
-// naming it; and nobody has a second order, in every strategy.
+// naming it; and nobody has a second order, in every strategy. A bucketed
+// sql-atomic sale (sql-atomic+k4) writes no product row, only its bucket's:
+// the question must wait on that.
 func TestCommitLandingAfterItsAnswerWasLost(t *testing.T) {
 	cases := []struct {
-		name  strategy.Name
-		batch int
+		name           strategy.Name
+		batch, buckets int
 	}{
-		{strategy.Lua, 0}, {strategy.Redlock, 0}, {strategy.Fenced, 0}, {strategy.SQLAtomic, 0},
-		{strategy.RedisDecr, 0}, {strategy.Lua, 4}, {strategy.Fenced, 4},
+		{strategy.Lua, 0, 0}, {strategy.Redlock, 0, 0}, {strategy.Fenced, 0, 0}, {strategy.SQLAtomic, 0, 0},
+		{strategy.RedisDecr, 0, 0}, {strategy.Lua, 4, 0}, {strategy.Fenced, 4, 0}, {strategy.SQLAtomic, 0, 4},
 	}
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		for _, c := range cases {
-			t.Run(string(c.name)+batchSuffix(c.batch), func(t *testing.T) {
+			name := string(c.name) + batchSuffix(c.batch)
+			if c.buckets > 0 {
+				name += fmt.Sprintf("+k%d", c.buckets)
+			}
+			t.Run(name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
 				db, fault := b.DB.OpenPool(t)
 				shop := shopOn(t, b, db, order.Options{})
 				p := newProduct(t, b, "landing-"+string(c.name), stock.Product{Strategy: c.name, Stock: 5,
-					LockTTL: 2 * time.Second, BatchMax: c.batch})
+					LockTTL: 2 * time.Second, BatchMax: c.batch, Buckets: c.buckets})
 				mustPlace(ctx, t, shop, p.ID, "warm")
 
 				fault.LoseNextAnswerEarly(300 * time.Millisecond)
@@ -53,6 +60,10 @@ func TestCommitLandingAfterItsAnswerWasLost(t *testing.T) {
 				var dup *order.DuplicateOrderError
 				if !errors.As(retry, &dup) || dup.OrderID != o.ID {
 					t.Errorf("x retries: got %v, want a duplicate naming order %q", retry, o.ID)
+				}
+				if c.buckets > 0 {
+					checkBuckets(t, audit(t, shop, p.ID), c.buckets, 2)
+					return
 				}
 				checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: c.name,
 					InitialStock: 5, Stock: 3, Orders: 2, Sold: 2, Consistent: true})
