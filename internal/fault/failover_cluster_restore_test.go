@@ -38,11 +38,7 @@ func TestClusterRoundPromotionNeverComes(t *testing.T) {
 		t.Fatalf("the round: %+v, want an error (no promotion)", rec)
 	}
 	t.Logf("the round's error: %s", rec.Err)
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	if err := c.AwaitHealthy(ctx); err != nil {
-		t.Errorf("after the failed round the cluster stays broken: %v", err)
-	}
+	wantHealthy(t, c, "failed")
 }
 
 // TestClusterRoundReplicaNeverFollows: the replica does not answer
@@ -68,15 +64,8 @@ func TestClusterRoundReplicaNeverFollows(t *testing.T) {
 		t.Fatalf("the round: %+v, want an error before any kill", rec)
 	}
 	t.Logf("the round's error: %s", rec.Err)
-	port, err := sh.Master.Client.ConfigGet(t.Context(), "cluster-announce-port").Result()
-	if err != nil || port["cluster-announce-port"] != "0" {
-		t.Errorf("the master announces port %v (%v) after the round, want 0: its own", port, err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	if err := c.AwaitHealthy(ctx); err != nil {
-		t.Errorf("after the failed round the cluster stays broken: %v", err)
-	}
+	wantOwnPort(t, sh.Master)
+	wantHealthy(t, c, "failed")
 }
 
 // TestClusterRoundStoppedAfterALongWait: a lua round waits for the
@@ -101,14 +90,27 @@ func TestClusterRoundStoppedAfterALongWait(t *testing.T) {
 	if f, _ := rec.(*Failover); err != nil || f == nil || len(f.Rounds) != 0 || f.Err != "" {
 		t.Errorf("Stop = %+v, %v; want no round and no error", rec, err)
 	}
-	port, err := sh.Master.Client.ConfigGet(t.Context(), "cluster-announce-port").Result()
+	wantOwnPort(t, sh.Master)
+	wantHealthy(t, c, "stopped")
+}
+
+// wantOwnPort fails t unless master announces its own port (0) again.
+func wantOwnPort(t *testing.T, master *redisproc.Process) {
+	t.Helper()
+	port, err := master.Client.ConfigGet(t.Context(), "cluster-announce-port").Result()
 	if err != nil || port["cluster-announce-port"] != "0" {
 		t.Errorf("the master announces port %v (%v) after the round, want 0: its own", port, err)
 	}
+}
+
+// wantHealthy fails t unless c is healthy again within 20 s of the round,
+// which ended as what says ("failed", "stopped").
+func wantHealthy(t *testing.T, c *redisproc.Cluster, what string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
 	if err := c.AwaitHealthy(ctx); err != nil {
-		t.Errorf("after the stopped round the cluster stays broken: %v", err)
+		t.Errorf("after the %s round the cluster stays broken: %v", what, err)
 	}
 }
 

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"html/template"
-	"slices"
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/ledger"
@@ -68,16 +67,16 @@ func productWrong(p ledger.ProductFigures) map[string]string {
 		wrong["oversold"] = fmt.Sprintf(oversoldWhy, a.Oversold)
 	}
 	if a.DuplicateOrders > 0 {
-		wrong["dup_orders"] = plural(a.DuplicateOrders, "buyer holds", "buyers hold") + " more than one order"
+		wrong["dup_orders"] = dupWhy(a.DuplicateOrders)
 	}
 	if !a.Consistent {
-		wrong["consistent"] = "stock left + sold is not the initial stock"
+		wrong["consistent"] = consistentWhy
 	}
 	if a.Drift != nil && *a.Drift != 0 {
 		wrong["drift"] = "Redis's stock and the database's disagree"
 	}
 	if p.Lost > 0 {
-		wrong["lost"] = fmt.Sprintf("%s answered 201 or 202 without an order", plural(p.Lost, "buyer", "buyers"))
+		wrong["lost"] = lostWhy(p.Lost)
 	}
 	if p.EarlySoldOut > 0 {
 		wrong["early_sold_out"] = fmt.Sprintf("%s told sold out while a unit was left", plural(p.EarlySoldOut, "buyer", "buyers"))
@@ -89,7 +88,7 @@ func productWrong(p ledger.ProductFigures) map[string]string {
 				why = append(why, wrong[col])
 			}
 		}
-		wrong["exact"] = strings.Join(slices.Compact(why), "; ")
+		wrong["exact"] = strings.Join(why, "; ")
 	}
 	return wrong
 }

@@ -44,8 +44,19 @@ func tableCells(o *scenario.Outcome) [][]htmlCell {
 	return out
 }
 
-// oversoldWhy is the title of a red oversold cell.
-const oversoldWhy = "sold %d more units than the stock"
+// The titles of red cells, on the table and on a catalogue's products.
+const (
+	oversoldWhy   = "sold %d more units than the stock"
+	consistentWhy = "stock left + sold is not the initial stock"
+)
+
+// dupWhy is the title of a red dup_orders cell.
+func dupWhy(n int) string { return plural(n, "buyer holds", "buyers hold") + " more than one order" }
+
+// lostWhy is the title of a red cell of answered orders not written.
+func lostWhy(n int) string {
+	return fmt.Sprintf("%s answered 201 or 202 without an order", plural(n, "buyer", "buyers"))
+}
 
 // wrongCells says, by column, why a cell of m's row is wrong, looking at
 // every run of a --count row: one run that oversold is an oversell.
@@ -66,13 +77,13 @@ func wrongCells(m *scenario.ModeResult) map[string]string {
 		wrong["oversold"] = fmt.Sprintf(oversoldWhy, n)
 	}
 	if n := most(func(r *scenario.ModeResult) int { return r.Audit.DuplicateOrders }); n > 0 {
-		wrong["dup_orders"] = plural(n, "buyer holds", "buyers hold") + " more than one order"
+		wrong["dup_orders"] = dupWhy(n)
 	}
 	if slices.ContainsFunc(runs, func(r *scenario.ModeResult) bool { return !r.Audit.Consistent }) {
-		wrong["consistent"] = "stock left + sold is not the initial stock"
+		wrong["consistent"] = consistentWhy
 	}
 	if n := most(func(r *scenario.ModeResult) int { return r.Lost }); n > 0 {
-		wrong["orders"] = fmt.Sprintf("%s answered 201 or 202 without an order", plural(n, "buyer", "buyers"))
+		wrong["orders"] = lostWhy(n)
 	}
 	if i := slices.IndexFunc(runs, func(r *scenario.ModeResult) bool { return r.Drain != nil && r.Drain.Err != "" }); i >= 0 {
 		wrong["drain"] = "the queue did not drain: " + runs[i].Drain.Err
