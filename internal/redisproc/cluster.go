@@ -99,15 +99,13 @@ func StartCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error
 			c.Close()
 		}
 	}()
-	// Every port is chosen before any node starts: a failure here leaves
-	// nothing running, and no node half made for Close.
+	// Every node is made before any starts, so that Close meets no node
+	// half made. Without FirstPort, each start chooses its node's ports.
 	nodes := make([]*clusterNode, ClusterNodes)
 	for i := range nodes {
 		nodes[i] = &clusterNode{}
 		if cfg.FirstPort > 0 {
 			nodes[i].port, nodes[i].bus = cfg.FirstPort+i, cfg.FirstPort+i+10000
-		} else if nodes[i].bus, err = freePort(); err != nil {
-			return nil, fmt.Errorf("redisproc: cluster bus port: %w", err)
 		}
 	}
 	c.nodes = nodes
@@ -150,12 +148,19 @@ func clusterBinaries() (server, cli string, err error) {
 	return server, cli, nil
 }
 
-// startNode starts n's process, its log name.log, on n.port (a free port
-// if zero, which it then records), with its bus on n.bus.
+// startNode starts n's process, its log name.log, on n.port and its bus on
+// n.bus (free ports, chosen for each try, if zero; it then records them).
 func (c *Cluster) startNode(name string, n *clusterNode) (*Process, error) {
+	bus := n.bus
 	args := func(port int) []string {
+		if n.bus == 0 {
+			// Chosen afresh for each try, as the port is: another process
+			// (another node) may take a free port before the bind. 0 if
+			// none is free: Redis then listens on port + 10000.
+			bus, _ = freePort()
+		}
 		return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(n.bus),
+			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),
 			"--cluster-config-file", "nodes-" + strconv.Itoa(port) + ".conf",
 			"--cluster-node-timeout", strconv.FormatInt(c.cfg.NodeTimeout.Milliseconds(), 10),
 			"--save", "", "--appendonly", "yes", "--appendfsync", "everysec",
@@ -167,6 +172,9 @@ func (c *Cluster) startNode(name string, n *clusterNode) (*Process, error) {
 		return nil, err
 	}
 	n.port = p.Port()
+	if n.bus = bus; bus == 0 {
+		n.bus = n.port + 10000
+	}
 	// A replica in cluster mode answers a read with MOVED to its master
 	// unless the connection said READONLY: the faults read what a
 	// replica holds.
