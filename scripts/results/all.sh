@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates every docs/results file, then docs/results/index.md.
 #
-# On the embedded backends always: default, two-clicks, late-commit, batch-late-commit,
+# On the embedded backends always: default, two-clicks, late-commit, batch-late-commit, stalls,
 # database-locks, node-kills, empty-restart, crash, failover (needs
 # redis-server and redis-sentinel), cluster-failover (redis-server and
 # redis-cli), catalogue and calibrate; with LOADGEN_REDIS_CLUSTER, also
@@ -20,7 +20,7 @@ run() {
 	echo "==> $*" >&2
 	if [ -n "${LOCK:-}" ]; then flock "$LOCK" "$@"; else "$@"; fi
 }
-embedded=(default two-clicks late-commit batch-late-commit database-locks node-kills empty-restart crash failover cluster-failover catalogue calibrate)
+embedded=(default two-clicks late-commit batch-late-commit stalls database-locks node-kills empty-restart crash failover cluster-failover catalogue calibrate)
 for s in "${embedded[@]}"; do
 	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 done
