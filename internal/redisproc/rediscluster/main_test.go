@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -52,7 +53,7 @@ func TestRunPrintsAClusterCIUses(t *testing.T) {
 	defer cancel()
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
 	defer c.Close()
-	masters := 0
+	var masters atomic.Int32 // ForEach* call back from a goroutine per node
 	err = c.ForEachShard(ctx, func(ctx context.Context, n *redis.Client) error {
 		info, err := n.ClusterInfo(ctx).Result()
 		if err != nil {
@@ -66,9 +67,9 @@ func TestRunPrintsAClusterCIUses(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cluster state: %v", err)
 	}
-	err = c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { masters++; return nil })
-	if err != nil || masters != redisproc.ClusterNodes/2 {
-		t.Errorf("masters: %d (%v), want %d, each with a replica", masters, err, redisproc.ClusterNodes/2)
+	err = c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { masters.Add(1); return nil })
+	if got := masters.Load(); err != nil || got != redisproc.ClusterNodes/2 {
+		t.Errorf("masters: %d (%v), want %d, each with a replica", got, err, redisproc.ClusterNodes/2)
 	}
 	// Keys over many slots land, and read back, through the printed nodes.
 	for i := range 50 {
