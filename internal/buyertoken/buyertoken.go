@@ -81,7 +81,9 @@ func Verify(secret []byte, token string, now time.Time) (string, error) {
 	if len(token) > MaxLen {
 		return "", ErrMalformed
 	}
-	enc := base64.RawURLEncoding
+	// Strict: one token, one spelling; the unused bits of a last
+	// character may not be set.
+	enc := base64.RawURLEncoding.Strict()
 	p64, s64, ok := strings.Cut(token, ".")
 	if !ok {
 		return "", ErrMalformed

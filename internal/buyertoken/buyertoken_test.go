@@ -52,6 +52,7 @@ func TestVerifyRefuses(t *testing.T) {
 		{"empty", "", now, buyertoken.ErrMalformed},
 		{"no dot", payload, now, buyertoken.ErrMalformed},
 		{"not base64", "!!!.???", now, buyertoken.ErrMalformed},
+		{"another spelling of the signature", payload + "." + respelt(t, sig), now, buyertoken.ErrMalformed},
 		{"too long", strings.Repeat("a", buyertoken.MaxLen) + "." + sig, now, buyertoken.ErrMalformed},
 		{"signed payload without expiry", signedRaw(t, "alice"), now, buyertoken.ErrMalformed},
 	}
@@ -107,4 +108,16 @@ func decoded(t *testing.T, s string) string {
 func signedRaw(t *testing.T, raw string) string {
 	t.Helper()
 	return buyertoken.SignRaw(secret, raw)
+}
+
+// respelt is sig with its last character's unused low bits set: the same
+// bytes to a lenient decoder, not a token Sign writes.
+func respelt(t *testing.T, sig string) string {
+	t.Helper()
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	if len(sig)%4 != 3 { // 32 bytes: 43 characters, the last with 2 unused bits
+		t.Fatalf("signature of %d characters", len(sig))
+	}
+	last := strings.IndexByte(alphabet, sig[len(sig)-1])
+	return sig[:len(sig)-1] + string(alphabet[last|3])
 }

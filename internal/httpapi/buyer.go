@@ -87,5 +87,5 @@ func actFor(c *gin.Context, buyer string) error {
 		return nil
 	}
 	return &requestError{kind: errForbidden,
-		msg: "buyer token is " + strconv.Quote(who.buyer) + "'s: only the buyer may act on their order"}
+		msg: "buyer token acts for " + strconv.Quote(who.buyer) + ", not for this order's buyer: only the buyer may act on their order"}
 }
