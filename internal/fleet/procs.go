@@ -229,6 +229,7 @@ func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cf
 		Sentinels: b.RedisMaster.Sentinels, Master: b.RedisMaster.Name, Cluster: b.RedisCluster,
 		AdminToken: acfg.AdminToken, LockWaitMs: acfg.LockWait.Milliseconds(),
 		MaxInFlight: acfg.MaxInFlightOrders, BuyerRate: acfg.BuyerRate, BuyerBurst: acfg.BuyerBurst,
+		RTT: b.Net.RTT().String(),
 	}
 	switch {
 	case b.SQLite != nil:
