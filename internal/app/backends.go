@@ -28,7 +28,7 @@ const EmbeddedEtcdMembers = 3
 // Backends are the database and the Redis nodes that any number of shops
 // share. Fields are read-only after OpenBackends; the value is safe for
 // concurrent use. Tests may build one by hand from their own backends
-// (NewShop reads DB, RedisAddrs, RedisMaster and EtcdEndpoints).
+// (NewShop reads DB, RedisAddrs, RedisMaster, EtcdEndpoints and Net).
 type Backends struct {
 	// DB is the database, schema applied. Shops share its pool.
 	DB *gorm.DB

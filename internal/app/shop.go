@@ -127,12 +127,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		s.lockers[etcdlock.Mode] = etcdlock.New(c)
 	}
 	if len(b.ZooKeeper) > 0 {
-		servers, err := linkAddrs(b.Net, netsim.ZooKeeper, b.ZooKeeper)
-		if err != nil {
-			s.Close()
-			return nil, err
-		}
-		zk, err := newZooKeeperLocker(ctx, servers)
+		zk, err := newZooKeeperLocker(ctx, b.ZooKeeper, b.Net)
 		if err != nil {
 			s.Close()
 			return nil, err

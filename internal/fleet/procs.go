@@ -229,7 +229,9 @@ func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cf
 		Sentinels: b.RedisMaster.Sentinels, Master: b.RedisMaster.Name, Cluster: b.RedisCluster,
 		AdminToken: acfg.AdminToken, LockWaitMs: acfg.LockWait.Milliseconds(),
 		MaxInFlight: acfg.MaxInFlightOrders, BuyerRate: acfg.BuyerRate, BuyerBurst: acfg.BuyerBurst,
-		RTT: b.Net.RTT().String(),
+	}
+	if rtt := b.Net.RTT(); !rtt.IsZero() {
+		base.RTT = rtt.String()
 	}
 	switch {
 	case b.SQLite != nil:
