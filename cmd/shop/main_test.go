@@ -79,6 +79,8 @@ func TestBadFlags(t *testing.T) {
 		{"pprof without port", []string{"--pprof", "127.0.0.1"}, nil, "--pprof"},
 		{"short buyer secret", []string{"--buyer-secret", "short"}, nil, "--buyer-secret"},
 		{"short env buyer secret", nil, map[string]string{"SHOP_BUYER_SECRET": "short"}, "--buyer-secret"},
+		{"unknown rtt link", []string{"--rtt", "disk=1ms"}, nil, "links: db, redis, etcd, zookeeper"},
+		{"bad env rtt", nil, map[string]string{"SHOP_RTT": "fast"}, "SHOP_RTT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -207,6 +209,33 @@ func TestBuyerSecret(t *testing.T) {
 			}
 			if tt.secret != "" && strings.Contains(buf.String(), tt.secret) {
 				t.Errorf("log = %q names the secret", buf.String())
+			}
+		})
+	}
+}
+
+// TestRTT checks that --rtt (or SHOP_RTT) reaches app.Config, in either
+// form, and that none is the default.
+func TestRTT(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"no flag", nil, nil, "0"},
+		{"every link", []string{"--rtt", "1ms"}, nil, "1ms"},
+		{"per link", []string{"--rtt", "db=2ms,redis=0.5ms"}, nil, "db=2ms,redis=500µs"},
+		{"from the environment", nil, map[string]string{"SHOP_RTT": "etcd=3ms"}, "etcd=3ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatalf("parseFlags(%q) = %v, want no error", tt.args, err)
+			}
+			if got := o.config(nil).RTT.String(); got != tt.want {
+				t.Errorf("app.Config.RTT = %q, want %q", got, tt.want)
 			}
 		})
 	}
