@@ -113,7 +113,7 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 			t.Errorf("--help does not list --%s with its variable:\n%s", flag, help)
 		}
 	}
-	for _, def := range []string{`default "off,naive,lua,redlock,fenced,etcd,zookeeper,sql-for-update,sql-version,sql-atomic,redis-decr,redis-queue,fenced+batch"`, `default "loadgen-report"`, `default none: start the embedded fleet`} {
+	for _, def := range []string{`default "off,naive,lua,redlock,fenced,etcd,zookeeper,sql-for-update,sql-version,sql-atomic,sql-one-trip,redis-decr,redis-queue,fenced+batch"`, `default "loadgen-report"`, `default none: start the embedded fleet`} {
 		if !strings.Contains(help, def) {
 			t.Errorf("--help does not show %s", def)
 		}
