@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // The one-round-trip sale (strategy sql-one-trip): the conditional
@@ -68,7 +70,9 @@ func (w *Writer) CallOneTrip(ctx context.Context, o Order, hold time.Duration) (
 
 // AfterCallFailure is AfterFailure for a failed CallOneTrip of o. A call
 // the server answered with an error (its handler rolled back), or that was
-// never sent (driver.ErrBadConn), wrote nothing: err as it is. Any other
+// never sent (driver.ErrBadConn), wrote nothing: err as it is. A server
+// that went away or killed the connection may have done so after the
+// COMMIT, and is no such answer (stock.IsConnError). Any other
 // error came after the call was sent, and the call may have committed, or
 // may still be on its way to the server: unlike a transaction's COMMIT,
 // it holds no row lock before it runs, so waiting for the row (Settled)
@@ -76,7 +80,7 @@ func (w *Writer) CallOneTrip(ctx context.Context, o Order, hold time.Duration) (
 // order id on the product's row, which the call takes first.
 func (w *Writer) AfterCallFailure(ctx context.Context, o Order, err error) error {
 	var answered *mysql.MySQLError
-	if errors.As(err, &answered) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, errVoid) {
+	if (errors.As(err, &answered) && !stock.IsConnError(err)) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, errVoid) {
 		return err
 	}
 	return w.afterSent(ctx, o, &commitError{err: err}, w.settleCall)
