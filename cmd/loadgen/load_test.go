@@ -37,7 +37,7 @@ func stubShop(t *testing.T) string {
 // is the last line, latest points at it, and report.json has every flag.
 func TestThresholdExits99AndReportIsLast(t *testing.T) {
 	out := t.TempDir()
-	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--modes", "lua", "--users", "5", "--stock", "1",
+	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--buyer-secret", "stub-buyer-secret-16+", "--modes", "lua", "--users", "5", "--stock", "1",
 		"--rate", "50/100ms", "--batch", "16", "--out", out, "--threshold", "oversold==0", "--threshold", "p99<10s"}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != exitThreshold {
@@ -59,8 +59,8 @@ func TestThresholdExits99AndReportIsLast(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Flags["batch"] != "16" || doc.Flags["rate"] != "50/100ms" || doc.Flags["admin-token"] == "t" || doc.Settings.Batch != 16 {
-		t.Errorf("report.json flags %v, batch %d: want batch 16, rate 50/100ms, the token not recorded", doc.Flags, doc.Settings.Batch)
+	if doc.Flags["batch"] != "16" || doc.Flags["rate"] != "50/100ms" || doc.Flags["admin-token"] == "t" || doc.Flags["buyer-secret"] != "(given, not recorded)" || doc.Settings.Batch != 16 {
+		t.Errorf("report.json flags %v, batch %d: want batch 16, rate 50/100ms, the token and the secret not recorded", doc.Flags, doc.Settings.Batch)
 	}
 	if doc.Thresholds == nil || len(doc.Thresholds.Failed) != 1 {
 		t.Errorf("report.json thresholds %+v, want one failure", doc.Thresholds)

@@ -39,6 +39,7 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"late commit not whole ms", []string{"--late-commit", "1500us"}, []string{"late-commit: 1.5ms, want whole milliseconds"}},
 		{"late commit every 0", []string{"--late-commit-every", "0"}, []string{"late-commit-every: 0, want 1..1000000 orders"}},
 		{"token without targets", []string{"--admin-token", "x"}, []string{"admin-token: only with --targets"}},
+		{"short buyer secret", []string{"--buyer-secret", "short"}, []string{"buyer-secret: 5 bytes, want at least 16"}},
 		{"database with targets", []string{"--targets", "http://a:1", "--admin-token", "x", "--mysql-dsn", "root@tcp(127.0.0.1:3306)/x"}, []string{"mysql-dsn: only without --targets"}},
 		{"bad redis address", []string{"--redis", "127.0.0.1"}, []string{`redis: "127.0.0.1": want host:port`}},
 		{"bad etcd endpoint", []string{"--etcd", "ftp://127.0.0.1:2379"}, []string{`etcd: "ftp://127.0.0.1:2379": want host:port or http://host:port`}},

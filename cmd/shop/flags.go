@@ -25,6 +25,7 @@ type options struct {
 	etcd            string
 	zookeeper       string
 	adminToken      string
+	buyerSecret     string
 	lockWait        time.Duration
 	maxInFlight     int
 	buyerRate       float64
@@ -65,6 +66,7 @@ var flagSpecs = []flagSpec{
 	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; every shop on one database needs the same cluster; empty: an embedded three-member cluster, this process's own"},
 	{"zookeeper", "SHOP_ZOOKEEPER", "ZooKeeper members for strategy zookeeper, host:port,...; the shop opens its session at start and refuses to start without one; every shop on one database needs the same ensemble; empty: none, and zookeeper products cannot be sold"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
+	{"buyer-secret", "SHOP_BUYER_SECRET", "key the shops share for buyers' tokens (X-Buyer-Token, an HMAC over the buyer and an expiry): placing an order then needs one for its user_id, else 401 (missing, forged, expired) or 403 (another buyer's); whoever mints tokens needs it too (loadgen --buyer-secret); at least 16 bytes; prefer the variable, which ps does not show; empty: open, anyone may order for any buyer"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout (and at the door, or for a redis-queue order's round trip to Redis, before 503 busy)"},
 	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait, and one that would wait more than half of it for the orders ahead gets 503 busy at once (0: the default; negative: no limit); a batched product's buyers queue in their batch instead, and a redis-queue product's for their shop's next round trip to Redis"},
 	{"buyer-rate", "SHOP_BUYER_RATE", "orders per second one buyer (user_id) may send to this shop; the clicks beyond get 429 rate_limited with Retry-After, before they queue (the anti-bot guard; per shop: a buyer spread over k shops gets k times it); 0: no limit"},
@@ -92,6 +94,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.etcd, "etcd", "", "")
 	fs.StringVar(&o.zookeeper, "zookeeper", "", "")
 	fs.StringVar(&o.adminToken, "admin-token", "", "")
+	fs.StringVar(&o.buyerSecret, "buyer-secret", "", "")
 	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
 	fs.Var((*durationFlag)(&o.lockWait), "lock-wait", "")
 	fs.IntVar(&o.maxInFlight, "max-in-flight", app.DefaultMaxInFlightOrders, "")
@@ -136,6 +139,7 @@ func (o *options) config(log *slog.Logger) app.Config {
 		EtcdEndpoints:     splitList(o.etcd),
 		ZooKeeper:         splitList(o.zookeeper),
 		AdminToken:        o.adminToken,
+		BuyerSecret:       o.buyerSecret,
 		LockWait:          o.lockWait,
 		MaxInFlightOrders: o.maxInFlight,
 		BuyerRate:         o.buyerRate,

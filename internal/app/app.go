@@ -54,6 +54,11 @@ type Config struct {
 	ZooKeeper []string
 	// AdminToken guards the admin routes; empty closes them.
 	AdminToken string
+	// BuyerSecret, if not empty, is the key the shops share for the
+	// buyers' tokens (package buyertoken): placing an order then needs
+	// one for its buyer (internal/httpapi/buyer.go). Empty: open, anyone
+	// may act for any buyer, as the demo runs by default.
+	BuyerSecret string
 	// LockWait is the longest an order waits for its product lock; zero
 	// means order.DefaultLockWait.
 	LockWait time.Duration

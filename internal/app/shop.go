@@ -168,6 +168,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		Redis:       s.clients,
 		RedisMaster: master,
 		AdminToken:  cfg.AdminToken,
+		BuyerSecret: cfg.BuyerSecret,
 		Logger:      log,
 		Door:        m,
 		Metrics:     m.Handler(),

@@ -59,10 +59,11 @@ type childConfig struct {
 	ZooKeeper     []string `json:"zookeeper,omitempty"`
 	AdminToken    string   `json:"admin_token"`
 	LockWaitMs    int64    `json:"lock_wait_ms"`
-	// MaxInFlight, BuyerRate and BuyerBurst: app.Config's.
+	// MaxInFlight, BuyerRate, BuyerBurst and BuyerSecret: app.Config's.
 	MaxInFlight int     `json:"max_in_flight,omitempty"`
 	BuyerRate   float64 `json:"buyer_rate,omitempty"`
 	BuyerBurst  int     `json:"buyer_burst,omitempty"`
+	BuyerSecret string  `json:"buyer_secret,omitempty"`
 }
 
 // IsChildShop reports whether this process was started by a process fleet
@@ -130,7 +131,7 @@ func (c childConfig) serve(ctx context.Context, log *slog.Logger) error {
 		MySQLDSN: c.MySQLDSN, RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints, ZooKeeper: c.ZooKeeper,
 		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master}, RedisCluster: c.Cluster,
 		AdminToken: c.AdminToken, LockWait: time.Duration(c.LockWaitMs) * time.Millisecond, Logger: log,
-		MaxInFlightOrders: c.MaxInFlight, BuyerRate: c.BuyerRate, BuyerBurst: c.BuyerBurst,
+		MaxInFlightOrders: c.MaxInFlight, BuyerRate: c.BuyerRate, BuyerBurst: c.BuyerBurst, BuyerSecret: c.BuyerSecret,
 	}
 	shop, err := app.NewShop(ctx, cfg, b)
 	if err != nil {
