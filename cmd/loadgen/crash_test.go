@@ -91,7 +91,7 @@ func TestCrashSellsItsSale(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
-	want := []scenario.Mode{"fenced", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
+	want := []scenario.Mode{"fenced", "sql-atomic", "sql-one-trip", "redis-decr", "redis-queue", "fenced+batch"}
 	if s := c.settings; s.Stock != fault.CrashStock || !slices.Equal(s.Modes, want) || len(s.Faults) != 1 || s.Faults[0].(*fault.ShopCrash).Kills != 2 {
 		t.Errorf("settings: stock %d, modes %v, faults %v; want %d, %v, --crash 2", s.Stock, s.Modes, s.Faults, fault.CrashStock, want)
 	}

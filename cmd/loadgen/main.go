@@ -1,6 +1,6 @@
 // Command loadgen is the 双11 load generator: it runs the flash sale once
 // per strategy (off, naive, lua, redlock, fenced, etcd, sql-for-update,
-// sql-version, sql-atomic, redis-decr, redis-queue, and fenced+batch) with a Vegeta attack and prints, side by
+// sql-version, sql-atomic, sql-one-trip, redis-decr, redis-queue, and fenced+batch) with a Vegeta attack and prints, side by
 // side, what each did to the stock: orders, oversold units, duplicate
 // orders, throughput and latency, with one line per strategy saying why. It
 // also writes a report folder (JSON, Markdown, HTML with charts, Vegeta's

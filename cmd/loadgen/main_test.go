@@ -25,7 +25,7 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 0..1000000 buyers"}},
 		{"zero rate", []string{"--rate", "0"}, []string{"rate: 0, want 1..1000000 requests per second"}},
 		{"zookeeper member without a port", []string{"--zookeeper", "127.0.0.1"}, []string{"zookeeper: ", `"127.0.0.1": want host:port`}},
-		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, etcd, zookeeper, sql-for-update, sql-version, sql-atomic, redis-decr, redis-queue, or one of lua, redlock, fenced, etcd followed by "+batch")`}},
+		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, etcd, zookeeper, sql-for-update, sql-version, sql-atomic, sql-one-trip, redis-decr, redis-queue, or one of lua, redlock, fenced, etcd followed by "+batch")`}},
 		{"batched mode that does not batch", []string{"--modes", "naive+batch"}, []string{`modes: "naive+batch": naive does not batch (only lua, redlock, fenced, etcd)`}},
 		{"batch too large", []string{"--batch", "1000"}, []string{"batch: 1000, want 1..256 buyers per batch"}},
 		{"every problem at once", []string{"--users=-1", "--rate=0", "--stall-rate=2"}, []string{"users: -1", "rate: 0", "stall-rate: 2"}},
@@ -116,7 +116,7 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 			t.Errorf("--help does not list --%s with its variable:\n%s", flag, help)
 		}
 	}
-	for _, def := range []string{`default "off,naive,lua,redlock,fenced,etcd,zookeeper,sql-for-update,sql-version,sql-atomic,redis-decr,redis-queue,fenced+batch"`, `default "loadgen-report"`, `default none: start the embedded fleet`} {
+	for _, def := range []string{`default "off,naive,lua,redlock,fenced,etcd,zookeeper,sql-for-update,sql-version,sql-atomic,sql-one-trip,redis-decr,redis-queue,fenced+batch"`, `default "loadgen-report"`, `default none: start the embedded fleet`} {
 		if !strings.Contains(help, def) {
 			t.Errorf("--help does not show %s", def)
 		}

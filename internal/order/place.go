@@ -82,6 +82,8 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 		o, err = s.placeVersioned(ctx, p, req)
 	case strategy.SQLAtomic:
 		o, err = s.placeAtomic(ctx, p, req)
+	case strategy.SQLOneTrip:
+		o, err = s.placeOneTrip(ctx, p, req)
 	case strategy.RedisDecr:
 		o, err = s.placeReserved(ctx, p, req)
 	case strategy.RedisQueue:

@@ -2,7 +2,8 @@
 // writes a sale to the database: the order and the errors a sale ends
 // with; the one transaction that writes it (Writer.Commit: begin, the
 // statements, commit); what a COMMIT whose answer was lost means
-// (Writer.AfterFailure); and the rows and statements on the orders and
+// (Writer.AfterFailure); the one-round-trip sale, one CALL that commits
+// on the server, and what its lost answer means (call.go); and the rows and statements on the orders and
 // products tables that more than one strategy runs (row.go,
 // product_sql.go).
 //
