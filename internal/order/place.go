@@ -69,7 +69,9 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
 		s.consumers.Watch(p.ID)
 	}
-	// 2d. Sold out already, as this process has seen: answer at once.
+	// 2d. A product with a pay window has its unpaid orders swept.
+	s.startSweep(p)
+	// 2e. Sold out already, as this process has seen: answer at once.
 	if s.soldOut(p.ID) {
 		return Order{}, p.Strategy, fmt.Errorf("%w: %q (seen earlier)", ErrSoldOut, p.ID)
 	}
@@ -113,6 +115,7 @@ func newOrder(p stock.Product, req Request) Order {
 		Quantity:  req.Quantity,
 		Strategy:  p.Strategy,
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		PayWithin: p.PayWithin,
 	}
 }
 
