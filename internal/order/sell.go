@@ -74,7 +74,7 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 				answers[i] = answer{err: errWithdrawn} // nobody reads it
 				continue
 			}
-			o := newOrder(p, r)
+			o := s.newOrder(p, r)
 			n, err := allocate(o, left, bought)
 			if err != nil {
 				answers[i] = answer{err: err}

@@ -60,6 +60,16 @@ type Options struct {
 	// Observer hears how every order goes (metrics); nil means nobody
 	// does. It must be safe for concurrent use.
 	Observer Observer
+	// Now is this shop's own clock, which stamps an order's created_at;
+	// nil means time.Now. Nothing that decides an order's deadline reads
+	// it: the database's clock does (package life). Tests set it off by
+	// seconds to play a shop whose clock is wrong.
+	Now func() time.Time
+	// SweepEvery is the pause between two sweeps of this shop's unpaid
+	// orders past their deadline (Sweep), which start with the first
+	// product with a pay window it is asked about; zero means
+	// DefaultSweepEvery, below zero no sweep but those the caller runs.
+	SweepEvery time.Duration
 }
 
 // Service places orders and audits sales. It is safe for concurrent use.
@@ -114,6 +124,12 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	}
 	if opts.Observer == nil {
 		opts.Observer = noObserver{}
+	}
+	if opts.SweepEvery == 0 {
+		opts.SweepEvery = DefaultSweepEvery
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	m := make(map[dlock.Mode]dlock.Locker, len(lockers))
 	for mode, l := range lockers {

@@ -30,9 +30,10 @@ import (
 // clock is off sweeps at its own pace, but expires only what the
 // database says is due.
 const (
-	// sweepEvery is the pause between two sweeps of one shop: an order
-	// goes back on sale within it of its deadline, when a shop sweeps.
-	sweepEvery = 200 * time.Millisecond
+	// DefaultSweepEvery is the pause between two sweeps of one shop
+	// (Options.SweepEvery): an order goes back on sale within it of its
+	// deadline, while a shop sweeps.
+	DefaultSweepEvery = 200 * time.Millisecond
 	// sweepBatch bounds the orders one sweep expires; the rest wait for
 	// the next.
 	sweepBatch = 256
@@ -41,7 +42,7 @@ const (
 // startSweep starts this shop's sweep if p has a pay window and none
 // runs yet. It runs until Close. Safe for concurrent use.
 func (s *Service) startSweep(p stock.Product) {
-	if p.PayWithin <= 0 || s.sweeping.Load() || s.stopping.Err() != nil {
+	if p.PayWithin <= 0 || s.opts.SweepEvery < 0 || s.sweeping.Load() || s.stopping.Err() != nil {
 		return
 	}
 	if s.sweeping.CompareAndSwap(false, true) {
@@ -65,11 +66,11 @@ func (s *Service) sweepIfPending() {
 	}
 }
 
-// sweep runs Sweep every sweepEvery until Close, in one goroutine per
+// sweep runs Sweep every Options.SweepEvery until Close, in one goroutine per
 // Service at most.
 func (s *Service) sweep() {
 	defer s.sweeps.Done()
-	t := time.NewTicker(sweepEvery)
+	t := time.NewTicker(s.opts.SweepEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -87,7 +88,7 @@ func (s *Service) sweep() {
 // passed by the database's clock, and puts their units back: each
 // product's due orders in one transaction (giveBack), all or nothing. It
 // returns how many orders this call expired. The shop's own sweep calls
-// it every sweepEvery; any number of calls, in any number of shops, may
+// it every Options.SweepEvery; any number of calls, in any number of shops, may
 // run at once. Errors: the first product's that failed (the others are
 // swept all the same), or the database's.
 func (s *Service) Sweep(ctx context.Context) (int, error) {

@@ -32,12 +32,11 @@ func (s *Service) Pay(ctx context.Context, id string) (OrderStatus, error) {
 	if err := checkID("order_id", id); err != nil {
 		return OrderStatus{}, err
 	}
-	o, err := life.Pay(ctx, s.db, id)
+	o, paid, err := life.Pay(ctx, s.db, id)
 	if err != nil {
 		return OrderStatus{}, s.fromLife(ctx, err)
 	}
-	if p, err := s.product(ctx, o.ProductID); err == nil {
-		s.startSweep(p)
+	if p, err := s.product(ctx, o.ProductID); err == nil && paid {
 		s.happened(p.ID, p.Strategy, EventPaid)
 	}
 	return s.OrderStatus(ctx, id)

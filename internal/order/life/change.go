@@ -38,27 +38,28 @@ func get(q *gorm.DB, id, suffix string) (Order, error) {
 // a paid order answers as the first payment did, so a payment sent twice
 // (a retry after a lost answer) gets the same answer twice.
 //
-// It returns the order as it stands. Errors: ErrExpired when the deadline
+// It returns the order as it stands, and whether this call paid it.
+// Errors: ErrExpired when the deadline
 // passed (the sweep gives the units back, if it has not yet: they are
 // not taken twice); ErrCancelled; ErrNotFound; or the database's. Safe
 // for concurrent use.
-func Pay(ctx context.Context, db *gorm.DB, id string) (Order, error) {
+func Pay(ctx context.Context, db *gorm.DB, id string) (o Order, paid bool, err error) {
 	stmt := fmt.Sprintf(`UPDATE orders SET state = 'paid'
 		WHERE id = ? AND state = 'pending' AND deadline_ms > %s`, NowMs(db))
-	if err := db.WithContext(ctx).Exec(stmt, id).Error; err != nil {
-		return Order{}, err
+	res := db.WithContext(ctx).Exec(stmt, id)
+	if res.Error != nil {
+		return Order{}, false, res.Error
 	}
-	o, err := Get(ctx, db, id)
-	if err != nil {
-		return Order{}, err
+	if o, err = Get(ctx, db, id); err != nil {
+		return Order{}, false, err
 	}
 	switch o.State {
 	case Paid:
-		return o, nil
+		return o, res.RowsAffected > 0, nil
 	case Cancelled:
-		return o, fmt.Errorf("%w: order %s", ErrCancelled, id)
+		return o, false, fmt.Errorf("%w: order %s", ErrCancelled, id)
 	}
-	return o, fmt.Errorf("%w: order %s, deadline %s", ErrExpired, id, o.Deadline.Format("15:04:05.000"))
+	return o, false, fmt.Errorf("%w: order %s, deadline %s", ErrExpired, id, o.Deadline.Format("15:04:05.000"))
 }
 
 // End ends order id in tx, if it is pending: to Expired only once its
