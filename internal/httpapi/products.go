@@ -202,6 +202,13 @@ type eventsJSON struct {
 	// VersionMoved: sql-version tries thrown away, work and all, because
 	// another buyer's write came first.
 	VersionMoved int64 `json:"version_moved"`
+	// Paid, Expired, Cancelled: orders of a product with a pay window
+	// this shop paid, expired (its sweep) and cancelled; Returned: the
+	// units the expired and cancelled ones put back on sale.
+	Paid      int64 `json:"paid,omitempty"`
+	Expired   int64 `json:"expired,omitempty"`
+	Cancelled int64 `json:"cancelled,omitempty"`
+	Returned  int64 `json:"returned,omitempty"`
 }
 
 // productEvents handles GET /api/v1/products/:id/events (admin): 200 with
@@ -221,6 +228,7 @@ func (a *api) productEvents(c *gin.Context) {
 		Batches: e.Batches, Batched: e.BatchedBuyers,
 		QueueWritten: e.QueueWritten, QueueRefused: e.QueueRefused,
 		VersionMoved: e.VersionMoved,
+		Paid:         e.Paid, Expired: e.Expired, Cancelled: e.Cancelled, Returned: e.Returned,
 	})
 }
 
