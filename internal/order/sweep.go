@@ -13,11 +13,12 @@ import (
 )
 
 // The sweep: every shop expires the pending orders past their deadline
-// and puts their units back on sale, the way the open-source seckill
-// systems close unpaid orders with a scheduled job (a timer scanning for
-// unpaid orders past their time, beside or instead of a delayed queue),
-// and the way redis-decr's reconciler sweeps here (redisdecr/reconcile.go:
-// started by the first ask, stopped by Close).
+// and puts their units back on sale. macrozheng/mall does it with a
+// scheduled job (OrderTimeOutCancelTask, every ten minutes, calling
+// cancelTimeOutOrder to cancel the unpaid orders and release their
+// locked stock), beside a delayed message per order; here it is a timer
+// per shop, started by the first ask and stopped by Close, as
+// redis-decr's reconciler is (redisdecr/reconcile.go).
 //
 // Exactly once, with no coordinator: the database's clock says which
 // orders are due (life.Due), and each one is expired by a compare-and-set
