@@ -204,3 +204,56 @@ func raceEnds(ctx context.Context, t *testing.T, b *testenv.Env, shops []*order.
 		t.Errorf("stock %d, sold %d; want %d and 0 (cancels won %d orders' races)", a.Stock, a.Sold, n, cancelled.Load())
 	}
 }
+
+// TestPayRacingExpiry: payments sent right around their deadline while
+// three shops sweep without a pause: each order ends paid (its unit sold)
+// or expired (its unit back), never both, whichever comes first by the
+// database's clock.
+func TestPayRacingExpiry(t *testing.T) {
+	lifeBackends(t, func(t *testing.T, b *testenv.Env) {
+		ctx := context.Background()
+		const n = 12
+		shops := newShops(t, b, 3, order.Options{SweepEvery: time.Millisecond})
+		p := payable(t, b, stock.Product{Strategy: strategy.SQLAtomic}, n, 40*time.Millisecond)
+		var orders []order.Order
+		for _, r := range buyers(p.ID, n) {
+			orders = append(orders, place(ctx, t, shops[0], p, r.UserID))
+		}
+		var paid, late atomic.Int64
+		failures := make(chan error, n)
+		var wg sync.WaitGroup
+		for i, o := range orders {
+			wg.Go(func() {
+				// When the payment is sent, not a wait for a condition:
+				// spread over 30..50 ms after the orders, some before
+				// the deadline, some at it, some after.
+				time.Sleep(30*time.Millisecond + time.Duration(i)*20*time.Millisecond/n)
+				_, err := shops[i%len(shops)].Pay(ctx, o.ID)
+				switch {
+				case err == nil:
+					paid.Add(1)
+				case errors.Is(err, order.ErrExpired):
+					late.Add(1)
+				default:
+					failures <- err
+				}
+			})
+		}
+		wg.Wait()
+		close(failures)
+		for err := range failures {
+			t.Errorf("Pay: %v", err)
+		}
+		testenv.WaitFor(t, 10*time.Second, "every unpaid order to expire", func() bool {
+			return stockOf(ctx, t, shops[0], p) == int(late.Load())
+		})
+		for _, o := range orders {
+			if st := stateOf(ctx, t, shops[0], o.ID).State; st != life.Paid && st != life.Expired {
+				t.Errorf("order %s is %q, want paid or expired", o.ID, st)
+			}
+		}
+		if a := auditOf(ctx, t, shops[0], p); int64(a.Sold) != paid.Load() {
+			t.Errorf("sold %d, paid %d (late %d): a unit paid and returned both, or neither", a.Sold, paid.Load(), late.Load())
+		}
+	})
+}
