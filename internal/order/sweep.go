@@ -40,10 +40,17 @@ const (
 	sweepBatch = 256
 )
 
-// startSweep starts this shop's sweep if p has a pay window and none
-// runs yet. It runs until Close. Safe for concurrent use.
+// startSweep starts this shop's sweep if p has a pay window (runSweep).
 func (s *Service) startSweep(p stock.Product) {
-	if p.PayWithin <= 0 || s.opts.SweepEvery < 0 || s.sweeping.Load() || s.stopping.Err() != nil {
+	if p.PayWithin > 0 {
+		s.runSweep()
+	}
+}
+
+// runSweep starts this shop's sweep unless one runs, or Options.SweepEvery
+// says none: it runs until Close. Safe for concurrent use.
+func (s *Service) runSweep() {
+	if s.opts.SweepEvery < 0 || s.sweeping.Load() || s.stopping.Err() != nil {
 		return
 	}
 	if s.sweeping.CompareAndSwap(false, true) {
@@ -63,7 +70,7 @@ func (s *Service) sweepIfPending() {
 	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM (SELECT 1 FROM orders WHERE state = 'pending' LIMIT 1) AS one").
 		Row().Scan(&n)
 	if err == nil && n > 0 {
-		s.startSweep(stock.Product{PayWithin: 1})
+		s.runSweep()
 	}
 }
 
