@@ -4,8 +4,9 @@
 #   - every relative link resolves to a file, and every #anchor to a heading;
 #   - no commit hash, and no run-history prose ("one run", "re-run", "slower day");
 #   - every number of two digits or more in the prose (outside code) appears in
-#     a docs/results file, or in the code or flags that set it (a setting, not
-#     a measurement).
+#     the results files its paragraph links to, or else its section; where
+#     neither links one, in any docs/results file, or in the code or flags that
+#     set it (a setting, not a measurement).
 # Prints what it finds and exits 1 if anything; changes nothing. Run it from anywhere.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -45,20 +46,96 @@ history=$(grep -niE 'one run|re-?run|slower day|quieter day|alternated' "${docs[
 [ -z "$history" ] || fail "run-history prose:"$'\n'"$history"
 
 # Numbers: the prose without code blocks, inline code and link targets.
-known=$(mktemp)
-trap 'rm -f "$known"' EXIT
+# A number is checked against the results files its paragraph links to
+# (a list item and a table row are paragraphs of their own); failing that,
+# against those its section (the text under one heading) links to; failing
+# that, against every results file and the code and flags that set it.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+numbers() { tr -d ',' | grep -oE '[0-9]+(\.[0-9]+)?' | sort -u; }
 {
 	cat docs/results/*.md
 	find cmd internal migrations -name '*.go' ! -name '*_test.go' -o -name '*.sql' -o -name '*.lua' | xargs cat
 	cat compose.yaml Dockerfile
-} | tr -d ',' | grep -oE '[0-9]+(\.[0-9]+)?' | sort -u >"$known"
+} | numbers >"$work/known"
+mkdir "$work/results"
+for r in docs/results/*.md; do numbers <"$r" >"$work/results/${r##*/}"; done
+
+# prose FILE: one line per number of two digits or more (or with a
+# decimal point) in FILE's prose: the results files that vouch for it
+# (space-separated, none for any), a bar, the number.
+prose() {
+	awk -v dir="$(dirname "$1")" '
+	function resolve(t,   p) {
+		sub(/#.*/, "", t)
+		p = (dir == "." ? t : dir "/" t)
+		while (sub(/(^|\/)\.\//, "/", p)) {}
+		while (sub(/[^\/]+\/\.\.\//, "", p)) {}
+		sub(/^\//, "", p)
+		return p ~ /^docs\/results\/[^\/]+\.md$/ ? p : ""
+	}
+	function flush() {
+		if (np) { para[++npara] = plinks; nums[npara] = pnums }
+		np = 0; plinks = ""; pnums = ""
+	}
+	function flushsection(   i, l) {
+		flush()
+		for (i = 1; i <= npara; i++) {
+			l = para[i] != "" ? para[i] : slinks
+			n = split(nums[i], a, " ")
+			for (j = 1; j <= n; j++) printf "%s|%s\n", l, a[j]
+		}
+		npara = 0; slinks = ""
+	}
+	function addlink(set, p) { return (index(" " set " ", " " p " ") ? set : (set == "" ? p : set " " p)) }
+	/^```/ { flush(); code = !code; next }
+	code { next }
+	/^[ \t]*$/ { flush(); next }
+	/^#+ / { flushsection(); next }
+	/^[ \t]*([-*+]|[0-9]+\.)[ \t]/ || /^\|/ { flush() }
+	{
+		np = 1
+		line = $0
+		gsub(/`[^`]*`/, "", line)
+		rest = line
+		while (match(rest, /\]\([^) ]+\)/)) {
+			t = substr(rest, RSTART + 2, RLENGTH - 3)
+			rest = substr(rest, RSTART + RLENGTH)
+			if (t ~ /^(https?|mailto):/) continue
+			p = resolve(t)
+			if (p != "") { plinks = addlink(plinks, p); slinks = addlink(slinks, p) }
+		}
+		gsub(/\]\([^)]*\)/, "]", line)
+		pos = 1
+		while (match(substr(line, pos), /[0-9][0-9,]*(\.[0-9]+)?/)) {
+			at = pos + RSTART - 1
+			pre = at > 1 ? substr(line, at - 1, 1) : ""
+			pos = at + 1
+			if (pre ~ /[A-Za-z0-9_.\/:-]/) continue
+			num = substr(line, at, RLENGTH)
+			pos = at + RLENGTH
+			gsub(/,/, "", num)
+			if (num !~ /\./ && length(num) < 2) continue
+			pnums = pnums " " num
+		}
+	}
+	END { flushsection() }
+	' "$1"
+}
+
 for f in "${docs[@]}"; do
-	awk '/^```/{c=!c; next} !c' "$f" | sed -E 's/`[^`]*`//g; s/\]\([^)]*\)/]/g' |
-		grep -oP '(?<![A-Za-z0-9_./:-])[0-9][0-9,]*(\.[0-9]+)?' | tr -d ',' | sort -u |
-		while IFS= read -r num; do
-			[[ $num != *.* && ${#num} -lt 2 ]] && continue
-			grep -qxF "$num" "$known" || echo "$f: $num is in no results file, and no code or flag sets it"
+	prose "$f" | sort -u | while IFS="|" read -r links num; do
+		if [ -z "$links" ]; then
+			grep -qxF "$num" "$work/known" ||
+				echo "$f: $num is in no results file, and no code or flag sets it"
+			continue
+		fi
+		found=
+		for r in $links; do
+			grep -qxF "$num" "$work/results/${r##*/}" && { found=1; break; }
 		done
+		[ -n "$found" ] || echo "$f: $num is not in $links, the results its paragraph or section links to"
+	done
 done | { out=$(cat); [ -z "$out" ] || { printf '%s\n' "$out"; exit 1; }; } || bad=1
 
 [ $bad -eq 0 ] && echo "docs: ok"

@@ -197,7 +197,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 // what it started.
 func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(), error) {
 	if len(cfg.targets) > 0 {
-		return fleet.ExternalFleet(cfg.targets, cfg.adminToken, cfg.redis), func() {}, nil
+		f := fleet.ExternalFleet(cfg.targets, cfg.adminToken, cfg.redis)
+		f.BuyerSecret = cfg.buyerSecret // the running fleet's own; "": it runs open
+		return f, func() {}, nil
 	}
 	logFile, err := os.Create(filepath.Join(dir, "shops.log"))
 	if err != nil {
@@ -209,7 +211,8 @@ func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
 	fc := fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, RedisCluster: cfg.cluster, EtcdEndpoints: cfg.etcd, ZooKeeper: cfg.zookeeper, StartZooKeeper: cfg.startZK, Logger: log, LogDir: dir,
-		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst}
+		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst,
+		BuyerSecret: cfg.buyerSecret, RTT: cfg.settings.RTT}
 	fault.Provision(cfg.settings.Faults, &fc) // child shops for --crash, a Sentinel set for --failover...
 	f, err := fleet.StartFleet(ctx, fc)
 	if err != nil {

@@ -138,8 +138,14 @@ func (a *api) placeOrder(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	// Only the buyer orders for themselves (buyer.go); checked before the
+	// rate, so that forged clicks spend nobody's allowance.
+	if err := actFor(c, req.UserID); err != nil {
+		writeError(c, err)
+		return
+	}
 	// A buyer clicking faster than the per-buyer rate is turned away
-	// before anything else: the anti-bot guard (ratelimit.go).
+	// before the door: the anti-bot guard (ratelimit.go).
 	if ok, retryIn := a.limit.allow(req.UserID); !ok {
 		a.door.obs.TurnedAway(ShedRateLimited)
 		writeError(c, &rateLimitedError{retryIn: retryIn})

@@ -45,7 +45,8 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 			return nil, err
 		}
 	}
-	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.products)}
+	tokens := newClickTokens(a.fleet.BuyerSecret, s, time.Now())
+	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.products, tokens)}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
 	defer func() {
 		res.Load = load(ctx)

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Regenerates every docs/results file, then docs/results/index.md.
 #
-# On the embedded backends always: default, two-clicks, late-commit,
+# On the embedded backends always: default, two-clicks, late-commit, batch-late-commit, stalls,
 # database-locks, node-kills, empty-restart, crash, failover (needs
 # redis-server and redis-sentinel), cluster-failover (redis-server and
 # redis-cli), catalogue and calibrate; with LOADGEN_REDIS_CLUSTER, also
 # catalogue-cluster. With real servers named (LOADGEN_MYSQL_DSN,
 # LOADGEN_REDIS, optionally LOADGEN_ETCD and LOADGEN_REDIS_CLUSTER), also
-# their -real files (late-commit, database-locks, buckets, crash, cluster and
+# their -real files (late-commit, batch-late-commit, database-locks, buckets, crash, cluster and
 # decr-buckets: a cluster of their own without LOADGEN_REDIS_CLUSTER), bench-place, dlock-bench,
 # overload, overload-profile and lock-table (which also wants
 # LOADGEN_ZOOKEEPER, else its ZooKeeper row is skipped).
@@ -20,12 +20,12 @@ run() {
 	echo "==> $*" >&2
 	if [ -n "${LOCK:-}" ]; then flock "$LOCK" "$@"; else "$@"; fi
 }
-embedded=(default two-clicks late-commit database-locks node-kills empty-restart crash failover cluster-failover catalogue calibrate)
+embedded=(default two-clicks late-commit batch-late-commit stalls database-locks node-kills empty-restart crash failover cluster-failover catalogue calibrate)
 for s in "${embedded[@]}"; do
 	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 done
 if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
-	for s in late-commit database-locks buckets crash bench-place dlock-bench overload overload-profile lock-table; do
+	for s in late-commit batch-late-commit database-locks buckets crash bench-place dlock-bench overload overload-profile lock-table; do
 		run env -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 	done
 	run ./cluster.sh
