@@ -12,7 +12,9 @@
 //	GET  /api/v1/products/:id/audit admin   200 audit
 //	GET  /api/v1/products/:id/events admin  200 this process's events
 //	POST /api/v1/orders             buyer   201 order, or 202 queued (redis-queue) with a Location
-//	GET  /api/v1/orders/:id         anyone  200 where the order stands: queued, created or refused
+//	GET  /api/v1/orders/:id         anyone  200 where the order stands: queued, created or refused, and its state
+//	POST /api/v1/orders/:id/pay     anyone  200 the order, paid
+//	POST /api/v1/orders/:id/cancel  anyone  200 the order, cancelled, its units back on sale
 //	GET  /healthz                   anyone  200 while the process serves
 //	GET  /readyz                    anyone  200 when the database, the Redis quorum, etcd's and ZooKeeper's answer, else 503
 //	GET  /metrics                   anyone  Prometheus metrics, when Deps.Metrics is set
@@ -60,11 +62,16 @@ type Orders interface {
 	QueuesInside(ctx context.Context, productID string) bool
 }
 
-// Statuses is what GET /api/v1/orders/:id and the readiness probe need
-// from the order flow; *order.Service implements it. OrderStatus
-// validates the id and refuses a bad one with an *order.FieldError.
+// Statuses is what the routes of one order (/api/v1/orders/:id) and the
+// readiness probe need from the order flow; *order.Service implements
+// it. OrderStatus, Pay and Cancel validate the id and refuse a bad one
+// with an *order.FieldError.
 type Statuses interface {
 	OrderStatus(ctx context.Context, id string) (order.OrderStatus, error)
+	// Pay and Cancel change a written order's state (package order's
+	// life) and answer as OrderStatus does.
+	Pay(ctx context.Context, id string) (order.OrderStatus, error)
+	Cancel(ctx context.Context, id string) (order.OrderStatus, error)
 	// QueueProblem says why the shop's queue consumers cannot write, ""
 	// if they can.
 	QueueProblem() string
@@ -212,6 +219,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.GET("/products/:id/events", admin, a.productEvents)
 	v1.POST("/orders", buyer, a.placeOrder)
 	v1.GET("/orders/:id", a.orderStatus)
+	v1.POST("/orders/:id/pay", a.payOrder)
+	v1.POST("/orders/:id/cancel", a.cancelOrder)
 
 	r.GET("/healthz", a.healthz)
 	r.GET("/readyz", a.readyz)

@@ -25,7 +25,7 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 	if err := s.work(ctx, p); err != nil {
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
-	o := newOrder(p, req)
+	o := s.newOrder(p, req)
 	if p.Buckets > 1 {
 		// The stock split over rows: package buckets sells it.
 		if err := s.bk.Place(ctx, p, o); err != nil {

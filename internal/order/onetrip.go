@@ -28,7 +28,7 @@ func (s *Service) placeOneTrip(ctx context.Context, p stock.Product, req Request
 	if err := s.work(ctx, p); err != nil {
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
-	o := newOrder(p, req)
+	o := s.newOrder(p, req)
 	// 2. No network, no procedure: sql-atomic's transaction (its late
 	// commit included).
 	if s.db.Dialector.Name() != "mysql" {

@@ -37,6 +37,10 @@ type Order struct {
 	// strategy that sells it, and written to orders.bucket (RowOf). Nil
 	// for the product's own stock.
 	Bucket *int
+	// PayWithin is its product's pay window (stock.Product.PayWithin):
+	// above zero, the order is written pending, with a deadline the
+	// database stamps (package life); zero, it is written paid, final.
+	PayWithin time.Duration
 }
 
 // ReleaseTimeout bounds a short step that runs on a context that survives
