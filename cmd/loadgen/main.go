@@ -73,6 +73,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "compare" {
 		return compare(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "merge" {
+		return merge(ctx, args[1:], stdout, stderr)
+	}
 	cfg, err := parseFlags(args, stdout)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -133,7 +136,7 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	s := cfg.settings
 	title := runTitle(cfg, len(f.Targets), f.Backend)
 	fmt.Fprintf(stdout, "%s\n\n", strings.Join(report.Wrap(title, report.TerminalWidth), "\n"))
-	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)}
+	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout), RunID: cfg.runID}
 	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
 	if err != nil {
 		return err
@@ -155,6 +158,13 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	if board != nil {
 		board.Finish(report.NewDocument(out), runErr)
 	}
+	return finish(stdout, cfg, dir, began, out, runErr)
+}
+
+// finish prints out's table, writes its report into dir and says where,
+// and returns what the command ends with: runErr first, then errUnsafe
+// (--fail-on-unsafe), then errThreshold.
+func finish(stdout io.Writer, cfg config, dir string, began time.Time, out *scenario.Outcome, runErr error) error {
 	fmt.Fprintln(stdout)
 	writeText := report.WriteText
 	if cfg.wide {
