@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/flagenv"
+	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
