@@ -55,6 +55,9 @@ const (
 	exitUnsafe = 3
 	// exitThreshold is k6's exit code for a failed threshold.
 	exitThreshold = 99
+	// exitFiles: the run ran out of file descriptors (files.go); the
+	// report holds what was measured before.
+	exitFiles = 4
 )
 
 func main() {
@@ -99,7 +102,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	if err := attack(ctx, cfg, stdout); err != nil {
+	err = attack(ctx, cfg, stdout)
+	if errors.Is(err, scenario.ErrTooManyOpenFiles) {
+		printFilesStopped(stderr, err)
+		return exitFiles
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
 		switch {
 		case errors.Is(err, errUnsafe):
@@ -148,6 +156,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	out, runErr := runOrSweep(ctx, cfg, f, opts)
 	if out != nil && len(out.Sweep) == 0 {
 		out.Skipped = cfg.skipped
+	}
+	if out != nil && errors.Is(runErr, scenario.ErrTooManyOpenFiles) {
+		out.Stopped = filesStopped(runErr)
 	}
 	if out == nil {
 		if board != nil {

@@ -95,11 +95,11 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 				results = nil
 				break
 			}
-			if filesErr = outOfFiles(r, tg.Sent()); filesErr != nil {
+			if err := outOfFiles(r, tg.Sent()); err != nil && filesErr == nil {
+				// Send no more; the requests in flight end, and their
+				// connections close below, so the report can be written.
+				filesErr = err
 				atk.Stop()
-				go drain(results) // the answers still in flight, unread
-				results = nil
-				break
 			}
 			for _, c := range counters {
 				c.Answered(r)

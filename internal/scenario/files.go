@@ -28,10 +28,3 @@ func outOfFiles(r *vegeta.Result, sent int) error {
 	}
 	return fmt.Errorf("%w: after %d requests: %s", ErrTooManyOpenFiles, sent, r.Error)
 }
-
-// drain reads and drops what is left on results, so that an attacker
-// that was stopped can finish its requests in flight.
-func drain(results <-chan *vegeta.Result) {
-	for range results {
-	}
-}
