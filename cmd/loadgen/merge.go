@@ -97,8 +97,12 @@ func readParts(dirs []string, targets, token, out string) (config, []scenario.Pa
 			return cfg, nil, err
 		}
 		part := d.Settings.Part
-		if p, err := scenario.ParsePart(part); err != nil || p.N != len(dirs) {
-			return cfg, nil, fmt.Errorf("%s: part %q, want one of 1/%d..%d/%d: one folder per part", dir, part, len(dirs), len(dirs), len(dirs))
+		p, err := scenario.ParsePart(part)
+		if err != nil {
+			return cfg, nil, fmt.Errorf("%s: not a part of a crowd (loadgen --part i/n)", dir)
+		}
+		if p.N != len(dirs) {
+			return cfg, nil, fmt.Errorf("%s is part %s, but %d folder(s) given: give every part's folder once", dir, part, len(dirs))
 		}
 		if other, ok := seen[part]; ok {
 			return cfg, nil, fmt.Errorf("%s and %s are both part %s", other, dir, part)

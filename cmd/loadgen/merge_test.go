@@ -79,6 +79,11 @@ func TestMergeTwoGenerators(t *testing.T) {
 	if code := run(ctx, args, &stdout, &stderr); code != exitOK {
 		t.Fatalf("loadgen merge: exit %d; stderr:\n%s\nstdout:\n%s", code, stderr.String(), stdout.String())
 	}
+	// One part alone is not the crowd.
+	if code := run(ctx, []string{"merge", "--targets", f.Targets[0], "--admin-token", "x", "--out", t.TempDir(), dirs[0]}, &stdout, &stderr); code != exitUsage ||
+		!strings.Contains(stderr.String(), "is part 1/2, but 1 folder(s) given") {
+		t.Errorf("merge of one part of two: exit %d, want %d; stderr:\n%s", code, exitUsage, stderr.String())
+	}
 	merged := readReport(t, mergeOut)
 	parts := []report.Document{readReportDir(t, dirs[0]), readReportDir(t, dirs[1])}
 	if merged.Parts != 2 || len(merged.Modes) != 2 {
