@@ -72,6 +72,8 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	cpu := ledger.Spent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
+	conns := &connSet{}
+	tr.DialContext = conns.dial(tr.DialContext)
 	targeter := tg.Targeter()
 	var counters []clickCounter
 	for _, f := range faults {
@@ -96,10 +98,11 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 				break
 			}
 			if err := outOfFiles(r, tg.Sent()); err != nil && filesErr == nil {
-				// Send no more; the requests in flight end, and their
-				// connections close below, so the report can be written.
+				// Send no more, and end the requests in flight: their
+				// descriptors are what the report needs to be written.
 				filesErr = err
 				atk.Stop()
+				conns.closeAll()
 			}
 			for _, c := range counters {
 				c.Answered(r)

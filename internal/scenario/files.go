@@ -1,9 +1,12 @@
 package scenario
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
+	"sync"
 	"syscall"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -27,4 +30,62 @@ func outOfFiles(r *vegeta.Result, sent int) error {
 		return nil
 	}
 	return fmt.Errorf("%w: after %d requests: %s", ErrTooManyOpenFiles, sent, r.Error)
+}
+
+// connSet is an attack's open connections, so that an attack out of file
+// descriptors can close them at once: a request in flight to a shop that
+// cannot accept would otherwise hold its descriptor until its timeout, and
+// embedded etcd exits the process on the first file it cannot open in
+// that time. It is safe for concurrent use.
+type connSet struct {
+	mu     sync.Mutex
+	open   map[*trackedConn]struct{}
+	closed bool // by closeAll: a connection dialled after it is closed at once
+}
+
+// dial wraps d: every connection it makes is in the set until closed.
+func (cs *connSet) dial(d func(ctx context.Context, network, addr string) (net.Conn, error)) func(context.Context, string, string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := d(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := &trackedConn{Conn: c, set: cs}
+		cs.mu.Lock()
+		if cs.closed {
+			cs.mu.Unlock()
+			c.Close()
+			return nil, net.ErrClosed
+		}
+		if cs.open == nil {
+			cs.open = map[*trackedConn]struct{}{}
+		}
+		cs.open[tc] = struct{}{}
+		cs.mu.Unlock()
+		return tc, nil
+	}
+}
+
+// closeAll closes every open connection; their requests fail at once.
+func (cs *connSet) closeAll() {
+	cs.mu.Lock()
+	open := cs.open
+	cs.open, cs.closed = nil, true
+	cs.mu.Unlock()
+	for c := range open {
+		c.Conn.Close()
+	}
+}
+
+// trackedConn leaves its set when closed.
+type trackedConn struct {
+	net.Conn
+	set *connSet
+}
+
+func (c *trackedConn) Close() error {
+	c.set.mu.Lock()
+	delete(c.set.open, c)
+	c.set.mu.Unlock()
+	return c.Conn.Close()
 }
