@@ -16,8 +16,12 @@ import (
 )
 
 // TestMain lets this test binary be a --crash run's child shop, as the
-// loadgen binary is (fleet.ServeIfChildShop).
+// loadgen binary is (fleet.ServeIfChildShop), and, with asLoadgen set in
+// its environment, the loadgen command itself (loadgenProcess).
 func TestMain(m *testing.M) {
+	if os.Getenv(asLoadgen) != "" {
+		main()
+	}
 	fleet.ServeIfChildShop()
 	os.Exit(m.Run())
 }

@@ -42,6 +42,7 @@ type config struct {
 	cpuProfile   string        // --cpuprofile: where the run's CPU profile goes
 	faults       []fault.Fault // every kind, on or not: their flags (settings.Faults has those on)
 	loadFlags
+	partFlags
 	flags map[string]string // every flag's value, for report.json
 }
 
@@ -67,6 +68,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.settings.Skew, "skew", d.Skew, "with --products, the Zipf exponent that spreads the buyers: product k is wanted in proportion to 1/k^skew, so 1.1 sends about a third of the crowd to the hottest of 20 products and about 1% to the coldest; 0 spreads them evenly")
 	fs.IntVar(&c.settings.Clicks, "clicks", d.Clicks, "each buyer clicks 1..N times within a few ms (the repeated clicks the dedupe lock must absorb)")
 	addLoadFlags(fs, &c, d)
+	addPartFlags(fs, &c)
 	fs.DurationVar(&c.settings.Duration, "duration", d.Duration, "longest an attack may last; it ends sooner once every buyer has clicked; with --users 0, how long the attack lasts")
 	fs.DurationVar(&c.settings.LockTTL, "lock-ttl", d.LockTTL, "product lock TTL")
 	fs.DurationVar(&c.settings.Work, "work", d.Work, "simulated business latency inside the critical section")
@@ -157,6 +159,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	bad = append(bad, c.check()...)
 	bad = append(bad, c.checkLoad(given)...)
+	bad = append(bad, c.checkPart()...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "modes:") {
 			continue // already said which mode is unknown

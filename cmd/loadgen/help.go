@@ -82,9 +82,19 @@ for an open model (a fresh buyer per click until --duration is up),
 --threshold 'p99<200ms' (repeatable) for pass criteria. Compare two runs:
   loadgen compare A/report.json B/report.json
 
+For a crowd bigger than one generator sends, run one part per generator
+against the same --targets, with the same flags and --run-id, and merge:
+  loadgen --targets T --admin-token A --run-id sale1 --part 1/2 --out p1
+  loadgen --targets T --admin-token A --run-id sale1 --part 2/2 --out p2
+  loadgen merge --targets T --admin-token A p1/latest p2/latest
+Part 1 creates the products and the others wait for them; the merge sums
+the answers, takes latencies from every part's samples and audits once.
+
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
-strategy that claims to be safe oversold or duplicated; 99 a --threshold
-failed (3 wins when both apply).
+strategy that claims to be safe oversold or duplicated; 4 out of file
+descriptors (the cause and ulimit -n are printed, and the report keeps
+what was measured before); 99 a --threshold failed (3 wins when both
+apply).
 
 Every flag can also be set by its environment variable, LOADGEN_ and the
 flag's name in capitals (--max-in-flight: LOADGEN_MAX_IN_FLIGHT); a flag on

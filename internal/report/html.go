@@ -39,6 +39,8 @@ type htmlData struct {
 	// Skipped are the skipped modes' why-lines, after Modes'.
 	Skipped []htmlWhy
 	Unsafe  []string
+	// RunNotes say how the run differs from one generator's complete run.
+	RunNotes []string
 	// Catalogue is a --products run's per-product section, nil for one
 	// product; Masters where each row's load landed on a Redis Cluster,
 	// with MastersIntro saying what they count.
@@ -83,6 +85,7 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 		Modes:    o.Modes,
 		Skipped:  skippedWhys(o),
 		Unsafe:   o.Unsafe(),
+		RunNotes: RunNotes(o),
 
 		Catalogue:    newHTMLCatalogue(o),
 		Masters:      mastersLines(o),

@@ -35,6 +35,12 @@ type Document struct {
 	Flags      map[string]string `json:"flags,omitempty"`
 	Thresholds *ThresholdsDoc    `json:"thresholds,omitempty"`
 	Sweep      *SweepDoc         `json:"sweep,omitempty"`
+	// Parts is how many generators' parts of the crowd loadgen merge put
+	// together (scenario.Merge); absent for one generator. Stopped says
+	// why the run ended before its last row or point; absent if it did
+	// not.
+	Parts   int    `json:"parts,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // SettingsDoc is scenario.Settings with units.
@@ -188,6 +194,8 @@ func NewDocument(o *scenario.Outcome) Document {
 		Columns: Columns,
 		Table:   Rows(o),
 		Flags:   o.Flags,
+		Parts:   o.Parts,
+		Stopped: o.Stopped,
 	}
 	for _, sk := range o.Skipped {
 		d.Skipped = append(d.Skipped, SkippedDoc{Mode: string(sk.Mode), Why: sk.Why})

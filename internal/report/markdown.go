@@ -33,6 +33,9 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 		writeCatalogueMarkdown(&b, o)
 		writeMastersMarkdown(&b, o)
 	}
+	for _, l := range RunNotes(o) {
+		fmt.Fprintf(&b, "\n**%s**\n", l)
+	}
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(&b, "\n**UNSAFE**: %s\n", strings.Join(bad, "; "))
 	}
@@ -116,4 +119,20 @@ func machineLine(o *scenario.Outcome) string {
 	}
 	return fmt.Sprintf("Machine: %d CPUs (%s), %s/%s, %s. Backend: %s. Shops: %s. Run took %.1fs.",
 		e.NumCPU, cpu, e.GOOS, e.GOARCH, e.GoVersion, o.Backend, strings.Join(o.Targets, ", "), o.Wall.Seconds())
+}
+
+// RunNotes are the lines that say how o differs from one generator's
+// complete run: a part of a crowd, a merge of parts, a run stopped early.
+func RunNotes(o *scenario.Outcome) []string {
+	var out []string
+	if p := o.Settings.Part; !p.Whole() {
+		out = append(out, fmt.Sprintf("Part %s of the crowd: its answers only, not audited; loadgen merge puts the parts together and audits the fleet once.", p))
+	}
+	if o.Parts > 0 {
+		out = append(out, fmt.Sprintf("Merged from %d generators' parts of the crowd (loadgen merge): answers summed, latencies from their samples together, one audit of the fleet.", o.Parts))
+	}
+	if o.Stopped != "" {
+		out = append(out, "Stopped early: "+o.Stopped)
+	}
+	return out
 }

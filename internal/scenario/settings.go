@@ -84,6 +84,9 @@ type Settings struct {
 	Workers    uint64
 	MaxWorkers uint64
 	Count      int
+	// Part is the share of the crowd this generator sends (part.go); the
+	// zero Part is the whole crowd.
+	Part Part
 }
 
 // Limits of Settings that Validate enforces: beyond them a run would not
