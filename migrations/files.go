@@ -49,17 +49,27 @@ func load() ([]migration, error) {
 // split cuts a file into statements: a statement ends with a semicolon at
 // the end of a line. Comment lines (--) and blank lines are dropped. This
 // is not a SQL parser; keep semicolons out of string literals at line ends.
+//
+// A stored procedure's body is full of semicolons that end its own
+// statements, not the file's. As in the mysql client, a line
+// "DELIMITER //" makes "//" at the end of a line end a statement instead,
+// until "DELIMITER ;": the file reads as it would be pasted into mysql.
 func split(text string) []string {
 	var stmts []string
 	var cur []string
+	end := ";"
 	for _, line := range strings.Split(text, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
 			continue
 		}
+		if d, ok := strings.CutPrefix(trimmed, "DELIMITER "); ok {
+			end = strings.TrimSpace(d)
+			continue
+		}
 		line = strings.TrimRight(line, " \t\r")
-		if strings.HasSuffix(trimmed, ";") {
-			cur = append(cur, strings.TrimSuffix(line, ";"))
+		if strings.HasSuffix(trimmed, end) {
+			cur = append(cur, strings.TrimSuffix(line, end))
 			stmts = append(stmts, strings.Join(cur, "\n"))
 			cur = nil
 			continue

@@ -16,6 +16,17 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// A procedure's body keeps its semicolons: DELIMITER changes what ends a
+// statement, as in the mysql client.
+func TestSplitDelimiter(t *testing.T) {
+	in := "DROP PROCEDURE IF EXISTS p;\nDELIMITER //\nCREATE PROCEDURE p()\nBEGIN\n  SELECT 1;\n  SELECT 2;\nEND //\nDELIMITER ;\nSELECT 3;"
+	got := split(in)
+	want := []string{"DROP PROCEDURE IF EXISTS p", "CREATE PROCEDURE p()\nBEGIN\n  SELECT 1;\n  SELECT 2;\nEND ", "SELECT 3"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("split:\n got %q\nwant %q", got, want)
+	}
+}
+
 func TestForSQLite(t *testing.T) {
 	got := forSQLite("created_at DATETIME(6) NOT NULL, t timestamp(3)")
 	want := "created_at DATETIME NOT NULL, t timestamp"

@@ -7,7 +7,8 @@
 //
 // To change the schema, add a new file with the next number (never edit one
 // that has shipped): 0004_something.sql. Statements end with a semicolon at
-// the end of a line; lines starting with -- are comments. Prefer one
+// the end of a line (after DELIMITER //, with //, as in the mysql client,
+// for a procedure's body); lines starting with -- are comments. Prefer one
 // statement per file: MySQL cannot roll DDL back, so a file that fails half
 // way leaves its first statements applied but the file unrecorded.
 package migrations

@@ -16,8 +16,12 @@ import (
 )
 
 // TestMain lets this test binary be a --crash run's child shop, as the
-// loadgen binary is (fleet.ServeIfChildShop).
+// loadgen binary is (fleet.ServeIfChildShop), and, with asLoadgen set in
+// its environment, the loadgen command itself (loadgenProcess).
 func TestMain(m *testing.M) {
+	if os.Getenv(asLoadgen) != "" {
+		main()
+	}
 	fleet.ServeIfChildShop()
 	os.Exit(m.Run())
 }
@@ -91,7 +95,7 @@ func TestCrashSellsItsSale(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
-	want := []scenario.Mode{"fenced", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
+	want := []scenario.Mode{"fenced", "sql-atomic", "sql-one-trip", "redis-decr", "redis-queue", "fenced+batch"}
 	if s := c.settings; s.Stock != fault.CrashStock || !slices.Equal(s.Modes, want) || len(s.Faults) != 1 || s.Faults[0].(*fault.ShopCrash).Kills != 2 {
 		t.Errorf("settings: stock %d, modes %v, faults %v; want %d, %v, --crash 2", s.Stock, s.Modes, s.Faults, fault.CrashStock, want)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/buyertoken"
 	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/flagenv"
 	"github.com/flashsale/flashsale/internal/report"
@@ -23,6 +24,7 @@ type config struct {
 	settings     scenario.Settings
 	targets      []string // empty: start the embedded fleet
 	adminToken   string
+	buyerSecret  string             // the shops' key for buyer tokens; the crowd signs with it
 	redis        []string           // external nodes, for --redlock-kill and --redis-restart
 	etcd         []string           // an external etcd cluster, for the embedded shops
 	zookeeper    []string           // a ZooKeeper ensemble, for the embedded shops
@@ -40,6 +42,7 @@ type config struct {
 	cpuProfile   string        // --cpuprofile: where the run's CPU profile goes
 	faults       []fault.Fault // every kind, on or not: their flags (settings.Faults has those on)
 	loadFlags
+	partFlags
 	flags map[string]string // every flag's value, for report.json
 }
 
@@ -65,6 +68,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.settings.Skew, "skew", d.Skew, "with --products, the Zipf exponent that spreads the buyers: product k is wanted in proportion to 1/k^skew, so 1.1 sends about a third of the crowd to the hottest of 20 products and about 1% to the coldest; 0 spreads them evenly")
 	fs.IntVar(&c.settings.Clicks, "clicks", d.Clicks, "each buyer clicks 1..N times within a few ms (the repeated clicks the dedupe lock must absorb)")
 	addLoadFlags(fs, &c, d)
+	addPartFlags(fs, &c)
 	fs.DurationVar(&c.settings.Duration, "duration", d.Duration, "longest an attack may last; it ends sooner once every buyer has clicked; with --users 0, how long the attack lasts")
 	fs.DurationVar(&c.settings.LockTTL, "lock-ttl", d.LockTTL, "product lock TTL")
 	fs.DurationVar(&c.settings.Work, "work", d.Work, "simulated business latency inside the critical section")
@@ -87,13 +91,15 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof FILE): without --targets it holds the embedded shops and backends as well as the load generator (default none)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
 	fs.BoolVar(&c.wide, "wide", false, fmt.Sprintf("print every column of report.md's table and whole why-lines to the terminal, as wide as they need; without it the terminal fits %d columns: mode, sold (201 and 202), oversold, dup_orders, consistent, orders/s, p99 and errors, each why-line cut at a word with an ellipsis (report.md always has every column and whole lines) (default off)", report.TerminalWidth))
-	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced, etcd and zookeeper (fenced and etcd batched or not), sql-for-update, sql-version, sql-atomic, redis-decr and redis-queue; also a row with an order answered 201 or 202 that was not written, or a queue that did not drain (default off: report only)")
+	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced, etcd and zookeeper (fenced and etcd batched or not), sql-for-update, sql-version, sql-atomic, sql-one-trip, redis-decr and redis-queue; also a row with an order answered 201 or 202 that was not written, or a queue that did not drain (default off: report only)")
 	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")
 	fs.StringVar(&targets, "targets", "", "shop base URLs, comma-separated (default none: start the embedded fleet)")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the --targets shops, to create products and read audits (default none: the embedded shops make their own)")
+	fs.StringVar(&c.buyerSecret, "buyer-secret", "", "the key the shops check buyers' tokens with (shop --buyer-secret), at least 16 bytes; every click then carries its buyer's X-Buyer-Token, signed with it: without --targets the embedded shops require them, with --targets it must be the fleet's own; prefer the variable, which ps does not show (default none: the shops run open and clicks carry no token)")
 	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves) and --redis-restart; without, the embedded shops use them instead of in-process nodes (through proxies of the load generator's own with --redis-restart) (default none)")
 	fs.StringVar(&etcd, "etcd", "", "without --targets: an etcd cluster for the embedded shops' etcd strategy, host:port or http://host:port,... (default none: a three-member cluster in process)")
 	fs.StringVar(&zookeeper, "zookeeper", "", "without --targets: a ZooKeeper ensemble for the embedded shops' zookeeper strategy, host:port,... (default none: the load generator starts a three-member ensemble for the zookeeper row where java and Debian's zookeeper are installed, and shows the row as skipped where they are not)")
+	fs.Var(&c.settings.RTT, "rtt", "without --targets: a simulated round-trip time on every link from the embedded shops (and any shop process the run starts) to their backends: the database, each Redis node, each etcd and ZooKeeper member, e.g. 1ms; or per link, db=2ms,redis=0.5ms (links: db, redis, etcd, zookeeper; a link not named gets none); each chunk waits its own delay, so pipelined requests are not serialised; the load generator's own audits and faults go direct; 0: none, loopback as it is")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "without --targets: a MySQL/MariaDB database for the embedded shops, user:pass@tcp(host:3306)/dbname (default none: a SQLite file in a temp dir)")
 	c.settings.ClickWindow = d.ClickWindow
 
@@ -153,6 +159,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	bad = append(bad, c.check()...)
 	bad = append(bad, c.checkLoad(given)...)
+	bad = append(bad, c.checkPart()...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "modes:") {
 			continue // already said which mode is unknown
@@ -184,6 +191,12 @@ func (c *config) check() []string {
 	}
 	if len(c.targets) == 0 && c.adminToken != "" {
 		bad = append(bad, "admin-token: only with --targets; the embedded shops make their own")
+	}
+	if c.buyerSecret != "" && len(c.buyerSecret) < buyertoken.MinSecretLen {
+		bad = append(bad, fmt.Sprintf("buyer-secret: %d bytes, want at least %d", len(c.buyerSecret), buyertoken.MinSecretLen))
+	}
+	if len(c.targets) > 0 && !c.settings.RTT.IsZero() {
+		bad = append(bad, "rtt: only without --targets; give a running fleet's shops their own --rtt")
 	}
 	if len(c.targets) > 0 && c.mysqlDSN != "" {
 		bad = append(bad, "mysql-dsn: only without --targets; a running fleet has its own database")
@@ -259,8 +272,10 @@ func dedupe(ss []string) []string {
 func flagValues(fs *flag.FlagSet) map[string]string {
 	out := map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) { out[f.Name] = f.Value.String() })
-	if out["admin-token"] != "" {
-		out["admin-token"] = "(given, not recorded)"
+	for _, secret := range []string{"admin-token", "buyer-secret"} {
+		if out[secret] != "" {
+			out[secret] = "(given, not recorded)"
+		}
 	}
 	if user, rest, ok := strings.Cut(out["mysql-dsn"], "@"); ok && strings.Contains(user, ":") {
 		name, _, _ := strings.Cut(user, ":")

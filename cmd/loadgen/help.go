@@ -9,7 +9,8 @@ latency. The strategies: off, naive, lua and redlock lock the stock with Redis
 database checks; etcd and zookeeper take that fenced lock from a
 consensus cluster; sql-for-update and sql-version lock in the database (its
 row lock, and a version compared with the write); sql-atomic, redis-decr and
-redis-queue take no lock, as production flash sales do; fenced+batch lets
+redis-queue take no lock, as production flash sales do, and sql-one-trip
+sends sql-atomic's transaction to MySQL in one round trip; fenced+batch lets
 one holder of the lock serve every buyer its shop has queued in one
 transaction. With no flags it starts everything it needs in process (five
 embedded Redis nodes, a three-member etcd cluster, a SQLite file, three
@@ -25,8 +26,7 @@ Add --live to watch the sale in a browser while it runs.
 
 Add --late-commit 300ms to break every lease without a fencing token: lua
 and redlock oversell; fenced, etcd, fenced+batch, sql-for-update,
-sql-version, sql-atomic and redis-decr
-stay exact. (The crowd grows to 1200 buyers unless --users is given, so
+sql-version, sql-atomic, sql-one-trip and redis-decr stay exact. (The crowd grows to 1200 buyers unless --users is given, so
 that the sale still sells out behind the held-back commits.)
 
 Add --redis-restart 3 to restart three of the five Redis nodes empty, as a
@@ -59,11 +59,12 @@ promotes the replica. The same sale, with redis-queue beside redis-decr.
 Add --crash 2 to SIGKILL a shop twice in each attack, at a third and two
 thirds of it, and start it again on its port: the shops then run as child
 processes of the load generator (its own binary, re-executed), on the same
-backends. fenced, sql-atomic, redis-decr, redis-queue and fenced+batch
-must stay exact: no unit oversold, no order duplicated, every buyer told
+backends. fenced, sql-atomic, sql-one-trip, redis-decr, redis-queue and
+fenced+batch must stay exact: no unit oversold, no order duplicated, every buyer told
 201 or 202 with an order row after the drain, and Redis's stock back to
 the database's (read for up to 15 s). Unless given: --modes
-fenced,sql-atomic,redis-decr,redis-queue,fenced+batch and --stock 600, so
+fenced,sql-atomic,sql-one-trip,redis-decr,redis-queue,fenced+batch and
+--stock 600, so
 that the lock-free rows still sell when the kills come. It
 cannot be pointed at --targets: it kills only shops it started.
 
@@ -81,9 +82,19 @@ for an open model (a fresh buyer per click until --duration is up),
 --threshold 'p99<200ms' (repeatable) for pass criteria. Compare two runs:
   loadgen compare A/report.json B/report.json
 
+For a crowd bigger than one generator sends, run one part per generator
+against the same --targets, with the same flags and --run-id, and merge:
+  loadgen --targets T --admin-token A --run-id sale1 --part 1/2 --out p1
+  loadgen --targets T --admin-token A --run-id sale1 --part 2/2 --out p2
+  loadgen merge --targets T --admin-token A p1/latest p2/latest
+Part 1 creates the products and the others wait for them; the merge sums
+the answers, takes latencies from every part's samples and audits once.
+
 Exit codes: 0 done; 1 the run failed; 2 bad flags; 3 --fail-on-unsafe and a
-strategy that claims to be safe oversold or duplicated; 99 a --threshold
-failed (3 wins when both apply).
+strategy that claims to be safe oversold or duplicated; 4 out of file
+descriptors (the cause and ulimit -n are printed, and the report keeps
+what was measured before); 99 a --threshold failed (3 wins when both
+apply).
 
 Every flag can also be set by its environment variable, LOADGEN_ and the
 flag's name in capitals (--max-in-flight: LOADGEN_MAX_IN_FLIGHT); a flag on

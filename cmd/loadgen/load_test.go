@@ -37,7 +37,7 @@ func stubShop(t *testing.T) string {
 // is the last line, latest points at it, and report.json has every flag.
 func TestThresholdExits99AndReportIsLast(t *testing.T) {
 	out := t.TempDir()
-	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--modes", "lua", "--users", "5", "--stock", "1",
+	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--buyer-secret", "stub-buyer-secret-16+", "--modes", "lua", "--users", "5", "--stock", "1",
 		"--rate", "50/100ms", "--batch", "16", "--out", out, "--threshold", "oversold==0", "--threshold", "p99<10s"}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != exitThreshold {
@@ -59,8 +59,8 @@ func TestThresholdExits99AndReportIsLast(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Flags["batch"] != "16" || doc.Flags["rate"] != "50/100ms" || doc.Flags["admin-token"] == "t" || doc.Settings.Batch != 16 {
-		t.Errorf("report.json flags %v, batch %d: want batch 16, rate 50/100ms, the token not recorded", doc.Flags, doc.Settings.Batch)
+	if doc.Flags["batch"] != "16" || doc.Flags["rate"] != "50/100ms" || doc.Flags["admin-token"] == "t" || doc.Flags["buyer-secret"] != "(given, not recorded)" || doc.Settings.Batch != 16 {
+		t.Errorf("report.json flags %v, batch %d: want batch 16, rate 50/100ms, the token and the secret not recorded", doc.Flags, doc.Settings.Batch)
 	}
 	if doc.Thresholds == nil || len(doc.Thresholds.Failed) != 1 {
 		t.Errorf("report.json thresholds %+v, want one failure", doc.Thresholds)
@@ -129,5 +129,31 @@ func TestCompare(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"compare", a}, &stdout, &stderr); code != exitUsage {
 		t.Errorf("compare with one report: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// --rtt (or LOADGEN_RTT) lands in the settings, which the reports read,
+// and in the title of the run.
+func TestRTTFlag(t *testing.T) {
+	t.Setenv("LOADGEN_RTT", "db=2ms")
+	c, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.settings.RTT.String(), "db=2ms"; got != want {
+		t.Errorf("settings.RTT from LOADGEN_RTT: got %q, want %q", got, want)
+	}
+	if c, err = parseFlags([]string{"--rtt", "2ms"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := runTitle(c, 3, "embedded"), ", rtt 2ms"; !strings.Contains(got, want) {
+		t.Errorf("runTitle: %q, want it to say %q", got, want)
+	}
+	t.Setenv("LOADGEN_RTT", "")
+	if c, err = parseFlags(nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := runTitle(c, 3, "embedded"); strings.Contains(got, "rtt") {
+		t.Errorf("runTitle without --rtt: %q, want no rtt in it", got)
 	}
 }

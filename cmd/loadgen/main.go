@@ -1,6 +1,6 @@
 // Command loadgen is the 双11 load generator: it runs the flash sale once
 // per strategy (off, naive, lua, redlock, fenced, etcd, sql-for-update,
-// sql-version, sql-atomic, redis-decr, redis-queue, and fenced+batch) with a Vegeta attack and prints, side by
+// sql-version, sql-atomic, sql-one-trip, redis-decr, redis-queue, and fenced+batch) with a Vegeta attack and prints, side by
 // side, what each did to the stock: orders, oversold units, duplicate
 // orders, throughput and latency, with one line per strategy saying why. It
 // also writes a report folder (JSON, Markdown, HTML with charts, Vegeta's
@@ -55,6 +55,9 @@ const (
 	exitUnsafe = 3
 	// exitThreshold is k6's exit code for a failed threshold.
 	exitThreshold = 99
+	// exitFiles: the run ran out of file descriptors (files.go); the
+	// report holds what was measured before.
+	exitFiles = 4
 )
 
 func main() {
@@ -72,6 +75,9 @@ func main() {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "compare" {
 		return compare(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "merge" {
+		return merge(ctx, args[1:], stdout, stderr)
 	}
 	cfg, err := parseFlags(args, stdout)
 	switch {
@@ -96,7 +102,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	if err := attack(ctx, cfg, stdout); err != nil {
+	err = attack(ctx, cfg, stdout)
+	if errors.Is(err, scenario.ErrTooManyOpenFiles) {
+		printFilesStopped(stderr, err)
+		return exitFiles
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "loadgen: %v\n", err)
 		switch {
 		case errors.Is(err, errUnsafe):
@@ -133,7 +144,7 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	s := cfg.settings
 	title := runTitle(cfg, len(f.Targets), f.Backend)
 	fmt.Fprintf(stdout, "%s\n\n", strings.Join(report.Wrap(title, report.TerminalWidth), "\n"))
-	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout)}
+	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout), RunID: cfg.runID}
 	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
 	if err != nil {
 		return err
@@ -146,6 +157,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	if out != nil && len(out.Sweep) == 0 {
 		out.Skipped = cfg.skipped
 	}
+	if out != nil && errors.Is(runErr, scenario.ErrTooManyOpenFiles) {
+		out.Stopped = filesStopped(runErr)
+	}
 	if out == nil {
 		if board != nil {
 			board.Finish(report.Document{}, runErr)
@@ -155,6 +169,13 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	if board != nil {
 		board.Finish(report.NewDocument(out), runErr)
 	}
+	return finish(stdout, cfg, dir, began, out, runErr)
+}
+
+// finish prints out's table, writes its report into dir and says where,
+// and returns what the command ends with: runErr first, then errUnsafe
+// (--fail-on-unsafe), then errThreshold.
+func finish(stdout io.Writer, cfg config, dir string, began time.Time, out *scenario.Outcome, runErr error) error {
 	fmt.Fprintln(stdout)
 	writeText := report.WriteText
 	if cfg.wide {
@@ -197,7 +218,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 // what it started.
 func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(), error) {
 	if len(cfg.targets) > 0 {
-		return fleet.ExternalFleet(cfg.targets, cfg.adminToken, cfg.redis), func() {}, nil
+		f := fleet.ExternalFleet(cfg.targets, cfg.adminToken, cfg.redis)
+		f.BuyerSecret = cfg.buyerSecret // the running fleet's own; "": it runs open
+		return f, func() {}, nil
 	}
 	logFile, err := os.Create(filepath.Join(dir, "shops.log"))
 	if err != nil {
@@ -209,7 +232,8 @@ func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(
 	// progress line. They belong with the shops' logs.
 	redis.SetLogger(redisLog{log})
 	fc := fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, RedisCluster: cfg.cluster, EtcdEndpoints: cfg.etcd, ZooKeeper: cfg.zookeeper, StartZooKeeper: cfg.startZK, Logger: log, LogDir: dir,
-		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst}
+		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst,
+		BuyerSecret: cfg.buyerSecret, RTT: cfg.settings.RTT}
 	fault.Provision(cfg.settings.Faults, &fc) // child shops for --crash, a Sentinel set for --failover...
 	f, err := fleet.StartFleet(ctx, fc)
 	if err != nil {

@@ -25,13 +25,15 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 0..1000000 buyers"}},
 		{"zero rate", []string{"--rate", "0"}, []string{"rate: 0, want 1..1000000 requests per second"}},
 		{"zookeeper member without a port", []string{"--zookeeper", "127.0.0.1"}, []string{"zookeeper: ", `"127.0.0.1": want host:port`}},
-		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, etcd, zookeeper, sql-for-update, sql-version, sql-atomic, redis-decr, redis-queue, or one of lua, redlock, fenced, etcd followed by "+batch")`}},
+		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, etcd, zookeeper, sql-for-update, sql-version, sql-atomic, sql-one-trip, redis-decr, redis-queue, or one of lua, redlock, fenced, etcd followed by "+batch")`}},
 		{"batched mode that does not batch", []string{"--modes", "naive+batch"}, []string{`modes: "naive+batch": naive does not batch (only lua, redlock, fenced, etcd)`}},
 		{"batch too large", []string{"--batch", "1000"}, []string{"batch: 1000, want 1..256 buyers per batch"}},
 		{"every problem at once", []string{"--users=-1", "--rate=0", "--stall-rate=2"}, []string{"users: -1", "rate: 0", "stall-rate: 2"}},
 		{"not a number", []string{"--users", "many"}, []string{`invalid value "many" for flag -users`}},
 		{"unknown flag", []string{"--speed", "9"}, []string{"flag provided but not defined: -speed"}},
 		{"positional argument", []string{"lua"}, []string{`unexpected arguments ["lua"]`}},
+		{"unknown rtt link", []string{"--rtt", "disk=1ms"}, []string{`unknown link "disk"`, "links: db, redis, etcd, zookeeper"}},
+		{"rtt with targets", []string{"--targets", "http://127.0.0.1:8080", "--admin-token", "x", "--rtt", "1ms"}, []string{"rtt: only without --targets"}},
 		{"targets without token", []string{"--targets", "http://127.0.0.1:8080"}, []string{"admin-token: required with --targets"}},
 		{"bad target", []string{"--targets", "127.0.0.1:8080", "--admin-token", "x"}, []string{`targets: "127.0.0.1:8080" is not a base URL`}},
 		{"kill without redlock", []string{"--modes", "lua", "--redlock-kill", "2"}, []string{"redlock-kill: needs redlock in --modes"}},
@@ -39,6 +41,7 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"late commit not whole ms", []string{"--late-commit", "1500us"}, []string{"late-commit: 1.5ms, want whole milliseconds"}},
 		{"late commit every 0", []string{"--late-commit-every", "0"}, []string{"late-commit-every: 0, want 1..1000000 orders"}},
 		{"token without targets", []string{"--admin-token", "x"}, []string{"admin-token: only with --targets"}},
+		{"short buyer secret", []string{"--buyer-secret", "short"}, []string{"buyer-secret: 5 bytes, want at least 16"}},
 		{"database with targets", []string{"--targets", "http://a:1", "--admin-token", "x", "--mysql-dsn", "root@tcp(127.0.0.1:3306)/x"}, []string{"mysql-dsn: only without --targets"}},
 		{"bad redis address", []string{"--redis", "127.0.0.1"}, []string{`redis: "127.0.0.1": want host:port`}},
 		{"bad etcd endpoint", []string{"--etcd", "ftp://127.0.0.1:2379"}, []string{`etcd: "ftp://127.0.0.1:2379": want host:port or http://host:port`}},
@@ -56,6 +59,11 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"restart and kill", []string{"--redis-restart", "3", "--redlock-kill", "2"}, []string{"redlock-kill: not with --redis-restart: both strike the redlock row"}},
 		{"failover of an external fleet without Sentinels", []string{"--targets", "http://a:1", "--admin-token", "x", "--failover"}, []string{"failover: --redis-sentinel is missing"}},
 		{"failover of another deployment's Sentinels", []string{"--targets", "http://a:1", "--admin-token", "x", "--failover", "--redis-sentinel", "127.0.0.1:26379"}, []string{"failover: not with --redis-sentinel"}},
+		{"part without targets", []string{"--part", "1/2", "--run-id", "x"}, []string{"part: only with --targets"}},
+		{"part without run id", []string{"--targets", "http://a:1", "--admin-token", "x", "--part", "2/2"}, []string{"part: needs --run-id"}},
+		{"part of a sweep", []string{"--targets", "http://a:1", "--admin-token", "x", "--part", "1/2", "--run-id", "x", "--sweep", "100"}, []string{"part: not with --sweep"}},
+		{"part beyond its whole", []string{"--part", "3/2"}, []string{`"3/2": want i/n with 1 <= i <= n`}},
+		{"run id with a slash", []string{"--run-id", "a/b"}, []string{`run-id: "a/b"`}},
 		{"sentinels without failover", []string{"--redis-sentinel", "127.0.0.1:26379"}, []string{"redis-sentinel: only with --failover"}},
 		{"failovers without failover", []string{"--failovers", "2"}, []string{"failovers: only with --failover"}},
 		{"too many failovers", []string{"--failover", "--failovers", "11"}, []string{"failovers: 11, want 0..10"}},
@@ -113,7 +121,7 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 			t.Errorf("--help does not list --%s with its variable:\n%s", flag, help)
 		}
 	}
-	for _, def := range []string{`default "off,naive,lua,redlock,fenced,etcd,zookeeper,sql-for-update,sql-version,sql-atomic,redis-decr,redis-queue,fenced+batch"`, `default "loadgen-report"`, `default none: start the embedded fleet`} {
+	for _, def := range []string{`default "off,naive,lua,redlock,fenced,etcd,zookeeper,sql-for-update,sql-version,sql-atomic,sql-one-trip,redis-decr,redis-queue,fenced+batch"`, `default "loadgen-report"`, `default none: start the embedded fleet`} {
 		if !strings.Contains(help, def) {
 			t.Errorf("--help does not show %s", def)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/flagenv"
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/order"
 )
 
@@ -24,7 +25,9 @@ type options struct {
 	redisCluster    string
 	etcd            string
 	zookeeper       string
+	rtt             netsim.RTT
 	adminToken      string
+	buyerSecret     string
 	lockWait        time.Duration
 	maxInFlight     int
 	buyerRate       float64
@@ -64,7 +67,9 @@ var flagSpecs = []flagSpec{
 	{"redis-cluster", "SHOP_REDIS_CLUSTER", "nodes of a Redis Cluster, host:port,... (any of its nodes; the client learns the others), that serve lua, naive, fenced, dedupe, redis-decr and redis-queue instead of the first --redis node, each product on the master of its slot; the shop follows the replicas the cluster promotes; redlock stays on --redis; not with --redis-sentinel; every shop on one database needs the same nodes named; empty: none"},
 	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; every shop on one database needs the same cluster; empty: an embedded three-member cluster, this process's own"},
 	{"zookeeper", "SHOP_ZOOKEEPER", "ZooKeeper members for strategy zookeeper, host:port,...; the shop opens its session at start and refuses to start without one; every shop on one database needs the same ensemble; empty: none, and zookeeper products cannot be sold"},
+	{"rtt", "SHOP_RTT", "a simulated round-trip time on every link from this shop to its backends (the database, each Redis node, each etcd and ZooKeeper member), e.g. 1ms; or per link, db=2ms,redis=0.5ms (links: db, redis, etcd, zookeeper; a link not named gets none); each chunk waits its own delay, so pipelined requests are not serialised; 0: none, loopback as it is"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
+	{"buyer-secret", "SHOP_BUYER_SECRET", "key the shops share for buyers' tokens (X-Buyer-Token, an HMAC over the buyer and an expiry): placing an order then needs one for its user_id, else 401 (missing, forged, expired) or 403 (another buyer's); whoever mints tokens needs it too (loadgen --buyer-secret); at least 16 bytes; prefer the variable, which ps does not show; empty: open, anyone may order for any buyer"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout (and at the door, or for a redis-queue order's round trip to Redis, before 503 busy)"},
 	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait, and one that would wait more than half of it for the orders ahead gets 503 busy at once (0: the default; negative: no limit); a batched product's buyers queue in their batch instead, and a redis-queue product's for their shop's next round trip to Redis"},
 	{"buyer-rate", "SHOP_BUYER_RATE", "orders per second one buyer (user_id) may send to this shop; the clicks beyond get 429 rate_limited with Retry-After, before they queue (the anti-bot guard; per shop: a buyer spread over k shops gets k times it); 0: no limit"},
@@ -91,7 +96,9 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.redisCluster, "redis-cluster", "", "")
 	fs.StringVar(&o.etcd, "etcd", "", "")
 	fs.StringVar(&o.zookeeper, "zookeeper", "", "")
+	fs.Var(&o.rtt, "rtt", "")
 	fs.StringVar(&o.adminToken, "admin-token", "", "")
+	fs.StringVar(&o.buyerSecret, "buyer-secret", "", "")
 	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
 	fs.Var((*durationFlag)(&o.lockWait), "lock-wait", "")
 	fs.IntVar(&o.maxInFlight, "max-in-flight", app.DefaultMaxInFlightOrders, "")
@@ -135,7 +142,9 @@ func (o *options) config(log *slog.Logger) app.Config {
 		RedisCluster:      splitList(o.redisCluster),
 		EtcdEndpoints:     splitList(o.etcd),
 		ZooKeeper:         splitList(o.zookeeper),
+		RTT:               o.rtt,
 		AdminToken:        o.adminToken,
+		BuyerSecret:       o.buyerSecret,
 		LockWait:          o.lockWait,
 		MaxInFlightOrders: o.maxInFlight,
 		BuyerRate:         o.buyerRate,

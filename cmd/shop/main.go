@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -70,6 +71,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 				"admin_token", cfg.AdminToken)
 		}
 	}
+	logBuyerTokens(log, cfg.BuyerSecret)
 
 	if opts.pprof != "" {
 		stopProfiles, err := serveProfiles(opts.pprof, log)
@@ -100,6 +102,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	log.Info("shop: ready; try: curl http://"+displayAddr(ln.Addr())+"/readyz",
 		"lock_wait", opts.lockWait, "max_in_flight", opts.maxInFlight, "shutdown_timeout", opts.shutdownTimeout)
 	return shop.Serve(ctx, ln)
+}
+
+// logBuyerTokens says at start-up whether buyers must prove who they are:
+// without a secret anyone may order as anyone, which a reader of the log
+// should not have to guess.
+func logBuyerTokens(log *slog.Logger, secret string) {
+	if secret == "" {
+		log.Warn("buyer tokens: off (anyone may act for any buyer)", "to_require", "--buyer-secret or SHOP_BUYER_SECRET")
+		return
+	}
+	log.Info("buyer tokens: on (placing an order needs the buyer's own X-Buyer-Token)")
 }
 
 // closeLogged runs a deferred Close and logs its error, if any.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"log/slog"
 	"net"
 	"slices"
 	"strings"
@@ -76,6 +77,10 @@ func TestBadFlags(t *testing.T) {
 		{"bad env duration", nil, map[string]string{"SHOP_LOCK_WAIT": "later"}, "SHOP_LOCK_WAIT"},
 		{"bad env format", nil, map[string]string{"SHOP_LOG_FORMAT": "xml"}, "log-format"},
 		{"pprof without port", []string{"--pprof", "127.0.0.1"}, nil, "--pprof"},
+		{"short buyer secret", []string{"--buyer-secret", "short"}, nil, "--buyer-secret"},
+		{"short env buyer secret", nil, map[string]string{"SHOP_BUYER_SECRET": "short"}, "--buyer-secret"},
+		{"unknown rtt link", []string{"--rtt", "disk=1ms"}, nil, "links: db, redis, etcd, zookeeper"},
+		{"bad env rtt", nil, map[string]string{"SHOP_RTT": "fast"}, "SHOP_RTT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,5 +183,60 @@ func TestClusterFlags(t *testing.T) {
 	var stderr bytes.Buffer
 	if got := exitCode(err, &stderr); got != 1 || !strings.Contains(stderr.String(), "--redis-cluster") || !strings.Contains(stderr.String(), "no Redis Cluster node answers") {
 		t.Errorf("run on an unreachable cluster = exit %d, %q; want 1 naming --redis-cluster and saying no node answers", got, stderr.String())
+	}
+}
+
+// TestBuyerSecret: SHOP_BUYER_SECRET reaches app.Config, and the start-up
+// log says whether buyer tokens are required.
+func TestBuyerSecret(t *testing.T) {
+	secret := "a-secret-of-sixteen-or-more"
+	o, err := parseFlags(nil, func(k string) string { return map[string]string{"SHOP_BUYER_SECRET": secret}[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.config(nil).BuyerSecret; got != secret {
+		t.Errorf("BuyerSecret = %q, want %q", got, secret)
+	}
+	for _, tt := range []struct{ name, secret, want string }{
+		{"off", "", "buyer tokens: off (anyone may act for any buyer)"},
+		{"on", secret, "buyer tokens: on"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			logBuyerTokens(slog.New(slog.NewTextHandler(&buf, nil)), tt.secret)
+			if !strings.Contains(buf.String(), tt.want) {
+				t.Errorf("log = %q, want it to say %q", buf.String(), tt.want)
+			}
+			if tt.secret != "" && strings.Contains(buf.String(), tt.secret) {
+				t.Errorf("log = %q names the secret", buf.String())
+			}
+		})
+	}
+}
+
+// TestRTT checks that --rtt (or SHOP_RTT) reaches app.Config, in either
+// form, and that none is the default.
+func TestRTT(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"no flag", nil, nil, "0"},
+		{"every link", []string{"--rtt", "1ms"}, nil, "1ms"},
+		{"per link", []string{"--rtt", "db=2ms,redis=0.5ms"}, nil, "db=2ms,redis=500µs"},
+		{"from the environment", nil, map[string]string{"SHOP_RTT": "etcd=3ms"}, "etcd=3ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatalf("parseFlags(%q) = %v, want no error", tt.args, err)
+			}
+			if got := o.config(nil).RTT.String(); got != tt.want {
+				t.Errorf("app.Config.RTT = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

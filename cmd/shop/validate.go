@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/buyertoken"
 	"github.com/flashsale/flashsale/internal/database"
 )
 
@@ -32,6 +33,9 @@ func (o *options) validate() error {
 	}
 	if err := o.validateCluster(); err != nil {
 		return err
+	}
+	if o.buyerSecret != "" && len(o.buyerSecret) < buyertoken.MinSecretLen {
+		return usagef("--buyer-secret: %d bytes; want at least %d (a short key can be guessed from one token)", len(o.buyerSecret), buyertoken.MinSecretLen)
 	}
 	if o.buyerRate < 0 || o.buyerBurst < 1 {
 		return usagef("--buyer-rate %v, --buyer-burst %d: want a rate of 0 (off) or more, and a burst of 1 or more", o.buyerRate, o.buyerBurst)

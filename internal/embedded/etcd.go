@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
-	"go.uber.org/zap"
 
 	"github.com/flashsale/flashsale/internal/porthold"
 )
@@ -98,7 +97,7 @@ func startEtcd(n int) (*Etcd, error) {
 		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{peer}, []url.URL{peer}
 		cfg.TickMs, cfg.ElectionMs = 10, 100
 		cfg.UnsafeNoFsync = true
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop()) // a stopped member logs its peers as errors
+		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(fatalOnly()) // a stopped member logs its peers as errors
 		cfg.InitialClusterToken = filepath.Base(dir)
 		initial = append(initial, cfg.Name+"="+peer.String())
 		e.cfgs = append(e.cfgs, cfg)

@@ -60,7 +60,7 @@ const crashDriftWithin = 15 * time.Second
 //     and sell through the kills either way.)
 const (
 	CrashStock = 600
-	crashModes = "fenced,sql-atomic,redis-decr,redis-queue,fenced+batch"
+	crashModes = "fenced,sql-atomic,sql-one-trip,redis-decr,redis-queue,fenced+batch"
 	// MaxCrash bounds --crash: each kill costs a shop's restart.
 	MaxCrash = 20
 )

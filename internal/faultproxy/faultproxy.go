@@ -12,10 +12,12 @@
 //     held so far through, in order. HoldAt stalls the link at a place in
 //     what the server sends, found by the caller; HoldOnly narrows both to
 //     the connections whose client sent something (a replica's PSYNC).
-//   - SetDelay slows every chunk by a fixed delay.
+//   - SetDelay slows every chunk by a fixed delay, as a longer wire does:
+//     chunks in flight wait together (a delay line), so a pipelined burst
+//     is not serialised.
 //
 // This file holds the proxy, its connections, Stop and Start; hold.go the
-// faults on the bytes in flight and the pipe that obeys them.
+// faults on the bytes in flight; delay.go the delay line that obeys them.
 package faultproxy
 
 import (

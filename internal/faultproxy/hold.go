@@ -1,18 +1,20 @@
 package faultproxy
 
 import (
-	"net"
 	"sync/atomic"
 	"time"
 )
 
-// The faults on the bytes in flight, and the pipe that obeys them: Hold
-// and HoldAt stall a link, Release lets it go, SetDelay slows it. Stop and
-// Start, which cut the server off, are in faultproxy.go.
+// The faults on the bytes in flight: Hold and HoldAt stall a link, Release
+// lets it go, SetDelay slows it. Stop and Start, which cut the server off,
+// are in faultproxy.go; the delay line that obeys them is in delay.go.
 
-// SetDelay makes every chunk of data wait d before it is forwarded, in each
-// direction: a request/response round trip gets about 2·d slower. Zero
-// removes the delay. It applies to live connections too.
+// SetDelay makes every chunk of data wait d from the moment the proxy read
+// it before it is forwarded, in each direction: a request/response round
+// trip gets about 2·d slower. Chunks in flight wait together, as on a
+// long wire: a pipelined burst arrives d later, not d per chunk. Zero
+// removes the delay. It applies to live connections too, from each
+// chunk not yet on its way.
 func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 
 // Hold stalls every connection, live and new, without closing any: the
@@ -71,11 +73,12 @@ type Cut func(chunk []byte) int
 func (p *Proxy) HoldAt(cut Cut) { p.cut.Store(&cut) }
 
 // cutAt looks for the pending HoldAt's place in chunk b from the server:
-// its index, or -1. Once found, the cut is no longer pending and the proxy
-// is held, in one step under p.mu as Hold and Release take it: no chunk
+// its index, or -1. Once found, the cut is no longer pending, ahead (which
+// lets the chunks queued before b past a hold) is called, and the proxy is
+// held, in one step under p.mu as Hold and Release take it: no chunk
 // passes the gate in between, and a Release that cleared the cut first
 // wins.
-func (p *Proxy) cutAt(b []byte) int {
+func (p *Proxy) cutAt(b []byte, ahead func()) int {
 	c := p.cut.Load()
 	if c == nil || !isOpen(*p.gate.Load()) {
 		return -1
@@ -89,6 +92,7 @@ func (p *Proxy) cutAt(b []byte) int {
 	if !p.cut.CompareAndSwap(c, nil) || !isOpen(*p.gate.Load()) {
 		return -1
 	}
+	ahead()
 	held := make(chan struct{})
 	p.gate.Store(&held)
 	return min(i, len(b))
@@ -116,89 +120,4 @@ func isOpen(gate chan struct{}) bool {
 	default:
 		return false
 	}
-}
-
-// pipe copies src to dst, holding each chunk while the proxy is held (if
-// the hold applies to l) and for the current delay; fromServer says src is
-// the server, whose chunks a HoldAt looks into, else the client, whose
-// chunks HoldOnly's match does.
-func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool, l *link) {
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		b := buf[:n]
-		if !fromServer && n > 0 {
-			l.sees(p, b)
-		}
-		held := l.holds(p)
-		if held && fromServer && n > 0 && p.cut.Load() != nil {
-			if !p.opened(done) { // a cut is looked for only while not held
-				return
-			}
-			if i := p.cutAt(b); i >= 0 {
-				// Held by cutAt; the bytes before the cut go past the
-				// gate, so a caller who sees them sees the proxy held.
-				if !p.send(dst, b[:i], done) {
-					return
-				}
-				b = b[i:]
-			}
-		}
-		if len(b) > 0 && !p.forward(dst, b, done, held) {
-			return
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// forward writes b to dst once the proxy is not held (if held says the
-// hold applies), after the current delay; false if done closed first or
-// the write failed. The gate is checked after the delay as well, so that a
-// chunk whose delay was running when the proxy was held does not slip out
-// while it is.
-func (p *Proxy) forward(dst net.Conn, b []byte, done <-chan struct{}, held bool) bool {
-	if len(b) == 0 {
-		return true
-	}
-	return (!held || p.opened(done)) && p.delayed(done) && (!held || p.opened(done)) && write(dst, b)
-}
-
-// opened waits until the proxy is not held; false if done closed first.
-func (p *Proxy) opened(done <-chan struct{}) bool {
-	select {
-	case <-*p.gate.Load():
-		return true
-	case <-done:
-		return false
-	}
-}
-
-// send writes b to dst after the current delay, held or not; false if
-// done closed first or the write failed.
-func (p *Proxy) send(dst net.Conn, b []byte, done <-chan struct{}) bool {
-	return len(b) == 0 || p.delayed(done) && write(dst, b)
-}
-
-// delayed waits the current delay; false if done closed first.
-func (p *Proxy) delayed(done <-chan struct{}) bool {
-	d := time.Duration(p.delay.Load())
-	if d <= 0 {
-		return true
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-done:
-		return false
-	case <-t.C:
-		return true
-	}
-}
-
-// write writes b to dst: false if it failed.
-func write(dst net.Conn, b []byte) bool {
-	_, err := dst.Write(b)
-	return err == nil
 }

@@ -38,6 +38,10 @@ type Fleet struct {
 	Targets []string
 	// AdminToken is sent as "Authorization: Bearer" on the admin routes.
 	AdminToken string
+	// BuyerSecret, if set, is the key the shops check buyers' tokens
+	// with: the crowd signs each click's X-Buyer-Token with it. Empty:
+	// the shops run open and the clicks carry no token.
+	BuyerSecret string
 	// Backend says in a few words what the shops run on, for the report.
 	Backend string
 	// Nodes takes Redis nodes down for --redlock-kill; nil if unknown.

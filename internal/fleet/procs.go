@@ -228,7 +228,10 @@ func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cf
 		MySQLDSN: cfg.MySQLDSN, RedisAddrs: b.RedisAddrs, EtcdEndpoints: b.EtcdEndpoints, ZooKeeper: b.ZooKeeper,
 		Sentinels: b.RedisMaster.Sentinels, Master: b.RedisMaster.Name, Cluster: b.RedisCluster,
 		AdminToken: acfg.AdminToken, LockWaitMs: acfg.LockWait.Milliseconds(),
-		MaxInFlight: acfg.MaxInFlightOrders, BuyerRate: acfg.BuyerRate, BuyerBurst: acfg.BuyerBurst,
+		MaxInFlight: acfg.MaxInFlightOrders, BuyerRate: acfg.BuyerRate, BuyerBurst: acfg.BuyerBurst, BuyerSecret: acfg.BuyerSecret,
+	}
+	if rtt := b.Net.RTT(); !rtt.IsZero() {
+		base.RTT = rtt.String()
 	}
 	switch {
 	case b.SQLite != nil:

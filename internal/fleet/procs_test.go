@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/buyertoken"
+	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -50,7 +52,7 @@ func TestProcessFleet(t *testing.T) {
 	f, err := StartFleet(t.Context(), FleetConfig{
 		Backends:  &app.Backends{DB: env.DB.DB(), RedisAddrs: env.Redis.Addrs()},
 		Processes: true, SQLitePath: env.DB.Path(), LogDir: logs,
-		LockWait: 700 * time.Millisecond, MaxInFlight: 5, BuyerRate: 0.5, BuyerBurst: 1,
+		LockWait: 700 * time.Millisecond, MaxInFlight: 5, BuyerRate: 0.5, BuyerBurst: 1, BuyerSecret: "process-fleet-secret-16+",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -60,7 +62,7 @@ func TestProcessFleet(t *testing.T) {
 	// What each child is told: the parent's backends and the shops'
 	// settings, all of them.
 	want := childConfig{SQLitePath: env.DB.Path(), RedisAddrs: env.Redis.Addrs(), AdminToken: f.AdminToken,
-		LockWaitMs: 700, MaxInFlight: 5, BuyerRate: 0.5, BuyerBurst: 1}
+		LockWaitMs: 700, MaxInFlight: 5, BuyerRate: 0.5, BuyerBurst: 1, BuyerSecret: "process-fleet-secret-16+"}
 	if got := f.procs.base; !reflect.DeepEqual(got, want) {
 		t.Errorf("the children are told %+v, want %+v", got, want)
 	}
@@ -68,8 +70,16 @@ func TestProcessFleet(t *testing.T) {
 	if err := api.CreateProduct(t.Context(), Product{ID: "p", Name: "p", Stock: 5, Strategy: "sql-atomic", LockTTLMs: 100}); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []int{http.StatusCreated, http.StatusTooManyRequests} { // the buyer's rate reached the child
-		resp, err := http.Post(f.Targets[1]+"/api/v1/orders", "application/json", strings.NewReader(`{"user_id":"u","product_id":"p","quantity":1}`))
+	// The buyer secret reached the child (an unsigned click is 401, and
+	// spends none of the buyer's rate), and so did the buyer's rate.
+	token := buyertoken.Sign([]byte(f.BuyerSecret), "u", time.Now().Add(time.Minute))
+	for i, want := range []int{http.StatusUnauthorized, http.StatusCreated, http.StatusTooManyRequests} {
+		req, _ := http.NewRequest("POST", f.Targets[1]+"/api/v1/orders", strings.NewReader(`{"user_id":"u","product_id":"p","quantity":1}`))
+		req.Header.Set("Content-Type", "application/json")
+		if i > 0 {
+			req.Header.Set(httpapi.BuyerTokenHeader, token)
+		}
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -26,6 +26,13 @@ const testToken = "test-admin-token"
 // the admin routes.
 func newRouter(t *testing.T, env *testenv.Env, token string) http.Handler {
 	t.Helper()
+	return newRouterWith(t, env, httpapi.Deps{AdminToken: token})
+}
+
+// newRouterWith is newRouter with deps's settings (AdminToken,
+// BuyerSecret, BuyerRate...); the collaborators are filled in.
+func newRouterWith(t *testing.T, env *testenv.Env, deps httpapi.Deps) http.Handler {
+	t.Helper()
 	clients := env.Redis.Clients()
 	lockers := map[dlock.Mode]dlock.Locker{}
 	for _, mode := range dlock.Modes() {
@@ -41,14 +48,9 @@ func newRouter(t *testing.T, env *testenv.Env, token string) http.Handler {
 	orders := order.NewService(db, products, lockers, order.Options{
 		LockWait: 5 * time.Second, Reservations: reserve.New(clients[0]),
 	})
-	return httpapi.NewRouter(httpapi.Deps{
-		Products:   products,
-		Orders:     orders,
-		DB:         db,
-		Redis:      clients,
-		AdminToken: token,
-		Logger:     slog.New(slog.DiscardHandler),
-	})
+	deps.Products, deps.Orders, deps.DB, deps.Redis = products, orders, db, clients
+	deps.Logger = slog.New(slog.DiscardHandler)
+	return httpapi.NewRouter(deps)
 }
 
 // request describes one HTTP call; zero fields mean: no body, JSON content

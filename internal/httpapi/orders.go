@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -137,8 +138,14 @@ func (a *api) placeOrder(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	// Only the buyer orders for themselves (buyer.go); checked before the
+	// rate, so that forged clicks spend nobody's allowance.
+	if err := actFor(c, req.UserID); err != nil {
+		writeError(c, err)
+		return
+	}
 	// A buyer clicking faster than the per-buyer rate is turned away
-	// before anything else: the anti-bot guard (ratelimit.go).
+	// before the door: the anti-bot guard (ratelimit.go).
 	if ok, retryIn := a.limit.allow(req.UserID); !ok {
 		a.door.obs.TurnedAway(ShedRateLimited)
 		writeError(c, &rateLimitedError{retryIn: retryIn})
@@ -182,6 +189,11 @@ type orderStatusJSON struct {
 	// Code and Reason say why a refused order was refused.
 	Code   string `json:"code,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// State is where a created order stands in its life: pending,
+	// paid, expired or cancelled; Deadline, while it is pending, when it
+	// expires by the database's clock.
+	State    string     `json:"state,omitempty"`
+	Deadline *time.Time `json:"deadline,omitempty"`
 }
 
 // orderStatus handles GET /api/v1/orders/:id: 200 with where the order
@@ -197,13 +209,52 @@ func (a *api) orderStatus(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	c.PureJSON(http.StatusOK, toOrderStatusJSON(st))
+}
+
+// payOrder handles POST /api/v1/orders/:id/pay: 200 with the order, paid
+// (the same answer for a payment sent twice); 409 expired or cancelled;
+// 404 for an unknown id.
+func (a *api) payOrder(c *gin.Context) {
+	a.changeOrder(c, a.statuses.Pay)
+}
+
+// cancelOrder handles POST /api/v1/orders/:id/cancel: 200 with the order,
+// cancelled, its units back on sale; 409 already_paid or expired; 404
+// for an unknown id.
+func (a *api) cancelOrder(c *gin.Context) {
+	a.changeOrder(c, a.statuses.Cancel)
+}
+
+// changeOrder runs change on the order the path names and answers with
+// where it stands after.
+func (a *api) changeOrder(c *gin.Context, change func(ctx context.Context, id string) (order.OrderStatus, error)) {
+	if a.statuses == nil {
+		writeError(c, &requestError{kind: errRouteNotFound, msg: "no order " + c.Param("id")})
+		return
+	}
+	st, err := change(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.PureJSON(http.StatusOK, toOrderStatusJSON(st))
+}
+
+// toOrderStatusJSON is st on the wire.
+func toOrderStatusJSON(st order.OrderStatus) orderStatusJSON {
 	j := orderStatusJSON{ID: st.ID, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}
 	if st.Status == order.StatusCreated {
 		o := st.Order
 		at := o.CreatedAt.UTC()
 		j.UserID, j.Quantity, j.Strategy, j.CreatedAt = o.UserID, o.Quantity, string(o.Strategy), &at
+		j.State = string(st.State)
+		if !st.Deadline.IsZero() {
+			d := st.Deadline.UTC()
+			j.Deadline = &d
+		}
 	}
-	c.PureJSON(http.StatusOK, j)
+	return j
 }
 
 // auditProduct handles GET /api/v1/products/:id/audit (admin): 200 with the

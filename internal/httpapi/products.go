@@ -15,7 +15,7 @@ import (
 // are pointers so a missing one is told apart from a zero; the optional
 // settings default in package stock (name: the id, lock_ttl_ms: 5000,
 // work, stall, stall_rate and late_commit_ms: 0, late_commit_every: 10
-// when late_commit_ms is set, batch_max: 0, buckets: 0). The strategy is "strategy", or under its
+// when late_commit_ms is set, batch_max: 0, buckets: 0, pay_within_ms: 0). The strategy is "strategy", or under its
 // older name "lock_mode", which clients written before the lock-free
 // strategies send: either one, or both if they agree.
 type createProductRequest struct {
@@ -32,6 +32,7 @@ type createProductRequest struct {
 	LateCommitEvery *int     `json:"late_commit_every"`
 	BatchMax        *int     `json:"batch_max"`
 	Buckets         *int     `json:"buckets"`
+	PayWithinMs     *int     `json:"pay_within_ms"`
 }
 
 // strategy returns the strategy the body names, under either name.
@@ -81,6 +82,7 @@ func (r *createProductRequest) product() (stock.Product, error) {
 		{"work_ms", r.WorkMs, &p.Work},
 		{"stall_ms", r.StallMs, &p.Stall},
 		{"late_commit_ms", r.LateCommitMs, &p.LateCommit},
+		{"pay_within_ms", r.PayWithinMs, &p.PayWithin},
 	} {
 		if f.ms == nil {
 			continue
@@ -126,6 +128,7 @@ type productJSON struct {
 	LateCommitEvery int       `json:"late_commit_every"`
 	BatchMax        int       `json:"batch_max"`
 	Buckets         int       `json:"buckets,omitempty"`
+	PayWithinMs     int64     `json:"pay_within_ms,omitempty"`
 	CreatedAt       time.Time `json:"created_at"`
 }
 
@@ -145,6 +148,7 @@ func toProductJSON(p stock.Product) productJSON {
 		LateCommitEvery: p.LateCommitEvery,
 		BatchMax:        p.BatchMax,
 		Buckets:         p.Buckets,
+		PayWithinMs:     p.PayWithin.Milliseconds(),
 		CreatedAt:       p.CreatedAt.UTC(),
 	}
 }
@@ -198,6 +202,13 @@ type eventsJSON struct {
 	// VersionMoved: sql-version tries thrown away, work and all, because
 	// another buyer's write came first.
 	VersionMoved int64 `json:"version_moved"`
+	// Paid, Expired, Cancelled: orders of a product with a pay window
+	// this shop paid, expired (its sweep) and cancelled; Returned: the
+	// units the expired and cancelled ones put back on sale.
+	Paid      int64 `json:"paid,omitempty"`
+	Expired   int64 `json:"expired,omitempty"`
+	Cancelled int64 `json:"cancelled,omitempty"`
+	Returned  int64 `json:"returned,omitempty"`
 }
 
 // productEvents handles GET /api/v1/products/:id/events (admin): 200 with
@@ -217,6 +228,7 @@ func (a *api) productEvents(c *gin.Context) {
 		Batches: e.Batches, Batched: e.BatchedBuyers,
 		QueueWritten: e.QueueWritten, QueueRefused: e.QueueRefused,
 		VersionMoved: e.VersionMoved,
+		Paid:         e.Paid, Expired: e.Expired, Cancelled: e.Cancelled, Returned: e.Returned,
 	})
 }
 

@@ -1,7 +1,8 @@
 // Package httpapi owns the shop's HTTP API: the routes listed below (and,
 // for users, in README.md, "The HTTP API"), strict JSON decoding, the
-// admin bearer-token check, the one table that maps errors to status
-// codes, request ids and access logs, and the health and readiness probes.
+// admin bearer-token check, the buyer-token check (buyer.go), the one
+// table that maps errors to status codes, request ids and access logs,
+// and the health and readiness probes.
 //
 // It holds no state of its own: the product store and the order service do
 // the work, and every handler passes the request's context down to them.
@@ -10,8 +11,10 @@
 //	GET  /api/v1/products/:id       anyone  200 product
 //	GET  /api/v1/products/:id/audit admin   200 audit
 //	GET  /api/v1/products/:id/events admin  200 this process's events
-//	POST /api/v1/orders             anyone  201 order, or 202 queued (redis-queue) with a Location
-//	GET  /api/v1/orders/:id         anyone  200 where the order stands: queued, created or refused
+//	POST /api/v1/orders             buyer   201 order, or 202 queued (redis-queue) with a Location
+//	GET  /api/v1/orders/:id         anyone  200 where the order stands: queued, created or refused, and its state
+//	POST /api/v1/orders/:id/pay     anyone  200 the order, paid
+//	POST /api/v1/orders/:id/cancel  anyone  200 the order, cancelled, its units back on sale
 //	GET  /healthz                   anyone  200 while the process serves
 //	GET  /readyz                    anyone  200 when the database, the Redis quorum, etcd's and ZooKeeper's answer, else 503
 //	GET  /metrics                   anyone  Prometheus metrics, when Deps.Metrics is set
@@ -59,11 +62,16 @@ type Orders interface {
 	QueuesInside(ctx context.Context, productID string) bool
 }
 
-// Statuses is what GET /api/v1/orders/:id and the readiness probe need
-// from the order flow; *order.Service implements it. OrderStatus
-// validates the id and refuses a bad one with an *order.FieldError.
+// Statuses is what the routes of one order (/api/v1/orders/:id) and the
+// readiness probe need from the order flow; *order.Service implements
+// it. OrderStatus, Pay and Cancel validate the id and refuse a bad one
+// with an *order.FieldError.
 type Statuses interface {
 	OrderStatus(ctx context.Context, id string) (order.OrderStatus, error)
+	// Pay and Cancel change a written order's state (package order's
+	// life) and answer as OrderStatus does.
+	Pay(ctx context.Context, id string) (order.OrderStatus, error)
+	Cancel(ctx context.Context, id string) (order.OrderStatus, error)
 	// QueueProblem says why the shop's queue consumers cannot write, ""
 	// if they can.
 	QueueProblem() string
@@ -89,6 +97,12 @@ type Deps struct {
 	// AdminToken guards the admin routes. Empty closes them: they answer
 	// 403 and say how to set a token.
 	AdminToken string
+	// BuyerSecret, if not empty, is the key of the buyers' tokens
+	// (package buyertoken): placing an order (and acting on one) then
+	// needs an X-Buyer-Token signed with it for the order's buyer, or
+	// gets 401 (missing, forged, expired) or 403 (another buyer's).
+	// Empty: open, anyone may act for any buyer (buyer.go).
+	BuyerSecret string
 	// MaxInFlightOrders caps the orders this router works on at once,
 	// but for those that queue inside the shop (Orders.QueuesInside); more wait at the door
 	// in arrival order, at most OrderQueueWait, then get 503 busy. Zero or less means no limit. See admission.go
@@ -197,13 +211,16 @@ func NewRouter(deps Deps) *gin.Engine {
 	})
 
 	admin := adminOnly(deps.AdminToken)
+	buyer := buyerOnly([]byte(deps.BuyerSecret))
 	v1 := r.Group("/api/v1")
 	v1.POST("/products", admin, a.createProduct)
 	v1.GET("/products/:id", a.getProduct)
 	v1.GET("/products/:id/audit", admin, a.auditProduct)
 	v1.GET("/products/:id/events", admin, a.productEvents)
-	v1.POST("/orders", a.placeOrder)
+	v1.POST("/orders", buyer, a.placeOrder)
 	v1.GET("/orders/:id", a.orderStatus)
+	v1.POST("/orders/:id/pay", a.payOrder)
+	v1.POST("/orders/:id/cancel", a.cancelOrder)
 
 	r.GET("/healthz", a.healthz)
 	r.GET("/readyz", a.readyz)

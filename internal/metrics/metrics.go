@@ -92,7 +92,7 @@ func New() *Shop {
 		}, []string{"node", "vote"}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "flashsale_order_events_total",
-			Help: "What happened inside orders, by strategy and event: late_commit (held back by the late-commit fault), fenced_out (a stale fencing token refused), lock_lost (the watchdog gave the lock up before the write), given_back (a redis-decr reservation returned after its order failed), reclaimed (a redis-decr reservation whose hold ran out with no order, returned by the sweep), written and refused (queued redis-queue orders this shop's consumer wrote, or dead-lettered: the database refused them and their units went back), version_moved (a sql-version try thrown away, work and all, because another buyer's write came first).",
+			Help: "What happened inside orders, by strategy and event: late_commit (held back by the late-commit fault), fenced_out (a stale fencing token refused), lock_lost (the watchdog gave the lock up before the write), given_back (a redis-decr reservation returned after its order failed), reclaimed (a redis-decr reservation whose hold ran out with no order, returned by the sweep), written and refused (queued redis-queue orders this shop's consumer wrote, or dead-lettered: the database refused them and their units went back), version_moved (a sql-version try thrown away, work and all, because another buyer's write came first), and for a product with a pay window paid, expired (by this shop's sweep), cancelled (by the buyer) and returned (each unit an expired or cancelled order put back on sale).",
 		}, []string{"strategy", "event"}),
 		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_batch_buyers",
@@ -154,7 +154,8 @@ func (m *Shop) zeros() {
 		if s.Batches() || s == strategy.RedisDecr { // redis-decr: its group commits
 			m.batchSize.WithLabelValues(string(s))
 		}
-		for _, e := range []order.Event{order.EventLateCommit, order.EventFencedOut, order.EventLockLost, order.EventGivenBack, order.EventReclaimed} {
+		for _, e := range []order.Event{order.EventLateCommit, order.EventFencedOut, order.EventLockLost, order.EventGivenBack, order.EventReclaimed,
+			order.EventPaid, order.EventExpired, order.EventCancelled, order.EventReturned} {
 			m.events.WithLabelValues(string(s), string(e))
 		}
 		if s.Queues() {

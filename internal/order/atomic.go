@@ -25,7 +25,7 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 	if err := s.work(ctx, p); err != nil {
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
-	o := newOrder(p, req)
+	o := s.newOrder(p, req)
 	if p.Buckets > 1 {
 		// The stock split over rows: package buckets sells it.
 		if err := s.bk.Place(ctx, p, o); err != nil {
@@ -33,21 +33,30 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 		}
 		return o, nil
 	}
+	if err := s.sellAtomic(ctx, p, o); err != nil {
+		return Order{}, err
+	}
+	return o, nil
+}
+
+// sellAtomic writes o and takes its units from p's row in one
+// transaction, and says what its failure means for the buyer.
+func (s *Service) sellAtomic(ctx context.Context, p stock.Product, o Order) error {
 	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		return sale.InsertAndTake(tx, o, sale.NoBucket)
 	})
 	switch {
 	case errors.Is(err, sale.ErrNoUnits):
 		s.learnSoldOut(ctx, p.ID)
-		return Order{}, fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, req.Quantity)
+		return fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, o.Quantity)
 	case errors.Is(err, sale.ErrDuplicateKey):
-		return Order{}, s.w.Duplicate(ctx, p.ID, req.UserID)
+		return s.w.Duplicate(ctx, p.ID, o.UserID)
 	case err != nil:
 		if err := s.w.AfterFailure(ctx, o, err); err != nil {
-			return Order{}, sale.FromWrite(ctx, err)
+			return sale.FromWrite(ctx, err)
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // learnSoldOut reads the stock after a conditional update found too few

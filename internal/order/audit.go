@@ -8,6 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -21,7 +22,8 @@ type Audit struct {
 	// Stock is the stock left as the products table says (for a product
 	// with stock buckets, the sum of its buckets).
 	Stock int
-	// Orders is the number of order rows.
+	// Orders is the number of live order rows (pending or paid: an
+	// order that expired or was cancelled gave its units back).
 	Orders int
 	// Sold is the sum of their quantities.
 	Sold int
@@ -96,7 +98,7 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 		var buyers int
 		err = tx.Raw(`SELECT COUNT(*), COALESCE(SUM(n), 0), COALESCE(SUM(q), 0)
 			FROM (SELECT COUNT(*) AS n, SUM(quantity) AS q
-			      FROM orders WHERE product_id = ? GROUP BY user_id) AS per_buyer`, productID).
+			      FROM orders WHERE product_id = ? AND `+life.LiveSQL+` GROUP BY user_id) AS per_buyer`, productID).
 			Row().Scan(&buyers, &a.Orders, &a.Sold)
 		a.DuplicateOrders = a.Orders - buyers
 		return err

@@ -3,6 +3,7 @@ package order
 import (
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -14,8 +15,8 @@ type BucketAudit struct {
 	InitialStock int
 	// Stock is the units left in the bucket.
 	Stock int
-	// Orders and Sold are the orders whose units came from the bucket,
-	// and the sum of their quantities.
+	// Orders and Sold are the live orders (pending or paid) whose units
+	// came from the bucket, and the sum of their quantities.
 	Orders, Sold int
 	// Consistent is Stock + Sold == InitialStock and Stock >= 0.
 	Consistent bool
@@ -29,6 +30,7 @@ func auditBuckets(tx *gorm.DB, a *Audit, k int) error {
 	err := tx.Raw(`SELECT b.bucket AS bucket, b.stock AS stock,
 			COUNT(o.id) AS orders, COALESCE(SUM(o.quantity), 0) AS sold
 		FROM stock_buckets b LEFT JOIN orders o ON o.product_id = b.product_id AND o.bucket = b.bucket
+			AND o.`+life.LiveSQL+`
 		WHERE b.product_id = ? GROUP BY b.bucket, b.stock ORDER BY b.bucket`, a.ProductID).
 		Scan(&rows).Error
 	if err != nil {

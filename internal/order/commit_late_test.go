@@ -32,6 +32,7 @@ func TestLateCommit(t *testing.T) {
 		{strategy.SQLForUpdate, true},
 		{strategy.SQLVersion, true},
 		{strategy.SQLAtomic, true},
+		{strategy.SQLOneTrip, true},
 		{strategy.RedisDecr, true},
 	}
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {

@@ -34,7 +34,7 @@ import (
 // products' orders wait for too. One order per buyer is kept twice: by
 // the check under the lock, and by the unique key (sale.Insert).
 func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Request) (Order, error) {
-	o := newOrder(p, req)
+	o := s.newOrder(p, req)
 	start := time.Now()
 	var got time.Time // when the row lock came (the last try's, after a deadlock)
 	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {

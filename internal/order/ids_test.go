@@ -24,7 +24,7 @@ func TestIDsCompareAsBytes(t *testing.T) {
 		batchMax int
 	}{
 		{strategy.Lua, 0}, {strategy.Lua, 16}, {strategy.Fenced, 16},
-		{strategy.SQLAtomic, 0}, {strategy.RedisDecr, 0},
+		{strategy.SQLAtomic, 0}, {strategy.SQLOneTrip, 0}, {strategy.RedisDecr, 0},
 	}
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		for _, c := range cases {

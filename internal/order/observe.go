@@ -46,6 +46,13 @@ const (
 	// A sql-version try that lost: when it came to write, the product's
 	// version had moved on, so its read and its work were thrown away.
 	EventVersionMoved Event = "version_moved"
+	// An order's life after it was written (package life), for a product
+	// with a pay window: paid, expired (by a sweep), cancelled (by its
+	// buyer), and each unit an expired or cancelled order put back on sale.
+	EventPaid      Event = "paid"
+	EventExpired   Event = "expired"
+	EventCancelled Event = "cancelled"
+	EventReturned  Event = "returned"
 )
 
 // OutcomeQueued is Placed's outcome for an order accepted into its
@@ -93,6 +100,14 @@ func (s *Service) happened(product string, sn strategy.Name, e Event) {
 		c.queueRefused.Add(1)
 	case EventVersionMoved:
 		c.versionMoved.Add(1)
+	case EventPaid:
+		c.paid.Add(1)
+	case EventExpired:
+		c.expired.Add(1)
+	case EventCancelled:
+		c.cancelled.Add(1)
+	case EventReturned:
+		c.returned.Add(1)
 	}
 	s.opts.Observer.Happened(sn, e)
 }

@@ -33,6 +33,10 @@ type Events struct {
 	// buyer's write and were thrown away, work and all (version.go): the
 	// tries per order are (orders + VersionMoved) / orders.
 	VersionMoved int64
+	// Paid, Expired and Cancelled count the orders this process paid,
+	// expired (its sweep) and cancelled, and Returned the units the
+	// expired and cancelled ones put back on sale (package life).
+	Paid, Expired, Cancelled, Returned int64
 }
 
 // counters is a product's Events as they are counted, and the number of
@@ -44,6 +48,7 @@ type counters struct {
 	batches, batched                             atomic.Int64
 	queueWritten, queueRefused                   atomic.Int64
 	versionMoved                                 atomic.Int64
+	paid, expired, cancelled, returned           atomic.Int64
 }
 
 // events returns product's counters, creating them on first use.
@@ -75,5 +80,9 @@ func (s *Service) Events(product string) Events {
 		QueueWritten:  c.queueWritten.Load(),
 		QueueRefused:  c.queueRefused.Load(),
 		VersionMoved:  c.versionMoved.Load(),
+		Paid:          c.paid.Load(),
+		Expired:       c.expired.Load(),
+		Cancelled:     c.cancelled.Load(),
+		Returned:      c.returned.Load(),
 	}
 }

@@ -14,6 +14,8 @@
 //     read and work again, a few times (version.go);
 //   - sql-atomic takes no lock: a conditional UPDATE and a unique key, in
 //     one transaction (atomic.go);
+//   - sql-one-trip is sql-atomic's transaction as one stored procedure,
+//     sent in one round trip (onetrip.go; on SQLite, sql-atomic's);
 //   - redis-decr reserves the units in Redis with one script, then writes
 //     the order, and gives the reservation back if the write fails; every
 //     shop sweeps Redis's stock of the products it sells back to the

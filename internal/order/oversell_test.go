@@ -78,7 +78,7 @@ func TestSafeModesSellExactly(t *testing.T) {
 
 // safe lists the strategies that claim to sell exactly the stock.
 var safe = []strategy.Name{strategy.Lua, strategy.Redlock, strategy.Fenced, strategy.Etcd,
-	strategy.SQLForUpdate, strategy.SQLVersion, strategy.SQLAtomic, strategy.RedisDecr}
+	strategy.SQLForUpdate, strategy.SQLVersion, strategy.SQLAtomic, strategy.SQLOneTrip, strategy.RedisDecr}
 
 // TestUnsafeModesOversell: with settings that make the race certain, off
 // and naive sell more than the stock, and the audit says so.

@@ -69,7 +69,9 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
 		s.consumers.Watch(p.ID)
 	}
-	// 2d. Sold out already, as this process has seen: answer at once.
+	// 2d. A product with a pay window has its unpaid orders swept.
+	s.startSweep(p)
+	// 2e. Sold out already, as this process has seen: answer at once.
 	if s.soldOut(p.ID) {
 		return Order{}, p.Strategy, fmt.Errorf("%w: %q (seen earlier)", ErrSoldOut, p.ID)
 	}
@@ -82,6 +84,8 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 		o, err = s.placeVersioned(ctx, p, req)
 	case strategy.SQLAtomic:
 		o, err = s.placeAtomic(ctx, p, req)
+	case strategy.SQLOneTrip:
+		o, err = s.placeOneTrip(ctx, p, req)
 	case strategy.RedisDecr:
 		o, err = s.placeReserved(ctx, p, req)
 	case strategy.RedisQueue:
@@ -97,22 +101,24 @@ func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Reques
 	if s.decr == nil {
 		return Order{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
 	}
-	o := newOrder(p, req)
+	o := s.newOrder(p, req)
 	if err := s.decr.Place(ctx, p, o); err != nil {
 		return Order{}, err
 	}
 	return o, nil
 }
 
-// newOrder returns the order req would place on p, with a fresh id.
-func newOrder(p stock.Product, req Request) Order {
+// newOrder returns the order req would place on p, with a fresh id,
+// created now by this shop's clock (Options.Now).
+func (s *Service) newOrder(p stock.Product, req Request) Order {
 	return Order{
 		ID:        uuid.NewString(),
 		UserID:    req.UserID,
 		ProductID: p.ID,
 		Quantity:  req.Quantity,
 		Strategy:  p.Strategy,
-		CreatedAt: time.Now().UTC().Truncate(time.Microsecond),
+		CreatedAt: s.opts.Now().UTC().Truncate(time.Microsecond),
+		PayWithin: p.PayWithin,
 	}
 }
 

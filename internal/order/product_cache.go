@@ -58,7 +58,15 @@ func (s *Service) soldOut(id string) bool {
 	return ok
 }
 
-func (s *Service) markSoldOut(id string) { s.soldOutSeen.Store(id, struct{}{}) }
+// markSoldOut remembers that product id's stock was seen at 0, unless it
+// has a pay window: then an expired or cancelled order puts units back,
+// and 0 is not final.
+func (s *Service) markSoldOut(id string) {
+	if p, ok := s.cache.Load(id); ok && p.(stock.Product).PayWithin > 0 {
+		return
+	}
+	s.soldOutSeen.Store(id, struct{}{})
+}
 
 // Recent returns the products this process has sold (or been asked to
 // sell) that were created within the last hour, newest first, at most n:

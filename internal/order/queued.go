@@ -33,7 +33,7 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	// work is the consumer's, once per batch (WriteQueued): the buyer
 	// waits for Redis only, and for its turn to be sent at most the lock
 	// wait, whatever step 1b costs.
-	o := newOrder(p, req)
+	o := s.newOrder(p, req)
 	sendBy := time.Now().Add(s.opts.LockWait)
 	_, err := s.accept(ctx, o, sendBy)
 	if errors.Is(err, queue.ErrNotLoaded) {

@@ -5,7 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -27,6 +29,11 @@ type OrderStatus struct {
 	Status string
 	// Order is the order as written, for StatusCreated.
 	Order Order
+	// State is where a written order stands in its life (package life:
+	// pending, paid, expired, cancelled), and Deadline, while it is
+	// pending, when it expires by the database's clock.
+	State    life.State
+	Deadline time.Time
 	// Code and Reason say why, for StatusRefused: Code one of the error
 	// codes (sold_out, not_found, duplicate_order), Reason a sentence.
 	Code, Reason string
@@ -66,9 +73,10 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	}
 	// 2. The database, once written.
 	var r sale.Row
+	var deadline *int64
 	err := s.db.WithContext(ctx).Raw(
-		"SELECT id, user_id, product_id, quantity, strategy, created_at FROM orders WHERE id = ?", id).
-		Row().Scan(&r.ID, &r.UserID, &r.ProductID, &r.Quantity, &r.Strategy, &r.CreatedAt)
+		"SELECT id, user_id, product_id, quantity, strategy, created_at, state, deadline_ms FROM orders WHERE id = ?", id).
+		Row().Scan(&r.ID, &r.UserID, &r.ProductID, &r.Quantity, &r.Strategy, &r.CreatedAt, &r.State, &deadline)
 	switch {
 	case errors.Is(err, sql.ErrNoRows) && redisErr != nil:
 		// Redis, which knows the orders not yet written, did not answer.
@@ -80,7 +88,11 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	}
 	o := Order{ID: r.ID, UserID: r.UserID, ProductID: r.ProductID, Quantity: r.Quantity,
 		Strategy: strategy.Name(r.Strategy), CreatedAt: r.CreatedAt.UTC()}
-	return OrderStatus{ID: id, ProductID: o.ProductID, Status: StatusCreated, Order: o}, nil
+	st := OrderStatus{ID: id, ProductID: o.ProductID, Status: StatusCreated, Order: o, State: life.State(r.State)}
+	if deadline != nil && st.State == life.Pending {
+		st.Deadline = time.UnixMilli(*deadline).UTC()
+	}
+	return st, nil
 }
 
 // watchIfQueued starts product's consumer in this shop if product is a

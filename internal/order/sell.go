@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
@@ -73,7 +74,7 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 				answers[i] = answer{err: errWithdrawn} // nobody reads it
 				continue
 			}
-			o := newOrder(p, r)
+			o := s.newOrder(p, r)
 			n, err := allocate(o, left, bought)
 			if err != nil {
 				answers[i] = answer{err: err}
@@ -93,7 +94,7 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 		for i, o := range sold {
 			rows[i] = sale.RowOf(o)
 		}
-		return tx.Create(&rows).Error
+		return sale.InsertRows(tx, rows)
 	})
 	if err != nil && len(sold) > 0 {
 		err = s.w.AfterFailure(ctx, sold[0], err)
@@ -137,8 +138,9 @@ func refuse(req Request, left int, bought map[string]string) error {
 
 // look reads product's shelf for users, the buyers of a sale, through q
 // (the database, or a transaction): the stock with a plain SELECT, and
-// who of them has bought, in one query each. A stock of 0 is remembered:
-// stock never goes up, so the rest of the rush can be answered at once.
+// who of them has bought, in one query each. A stock of 0 is remembered
+// (markSoldOut): without a pay window stock never goes up, so the rest of
+// the rush can be answered at once.
 // A product the database does not have is stock.ErrNotFound.
 func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []string) (shelf, error) {
 	left, err := sale.ReadStock(ctx, q, product)
@@ -150,14 +152,15 @@ func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []
 
 // shelfOf is the rest of look, for a stock read already (for update, or
 // with its version): it remembers a stock of 0, and reads who of users has
-// bought product through q.
+// bought product through q: who has a live order (life.LiveSQL), for an
+// order that expired or was cancelled lets its buyer buy again.
 func (s *Service) shelfOf(ctx context.Context, q *gorm.DB, product string, left int, users []string) (shelf, error) {
 	if left == 0 {
 		s.markSoldOut(product)
 	}
 	var rows []struct{ UserID, ID string }
 	err := q.WithContext(ctx).
-		Raw("SELECT user_id, id FROM orders WHERE product_id = ? AND user_id IN ?", product, users).
+		Raw("SELECT user_id, id FROM orders WHERE product_id = ? AND user_id IN ? AND "+life.LiveSQL, product, users).
 		Scan(&rows).Error
 	if err != nil {
 		return shelf{}, err

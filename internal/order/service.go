@@ -60,6 +60,16 @@ type Options struct {
 	// Observer hears how every order goes (metrics); nil means nobody
 	// does. It must be safe for concurrent use.
 	Observer Observer
+	// Now is this shop's own clock, which stamps an order's created_at;
+	// nil means time.Now. Nothing that decides an order's deadline reads
+	// it: the database's clock does (package life). Tests set it off by
+	// seconds to play a shop whose clock is wrong.
+	Now func() time.Time
+	// SweepEvery is the pause between two sweeps of this shop's unpaid
+	// orders past their deadline (Sweep), which start with the first
+	// product with a pay window it is asked about; zero means
+	// DefaultSweepEvery, below zero no sweep but those the caller runs.
+	SweepEvery time.Duration
 }
 
 // Service places orders and audits sales. It is safe for concurrent use.
@@ -89,6 +99,9 @@ type Service struct {
 
 	consumers  *queue.Consumers   // nil without Options.Queue
 	queueLoads singleflight.Group // redis-queue product id; see loadQueued
+
+	sweeping atomic.Bool    // the sweep of unpaid orders runs (sweep.go)
+	sweeps   sync.WaitGroup // its goroutine, and sweepIfPending's
 }
 
 // NewService returns a Service that writes orders to db, reads products from
@@ -111,6 +124,12 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	}
 	if opts.Observer == nil {
 		opts.Observer = noObserver{}
+	}
+	if opts.SweepEvery == 0 {
+		opts.SweepEvery = DefaultSweepEvery
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	m := make(map[dlock.Mode]dlock.Locker, len(lockers))
 	for mode, l := range lockers {
@@ -135,6 +154,10 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		co.Observe = s.observeQueue
 		s.consumers = queue.NewConsumers(opts.Queue, s, co)
 	}
+	if db != nil {
+		s.sweeps.Add(1)
+		go s.sweepIfPending()
+	}
 	return s
 }
 
@@ -155,6 +178,7 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 	if err != nil {
 		return stock.Product{}, err
 	}
+	s.startSweep(created)
 	if created.Strategy == strategy.RedisDecr {
 		if err := s.decr.Load(ctx, created); err != nil { // each bucket's share, if it has buckets
 			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
@@ -171,9 +195,9 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 
 // Close stops the redis-decr Seller (redisdecr.Seller.Close: it lets the
 // settlements under way finish first, for a few seconds), then the
-// redis-queue consumers (a batch being written finishes first) and the
-// batch leaders (batch.go), which stop once nobody is queued, and waits
-// for them all: call it after the last Place returned, and before closing
+// redis-queue consumers (a batch being written finishes first), the
+// batch leaders (batch.go), which stop once nobody is queued, and the
+// sweep of unpaid orders (sweep.go), and waits for them all: call it after the last Place returned, and before closing
 // the database and Redis clients. Calling it again does nothing more.
 func (s *Service) Close() error {
 	if s.decr != nil {
@@ -184,5 +208,6 @@ func (s *Service) Close() error {
 		s.consumers.Close()
 	}
 	s.leaders.Wait()
+	s.sweeps.Wait()
 	return nil
 }

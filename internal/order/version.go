@@ -93,7 +93,7 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 		return Order{}, sale.FromWrite(ctx, err)
 	}
 	// 2. Check the buyer and the stock.
-	o := newOrder(p, req)
+	o := s.newOrder(p, req)
 	left, err = allocate(o, sh.left, sh.bought)
 	if err != nil {
 		return Order{}, err

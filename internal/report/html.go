@@ -39,6 +39,8 @@ type htmlData struct {
 	// Skipped are the skipped modes' why-lines, after Modes'.
 	Skipped []htmlWhy
 	Unsafe  []string
+	// RunNotes say how the run differs from one generator's complete run.
+	RunNotes []string
 	// Catalogue is a --products run's per-product section, nil for one
 	// product; Masters where each row's load landed on a Redis Cluster,
 	// with MastersIntro saying what they count.
@@ -75,7 +77,7 @@ type htmlSweep struct {
 func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
 		FontFace: template.CSS(webfont.FaceCSS),
-		Title:    "Double 11 (双11) flash sale: strategies side by side",
+		Title:    "Double 11 (双11) flash sale: strategies side by side" + rttTitle(o.Settings),
 		Machine:  machineLine(o),
 		Settings: flagPieces(settingsText(o)),
 		Columns:  headers(Columns),
@@ -83,6 +85,7 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 		Modes:    o.Modes,
 		Skipped:  skippedWhys(o),
 		Unsafe:   o.Unsafe(),
+		RunNotes: RunNotes(o),
 
 		Catalogue:    newHTMLCatalogue(o),
 		Masters:      mastersLines(o),

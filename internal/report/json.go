@@ -35,6 +35,12 @@ type Document struct {
 	Flags      map[string]string `json:"flags,omitempty"`
 	Thresholds *ThresholdsDoc    `json:"thresholds,omitempty"`
 	Sweep      *SweepDoc         `json:"sweep,omitempty"`
+	// Parts is how many generators' parts of the crowd loadgen merge put
+	// together (scenario.Merge); absent for one generator. Stopped says
+	// why the run ended before its last row or point; absent if it did
+	// not.
+	Parts   int    `json:"parts,omitempty"`
+	Stopped string `json:"stopped,omitempty"`
 }
 
 // SettingsDoc is scenario.Settings with units.
@@ -57,6 +63,9 @@ type SettingsDoc struct {
 	LateCommitMs    float64           `json:"late_commit_ms"`
 	LateCommitEvery int               `json:"late_commit_every"`
 	PlannedRequests int               `json:"planned_requests"`
+	// RTT is the round-trip time on the shops' links (netsim.RTT's
+	// String: "2ms", "db=2ms,redis=500µs"); absent on loopback as it is.
+	RTT string `json:"rtt,omitempty"`
 	// Products and Skew are a catalogue's (--products, --skew); absent
 	// for one product.
 	Products int     `json:"products,omitempty"`
@@ -185,11 +194,16 @@ func NewDocument(o *scenario.Outcome) Document {
 		Columns: Columns,
 		Table:   Rows(o),
 		Flags:   o.Flags,
+		Parts:   o.Parts,
+		Stopped: o.Stopped,
 	}
 	for _, sk := range o.Skipped {
 		d.Skipped = append(d.Skipped, SkippedDoc{Mode: string(sk.Mode), Why: sk.Why})
 	}
 	d.Settings.LoadSettingsDoc = newLoadSettingsDoc(s)
+	if !s.RTT.IsZero() {
+		d.Settings.RTT = s.RTT.String()
+	}
 	if s.Catalogue() {
 		d.Settings.Products, d.Settings.Skew = s.Products, s.Skew
 	}

@@ -17,6 +17,9 @@ type LoadSettingsDoc struct {
 	MaxWorkers     uint64  `json:"max_workers"`
 	Count          int     `json:"count"`
 	Batch          int     `json:"batch"`
+	// Part is the generator's part of the crowd, "2/3" (--part);
+	// absent for the whole crowd.
+	Part string `json:"part,omitempty"`
 }
 
 func newLoadSettingsDoc(s scenario.Settings) LoadSettingsDoc {
@@ -34,6 +37,7 @@ func newLoadSettingsDoc(s scenario.Settings) LoadSettingsDoc {
 	return LoadSettingsDoc{
 		Rate: scenario.FormatRate(r), RatePeriodMs: ms(r.Per), OfferedPerSec: s.PerSecond(), OpenModel: s.Open(),
 		TimeoutSeconds: timeout.Seconds(), Workers: workers, MaxWorkers: maxWorkers, Count: s.Runs(), Batch: s.Batch,
+		Part: s.Part.String(),
 	}
 }
 

@@ -15,14 +15,14 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 	var b strings.Builder
 	s := o.Settings
 	if len(o.Sweep) > 0 {
-		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: a sweep, %s\n\n", sweepRates(o))
+		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: a sweep, %s%s\n\n", sweepRates(o), rttTitle(s))
 		markdownTable(&b, SweepColumns, SweepRows(o))
 		d := newSweepDoc(o)
 		for _, l := range append(rowLines(d, kneeLine), rowLines(d, heldLine)...) {
 			b.WriteString("- " + l + "\n")
 		}
 	} else {
-		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units%s, %d req/s\n\n", s.Users, s.Stock, catalogueTitle(s), s.Rate)
+		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units%s, %d req/s%s\n\n", s.Users, s.Stock, catalogueTitle(s), s.Rate, rttTitle(s))
 		markdownTable(&b, Columns, append(Rows(o), skippedRows(o, Columns)...))
 		for _, m := range o.Modes {
 			fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
@@ -32,6 +32,9 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 		}
 		writeCatalogueMarkdown(&b, o)
 		writeMastersMarkdown(&b, o)
+	}
+	for _, l := range RunNotes(o) {
+		fmt.Fprintf(&b, "\n**%s**\n", l)
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {
 		fmt.Fprintf(&b, "\n**UNSAFE**: %s\n", strings.Join(bad, "; "))
@@ -92,7 +95,19 @@ func settingsLine(o *scenario.Outcome) string {
 	if s.LateCommit > 0 {
 		line += fmt.Sprintf(" --late-commit %v --late-commit-every %d", s.LateCommit, s.LateCommitEvery)
 	}
+	if !s.RTT.IsZero() {
+		line += " --rtt " + s.RTT.String()
+	}
 	return line + catalogueFlags(s)
+}
+
+// rttTitle is the round-trip time a run's links had, for a report's head:
+// ", rtt 2ms", or nothing on loopback as it is.
+func rttTitle(s scenario.Settings) string {
+	if s.RTT.IsZero() {
+		return ""
+	}
+	return ", rtt " + s.RTT.String()
 }
 
 // machineLine says where the run happened.
@@ -104,4 +119,20 @@ func machineLine(o *scenario.Outcome) string {
 	}
 	return fmt.Sprintf("Machine: %d CPUs (%s), %s/%s, %s. Backend: %s. Shops: %s. Run took %.1fs.",
 		e.NumCPU, cpu, e.GOOS, e.GOARCH, e.GoVersion, o.Backend, strings.Join(o.Targets, ", "), o.Wall.Seconds())
+}
+
+// RunNotes are the lines that say how o differs from one generator's
+// complete run: a part of a crowd, a merge of parts, a run stopped early.
+func RunNotes(o *scenario.Outcome) []string {
+	var out []string
+	if p := o.Settings.Part; !p.Whole() {
+		out = append(out, fmt.Sprintf("Part %s of the crowd: its answers only, not audited; loadgen merge puts the parts together and audits the fleet once.", p))
+	}
+	if o.Parts > 0 {
+		out = append(out, fmt.Sprintf("Merged from %d generators' parts of the crowd (loadgen merge): answers summed, latencies from their samples together, one audit of the fleet.", o.Parts))
+	}
+	if o.Stopped != "" {
+		out = append(out, "Stopped early: "+o.Stopped)
+	}
+	return out
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/why"
 )
 
 // attack is one mode's turn: a product, the crowd, and the fleet.
@@ -38,14 +37,12 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		a.products = []string{a.productID}
 	}
 	load := ledger.CommandsSince(ctx, a.fleet.Commands) // the row's, creation and audit included
-	for i, id := range a.products {
-		p := product(id, a.mode, s)
-		p.Stock = s.stockOf(i)
-		if err := a.api.CreateProduct(ctx, p); err != nil {
-			return nil, err
-		}
+	// Create the products, or, in a part, wait for part 1 to.
+	if err := a.createProducts(ctx); err != nil {
+		return nil, err
 	}
-	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.products)}
+	tokens := newClickTokens(a.fleet.BuyerSecret, s, time.Now())
+	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.products, tokens)}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
 	defer func() {
 		res.Load = load(ctx)
@@ -76,6 +73,8 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	cpu := ledger.Spent(ctx, a.fleet.CPU)
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
+	conns := &connSet{}
+	tr.DialContext = conns.dial(tr.DialContext)
 	targeter := tg.Targeter()
 	var counters []clickCounter
 	for _, f := range faults {
@@ -84,20 +83,27 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 			targeter = c.Targeter(targeter)
 		}
 	}
-	results := atk.Attack(targeter, newPacer(s.VegetaRate(), res.Planned), s.Duration, string(a.mode))
+	results := atk.Attack(targeter, newPacer(s.Part.rate(s.VegetaRate()), res.Planned), s.Duration, string(a.mode))
 
 	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
 	watch := a.watch(ctx)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	done := ctx.Done()
-	var ctxErr error
+	var ctxErr, filesErr error
 	for results != nil {
 		select {
 		case r, ok := <-results:
 			if !ok {
 				results = nil
 				break
+			}
+			if err := outOfFiles(r, tg.Sent()); err != nil && filesErr == nil {
+				// Send no more, and end the requests in flight: their
+				// descriptors are what the report needs to be written.
+				filesErr = err
+				atk.Stop()
+				conns.closeAll()
 			}
 			for _, c := range counters {
 				c.Answered(r)
@@ -128,52 +134,25 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	close(stopped)
 	faultErr := stopFaults(ctx, faults, res) // once the nodes and shops serve again
 	res.Metrics.Close()
+	exactLatencies(&res.Metrics, res.Results)
 	res.Sent = tg.Sent()
 	if ctxErr != nil {
 		watch.finish(res)
 		return res, ctxErr
 	}
+	if filesErr != nil {
+		watch.finish(res)
+		return nil, filesErr // half an attack, and no audit: not a row to report
+	}
 	defer watch.finish(res) // after the audit below, whatever it says
 	if faultErr != nil {
 		return res, faultErr // a shop that did not come back: the audit would not be whole
 	}
-
-	if len(a.products) > 1 {
-		if err := a.auditCatalogue(ctx, res, func() { watch.update(res.Sent, res) }); err != nil {
-			return res, err
-		}
-		res.Why = why.Line(whyRow(s, res))
+	if !s.Part.Whole() {
+		res.Why = "part " + s.Part.String() + " of the crowd: the audit is loadgen merge's, once every part is done"
 		return res, nil
 	}
-	if a.mode.Strategy().Queues() {
-		// The orders are written behind the answers: the audit waits for
-		// the queue to drain.
-		if res.Drain, err = ledger.WaitDrain(ctx, a.api, a.productID, res.Results, func() { watch.update(res.Sent, res) }); err != nil {
-			return res, err
-		}
-	}
-	res.Audit, err = a.api.Audit(ctx, a.productID)
-	if err != nil {
-		return res, err
-	}
-	if len(res.Audit.Buckets) > 0 {
-		res.EarlySoldOut = ledger.EarlySoldOut(res.Results)
-	}
-	if res.Lost, err = ledger.Unwritten(ctx, a.lookups(), res.Results); err != nil {
-		return res, err
-	}
-	for _, f := range faults {
-		if st, ok := f.(settler); ok {
-			if err := st.Settle(ctx, &res.Audit, res.Lost); err != nil {
-				return res, err
-			}
-		}
-	}
-	if res.Events, err = a.events(ctx, a.productID); err != nil {
-		return res, err
-	}
-	res.Why = why.Line(whyRow(s, res))
-	return res, nil
+	return res, a.audit(ctx, res, faults, func() { watch.update(res.Sent, res) })
 }
 
 // product is the product a mode's attack sells, under s.

@@ -31,7 +31,7 @@ func TestOneProductIsTheOldRun(t *testing.T) {
 	if got := s.stockOf(0); got != s.Stock {
 		t.Errorf("stockOf(0) = %d, want %d", got, s.Stock)
 	}
-	for _, tg := range a.targets([]string{"http://x"}, []string{"p"}) {
+	for _, tg := range a.targets([]string{"http://x"}, []string{"p"}, clickTokens{}) {
 		if strings.Contains(tg.URL, "#") {
 			t.Fatalf("one product's URL %q is tagged", tg.URL)
 		}
@@ -78,7 +78,7 @@ func TestCatalogueCrowd(t *testing.T) {
 		t.Errorf("shares hold %d buyers, want %d", buyers, s.Users)
 	}
 	ids := s.productIDs("row")
-	for _, tg := range c.targets([]string{"http://x"}, ids)[:50] {
+	for _, tg := range c.targets([]string{"http://x"}, ids, clickTokens{})[:50] {
 		r := ledgerResult(tg.URL)
 		if p := ledger.ProductOf(&r); !strings.Contains(string(tg.Body), `"product_id":"`+p+`"`) {
 			t.Errorf("target %s tagged %q, body %s", tg.URL, p, tg.Body)

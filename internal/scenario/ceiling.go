@@ -42,7 +42,7 @@ func Ceiling(ctx context.Context, d time.Duration, workers int) (CeilingResult, 
 
 	s := DefaultSettings()
 	s.Users = 100_000
-	tg := &targeter{targets: newCrowd(s).targets([]string{srv.URL}, []string{"p"})}
+	tg := &targeter{targets: newCrowd(s).targets([]string{srv.URL}, []string{"p"}, clickTokens{})}
 	atk, tr := newAttacker(Settings{Workers: uint64(workers), MaxWorkers: uint64(workers)})
 	defer tr.CloseIdleConnections()
 	// Rate zero means as fast as the workers go (Vegeta's -rate=0).

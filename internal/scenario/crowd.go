@@ -98,17 +98,24 @@ func userID(n int) string { return fmt.Sprintf("buyer-%05d", n) }
 
 // targets turns the crowd into Vegeta targets: POST /api/v1/orders on one of
 // the shop base URLs, for the product each click wants, products[k] for
-// product k. In a catalogue (more than one product) each URL is tagged
-// with its product (ledger.TagURL), so that each answer can be counted
-// for its product alone.
-func (c *crowd) targets(shops []string, products []string) []vegeta.Target {
-	header := http.Header{"Content-Type": []string{"application/json"}}
+// product k, each with its buyer's token if tokens signs. In a catalogue
+// (more than one product) each URL is tagged with its product
+// (ledger.TagURL), so that each answer can be counted for its product
+// alone.
+func (c *crowd) targets(shops []string, products []string, tokens clickTokens) []vegeta.Target {
+	base := http.Header{"Content-Type": []string{"application/json"}}
+	headers := map[int]http.Header{} // one per buyer: their clicks share it
 	out := make([]vegeta.Target, len(c.clicks))
 	for i, k := range c.clicks {
-		base := strings.TrimRight(shops[int(k.shop%uint32(len(shops)))], "/")
+		header, ok := headers[k.user]
+		if !ok {
+			header = tokens.headers(base, userID(k.user))
+			headers[k.user] = header
+		}
+		shop := strings.TrimRight(shops[int(k.shop%uint32(len(shops)))], "/")
 		id := products[k.product]
 		body := `{"user_id":"` + userID(k.user) + `","product_id":` + strconv.Quote(id) + `,"quantity":1}`
-		url := base + "/api/v1/orders"
+		url := shop + "/api/v1/orders"
 		if len(products) > 1 {
 			url = ledger.TagURL(url, id)
 		}

@@ -86,7 +86,7 @@ func TestCrowdTargetsSpreadOverShops(t *testing.T) {
 	s := DefaultSettings()
 	s.Users = 300
 	shops := []string{"http://a", "http://b/", "http://c"}
-	tgts := newCrowd(s).targets(shops, []string{"p1"})
+	tgts := newCrowd(s).targets(shops, []string{"p1"}, clickTokens{})
 	per := map[string]int{}
 	for _, tg := range tgts {
 		per[tg.URL]++
@@ -112,7 +112,7 @@ func TestCrowdTargetsSpreadOverShops(t *testing.T) {
 func TestTargeterHandsOutEachTargetOnce(t *testing.T) {
 	s := DefaultSettings()
 	s.Users = 50
-	tg := &targeter{targets: newCrowd(s).targets([]string{"http://x"}, []string{"p"})}
+	tg := &targeter{targets: newCrowd(s).targets([]string{"http://x"}, []string{"p"}, clickTokens{})}
 	tr := tg.Targeter()
 	done := make(chan int)
 	for range 4 {

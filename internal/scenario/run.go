@@ -51,6 +51,12 @@ type Outcome struct {
 	// Thresholds are the --threshold expressions, for the report to
 	// evaluate (report.Check); nil if none.
 	Thresholds []string
+	// Parts is how many generators' parts of the crowd Merge put
+	// together; 0 for a run of one generator.
+	Parts int
+	// Stopped says why the run ended before every row or point was
+	// measured (too many open files, for one); "" if it did not.
+	Stopped string
 }
 
 // Unsafe lists the strategies that claim to be safe in this run but
@@ -62,6 +68,9 @@ type Outcome struct {
 // redlock under an early --redis-restart of a majority of its nodes, lua
 // under --failover).
 func (o *Outcome) Unsafe() []string {
+	if !o.Settings.Part.Whole() {
+		return nil // a part is not audited: its merge is
+	}
 	var out []string
 	for _, m := range o.allRuns() {
 		claims := m.Mode.Safe()
@@ -121,7 +130,7 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 	}
 	defer func() { o.Wall = time.Since(o.Started) }()
 
-	c := newCrowd(s)
+	c := newCrowd(s).part(s.Part)
 	runID := opts.RunID
 	if runID == "" {
 		runID = o.Started.Format("20060102-150405.000")
@@ -132,7 +141,7 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 		for n := range s.Runs() {
 			a := &attack{
 				settings: s, mode: mode, crowd: c, fleet: fl, api: api, opts: opts,
-				productID: "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-") + runSuffix(n),
+				productID: productBase(runID, mode, n),
 			}
 			a.products = s.productIDs(a.productID)
 			a.productID = a.products[0]
@@ -148,4 +157,10 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 		o.Modes = appendRow(o.Modes, runs)
 	}
 	return o, nil
+}
+
+// productBase names the product of run n of mode's row in run runID
+// (a catalogue's products add -pNN to it).
+func productBase(runID string, mode Mode, n int) string {
+	return "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-") + runSuffix(n)
 }

@@ -81,6 +81,11 @@ type Product struct {
 	// redisdecr), and the database keeps the product's one stock. 0 or 1
 	// means one stock, the product's own.
 	Buckets int
+	// PayWithin, when above zero, is how long a buyer has to pay for an
+	// order: it is pending until paid, and its units go back on sale if
+	// it expires or its buyer cancels it (package order's life). Zero
+	// means no pay window: every order is final the moment it is written.
+	PayWithin time.Duration
 	// CreatedAt is set by Create.
 	CreatedAt time.Time
 }

@@ -97,6 +97,7 @@ type productRow struct {
 	LateEvery    int       `gorm:"column:late_commit_every"`
 	BatchMax     int       `gorm:"column:batch_max"`
 	Buckets      int       `gorm:"column:buckets"`
+	PayWithinMs  int64     `gorm:"column:pay_within_ms"`
 	CreatedAt    time.Time `gorm:"column:created_at"`
 }
 
@@ -117,6 +118,7 @@ func toRow(p Product) productRow {
 		LateEvery:    p.LateCommitEvery,
 		BatchMax:     p.BatchMax,
 		Buckets:      p.Buckets,
+		PayWithinMs:  p.PayWithin.Milliseconds(),
 		CreatedAt:    p.CreatedAt,
 	}
 }
@@ -142,6 +144,7 @@ func (r productRow) product() (Product, error) {
 		LateCommitEvery: r.LateEvery,
 		BatchMax:        r.BatchMax,
 		Buckets:         r.Buckets,
+		PayWithin:       time.Duration(r.PayWithinMs) * time.Millisecond,
 		CreatedAt:       r.CreatedAt.UTC(),
 	}, nil
 }

@@ -39,6 +39,8 @@ const (
 	MaxBatch = 256
 	// MaxBuckets bounds Buckets.
 	MaxBuckets = 256
+	// MaxPayWithin bounds PayWithin.
+	MaxPayWithin = time.Hour
 )
 
 // ValidID reports whether id is 1..64 characters of [A-Za-z0-9._:-], the
@@ -135,6 +137,17 @@ func validate(p *Product) error {
 	}
 	if p.Buckets > 1 && p.Strategy != strategy.SQLAtomic && p.Strategy != strategy.RedisDecr {
 		return invalid("buckets", "is for sql-atomic and redis-decr, not %s", p.Strategy)
+	}
+	if err := checkMillis("pay_within_ms", p.PayWithin, 0, MaxPayWithin); err != nil {
+		return err
+	}
+	if p.PayWithin > 0 && (p.Strategy == strategy.RedisDecr || p.Strategy == strategy.RedisQueue) {
+		// Their units live in Redis too: returning one needs both stores.
+		return invalid("pay_within_ms", "is not for %s yet, whose stock lives in Redis too", p.Strategy)
+	}
+	if p.PayWithin > 0 && p.Strategy == strategy.SQLOneTrip {
+		// Its stored procedure writes final orders; it stamps no deadline yet.
+		return invalid("pay_within_ms", "is not for %s yet, whose stored procedure writes final orders", p.Strategy)
 	}
 	return nil
 }

@@ -55,6 +55,11 @@ func TestCreateRejectsInvalid(t *testing.T) {
 		{"negative batch", func(p *stock.Product) { p.BatchMax = -1 }, "batch_max"},
 		{"batch too large", func(p *stock.Product) { p.BatchMax = stock.MaxBatch + 1 }, "batch_max"},
 		{"batch of a strategy that does not batch", func(p *stock.Product) { p.Strategy = "naive"; p.BatchMax = 8 }, "batch_max"},
+		{"negative pay window", func(p *stock.Product) { p.PayWithin = -time.Millisecond }, "pay_within_ms"},
+		{"pay window too long", func(p *stock.Product) { p.PayWithin = 2 * time.Hour }, "pay_within_ms"},
+		{"pay window not whole ms", func(p *stock.Product) { p.PayWithin = 1500 * time.Microsecond }, "pay_within_ms"},
+		{"pay window of redis-decr", func(p *stock.Product) { p.Strategy = "redis-decr"; p.PayWithin = time.Second }, "pay_within_ms"},
+		{"pay window of redis-queue", func(p *stock.Product) { p.Strategy = "redis-queue"; p.PayWithin = time.Second }, "pay_within_ms"},
 	}
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
 		ctx := context.Background()

@@ -10,9 +10,10 @@
 // lock from a consensus system instead of Redis. Two take the database's own locks
 // instead of a distributed one: sql-for-update its row lock, held from
 // the read to the commit, and sql-version the optimistic lock, a version
-// compared and set with the write. The last three take no lock for the
+// compared and set with the write. The last four take no lock for the
 // stock at all, which is what production flash sales usually do:
-// sql-atomic lets the database decrement conditionally, and redis-decr
+// sql-atomic lets the database decrement conditionally (sql-one-trip
+// sends that transaction to MySQL in one round trip), and redis-decr
 // pre-deducts the stock in Redis and writes the order afterwards, and
 // redis-queue pre-deducts it and queues the order in a Redis stream that
 // every shop's consumer writes to the database in batches.
@@ -70,6 +71,11 @@ const (
 	// SQLAtomic takes no lock: a conditional UPDATE decrements the stock
 	// and a unique key allows one order per buyer.
 	SQLAtomic Name = "sql-atomic"
+	// SQLOneTrip is sql-atomic sent in one round trip: the UPDATE, the
+	// order's INSERT and the COMMIT in one stored procedure on MySQL and
+	// MariaDB, so the row's lock is held for the server's time only.
+	// SQLite, which has no network, sells it as sql-atomic does.
+	SQLOneTrip Name = "sql-one-trip"
 	// RedisDecr pre-deducts the stock in Redis with one script per order,
 	// then writes the order; a failed write gives the unit back.
 	RedisDecr Name = "redis-decr"
@@ -81,7 +87,7 @@ const (
 
 // All lists every strategy, in the order the load generator runs them.
 func All() []Name {
-	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, ZooKeeper, SQLForUpdate, SQLVersion, SQLAtomic, RedisDecr, RedisQueue}
+	return []Name{Off, Naive, Lua, Redlock, Fenced, Etcd, ZooKeeper, SQLForUpdate, SQLVersion, SQLAtomic, SQLOneTrip, RedisDecr, RedisQueue}
 }
 
 // Parse returns the strategy named s, or an error wrapping ErrUnknown that
@@ -107,7 +113,8 @@ func List() string {
 // LockMode returns the distributed lock (package dlock) that guards n's
 // read-check-write, and false for the strategies that take none: those
 // that lock in the database (sql-for-update, sql-version) and those that
-// take no lock for the stock (sql-atomic, redis-decr, redis-queue).
+// take no lock for the stock (sql-atomic, sql-one-trip, redis-decr,
+// redis-queue).
 func (n Name) LockMode() (dlock.Mode, bool) {
 	switch n {
 	case Off:

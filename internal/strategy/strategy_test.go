@@ -25,7 +25,7 @@ func TestLockMode(t *testing.T) {
 	for _, n := range strategy.All() {
 		mode, locked := n.LockMode()
 		lockFree := n == strategy.SQLForUpdate || n == strategy.SQLVersion ||
-			n == strategy.SQLAtomic || n == strategy.RedisDecr || n == strategy.RedisQueue
+			n == strategy.SQLAtomic || n == strategy.SQLOneTrip || n == strategy.RedisDecr || n == strategy.RedisQueue
 		if locked == lockFree {
 			t.Errorf("%s.LockMode() locked = %v, want %v", n, locked, !lockFree)
 		}

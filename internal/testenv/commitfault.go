@@ -7,8 +7,8 @@ import (
 )
 
 // CommitFault loses the answers of COMMITs on a pool opened with
-// TestDB.OpenPool: the COMMIT lands, and the client is told the connection
-// was reset, as when a connection dies between the server's commit and its
+// TestDB.OpenPool, and of CALLs, which commit in the server (see call):
+// the COMMIT lands, and the client is told the connection was reset, as when a connection dies between the server's commit and its
 // reply. Only asking the database again tells the client that its
 // transaction is there. Its methods are safe for concurrent use.
 type CommitFault struct {
@@ -80,4 +80,40 @@ func (f *CommitFault) early(tx *faultTx) bool {
 		_ = tx.inner.Commit() // the server had it: it lands
 	}()
 	return true
+}
+
+// call is told that conn is about to send a CALL, a statement that commits
+// in the server (a stored procedure's COMMIT, such as sql-one-trip's
+// sale), whose answer f loses as a COMMIT's. It returns nil if f loses
+// nothing, and the caller sends the CALL. Else run sends it: now, and the
+// CALL landed (LoseNextAnswer); or d later, in the background, as a CALL
+// still on its way to the server when its client heard "connection
+// reset" (LoseNextAnswerEarly), its connection thrown away after. Either
+// way the client gets a connection reset.
+func (f *CommitFault) call(conn *faultConn, run func() error) error {
+	if f == nil {
+		return nil
+	}
+	if d := time.Duration(f.loseEarly.Swap(0)); d > 0 {
+		f.lost.Add(1)
+		p := make(chan struct{})
+		conn.pending = p
+		f.landing.Add(1)
+		go func() {
+			defer f.landing.Done()
+			defer close(p)
+			t := time.NewTimer(d)
+			defer t.Stop()
+			<-t.C
+			_ = run()
+		}()
+		return errAnswerLost
+	}
+	if !f.lose.Load() {
+		return nil
+	}
+	if err := run(); err != nil {
+		return err
+	}
+	return f.landed()
 }

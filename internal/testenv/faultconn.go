@@ -3,8 +3,11 @@ package testenv
 import (
 	"context"
 	"database/sql/driver"
+	"errors"
+	"io"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"syscall"
 )
@@ -145,10 +148,16 @@ func (c *faultConn) QueryContext(ctx context.Context, query string, args []drive
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if qc, ok := c.inner.(driver.QueryerContext); ok {
-		return qc.QueryContext(ctx, query, args)
+	qc, ok := c.inner.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
 	}
-	return nil, driver.ErrSkip
+	if isCall(query) {
+		if err := c.commit.call(c, func() error { return drain(qc.QueryContext(context.Background(), query, args)) }); err != nil {
+			return nil, err
+		}
+	}
+	return qc.QueryContext(ctx, query, args)
 }
 
 func (c *faultConn) Ping(ctx context.Context) error {
@@ -264,4 +273,27 @@ func values(args []driver.NamedValue) []driver.Value {
 		v[i] = a.Value
 	}
 	return v
+}
+
+// isCall reports whether query calls a stored procedure.
+func isCall(query string) bool {
+	q := strings.TrimSpace(query)
+	return len(q) > 5 && strings.EqualFold(q[:5], "CALL ")
+}
+
+// drain reads rows to the end and closes them: a CALL's answer, read.
+func drain(rows driver.Rows, err error) error {
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	for {
+		if err := rows.Next(dest); err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
 }

@@ -39,6 +39,8 @@ var mechanisms = map[strategy.Name]mechanism{
 		[]figure{triesLost, sold, overwritten, oversold, duplicates}},
 	strategy.SQLAtomic: {"no lock: one conditional UPDATE (stock >= quantity) per order and a unique key per buyer",
 		[]figure{sold, overwritten, oversold, duplicates}},
+	strategy.SQLOneTrip: {"no lock: the conditional UPDATE, the order's INSERT and the COMMIT went to the database in one call (a stored procedure; on SQLite, sql-atomic's transaction), so the row's lock was held for the server's time only",
+		[]figure{sold, overwritten, oversold, duplicates}},
 	strategy.RedisDecr: {"no lock: one Redis script per order reserved the units (buyer checked before the decrement), then the order was written",
 		[]figure{sold, oversold, duplicates, givenBack, reclaimed, drift}},
 	strategy.RedisQueue: {"no lock, no wait for the database: one Redis script per click took the units and queued the order",

@@ -23,10 +23,11 @@
 //   - Never "sold out" while a bucket holds a unit: the answer comes only
 //     after every bucket was found with fewer units than asked for, by a
 //     conditional UPDATE that read its latest committed value (in this
-//     request, or an earlier one of this process: see known). A bucket
-//     only goes down (sql-atomic gives nothing back; a try that rolls
-//     back never took), so a bucket found empty stays empty, and when the
-//     last one is found empty they all are.
+//     request, or an earlier one of this process: see known). Without a
+//     pay window a bucket only goes down (a try that rolls back never
+//     took), so a bucket found empty stays empty, and when the last one
+//     is found empty they all are. With one, an order that ends unpaid
+//     gives its units back to its bucket, and nothing is remembered.
 //
 // Quantities are taken from one bucket: a buyer asking for 2 when two
 // buckets hold 1 each is told sold out.
@@ -86,7 +87,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 	home := Home(o.UserID, k)
 	for i := range k {
 		b := (home + i) % k
-		if kn.short(b, o.Quantity) {
+		if p.PayWithin == 0 && kn.short(b, o.Quantity) {
 			continue // found with fewer units before, and it never grows
 		}
 		err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
@@ -96,7 +97,10 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 		case err == nil:
 			return nil
 		case errors.Is(err, sale.ErrNoUnits):
-			kn.mark(b, o.Quantity) // and fall back to the next bucket
+			if p.PayWithin == 0 { // else an unpaid order may give units back
+				kn.mark(b, o.Quantity)
+			}
+			// and fall back to the next bucket
 		case errors.Is(err, sale.ErrDuplicateKey):
 			return s.w.Duplicate(ctx, p.ID, o.UserID)
 		default:

@@ -52,15 +52,22 @@ func (w *Writer) Commit(ctx context.Context, lock *dlock.Lock, p stock.Product, 
 	if p.LateCommit > 0 && w.late != nil {
 		db = w.late(lock, p)
 	}
+	return againOnConflict(ctx, func() error { return transact(ctx, db, stmts) })
+}
+
+// againOnConflict runs try until it ends in anything but a conflict
+// (stock.IsConflict), at most conflictTries times, and returns its last
+// error.
+func againOnConflict(ctx context.Context, try func() error) error {
 	var err error
-	for try := range conflictTries {
-		if try > 0 {
+	for n := range conflictTries {
+		if n > 0 {
 			// Out of step with the other victims, or they meet again.
-			if Sleep(ctx, time.Duration(try)*time.Millisecond+rand.N(2*time.Millisecond)) != nil {
+			if Sleep(ctx, time.Duration(n)*time.Millisecond+rand.N(2*time.Millisecond)) != nil {
 				return err
 			}
 		}
-		err = transact(ctx, db, stmts)
+		err = try()
 		if !stock.IsConflict(err) {
 			return err
 		}

@@ -31,12 +31,19 @@ func (w *Writer) AfterFailure(ctx context.Context, o Order, err error) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
+	return w.afterSent(ctx, o, err, w.Settled)
+}
+
+// afterSent is AfterFailure for a write whose COMMIT was sent: settled
+// says whether o is in the database (found), or could not tell (err).
+func (w *Writer) afterSent(ctx context.Context, o Order, err error,
+	settled func(context.Context, Order) (bool, error)) error {
 	if ctx.Err() != nil && !errors.Is(context.Cause(ctx), dlock.ErrNotHeld) {
 		// The caller gave up: nobody waits for the database's answer, and
 		// the honest one is still "may exist".
 		return fmt.Errorf("%w: %w: %w", ErrInDoubt, ctx.Err(), err)
 	}
-	found, qerr := w.Settled(ctx, o)
+	found, qerr := settled(ctx, o)
 	switch {
 	case qerr != nil:
 		return fmt.Errorf("%w: %w", ErrInDoubt, err)

@@ -65,6 +65,26 @@ func InsertAndTake(tx *gorm.DB, o Order, bucket int) error {
 	return Take(tx, o.Quantity, o.ProductID, bucket)
 }
 
+// giveUnits and giveBucket are Take's statements the other way round:
+// they put q units back, for an order that ended unpaid (package life).
+// giveUnits moves the row's version too, so that a sql-version sale that
+// read the stock before the return writes nothing and reads again.
+const (
+	giveUnits  = "UPDATE products SET stock = stock + ?, version = version + 1 WHERE id = ?"
+	giveBucket = "UPDATE stock_buckets SET stock = stock + ? WHERE product_id = ? AND bucket = ?"
+)
+
+// Give puts q units of product back on sale in tx: on the product's row
+// (bucket nil), or on the stock bucket its units came from. Call it in
+// the transaction whose life.End ended the order, and only if it did.
+// Errors are the database's.
+func Give(tx *gorm.DB, q int, product string, bucket *int) error {
+	if bucket != nil {
+		return tx.Exec(giveBucket, q, product, *bucket).Error
+	}
+	return tx.Exec(giveUnits, q, product).Error
+}
+
 // TakeRow takes product's row in tx with a no-op UPDATE (MySQL's row lock
 // and SQLite's write lock alike), so that tx waits for a writer still
 // holding it and every writer after it waits for tx.

@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -28,6 +29,12 @@ type Row struct {
 	// Bucket is the stock bucket the order's units came from
 	// (stock.Product.Buckets), nil for the product's own row.
 	Bucket *int `gorm:"column:bucket"`
+	// State is where the order stands (package life): pending for an
+	// order with a pay window, paid for one that is final at once.
+	State string `gorm:"column:state"`
+	// PayWithin is the order's pay window, from which insert has the
+	// database stamp a pending order's deadline (life.Stamp).
+	PayWithin time.Duration `gorm:"-"`
 }
 
 func (Row) TableName() string { return "orders" }
@@ -35,7 +42,7 @@ func (Row) TableName() string { return "orders" }
 // RowOf is o's row, for a strategy whose product lock allows one order
 // per buyer.
 func RowOf(o Order) Row {
-	return Row{
+	r := Row{
 		ID:        o.ID,
 		UserID:    o.UserID,
 		ProductID: o.ProductID,
@@ -43,7 +50,13 @@ func RowOf(o Order) Row {
 		Strategy:  string(o.Strategy),
 		CreatedAt: o.CreatedAt,
 		Bucket:    o.Bucket,
+		State:     string(life.Paid),
+		PayWithin: o.PayWithin,
 	}
+	if o.PayWithin > 0 {
+		r.State = string(life.Pending)
+	}
+	return r
 }
 
 // one is the value of unique_buyer for the rows it applies to.
@@ -73,11 +86,33 @@ func Insert(tx *gorm.DB, o Order) error {
 
 // insert inserts row, as Insert does.
 func insert(tx *gorm.DB, row Row) error {
-	if err := tx.Create(&row).Error; err != nil {
+	if err := InsertRows(tx, []Row{row}); err != nil {
 		if stock.IsDuplicateKey(err) {
 			return ErrDuplicateKey
 		}
 		return err
+	}
+	return nil
+}
+
+// InsertRows inserts rows in tx with one multi-row INSERT, and has the
+// database stamp the deadlines of the pending ones (life.Stamp), in the
+// same transaction: a pending order is never seen without its deadline.
+// Errors are the database's.
+func InsertRows(tx *gorm.DB, rows []Row) error {
+	if err := tx.Create(&rows).Error; err != nil {
+		return err
+	}
+	pending := map[time.Duration][]string{} // one product's rows share a window
+	for _, r := range rows {
+		if r.State == string(life.Pending) {
+			pending[r.PayWithin] = append(pending[r.PayWithin], r.ID)
+		}
+	}
+	for within, ids := range pending {
+		if err := life.Stamp(tx, within, ids); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -90,7 +125,7 @@ func (w *Writer) Duplicate(ctx context.Context, product, user string) error {
 	defer cancel()
 	var id string
 	_ = w.db.WithContext(ctx).
-		Raw("SELECT id FROM orders WHERE product_id = ? AND user_id = ? LIMIT 1", product, user).
+		Raw("SELECT id FROM orders WHERE product_id = ? AND user_id = ? AND "+life.LiveSQL+" LIMIT 1", product, user).
 		Row().Scan(&id)
 	return &DuplicateOrderError{OrderID: id, UserID: user, ProductID: product}
 }

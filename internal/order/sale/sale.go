@@ -2,7 +2,8 @@
 // writes a sale to the database: the order and the errors a sale ends
 // with; the one transaction that writes it (Writer.Commit: begin, the
 // statements, commit); what a COMMIT whose answer was lost means
-// (Writer.AfterFailure); and the rows and statements on the orders and
+// (Writer.AfterFailure); the one-round-trip sale, one CALL that commits
+// on the server, and what its lost answer means (call.go); and the rows and statements on the orders and
 // products tables that more than one strategy runs (row.go,
 // product_sql.go).
 //
@@ -36,6 +37,10 @@ type Order struct {
 	// strategy that sells it, and written to orders.bucket (RowOf). Nil
 	// for the product's own stock.
 	Bucket *int
+	// PayWithin is its product's pay window (stock.Product.PayWithin):
+	// above zero, the order is written pending, with a deadline the
+	// database stamps (package life); zero, it is written paid, final.
+	PayWithin time.Duration
 }
 
 // ReleaseTimeout bounds a short step that runs on a context that survives

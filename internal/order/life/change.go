@@ -1,0 +1,134 @@
+package life
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"gorm.io/gorm"
+)
+
+// columns are what Get, End and Due read of an order.
+const columns = "id, user_id, product_id, quantity, bucket, state, deadline_ms"
+
+// Get reads order id through q (the database, or a transaction).
+// Errors: ErrNotFound, or the database's.
+func Get(ctx context.Context, q *gorm.DB, id string) (Order, error) {
+	return get(q.WithContext(ctx), id, "")
+}
+
+// get reads order id through q, with suffix after the query (" FOR
+// UPDATE", or nothing).
+func get(q *gorm.DB, id, suffix string) (Order, error) {
+	var o Order
+	var ms *int64
+	var state string
+	err := q.Raw("SELECT "+columns+" FROM orders WHERE id = ?"+suffix, id).Row().
+		Scan(&o.ID, &o.UserID, &o.ProductID, &o.Quantity, &o.Bucket, &state, &ms)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Order{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	o.State, o.Deadline = State(state), deadline(ms)
+	return o, err
+}
+
+// Pay pays order id, if it is pending and its deadline, by the database's
+// clock, has not passed: one compare-and-set, and no stock moves. Paying
+// a paid order answers as the first payment did, so a payment sent twice
+// (a retry after a lost answer) gets the same answer twice.
+//
+// It returns the order as it stands, and whether this call paid it.
+// Errors: ErrExpired when the deadline
+// passed (the sweep gives the units back, if it has not yet: they are
+// not taken twice); ErrCancelled; ErrNotFound; or the database's. Safe
+// for concurrent use.
+func Pay(ctx context.Context, db *gorm.DB, id string) (o Order, paid bool, err error) {
+	stmt := fmt.Sprintf(`UPDATE orders SET state = 'paid'
+		WHERE id = ? AND state = 'pending' AND deadline_ms > %s`, NowMs(db))
+	res := db.WithContext(ctx).Exec(stmt, id)
+	if res.Error != nil {
+		return Order{}, false, res.Error
+	}
+	if o, err = Get(ctx, db, id); err != nil {
+		return Order{}, false, err
+	}
+	switch o.State {
+	case Paid:
+		return o, res.RowsAffected > 0, nil
+	case Cancelled:
+		return o, false, fmt.Errorf("%w: order %s", ErrCancelled, id)
+	}
+	return o, false, fmt.Errorf("%w: order %s, deadline %s", ErrExpired, id, o.Deadline.Format("15:04:05.000"))
+}
+
+// End ends order id in tx, if it is pending: to Expired only once its
+// deadline has passed by the database's clock, to Cancelled at any time
+// (its buyer gives it up). Ending an order also takes it out of the
+// unique key (unique_buyer NULL), so its buyer may buy again. It reports
+// whether this call ended it: then, and only then, the caller must give
+// its units back in tx (sale.Give, or the strategy's own return), and
+// commit both or neither.
+//
+// The row is read for update first (a current read on MySQL; SQLite's
+// transactions hold its one write lock already), so of two Ends racing
+// for one order, in any number of shops, one ends it and the other waits,
+// then finds it ended.
+//
+// ended is false, with a nil error, for an order in state to already (a
+// cancel sent twice, or a sweep that lost to another), and for an order
+// not due yet (Expired before the deadline). Errors: ErrAlreadyPaid,
+// ErrExpired (cancelling an expired order), ErrCancelled (expiring a
+// cancelled one is not an error: ended false), ErrNotFound, or the
+// database's.
+func End(tx *gorm.DB, id string, to State) (o Order, ended bool, err error) {
+	suffix := ""
+	if tx.Dialector.Name() != "sqlite" {
+		suffix = " FOR UPDATE"
+	}
+	if o, err = get(tx, id, suffix); err != nil {
+		return Order{}, false, err
+	}
+	switch {
+	case o.State == to, to == Expired && o.State == Cancelled:
+		return o, false, nil
+	case o.State == Paid:
+		return o, false, fmt.Errorf("%w: order %s", ErrAlreadyPaid, id)
+	case o.State == Expired:
+		return o, false, fmt.Errorf("%w: order %s", ErrExpired, id)
+	}
+	stmt := `UPDATE orders SET state = ?, unique_buyer = NULL WHERE id = ? AND state = 'pending'`
+	if to == Expired {
+		stmt += " AND deadline_ms <= " + NowMs(tx)
+	}
+	res := tx.Exec(stmt, string(to), id)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return o, false, res.Error // not due yet
+	}
+	o.State = to
+	return o, true, nil
+}
+
+// Due returns up to limit pending orders whose deadline has passed by the
+// database's clock, the earliest first: the sweep's work.
+func Due(ctx context.Context, db *gorm.DB, limit int) ([]Order, error) {
+	q := fmt.Sprintf(`SELECT %s FROM orders WHERE state = 'pending' AND deadline_ms <= %s
+		ORDER BY deadline_ms LIMIT ?`, columns, NowMs(db))
+	rows, err := db.WithContext(ctx).Raw(q, limit).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var due []Order
+	for rows.Next() {
+		var o Order
+		var ms *int64
+		var state string
+		if err := rows.Scan(&o.ID, &o.UserID, &o.ProductID, &o.Quantity, &o.Bucket, &state, &ms); err != nil {
+			return nil, err
+		}
+		o.State, o.Deadline = State(state), deadline(ms)
+		due = append(due, o)
+	}
+	return due, rows.Err()
+}

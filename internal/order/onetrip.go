@@ -1,0 +1,77 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// placeOneTrip is strategy sql-one-trip: sql-atomic's sale, sent to the
+// database in one round trip. sql-atomic's transaction is four requests
+// (BEGIN, INSERT, UPDATE, COMMIT), and the product's row stays locked
+// from the UPDATE until the COMMIT arrives: a round trip to the shop and
+// back, for every buyer in turn. Here the three statements are one stored
+// procedure (migrations/0023_place_one_trip.mysql.sql), sent as one CALL
+// (sale.Writer.CallOneTrip): the row is locked for the server's own time
+// only. The server, not a second trip, rolls back a sold-out or duplicate
+// sale, and its answer tells them apart.
+//
+// SQLite runs in the shop's process: there is no network to save a trip
+// on, and no stored procedure. A sql-one-trip product sells there as
+// sql-atomic does, in its transaction.
+func (s *Service) placeOneTrip(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	// 1. The business work, before the sale, as sql-atomic's.
+	if err := s.work(ctx, p); err != nil {
+		return Order{}, fmt.Errorf("order: %w", err)
+	}
+	o := s.newOrder(p, req)
+	// 2. No network, no procedure: sql-atomic's transaction (its late
+	// commit included).
+	if s.db.Dialector.Name() != "mysql" {
+		if err := s.sellAtomic(ctx, p, o); err != nil {
+			return Order{}, err
+		}
+		return o, nil
+	}
+	// 3. The late-commit fault holds this COMMIT back in the server, the
+	// row locked, as it holds sql-atomic's back in the shop.
+	hold := s.lateHold(p)
+	// 4. The sale, in one call: UPDATE, INSERT, COMMIT.
+	left, err := s.w.CallOneTrip(ctx, o, hold)
+	switch {
+	case errors.Is(err, sale.ErrNoUnits):
+		if left == 0 {
+			s.markSoldOut(p.ID)
+		}
+		return Order{}, fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, req.Quantity)
+	case errors.Is(err, sale.ErrDuplicateKey):
+		return Order{}, s.w.Duplicate(ctx, p.ID, req.UserID)
+	case err != nil:
+		// 5. The answer lost: look the order up, and make "not there" final.
+		if err := s.w.AfterCallFailure(ctx, o, err); err != nil {
+			return Order{}, sale.FromWrite(ctx, err)
+		}
+	}
+	if hold > 0 {
+		s.happened(p.ID, p.Strategy, EventLateCommit)
+	}
+	// 6. The last unit sold: the next buyer is answered at once.
+	if left == 0 {
+		s.markSoldOut(p.ID)
+	}
+	return o, nil
+}
+
+// lateHold is how long the late-commit fault holds this order's COMMIT
+// back: p's LateCommit if isLate chooses it, else 0. The server holds
+// back only a COMMIT that sells: the event is counted once one did.
+func (s *Service) lateHold(p stock.Product) time.Duration {
+	if !s.isLate(p) {
+		return 0
+	}
+	return p.LateCommit
+}

@@ -1,0 +1,161 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/order/life"
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// The sweep: every shop expires the pending orders past their deadline
+// and puts their units back on sale. macrozheng/mall does it with a
+// scheduled job (OrderTimeOutCancelTask, every ten minutes, calling
+// cancelTimeOutOrder to cancel the unpaid orders and release their
+// locked stock), beside a delayed message per order; here it is a timer
+// per shop, started by the first ask and stopped by Close, as
+// redis-decr's reconciler is (redisdecr/reconcile.go).
+//
+// Exactly once, with no coordinator: the database's clock says which
+// orders are due (life.Due), and each one is expired by a compare-and-set
+// in the transaction that gives its units back (life.End, then
+// sale.Give, inside giveBack). Any number of shops may sweep at once: of
+// two that find one order, one ends it, and the other's End finds it
+// ended and gives nothing. A shop killed mid-sweep leaves nothing half
+// done: its transaction rolls back, and the next sweep, of any shop,
+// takes the order again. No shop's clock decides anything: a shop whose
+// clock is off sweeps at its own pace, but expires only what the
+// database says is due.
+const (
+	// DefaultSweepEvery is the pause between two sweeps of one shop
+	// (Options.SweepEvery): an order goes back on sale within it of its
+	// deadline, while a shop sweeps.
+	DefaultSweepEvery = 200 * time.Millisecond
+	// sweepBatch bounds the orders one sweep expires; the rest wait for
+	// the next.
+	sweepBatch = 256
+)
+
+// startSweep starts this shop's sweep if p has a pay window (runSweep).
+func (s *Service) startSweep(p stock.Product) {
+	if p.PayWithin > 0 {
+		s.runSweep()
+	}
+}
+
+// runSweep starts this shop's sweep unless one runs, or Options.SweepEvery
+// says none: it runs until Close. Safe for concurrent use.
+func (s *Service) runSweep() {
+	if s.opts.SweepEvery < 0 || s.sweeping.Load() || s.stopping.Err() != nil {
+		return
+	}
+	if s.sweeping.CompareAndSwap(false, true) {
+		s.sweeps.Add(1)
+		go s.sweep()
+	}
+}
+
+// sweepIfPending starts the sweep if the database holds pending orders
+// already: a shop that starts after another died sweeps what it left,
+// whether or not a buyer asks it about their product.
+func (s *Service) sweepIfPending() {
+	defer s.sweeps.Done()
+	ctx, cancel := context.WithTimeout(s.stopping, sale.ReleaseTimeout)
+	defer cancel()
+	var n int64
+	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM (SELECT 1 FROM orders WHERE state = 'pending' LIMIT 1) AS one").
+		Row().Scan(&n)
+	if err == nil && n > 0 {
+		s.runSweep()
+	}
+}
+
+// sweep runs Sweep every Options.SweepEvery until Close, in one goroutine per
+// Service at most.
+func (s *Service) sweep() {
+	defer s.sweeps.Done()
+	t := time.NewTicker(s.opts.SweepEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stopping.Done():
+			return
+		case <-t.C:
+		}
+		if _, err := s.Sweep(s.stopping); err != nil && s.stopping.Err() == nil {
+			s.opts.Logger.DebugContext(s.stopping, "sweep unpaid orders; the next one retries", "err", err)
+		}
+	}
+}
+
+// Sweep expires, once, up to sweepBatch pending orders whose deadline has
+// passed by the database's clock, and puts their units back: each
+// product's due orders in one transaction (giveBack), all or nothing. It
+// returns how many orders this call expired. The shop's own sweep calls
+// it every Options.SweepEvery; any number of calls, in any number of shops, may
+// run at once. Errors: the first product's that failed (the others are
+// swept all the same), or the database's.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	due, err := life.Due(ctx, s.db, sweepBatch)
+	if err != nil {
+		return 0, err
+	}
+	byProduct := map[string][]string{}
+	var products []string
+	for _, o := range due {
+		if byProduct[o.ProductID] == nil {
+			products = append(products, o.ProductID)
+		}
+		byProduct[o.ProductID] = append(byProduct[o.ProductID], o.ID)
+	}
+	expired, first := 0, error(nil)
+	for _, id := range products {
+		n, err := s.expire(ctx, id, byProduct[id])
+		expired += n
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	return expired, first
+}
+
+// expire expires the orders ids of product, those of them that are still
+// pending and due, and gives their units back, in one transaction.
+func (s *Service) expire(ctx context.Context, product string, ids []string) (int, error) {
+	p, err := s.product(ctx, product)
+	if err != nil {
+		return 0, err
+	}
+	var ended []life.Order
+	err = s.giveBack(ctx, p, func(tx *gorm.DB) error {
+		ended = ended[:0] // commit may run this again after a deadlock
+		for _, id := range ids {
+			o, ok, err := life.End(tx, id, life.Expired)
+			if errors.Is(err, life.ErrAlreadyPaid) {
+				continue // paid since Due read it, before its deadline
+			}
+			if err != nil {
+				return err
+			}
+			if !ok {
+				continue // another shop's sweep, or a cancel, came first
+			}
+			if err := sale.Give(tx, o.Quantity, o.ProductID, o.Bucket); err != nil {
+				return err
+			}
+			ended = append(ended, o)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, o := range ended {
+		s.ended(p, o, EventExpired)
+	}
+	return len(ended), nil
+}

@@ -1,0 +1,152 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/order/life"
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// The errors of an order's life after it is written (package life's).
+var (
+	ErrExpired     = life.ErrExpired     // paid, or cancelled, after its deadline
+	ErrAlreadyPaid = life.ErrAlreadyPaid // cancelled after it was paid
+	ErrCancelled   = life.ErrCancelled   // paid after its buyer cancelled it
+)
+
+// Pay pays order id, if it is pending and its deadline has not passed by
+// the database's clock (life.Pay): one compare-and-set, and no stock
+// moves. A paid order, and an order of a product without a pay window,
+// answers as paid, every time.
+//
+// Errors: a *FieldError wrapping ErrInvalid for a malformed id;
+// ErrUnknownOrder; ErrExpired; ErrCancelled; ErrUnavailable when the
+// database cannot be reached. Safe for concurrent use.
+func (s *Service) Pay(ctx context.Context, id string) (OrderStatus, error) {
+	if err := checkID("order_id", id); err != nil {
+		return OrderStatus{}, err
+	}
+	o, paid, err := life.Pay(ctx, s.db, id)
+	if err != nil {
+		return OrderStatus{}, s.fromLife(ctx, err)
+	}
+	if p, err := s.product(ctx, o.ProductID); err == nil && paid {
+		s.happened(p.ID, p.Strategy, EventPaid)
+	}
+	return s.OrderStatus(ctx, id)
+}
+
+// Cancel cancels order id for its buyer, if it is pending, and puts its
+// units back where its product's strategy keeps its stock, in the
+// transaction that changes its state (giveBack): once, however many
+// cancels and sweeps race for it. Cancelling a cancelled order answers as
+// the first cancel did, and gives nothing back again.
+//
+// Errors: a *FieldError wrapping ErrInvalid for a malformed id;
+// ErrUnknownOrder; ErrAlreadyPaid; ErrExpired; ErrLockTimeout or
+// ErrLockLost (a locking strategy's product lock); ErrUnavailable; or the
+// database's error. A retry after any error is safe: the order is
+// cancelled once, and its units go back once. Safe for concurrent use.
+func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
+	if err := checkID("order_id", id); err != nil {
+		return OrderStatus{}, err
+	}
+	o, err := life.Get(ctx, s.db, id)
+	if err != nil {
+		return OrderStatus{}, s.fromLife(ctx, err)
+	}
+	p, err := s.product(ctx, o.ProductID)
+	if err != nil {
+		return OrderStatus{}, err
+	}
+	s.startSweep(p)
+	var ended bool
+	err = s.giveBack(ctx, p, func(tx *gorm.DB) error {
+		var err error
+		o, ended, err = life.End(tx, id, life.Cancelled)
+		if err != nil || !ended {
+			return err
+		}
+		return sale.Give(tx, o.Quantity, o.ProductID, o.Bucket)
+	})
+	if err != nil {
+		return OrderStatus{}, s.fromLife(ctx, err)
+	}
+	if ended {
+		s.ended(p, o, EventCancelled)
+	}
+	return s.OrderStatus(ctx, id)
+}
+
+// giveBack runs change, a transaction that ends orders of p and gives
+// their units back, the way p's strategy keeps its stock safe: a return
+// is a sale the other way round, and takes what a sale takes.
+//
+//   - The locking strategies read the stock outside their transaction
+//     (or, batched, with a plain read inside it) and write it back as a
+//     number: a return between the read and the write would be
+//     overwritten. So a return holds the product lock, as a sale does, and
+//     under fenced, etcd and zookeeper registers its token first (a stale
+//     holder's late sale is refused after it).
+//   - The others write the stock relative to itself under the row's lock
+//     (sql-atomic, its buckets), or read it under that lock
+//     (sql-for-update), or check a version that sale.Give moves on
+//     (sql-version): the transaction alone is enough.
+//
+// A strategy whose stock lives elsewhere too (Redis) plugs its own return
+// in here. Errors: the lock's (ErrLockTimeout, ErrLockLost), ErrFencedOut,
+// change's, or the database's.
+func (s *Service) giveBack(ctx context.Context, p stock.Product, change func(tx *gorm.DB) error) (err error) {
+	p.LateCommit = 0 // the late-commit fault is the sales'
+	if _, locks := p.Strategy.LockMode(); !locks {
+		return s.w.Commit(ctx, nil, p, change)
+	}
+	lockers, err := s.lockersFor(p.Strategy)
+	if err != nil {
+		return err
+	}
+	lock, err := s.lockProduct(ctx, lockers.product, p)
+	if err != nil {
+		return err
+	}
+	got := time.Now()
+	defer func() { s.releaseProduct(ctx, p, lock, got, err) }()
+	err = s.w.Commit(lock.Context(), lock, p, func(tx *gorm.DB) error {
+		if err := s.registerFence(ctx, tx, p, fenceOf(lock)); err != nil {
+			return err
+		}
+		return change(tx)
+	})
+	if err != nil {
+		return s.fromCritical(ctx, lock.Context(), p, err)
+	}
+	return nil
+}
+
+// ended counts order o of p, ended as e (cancelled or expired), and the
+// units it gave back.
+func (s *Service) ended(p stock.Product, o life.Order, e Event) {
+	s.happened(p.ID, p.Strategy, e)
+	for range o.Quantity {
+		s.happened(p.ID, p.Strategy, EventReturned)
+	}
+}
+
+// fromLife translates an error of package life, or of the database on
+// its behalf, for the caller waiting on ctx.
+func (s *Service) fromLife(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, life.ErrNotFound):
+		return fmt.Errorf("%w: %w", ErrUnknownOrder, err)
+	case errors.Is(err, ErrExpired), errors.Is(err, ErrAlreadyPaid), errors.Is(err, ErrCancelled),
+		errors.Is(err, ErrLockTimeout), errors.Is(err, ErrLockLost), errors.Is(err, ErrFencedOut):
+		return err
+	}
+	return sale.FromWrite(ctx, err)
+}

@@ -1,0 +1,54 @@
+package scenario
+
+import (
+	"context"
+
+	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/why"
+)
+
+// audit reads the fleet's account of res's attack once its last answer
+// is in: each product's queue drained, the shop's audit, the answered
+// orders not written, the events, and what the faults settle; then the
+// why-line. tick is called at every poll of a drain. It returns ctx's
+// end or a shop's error, with res filled as far as it got.
+func (a *attack) audit(ctx context.Context, res *ModeResult, faults []fault.Armed, tick func()) error {
+	s := a.settings
+	if len(a.products) > 1 {
+		if err := a.auditCatalogue(ctx, res, tick); err != nil {
+			return err
+		}
+		res.Why = why.Line(whyRow(s, res))
+		return nil
+	}
+	var err error
+	if a.mode.Strategy().Queues() {
+		// The orders are written behind the answers: the audit waits for
+		// the queue to drain.
+		if res.Drain, err = ledger.WaitDrain(ctx, a.api, a.productID, res.Results, tick); err != nil {
+			return err
+		}
+	}
+	if res.Audit, err = a.api.Audit(ctx, a.productID); err != nil {
+		return err
+	}
+	if len(res.Audit.Buckets) > 0 {
+		res.EarlySoldOut = ledger.EarlySoldOut(res.Results)
+	}
+	if res.Lost, err = ledger.Unwritten(ctx, a.lookups(), res.Results); err != nil {
+		return err
+	}
+	for _, f := range faults {
+		if st, ok := f.(settler); ok {
+			if err := st.Settle(ctx, &res.Audit, res.Lost); err != nil {
+				return err
+			}
+		}
+	}
+	if res.Events, err = a.events(ctx, a.productID); err != nil {
+		return err
+	}
+	res.Why = why.Line(whyRow(s, res))
+	return nil
+}

@@ -1,0 +1,14 @@
+-- Where an order stands in its life: pending, paid, expired or cancelled
+-- (internal/order/life). An order of a product without a pay window is
+-- written paid: it is final at once, the unit sold for good, which is
+-- what every order was before there were pay windows (hence the default
+-- for the rows already there).
+--
+-- One live order per buyer: orders_unique_buyer (0010) covers
+-- (product_id, user_id, unique_buyer), and unique_buyer is set back to
+-- NULL in the transaction that expires or cancels an order, so a dead
+-- order no longer collides and its buyer may buy again, while a pending
+-- or paid one still does (unique indexes take any number of NULLs on
+-- MySQL, MariaDB and SQLite). The locking strategies, whose rows have no
+-- unique_buyer, count only live orders when they check who has bought.
+ALTER TABLE orders ADD COLUMN state VARCHAR(16) NOT NULL DEFAULT 'paid';
