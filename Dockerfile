@@ -7,7 +7,7 @@
 #   docker run --rm -p 8080:8080 flashsale     # one shop on embedded backends
 
 # --- build: the Go toolchain, never shipped ---------------------------------
-# Keep the tag on go.mod's `go` line (dockerfile_test.go checks they agree).
+# Keep the tag on go.mod's `go` line (deploy/dockerfile_test.go checks they agree).
 FROM golang:1.26.8-alpine AS build
 WORKDIR /src
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -39,13 +40,15 @@ type quiet struct{}
 func (quiet) Printf(context.Context, string, ...any) {}
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "rediscluster:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+// run starts the cluster that args describe and prints its two lines to
+// stdout.
+func run(args []string, stdout io.Writer) error {
 	redis.SetLogger(quiet{})
 	fs := flag.NewFlagSet("rediscluster", flag.ContinueOnError)
 	dir := fs.String("dir", "", "directory for the nodes' configuration, append-only files and logs (created if missing)")
@@ -72,6 +75,6 @@ func run(args []string) error {
 	for _, p := range c.Pids() {
 		pids = append(pids, strconv.Itoa(p))
 	}
-	fmt.Printf("REDIS_CLUSTER=%s\nREDIS_CLUSTER_PIDS=%s\n", strings.Join(c.Addrs(), ","), strings.Join(pids, ","))
+	fmt.Fprintf(stdout, "REDIS_CLUSTER=%s\nREDIS_CLUSTER_PIDS=%s\n", strings.Join(c.Addrs(), ","), strings.Join(pids, ","))
 	return nil
 }

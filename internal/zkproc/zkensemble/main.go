@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strconv"
@@ -30,26 +31,28 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "zkensemble:", err)
 		os.Exit(1)
 	}
 }
 
-func run(args []string) error {
+// run runs the command that args name; start prints its two lines to
+// stdout.
+func run(args []string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("usage: zkensemble start -dir DIR [-first-port N] | zkensemble stop PID...")
 	}
 	switch args[0] {
 	case "start":
-		return start(args[1:])
+		return start(args[1:], stdout)
 	case "stop":
 		return stop(args[1:])
 	}
 	return fmt.Errorf("unknown command %q (want start or stop)", args[0])
 }
 
-func start(args []string) error {
+func start(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("start", flag.ContinueOnError)
 	dir := fs.String("dir", "", "directory for the members' configuration, data and logs (created if missing)")
 	first := fs.Int("first-port", 0, "client ports from here, quorum ports from here+100, election ports from here+200 (0: free ports)")
@@ -72,7 +75,7 @@ func start(args []string) error {
 	for _, p := range e.Pids() {
 		pids = append(pids, strconv.Itoa(p))
 	}
-	fmt.Printf("ZK_SERVERS=%s\nZK_PIDS=%s\n", strings.Join(e.Servers(), ","), strings.Join(pids, ","))
+	fmt.Fprintf(stdout, "ZK_SERVERS=%s\nZK_PIDS=%s\n", strings.Join(e.Servers(), ","), strings.Join(pids, ","))
 	return nil
 }
 

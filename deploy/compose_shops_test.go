@@ -1,4 +1,4 @@
-package flashsale_test
+package deploy_test
 
 import (
 	"maps"

@@ -1,9 +1,13 @@
-// Package flashsale_test checks the deployment files at the root of the
-// repository, compose.yaml and the Dockerfile, by reading them: the machines
-// that run these tests cannot start containers. It checks what breaks
+// Package deploy_test checks the deployment files, compose.yaml and the
+// Dockerfile at the repository's root and the configuration under deploy/,
+// by reading them: the machines that run these tests cannot start
+// containers. It checks what breaks
 // silently when code and deployment drift apart: a renamed flag, a Redis node
 // missing from a list, a health check that nothing in the image can run.
-package flashsale_test
+//
+// The tests run in the module's root (TestMain changes there), so a path
+// reads as compose.yaml writes it: "deploy/prometheus/prometheus.yml".
+package deploy_test
 
 import (
 	"os"

@@ -1,7 +1,8 @@
-package flashsale_test
+package deploy_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,10 @@ import (
 var binDir string
 
 func TestMain(m *testing.M) {
+	if err := chdirModuleRoot(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	dir, err := os.MkdirTemp("", "flashsale-deploy-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -27,6 +32,25 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// chdirModuleRoot moves the test into the directory that holds go.mod,
+// where compose.yaml sits and from which it names its files.
+func chdirModuleRoot() error {
+	dir, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return os.Chdir(dir)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return errors.New("deploy_test: no go.mod above the test's directory")
+		}
+		dir = parent
+	}
 }
 
 // buildBinaries builds cmd/shop and cmd/loadgen into binDir in one go build.
