@@ -100,8 +100,6 @@ func (p *Proxy) read(src net.Conn, ln *lane, done <-chan struct{}, fromServer bo
 // The gate is checked after the delay as well, so that a chunk whose delay
 // was running when the proxy was held does not slip out while it is.
 func (p *Proxy) write(dst net.Conn, ln *lane, done <-chan struct{}) {
-	t := time.NewTimer(time.Hour)
-	defer t.Stop()
 	for {
 		var c chunk
 		var ok bool
@@ -116,13 +114,8 @@ func (p *Proxy) write(dst net.Conn, ln *lane, done <-chan struct{}) {
 		if c.holds && !p.opened(ln, c.seq, done) {
 			return
 		}
-		if wait := time.Until(c.at.Add(time.Duration(p.delay.Load()))); wait > 0 {
-			t.Reset(wait)
-			select {
-			case <-t.C:
-			case <-done:
-				return
-			}
+		if !sleepUntil(c.at.Add(time.Duration(p.delay.Load())), done) {
+			return
 		}
 		if c.holds && !p.opened(ln, c.seq, done) {
 			return
