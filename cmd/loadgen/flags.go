@@ -94,6 +94,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&redis, "redis", "", "Redis nodes host:port,... (five for redlock): with --targets, the fleet's nodes, for --redlock-kill (paused with CLIENT PAUSE <ms> ALL, they resume by themselves) and --redis-restart; without, the embedded shops use them instead of in-process nodes (through proxies of the load generator's own with --redis-restart) (default none)")
 	fs.StringVar(&etcd, "etcd", "", "without --targets: an etcd cluster for the embedded shops' etcd strategy, host:port or http://host:port,... (default none: a three-member cluster in process)")
 	fs.StringVar(&zookeeper, "zookeeper", "", "without --targets: a ZooKeeper ensemble for the embedded shops' zookeeper strategy, host:port,... (default none: the load generator starts a three-member ensemble for the zookeeper row where java and Debian's zookeeper are installed, and shows the row as skipped where they are not)")
+	fs.Var(&c.settings.RTT, "rtt", "without --targets: a simulated round-trip time on every link from the embedded shops (and any shop process the run starts) to their backends: the database, each Redis node, each etcd and ZooKeeper member, e.g. 1ms; or per link, db=2ms,redis=0.5ms (links: db, redis, etcd, zookeeper; a link not named gets none); each chunk waits its own delay, so pipelined requests are not serialised; the load generator's own audits and faults go direct; 0: none, loopback as it is")
 	fs.StringVar(&c.mysqlDSN, "mysql-dsn", "", "without --targets: a MySQL/MariaDB database for the embedded shops, user:pass@tcp(host:3306)/dbname (default none: a SQLite file in a temp dir)")
 	c.settings.ClickWindow = d.ClickWindow
 
@@ -184,6 +185,9 @@ func (c *config) check() []string {
 	}
 	if len(c.targets) == 0 && c.adminToken != "" {
 		bad = append(bad, "admin-token: only with --targets; the embedded shops make their own")
+	}
+	if len(c.targets) > 0 && !c.settings.RTT.IsZero() {
+		bad = append(bad, "rtt: only without --targets; give a running fleet's shops their own --rtt")
 	}
 	if len(c.targets) > 0 && c.mysqlDSN != "" {
 		bad = append(bad, "mysql-dsn: only without --targets; a running fleet has its own database")

@@ -43,6 +43,9 @@ func runTitle(cfg config, shops int, backend string) string {
 		pace = "at each of " + strings.Join(rates, ", ") + " req/s"
 	}
 	line := fmt.Sprintf("双11: %s for %d units, %s, on %d shops (%s)", crowd, s.Stock, pace, shops, backend)
+	if !s.RTT.IsZero() {
+		line += ", rtt " + s.RTT.String()
+	}
 	if n := s.Runs(); n > 1 {
 		line += fmt.Sprintf(", each row %d times", n)
 	}

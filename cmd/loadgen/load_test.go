@@ -131,3 +131,29 @@ func TestCompare(t *testing.T) {
 		t.Errorf("compare with one report: exit %d, want %d", code, exitUsage)
 	}
 }
+
+// --rtt (or LOADGEN_RTT) lands in the settings, which the reports read,
+// and in the title of the run.
+func TestRTTFlag(t *testing.T) {
+	t.Setenv("LOADGEN_RTT", "db=2ms")
+	c, err := parseFlags(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.settings.RTT.String(), "db=2ms"; got != want {
+		t.Errorf("settings.RTT from LOADGEN_RTT: got %q, want %q", got, want)
+	}
+	if c, err = parseFlags([]string{"--rtt", "2ms"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := runTitle(c, 3, "embedded"), ", rtt 2ms"; !strings.Contains(got, want) {
+		t.Errorf("runTitle: %q, want it to say %q", got, want)
+	}
+	t.Setenv("LOADGEN_RTT", "")
+	if c, err = parseFlags(nil, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got := runTitle(c, 3, "embedded"); strings.Contains(got, "rtt") {
+		t.Errorf("runTitle without --rtt: %q, want no rtt in it", got)
+	}
+}

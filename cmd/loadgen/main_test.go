@@ -32,6 +32,8 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"not a number", []string{"--users", "many"}, []string{`invalid value "many" for flag -users`}},
 		{"unknown flag", []string{"--speed", "9"}, []string{"flag provided but not defined: -speed"}},
 		{"positional argument", []string{"lua"}, []string{`unexpected arguments ["lua"]`}},
+		{"unknown rtt link", []string{"--rtt", "disk=1ms"}, []string{`unknown link "disk"`, "links: db, redis, etcd, zookeeper"}},
+		{"rtt with targets", []string{"--targets", "http://127.0.0.1:8080", "--admin-token", "x", "--rtt", "1ms"}, []string{"rtt: only without --targets"}},
 		{"targets without token", []string{"--targets", "http://127.0.0.1:8080"}, []string{"admin-token: required with --targets"}},
 		{"bad target", []string{"--targets", "127.0.0.1:8080", "--admin-token", "x"}, []string{`targets: "127.0.0.1:8080" is not a base URL`}},
 		{"kill without redlock", []string{"--modes", "lua", "--redlock-kill", "2"}, []string{"redlock-kill: needs redlock in --modes"}},

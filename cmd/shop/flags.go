@@ -11,6 +11,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/flagenv"
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/order"
 )
 
@@ -24,6 +25,7 @@ type options struct {
 	redisCluster    string
 	etcd            string
 	zookeeper       string
+	rtt             netsim.RTT
 	adminToken      string
 	lockWait        time.Duration
 	maxInFlight     int
@@ -64,6 +66,7 @@ var flagSpecs = []flagSpec{
 	{"redis-cluster", "SHOP_REDIS_CLUSTER", "nodes of a Redis Cluster, host:port,... (any of its nodes; the client learns the others), that serve lua, naive, fenced, dedupe, redis-decr and redis-queue instead of the first --redis node, each product on the master of its slot; the shop follows the replicas the cluster promotes; redlock stays on --redis; not with --redis-sentinel; every shop on one database needs the same nodes named; empty: none"},
 	{"etcd", "SHOP_ETCD", "etcd members for strategy etcd, host:port or http://host:port,...; every shop on one database needs the same cluster; empty: an embedded three-member cluster, this process's own"},
 	{"zookeeper", "SHOP_ZOOKEEPER", "ZooKeeper members for strategy zookeeper, host:port,...; the shop opens its session at start and refuses to start without one; every shop on one database needs the same ensemble; empty: none, and zookeeper products cannot be sold"},
+	{"rtt", "SHOP_RTT", "a simulated round-trip time on every link from this shop to its backends (the database, each Redis node, each etcd and ZooKeeper member), e.g. 1ms; or per link, db=2ms,redis=0.5ms (links: db, redis, etcd, zookeeper; a link not named gets none); each chunk waits its own delay, so pipelined requests are not serialised; 0: none, loopback as it is"},
 	{"admin-token", "SHOP_ADMIN_TOKEN", "bearer token for the admin routes; empty: closed, except that with the embedded database a random one is generated and logged"},
 	{"lock-wait", "SHOP_LOCK_WAIT", "longest an order waits for its product lock before 503 lock_timeout (and at the door, or for a redis-queue order's round trip to Redis, before 503 busy)"},
 	{"max-in-flight", "SHOP_MAX_IN_FLIGHT", "orders one shop works on at once; more wait at the door, in arrival order, up to the lock wait, and one that would wait more than half of it for the orders ahead gets 503 busy at once (0: the default; negative: no limit); a batched product's buyers queue in their batch instead, and a redis-queue product's for their shop's next round trip to Redis"},
@@ -91,6 +94,7 @@ func parseFlags(args []string, getenv func(string) string, out io.Writer) (optio
 	fs.StringVar(&o.redisCluster, "redis-cluster", "", "")
 	fs.StringVar(&o.etcd, "etcd", "", "")
 	fs.StringVar(&o.zookeeper, "zookeeper", "", "")
+	fs.Var(&o.rtt, "rtt", "")
 	fs.StringVar(&o.adminToken, "admin-token", "", "")
 	o.lockWait, o.shutdownTimeout = order.DefaultLockWait, app.DefaultShutdownTimeout
 	fs.Var((*durationFlag)(&o.lockWait), "lock-wait", "")
@@ -135,6 +139,7 @@ func (o *options) config(log *slog.Logger) app.Config {
 		RedisCluster:      splitList(o.redisCluster),
 		EtcdEndpoints:     splitList(o.etcd),
 		ZooKeeper:         splitList(o.zookeeper),
+		RTT:               o.rtt,
 		AdminToken:        o.adminToken,
 		LockWait:          o.lockWait,
 		MaxInFlightOrders: o.maxInFlight,

@@ -76,6 +76,8 @@ func TestBadFlags(t *testing.T) {
 		{"bad env duration", nil, map[string]string{"SHOP_LOCK_WAIT": "later"}, "SHOP_LOCK_WAIT"},
 		{"bad env format", nil, map[string]string{"SHOP_LOG_FORMAT": "xml"}, "log-format"},
 		{"pprof without port", []string{"--pprof", "127.0.0.1"}, nil, "--pprof"},
+		{"unknown rtt link", []string{"--rtt", "disk=1ms"}, nil, "links: db, redis, etcd, zookeeper"},
+		{"bad env rtt", nil, map[string]string{"SHOP_RTT": "fast"}, "SHOP_RTT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,5 +180,32 @@ func TestClusterFlags(t *testing.T) {
 	var stderr bytes.Buffer
 	if got := exitCode(err, &stderr); got != 1 || !strings.Contains(stderr.String(), "--redis-cluster") || !strings.Contains(stderr.String(), "no Redis Cluster node answers") {
 		t.Errorf("run on an unreachable cluster = exit %d, %q; want 1 naming --redis-cluster and saying no node answers", got, stderr.String())
+	}
+}
+
+// TestRTT checks that --rtt (or SHOP_RTT) reaches app.Config, in either
+// form, and that none is the default.
+func TestRTT(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"no flag", nil, nil, "0"},
+		{"every link", []string{"--rtt", "1ms"}, nil, "1ms"},
+		{"per link", []string{"--rtt", "db=2ms,redis=0.5ms"}, nil, "db=2ms,redis=500µs"},
+		{"from the environment", nil, map[string]string{"SHOP_RTT": "etcd=3ms"}, "etcd=3ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatalf("parseFlags(%q) = %v, want no error", tt.args, err)
+			}
+			if got := o.config(nil).RTT.String(); got != tt.want {
+				t.Errorf("app.Config.RTT = %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

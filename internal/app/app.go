@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/order"
 )
 
@@ -52,6 +53,9 @@ type Config struct {
 	// members' host:port each). Empty means none: no ZooKeeper server runs
 	// inside a Go process, so the shop then sells no zookeeper product.
 	ZooKeeper []string
+	// RTT is the round-trip time the shop's links to its backends get
+	// (network.go): zero, the default, adds none.
+	RTT netsim.RTT
 	// AdminToken guards the admin routes; empty closes them.
 	AdminToken string
 	// LockWait is the longest an order waits for its product lock; zero

@@ -12,6 +12,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/database"
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/migrations"
 )
 
@@ -27,7 +28,7 @@ const EmbeddedEtcdMembers = 3
 // Backends are the database and the Redis nodes that any number of shops
 // share. Fields are read-only after OpenBackends; the value is safe for
 // concurrent use. Tests may build one by hand from their own backends
-// (NewShop reads DB, RedisAddrs, RedisMaster and EtcdEndpoints).
+// (NewShop reads DB, RedisAddrs, RedisMaster, EtcdEndpoints and Net).
 type Backends struct {
 	// DB is the database, schema applied. Shops share its pool.
 	DB *gorm.DB
@@ -58,6 +59,9 @@ type Backends struct {
 	// ZooKeeper are the ensemble's members (host:port each), for strategy
 	// zookeeper; empty means none. Each shop opens its own session.
 	ZooKeeper []string
+	// Net is the simulated network every shop's links to these backends
+	// go through (network.go); nil, the default, delays nothing.
+	Net *netsim.Network
 }
 
 // OpenBackends opens what cfg names, each part independently: MySQL when
@@ -107,6 +111,10 @@ func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 		}
 	}
 	b := &Backends{}
+	if !cfg.RTT.IsZero() {
+		b.Net = netsim.New(cfg.RTT)
+		log.Info("network: a simulated round-trip time on every link from a shop to its backends", "rtt", cfg.RTT.String())
+	}
 	defer func() {
 		if err != nil {
 			b.Close()
@@ -135,7 +143,7 @@ func OpenBackends(ctx context.Context, cfg Config) (_ *Backends, err error) {
 // openDB opens MySQL when dsn is set, else an embedded SQLite file.
 func (b *Backends) openDB(ctx context.Context, dsn string, log *slog.Logger) error {
 	if dsn == "" {
-		lite, err := embedded.OpenSQLite(ctx)
+		lite, err := embedded.OpenSQLite(ctx, SQLiteLink(b.Net))
 		if err != nil {
 			return fmt.Errorf("app: embedded database: %w", err)
 		}
@@ -147,7 +155,7 @@ func (b *Backends) openDB(ctx context.Context, dsn string, log *slog.Logger) err
 	if err != nil {
 		return fmt.Errorf("app: --mysql-dsn: %w", err)
 	}
-	db, err := database.OpenMySQL(ctx, dsn)
+	db, err := database.OpenMySQL(ctx, dsn, MySQLLink(b.Net))
 	if err != nil {
 		return fmt.Errorf("app: %w", err)
 	}
@@ -233,7 +241,8 @@ func checkClusterAddrs(cluster []string, master SentinelMaster) error {
 	return nil
 }
 
-// Close closes the database and stops the embedded servers, if any. Call it
+// Close closes the database, then the network, and stops the embedded
+// servers, if any. Call it
 // after every shop on the Backends is closed. It is safe to call more than
 // once; it is not safe to call concurrently with itself.
 func (b *Backends) Close() error {
@@ -247,6 +256,8 @@ func (b *Backends) Close() error {
 		}
 	}
 	b.SQLite, b.DB = nil, nil
+	b.Net.Close()
+	b.Net = nil
 	if b.Embedded != nil {
 		b.Embedded.Close()
 		b.Embedded = nil

@@ -65,7 +65,7 @@ func checkCluster(ctx context.Context, addrs []string) (state string, err error)
 	answers := make(chan answer, len(addrs))
 	for _, addr := range addrs {
 		go func() {
-			c := newRedisClients([]string{addr})[0]
+			c := newRedisClients([]string{addr}, nil)[0]
 			defer c.Close()
 			info, err := c.ClusterInfo(ctx).Result()
 			state := ""
@@ -104,10 +104,12 @@ func checkCluster(ctx context.Context, addrs []string) (state string, err error)
 //     the client reload the slots for the next.
 //   - ClusterStateReloadInterval: see clusterReloadEvery.
 //
-// It dials nothing yet; the caller closes it.
-func newClusterClient(addrs []string) *redis.ClusterClient {
+// It dials nothing yet; then every node, those it learns too, through
+// dial. The caller closes it.
+func newClusterClient(addrs []string, dial dialer) *redis.ClusterClient {
 	return redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs:                      addrs,
+		Dialer:                     dial,
 		MaxRedirects:               -1,
 		ClusterStateReloadInterval: clusterReloadEvery,
 		PoolSize:                   redisPoolSize,

@@ -1,6 +1,8 @@
 package app
 
 import (
+	"context"
+	"net"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -39,13 +41,19 @@ const (
 	redisMinIdleConns = 8
 )
 
-// newRedisClients dials nothing yet: go-redis connects on first use. The
-// caller closes the clients.
-func newRedisClients(addrs []string) []*redis.Client {
+// dialer dials a shop's connections to Redis: through the simulated
+// network's Redis link (netsim.Network.Dialer), or go-redis's own dialer
+// when nil.
+type dialer = func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// newRedisClients dials nothing yet: go-redis connects on first use,
+// through dial. The caller closes the clients.
+func newRedisClients(addrs []string, dial dialer) []*redis.Client {
 	clients := make([]*redis.Client, len(addrs))
 	for i, addr := range addrs {
 		clients[i] = redis.NewClient(&redis.Options{
 			Addr:                  addr,
+			Dialer:                dial,
 			PoolSize:              redisPoolSize,
 			PoolTimeout:           redisPoolTimeout,
 			MinIdleConns:          redisMinIdleConns,
@@ -69,11 +77,13 @@ func newRedisClients(addrs []string) []*redis.Client {
 // never resend a lock command either. go-redis gives the same settings to
 // the connections it opens to the Sentinels, and keeps maintenance
 // notifications off for failover clients by itself. It dials nothing yet;
-// the caller closes it.
-func newFailoverClient(m SentinelMaster) *redis.Client {
+// then the Sentinels and the master they name, through dial. The caller
+// closes it.
+func newFailoverClient(m SentinelMaster, dial dialer) *redis.Client {
 	return redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName:            m.Name,
 		SentinelAddrs:         m.Sentinels,
+		Dialer:                dial,
 		PoolSize:              redisPoolSize,
 		PoolTimeout:           redisPoolTimeout,
 		MinIdleConns:          redisMinIdleConns,
@@ -89,10 +99,11 @@ func newFailoverClient(m SentinelMaster) *redis.Client {
 
 // newSentinelClient returns a client that asks one Sentinel where the
 // master is, for /readyz and the poll: the same timeouts, a few
-// connections, none kept idle. The caller closes it.
-func newSentinelClient(addr string) *redis.SentinelClient {
+// connections, none kept idle, dialled through dial. The caller closes it.
+func newSentinelClient(addr string, dial dialer) *redis.SentinelClient {
 	return redis.NewSentinelClient(&redis.Options{
 		Addr:                  addr,
+		Dialer:                dial,
 		PoolSize:              4,
 		PoolTimeout:           redisPoolTimeout,
 		DialTimeout:           redisDialTimeout,

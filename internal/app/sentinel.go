@@ -105,10 +105,10 @@ type failover struct {
 // openFailover dials nothing at once, like the other clients, and starts
 // the poll. changed is called once per change of the master's address, from
 // any goroutine. The caller must close the failover.
-func openFailover(m SentinelMaster, changed func(), log *slog.Logger) *failover {
-	f := &failover{master: m, client: newFailoverClient(m), changed: changed, log: log}
+func openFailover(m SentinelMaster, dial dialer, changed func(), log *slog.Logger) *failover {
+	f := &failover{master: m, client: newFailoverClient(m, dial), changed: changed, log: log}
 	for _, addr := range m.Sentinels {
-		f.sentinels = append(f.sentinels, newSentinelClient(addr))
+		f.sentinels = append(f.sentinels, newSentinelClient(addr, dial))
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	f.stop, f.done = stop, make(chan struct{})

@@ -15,6 +15,7 @@ import (
 	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/metrics"
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/reserve"
@@ -84,17 +85,17 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		return nil, err
 	}
 	m := metrics.New()
-	s := &Shop{cfg: cfg, reg: reg, clients: newRedisClients(b.RedisAddrs), lockers: map[dlock.Mode]dlock.Locker{}}
+	s := &Shop{cfg: cfg, reg: reg, clients: newRedisClients(b.RedisAddrs, redisDialer(b.Net)), lockers: map[dlock.Mode]dlock.Locker{}}
 	// lua, naive, fenced, the dedupe locks, redis-decr and redis-queue
 	// use one Redis: node 0, the Sentinel-managed master or the cluster.
 	// Redlock asks every node.
 	var single redis.UniversalClient = s.clients[0]
 	switch {
 	case !b.RedisMaster.IsZero():
-		s.master = openFailover(b.RedisMaster, m.RedisMasterChanged, log)
+		s.master = openFailover(b.RedisMaster, redisDialer(b.Net), m.RedisMasterChanged, log)
 		single = s.master.client
 	case len(b.RedisCluster) > 0:
-		s.cluster = newClusterClient(b.RedisCluster)
+		s.cluster = newClusterClient(b.RedisCluster, redisDialer(b.Net))
 		single = s.cluster
 	}
 	for _, mode := range dlock.Modes() {
@@ -112,7 +113,12 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		s.lockers[mode] = l
 	}
 	if len(b.EtcdEndpoints) > 0 {
-		c, err := newEtcdClient(b.EtcdEndpoints)
+		endpoints, err := linkAddrs(b.Net, netsim.Etcd, b.EtcdEndpoints)
+		if err != nil {
+			s.Close()
+			return nil, err
+		}
+		c, err := newEtcdClient(endpoints)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("app: etcd client: %w", err)
@@ -121,7 +127,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		s.lockers[etcdlock.Mode] = etcdlock.New(c)
 	}
 	if len(b.ZooKeeper) > 0 {
-		zk, err := newZooKeeperLocker(ctx, b.ZooKeeper)
+		zk, err := newZooKeeperLocker(ctx, b.ZooKeeper, b.Net)
 		if err != nil {
 			s.Close()
 			return nil, err

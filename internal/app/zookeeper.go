@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
 
@@ -31,15 +32,21 @@ func CheckZooKeeper(servers []string) error {
 const zkConnectTimeout = 10 * time.Second
 
 // newZooKeeperLocker opens this shop's session on the ensemble at servers,
-// the lease of every zookeeper lock the shop holds (zklock.New). Its
-// error names --zookeeper: a session the ensemble did not grant within
-// zkConnectTimeout, or members that are not host:port.
-func newZooKeeperLocker(ctx context.Context, servers []string) (*zklock.Locker, error) {
+// the lease of every zookeeper lock the shop holds (zklock.New), through
+// n's ZooKeeper link. Its error names --zookeeper and the servers as
+// given: a session the ensemble did not grant within zkConnectTimeout,
+// members that are not host:port, or a link that could not start.
+func newZooKeeperLocker(ctx context.Context, servers []string, n *netsim.Network) (*zklock.Locker, error) {
 	ctx, cancel := context.WithTimeout(ctx, zkConnectTimeout)
 	defer cancel()
-	l, err := zklock.New(ctx, servers, zklock.Options{})
+	named := func(err error) error { return fmt.Errorf("--zookeeper %s: %w", strings.Join(servers, ","), err) }
+	dial, err := linkAddrs(n, netsim.ZooKeeper, servers)
 	if err != nil {
-		return nil, fmt.Errorf("--zookeeper %s: %w", strings.Join(servers, ","), err)
+		return nil, named(err)
+	}
+	l, err := zklock.New(ctx, dial, zklock.Options{})
+	if err != nil {
+		return nil, named(err)
 	}
 	return l, nil
 }

@@ -28,6 +28,7 @@ type Option func(*options)
 type options struct {
 	maxOpen int
 	wrap    func(driver.Connector) driver.Connector
+	addr    func(string) (string, error)
 }
 
 // WithMaxOpenConns caps the pool at n open connections (n > 0). The default
@@ -46,6 +47,15 @@ func WithMaxOpenConns(n int) Option {
 // is injected (package testenv does this for SQLite).
 func WithConnector(wrap func(driver.Connector) driver.Connector) Option {
 	return func(o *options) { o.wrap = wrap }
+}
+
+// WithAddr makes OpenMySQL dial the address addr returns for the DSN's
+// (host:port) instead of the DSN's own, for instance a proxy that delays
+// the link (package netsim); the DSN, its password included, is left as
+// it is. OpenSQLite has no address and ignores it. An error from addr is
+// OpenMySQL's, wrapping ErrUnavailable.
+func WithAddr(addr func(string) (string, error)) Option {
+	return func(o *options) { o.addr = addr }
 }
 
 func buildOptions(maxOpen int, opts []Option) options {

@@ -47,7 +47,17 @@ func OpenMySQL(ctx context.Context, dsn string, opts ...Option) (*gorm.DB, error
 		return nil, err
 	}
 	o := buildOptions(mysqlMaxOpen, opts)
-	connector, err := mysql.NewConnector(cfg)
+	where := fmt.Sprintf("mysql %s/%s as %q", cfg.Addr, cfg.DBName, cfg.User)
+	dial := cfg
+	if o.addr != nil {
+		addr, err := o.addr(cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrUnavailable, where, err)
+		}
+		dial = cfg.Clone()
+		dial.Addr = addr
+	}
+	connector, err := mysql.NewConnector(dial)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidDSN, err)
 	}
@@ -60,7 +70,6 @@ func OpenMySQL(ctx context.Context, dsn string, opts ...Option) (*gorm.DB, error
 	sqlDB.SetConnMaxLifetime(mysqlMaxLifetime)
 	sqlDB.SetConnMaxIdleTime(mysqlMaxIdleTime)
 
-	where := fmt.Sprintf("mysql %s/%s as %q", cfg.Addr, cfg.DBName, cfg.User)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
 		return nil, fmt.Errorf("%w: ping %s: %v", ErrUnavailable, where, err)

@@ -29,14 +29,14 @@ type SQLite struct {
 
 // OpenSQLite creates a fresh temporary directory, opens a SQLite database
 // file in it and pings it within ctx. Errors come from os.MkdirTemp or
-// database.OpenSQLite; on error nothing is left behind.
-func OpenSQLite(ctx context.Context) (*SQLite, error) {
+// database.OpenSQLite, which gets opts; on error nothing is left behind.
+func OpenSQLite(ctx context.Context, opts ...database.Option) (*SQLite, error) {
 	dir, err := os.MkdirTemp("", "flashsale-sqlite-")
 	if err != nil {
 		return nil, fmt.Errorf("embedded: sqlite temp dir: %w", err)
 	}
 	path := filepath.Join(dir, "flashsale.db")
-	db, err := database.OpenSQLite(ctx, path)
+	db, err := database.OpenSQLite(ctx, path, opts...)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("embedded: %w", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/netsim"
 )
 
 // The child side of a process fleet (procs.go): a program that
@@ -63,6 +64,9 @@ type childConfig struct {
 	MaxInFlight int     `json:"max_in_flight,omitempty"`
 	BuyerRate   float64 `json:"buyer_rate,omitempty"`
 	BuyerBurst  int     `json:"buyer_burst,omitempty"`
+	// RTT: the parent's simulated network, as netsim.ParseRTT reads it;
+	// the child puts its own proxies on its links.
+	RTT string `json:"rtt,omitempty"`
 }
 
 // IsChildShop reports whether this process was started by a process fleet
@@ -144,24 +148,32 @@ func (c childConfig) serve(ctx context.Context, log *slog.Logger) error {
 	return shop.Serve(ctx, ln)
 }
 
-// backends opens the database the parent named and records its servers,
-// as app.Backends built by hand (NewShop reads DB, RedisAddrs,
-// RedisMaster, RedisCluster and EtcdEndpoints). Its Close closes the database only.
+// backends opens the database the parent named, through the network it
+// named, and records its servers, as app.Backends built by hand (NewShop
+// reads DB, RedisAddrs, RedisMaster, RedisCluster, EtcdEndpoints and Net).
+// Its Close closes the database and the network only.
 func (c childConfig) backends(ctx context.Context) (*app.Backends, error) {
+	rtt, err := netsim.ParseRTT(c.RTT)
+	if err != nil {
+		return nil, fmt.Errorf("child shop: %w", err)
+	}
 	b := &app.Backends{
 		RedisAddrs: c.RedisAddrs, EtcdEndpoints: c.EtcdEndpoints, ZooKeeper: c.ZooKeeper,
 		RedisMaster: app.SentinelMaster{Sentinels: c.Sentinels, Name: c.Master}, RedisCluster: c.Cluster,
 	}
-	var err error
+	if !rtt.IsZero() {
+		b.Net = netsim.New(rtt)
+	}
 	switch {
 	case c.SQLitePath != "":
-		b.DB, err = database.OpenSQLite(ctx, c.SQLitePath)
+		b.DB, err = database.OpenSQLite(ctx, c.SQLitePath, app.SQLiteLink(b.Net))
 	case c.MySQLDSN != "":
-		b.DB, err = database.OpenMySQL(ctx, c.MySQLDSN)
+		b.DB, err = database.OpenMySQL(ctx, c.MySQLDSN, app.MySQLLink(b.Net))
 	default:
 		err = errors.New("child shop: no database named")
 	}
 	if err != nil {
+		b.Net.Close()
 		return nil, err
 	}
 	return b, nil

@@ -230,6 +230,9 @@ func startProcessShops(ctx context.Context, f *Fleet, n int, acfg app.Config, cf
 		AdminToken: acfg.AdminToken, LockWaitMs: acfg.LockWait.Milliseconds(),
 		MaxInFlight: acfg.MaxInFlightOrders, BuyerRate: acfg.BuyerRate, BuyerBurst: acfg.BuyerBurst,
 	}
+	if rtt := b.Net.RTT(); !rtt.IsZero() {
+		base.RTT = rtt.String()
+	}
 	switch {
 	case b.SQLite != nil:
 		base.SQLitePath, base.MySQLDSN = b.SQLite.Path, ""

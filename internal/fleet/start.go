@@ -14,6 +14,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/redisproc"
 )
 
@@ -90,6 +91,10 @@ type FleetConfig struct {
 	// app.Config's (zero: none).
 	BuyerRate  float64
 	BuyerBurst int
+	// RTT is the round-trip time on every link from a shop to its
+	// backends, as app.Config's (zero: none). With Backends, their Net is
+	// used as it is.
+	RTT netsim.RTT
 	// Logger receives the shops' logs (nil: discarded).
 	Logger *slog.Logger
 	// Processes runs each shop as a child process, this program
@@ -128,7 +133,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	acfg := app.Config{
 		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, RedisCluster: cfg.RedisCluster, EtcdEndpoints: cfg.EtcdEndpoints, ZooKeeper: cfg.ZooKeeper, AdminToken: token,
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), MaxInFlightOrders: cfg.MaxInFlight, Logger: log,
-		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst,
+		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst, RTT: cfg.RTT,
 	}
 	f := &Fleet{AdminToken: token, CPU: ledger.ProcessCPU{}}
 	var closers []func() error

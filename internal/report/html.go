@@ -75,7 +75,7 @@ type htmlSweep struct {
 func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
 		FontFace: template.CSS(webfont.FaceCSS),
-		Title:    "Double 11 (双11) flash sale: strategies side by side",
+		Title:    "Double 11 (双11) flash sale: strategies side by side" + rttTitle(o.Settings),
 		Machine:  machineLine(o),
 		Settings: flagPieces(settingsText(o)),
 		Columns:  headers(Columns),

@@ -57,6 +57,9 @@ type SettingsDoc struct {
 	LateCommitMs    float64           `json:"late_commit_ms"`
 	LateCommitEvery int               `json:"late_commit_every"`
 	PlannedRequests int               `json:"planned_requests"`
+	// RTT is the round-trip time on the shops' links (netsim.RTT's
+	// String: "2ms", "db=2ms,redis=500µs"); absent on loopback as it is.
+	RTT string `json:"rtt,omitempty"`
 	// Products and Skew are a catalogue's (--products, --skew); absent
 	// for one product.
 	Products int     `json:"products,omitempty"`
@@ -190,6 +193,9 @@ func NewDocument(o *scenario.Outcome) Document {
 		d.Skipped = append(d.Skipped, SkippedDoc{Mode: string(sk.Mode), Why: sk.Why})
 	}
 	d.Settings.LoadSettingsDoc = newLoadSettingsDoc(s)
+	if !s.RTT.IsZero() {
+		d.Settings.RTT = s.RTT.String()
+	}
 	if s.Catalogue() {
 		d.Settings.Products, d.Settings.Skew = s.Products, s.Skew
 	}

@@ -15,14 +15,14 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 	var b strings.Builder
 	s := o.Settings
 	if len(o.Sweep) > 0 {
-		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: a sweep, %s\n\n", sweepRates(o))
+		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: a sweep, %s%s\n\n", sweepRates(o), rttTitle(s))
 		markdownTable(&b, SweepColumns, SweepRows(o))
 		d := newSweepDoc(o)
 		for _, l := range append(rowLines(d, kneeLine), rowLines(d, heldLine)...) {
 			b.WriteString("- " + l + "\n")
 		}
 	} else {
-		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units%s, %d req/s\n\n", s.Users, s.Stock, catalogueTitle(s), s.Rate)
+		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units%s, %d req/s%s\n\n", s.Users, s.Stock, catalogueTitle(s), s.Rate, rttTitle(s))
 		markdownTable(&b, Columns, append(Rows(o), skippedRows(o, Columns)...))
 		for _, m := range o.Modes {
 			fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
@@ -92,7 +92,19 @@ func settingsLine(o *scenario.Outcome) string {
 	if s.LateCommit > 0 {
 		line += fmt.Sprintf(" --late-commit %v --late-commit-every %d", s.LateCommit, s.LateCommitEvery)
 	}
+	if !s.RTT.IsZero() {
+		line += " --rtt " + s.RTT.String()
+	}
 	return line + catalogueFlags(s)
+}
+
+// rttTitle is the round-trip time a run's links had, for a report's head:
+// ", rtt 2ms", or nothing on loopback as it is.
+func rttTitle(s scenario.Settings) string {
+	if s.RTT.IsZero() {
+		return ""
+	}
+	return ", rtt " + s.RTT.String()
 }
 
 // machineLine says where the run happened.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/fault"
+	"github.com/flashsale/flashsale/internal/netsim"
 )
 
 // ErrInvalidSettings is wrapped by every error Settings.Validate returns.
@@ -72,6 +73,9 @@ type Settings struct {
 	// in the order each attack arms them; their values are read-only
 	// once the run starts.
 	Faults []fault.Fault
+	// RTT is the simulated round-trip time on the embedded shops' links
+	// to their backends (package netsim; rtt); zero: loopback as it is.
+	RTT netsim.RTT
 
 	// The load tester's settings (settings_load.go): the pace's period,
 	// Vegeta's timeout and workers, and how many times each row runs.
