@@ -259,6 +259,5 @@ func (e lockEvents) LockWaited(_ strategy.Name, outcome string, _ time.Duration)
 func (e lockEvents) Held(strategy.Name, time.Duration) { e.log.add("lock", 0, "held") }
 
 func (lockEvents) Placed(strategy.Name, string, time.Duration) {}
-func (lockEvents) Happened(strategy.Name, order.Event)          {}
-func (lockEvents) Batched(strategy.Name, int)                   {}
-
+func (lockEvents) Happened(strategy.Name, order.Event)         {}
+func (lockEvents) Batched(strategy.Name, int)                  {}

@@ -2,8 +2,8 @@ package order_test
 
 import (
 	"context"
-	"fmt"
 	"database/sql/driver"
+	"fmt"
 	"strings"
 	"sync"
 
