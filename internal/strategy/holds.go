@@ -1,6 +1,7 @@
 package strategy
 
 import (
+	"math"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/netsim"
@@ -108,15 +109,12 @@ func (h Hold) Ceiling(rtt netsim.RTT, work time.Duration, sqlite bool, per, rows
 		return 0, false
 	}
 	per, rows = max(per, 1), max(rows, 1)
-	row := h.Time(rtt, work, false)
-	if row <= 0 {
-		return 0, false
+	c := math.Inf(1)
+	if row := h.Time(rtt, work, false); row > 0 {
+		c = float64(per*rows) / row.Seconds()
 	}
-	c := float64(per*rows) / row.Seconds()
-	if sqlite {
-		if whole := h.Time(rtt, work, true); whole > 0 {
-			c = min(c, float64(per)/whole.Seconds())
-		}
+	if whole := h.Time(rtt, work, true); sqlite && whole > 0 {
+		c = min(c, float64(per)/whole.Seconds())
 	}
-	return c, true
+	return c, !math.IsInf(c, 1)
 }
