@@ -11,8 +11,8 @@ import (
 // trips its strategy holds its product for: strategy.Hold). ceilingLine
 // sets the measured peak beside it, and when the peak falls short of
 // ceilingShare of it, says from the points what else held the row back:
-// a rate that never asked for more, the cores, clicks answered without a
-// sale (shed or errors), or the load generator sending less than asked.
+// a rate that never asked for more, the cores, errors, or the load
+// generator sending less than asked; else that none of these did.
 
 // ceilingShare is the share of its ceiling a row's peak should reach.
 const ceilingShare = 0.8
@@ -82,14 +82,19 @@ func limits(r SweepRowDoc, c float64) []string {
 		switch {
 		case p.MachineCPU >= busyCPU:
 			why = append(why, fmt.Sprintf("the cores (%s busy %s)", machineCell(p), at))
-		case p.Shed > 0 || p.Errors > 0:
-			why = append(why, fmt.Sprintf("clicks answered without a sale (%d shed, %d errors %s)", p.Shed, p.Errors, at))
+		case p.Errors > p.Shed: // shed (503, 429) is the shop's answer to a full queue, not a cause
+			why = append(why, fmt.Sprintf("errors (%d %s)", p.Errors-p.Shed, at))
 		case p.ReqPerSecond < 0.9*p.OfferedPerSecond:
 			why = append(why, fmt.Sprintf("the load generator (%.0f req/s sent %s)", p.ReqPerSecond, at))
 		}
 	}
 	if len(why) == 0 {
-		return []string{"nothing these points show (no CPU near full, nothing shed, every click sent)"}
+		busiest := 0.0
+		for _, p := range r.Points {
+			busiest = max(busiest, p.MachineCPU)
+		}
+		return []string{fmt.Sprintf("nothing these points show (CPU at most %.0f%%, every click sent, no errors): "+
+			"a cost the hold's round trips leave out, such as the handoff from one holder to the next", 100*busiest)}
 	}
 	return why
 }

@@ -191,7 +191,7 @@ func TestSweepCeilingLines(t *testing.T) {
 	o.Backend = "MySQL"
 	d = newSweepDoc(o)
 	d.Rows[1].Points[1].OrdersPerSecond = 300
-	want := "ceiling 500/s (1 db trips), peak 300/s: 0.60×; limited by clicks answered without a sale (0 shed, 10 errors at 500/s)"
+	want := "ceiling 500/s (1 db trips), peak 300/s: 0.60×; limited by errors (10 at 500/s)"
 	if got := ceilingLine(d.Rows[1]); got != want {
 		t.Errorf("sql-atomic on MySQL:\n got %q\nwant %q", got, want)
 	}
