@@ -56,8 +56,9 @@ type htmlData struct {
 }
 
 // htmlKnee is a row's line under the sweep's charts: its knee (kneeLine)
-// and how it held its peak past it (heldLine).
-type htmlKnee struct{ Mode, Knee, Held string }
+// how it held its peak past it (heldLine), and its peak beside its
+// ceiling (ceilingLine).
+type htmlKnee struct{ Mode, Knee, Held, Ceiling string }
 
 // htmlSweep is the sweep's section: the goodput and p99 charts, where each
 // row's knee is, and the table.
@@ -97,7 +98,7 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 			KneeMs: kneeMs, Columns: headers(SweepColumns), Rows: sweepCells(o),
 		}
 		for _, r := range sd.Rows {
-			d.Sweep.Knees = append(d.Sweep.Knees, htmlKnee{r.Mode, kneeLine(r), heldLine(r)})
+			d.Sweep.Knees = append(d.Sweep.Knees, htmlKnee{r.Mode, kneeLine(r), heldLine(r), ceilingLine(r)})
 		}
 	}
 	d.Charts, d.Notes = modeCharts(o.Modes)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/flashsale/flashsale/internal/fault"
@@ -18,7 +19,7 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: a sweep, %s%s\n\n", sweepRates(o), rttTitle(s))
 		markdownTable(&b, SweepColumns, SweepRows(o))
 		d := newSweepDoc(o)
-		for _, l := range append(rowLines(d, kneeLine), rowLines(d, heldLine)...) {
+		for _, l := range slices.Concat(rowLines(d, kneeLine), rowLines(d, heldLine), rowLines(d, ceilingLine)) {
 			b.WriteString("- " + l + "\n")
 		}
 	} else {

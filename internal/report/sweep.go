@@ -23,6 +23,11 @@ type SweepDoc struct {
 type SweepRowDoc struct {
 	Mode   string          `json:"mode"`
 	Points []SweepPointDoc `json:"points"`
+	// CeilingPerSecond is the row's ceiling at the run's RTT
+	// (scenario.Mode.Ceiling), absent without one; Hold says what the
+	// hold is made of, or why there is no ceiling.
+	CeilingPerSecond *float64 `json:"ceiling_per_second,omitempty"`
+	Hold             string   `json:"hold"`
 }
 
 // SweepPointDoc is one row at one offered rate: what was sent, the goodput
@@ -41,6 +46,9 @@ type SweepPointDoc struct {
 	// ShedP99Ms is the 99th percentile of their latency (held.go).
 	Shed      int     `json:"shed"`
 	ShedP99Ms float64 `json:"shed_p99_ms"`
+	// MachineCPU is the busy share of the machine's cores over the
+	// attack, servers included, 0..1; -1 where unknown.
+	MachineCPU float64 `json:"machine_cpu"`
 }
 
 // rateLabel names an offered rate: "500/s", or "50/100ms".
@@ -71,14 +79,14 @@ func newSweepDoc(o *scenario.Outcome) *SweepDoc {
 			if !ok {
 				i = len(d.Rows)
 				at[string(m.Mode)] = i
-				d.Rows = append(d.Rows, SweepRowDoc{Mode: string(m.Mode)})
+				d.Rows = append(d.Rows, newSweepRowDoc(o, m.Mode))
 			}
 			shedN, shedP99 := shedFigures(m)
 			d.Rows[i].Points = append(d.Rows[i].Points, SweepPointDoc{
 				OfferedPerSecond: perSecond(p.Rate), ReqPerSecond: m.ReqPerSec(), OrdersPerSecond: m.OrdersPerSec(),
 				AnsweredPerSecond: answeredPerSec(m), Requests: m.Tally.Requests, Errors: m.Tally.ErrorCount(),
 				Oversold: m.Audit.Oversold, P50Ms: ms(m.Metrics.Latencies.P50), P99Ms: ms(m.Metrics.Latencies.P99),
-				Shed: shedN, ShedP99Ms: ms(shedP99),
+				Shed: shedN, ShedP99Ms: ms(shedP99), MachineCPU: m.Machine,
 			})
 		}
 	}
@@ -86,7 +94,7 @@ func newSweepDoc(o *scenario.Outcome) *SweepDoc {
 }
 
 // SweepColumns are the sweep table's headers.
-var SweepColumns = []string{"mode", "offered", "req/s", "orders/s", "answered/s", "errors", "oversold", "p50", "p99", "shed", "shed p99"}
+var SweepColumns = []string{"mode", "offered", "req/s", "orders/s", "answered/s", "errors", "oversold", "p50", "p99", "shed", "shed p99", "cpu"}
 
 // SweepRows are the sweep table's cells: per row, its points in rate order.
 func SweepRows(o *scenario.Outcome) [][]string {
@@ -102,7 +110,7 @@ func SweepRows(o *scenario.Outcome) [][]string {
 				fmt.Sprintf("%.0f", p.OrdersPerSecond), fmt.Sprintf("%.0f", p.AnsweredPerSecond),
 				strconv.Itoa(p.Errors), strconv.Itoa(p.Oversold),
 				Millis(time.Duration(p.P50Ms * float64(time.Millisecond))), Millis(time.Duration(p.P99Ms * float64(time.Millisecond))),
-				strconv.Itoa(p.Shed), shedP99Cell(p),
+				strconv.Itoa(p.Shed), shedP99Cell(p), machineCell(p),
 			})
 		}
 	}
@@ -115,7 +123,7 @@ func SweepRows(o *scenario.Outcome) [][]string {
 func writeSweepText(b *strings.Builder, o *scenario.Outcome, fit func(string) string) {
 	writeAligned(b, SweepColumns, SweepRows(o), true)
 	d := newSweepDoc(o)
-	for _, line := range []func(SweepRowDoc) string{kneeLine, heldLine} {
+	for _, line := range []func(SweepRowDoc) string{kneeLine, heldLine, ceilingLine} {
 		b.WriteString("\n")
 		for _, l := range rowLines(d, line) {
 			b.WriteString(fit(l) + "\n")

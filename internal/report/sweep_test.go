@@ -8,6 +8,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -29,6 +30,8 @@ func countedSweep() *scenario.Outcome {
 		}},
 	}
 	o.Sweep[1].Modes[1].Audit.Oversold = 2
+	o.Sweep[0].Modes[0].Machine, o.Sweep[1].Modes[0].Machine = 0.5, 0.95
+	o.Sweep[0].Modes[1].Machine, o.Sweep[1].Modes[1].Machine = 0.4, -1
 	return o
 }
 
@@ -50,13 +53,13 @@ func TestNewSweepDoc(t *testing.T) {
 		want       SweepPointDoc
 	}{
 		{0, 0, SweepPointDoc{OfferedPerSecond: 250, ReqPerSecond: 250, OrdersPerSecond: 240, AnsweredPerSecond: 240,
-			Requests: 500, Errors: 20, P50Ms: 4, P99Ms: 40}},
+			Requests: 500, Errors: 20, P50Ms: 4, P99Ms: 40, MachineCPU: 0.5}},
 		{0, 1, SweepPointDoc{OfferedPerSecond: 500, ReqPerSecond: 250, OrdersPerSecond: 100, AnsweredPerSecond: 100,
-			Requests: 1000, Errors: 600, P50Ms: 900, P99Ms: 2500}},
+			Requests: 1000, Errors: 600, P50Ms: 900, P99Ms: 2500, MachineCPU: 0.95}},
 		{1, 0, SweepPointDoc{OfferedPerSecond: 250, ReqPerSecond: 250, OrdersPerSecond: 250, AnsweredPerSecond: 250,
-			Requests: 500, P50Ms: 2, P99Ms: 6}},
+			Requests: 500, P50Ms: 2, P99Ms: 6, MachineCPU: 0.4}},
 		{1, 1, SweepPointDoc{OfferedPerSecond: 500, ReqPerSecond: 500, OrdersPerSecond: 495, AnsweredPerSecond: 495,
-			Requests: 1000, Errors: 10, Oversold: 2, P50Ms: 3, P99Ms: 9}},
+			Requests: 1000, Errors: 10, Oversold: 2, P50Ms: 3, P99Ms: 9, MachineCPU: -1}},
 	} {
 		if got := d.Rows[tc.row].Points[tc.point]; got != tc.want {
 			t.Errorf("%s at %v/s:\n got %+v\nwant %+v", d.Rows[tc.row].Mode, tc.want.OfferedPerSecond, got, tc.want)
@@ -72,10 +75,10 @@ func TestNewSweepDoc(t *testing.T) {
 func TestSweepRows(t *testing.T) {
 	o := countedSweep()
 	want := [][]string{
-		{"lua", "250/s", "250", "240", "240", "20", "0", "4.0ms", "40.0ms", "0", "-"},
-		{"lua", "500/s", "250", "100", "100", "600", "0", "900ms", "2.50s", "0", "-"},
-		{"sql-atomic", "250/s", "250", "250", "250", "0", "0", "2.0ms", "6.0ms", "0", "-"},
-		{"sql-atomic", "500/s", "500", "495", "495", "10", "2", "3.0ms", "9.0ms", "0", "-"},
+		{"lua", "250/s", "250", "240", "240", "20", "0", "4.0ms", "40.0ms", "0", "-", "50%"},
+		{"lua", "500/s", "250", "100", "100", "600", "0", "900ms", "2.50s", "0", "-", "95%"},
+		{"sql-atomic", "250/s", "250", "250", "250", "0", "0", "2.0ms", "6.0ms", "0", "-", "40%"},
+		{"sql-atomic", "500/s", "500", "495", "495", "10", "2", "3.0ms", "9.0ms", "0", "-", "?"},
 	}
 	got := SweepRows(o)
 	if !slices.EqualFunc(got, want, slices.Equal) {
@@ -129,14 +132,15 @@ func TestSweepTextAndMarkdown(t *testing.T) {
 	writeSweepText(&text, o, func(s string) string { return s })
 	lines := strings.Split(text.String(), "\n")
 	for i, want := range map[int]string{
-		0:  "mode        offered  req/s  orders/s  answered/s  errors  oversold    p50     p99  shed  shed p99",
-		1:  "lua           250/s    250       240         240      20         0  4.0ms  40.0ms     0         -",
+		0:  "mode        offered  req/s  orders/s  answered/s  errors  oversold    p50     p99  shed  shed p99  cpu",
+		1:  "lua           250/s    250       240         240      20         0  4.0ms  40.0ms     0         -  50%",
 		3:  "",
-		4:  "sql-atomic    250/s    250       250         250       0         0  2.0ms   6.0ms     0         -",
+		4:  "sql-atomic    250/s    250       250         250       0         0  2.0ms   6.0ms     0         -  40%",
 		7:  "lua:          p99 passed 100ms at 500/s offered (2500 ms)",
 		8:  "sql-atomic:   p99 stayed under 100ms up to 500/s offered",
 		10: "lua:          peak 240 orders/s at 250/s offered; 500/s: 0.42× the peak",
 		11: "sql-atomic:   peak 495 orders/s at 500/s offered",
+		13: "lua:          ceiling -: no network (rtt 0)",
 	} {
 		if i >= len(lines) || lines[i] != want {
 			t.Errorf("text line %d:\n got %q\nwant %q\nin:\n%s", i, lines[min(i, len(lines)-1)], want, text.String())
@@ -150,7 +154,7 @@ func TestSweepTextAndMarkdown(t *testing.T) {
 		"# Double 11 (双11) flash sale: a sweep, 250 and 50/100ms clicks/s offered\n",
 		"| mode | offered | req/s |",
 		"|---|---:|---:|",
-		"| sql-atomic | 500/s | 500 | 495 | 495 | 10 | 2 | 3.0ms | 9.0ms | 0 | - |\n",
+		"| sql-atomic | 500/s | 500 | 495 | 495 | 10 | 2 | 3.0ms | 9.0ms | 0 | - | ? |\n",
 		"- lua:          p99 passed 100ms at 500/s offered (2500 ms)\n- sql-atomic:",
 		"Settings at each rate: `--modes",
 		"--sweep 250,50/100ms",
@@ -158,5 +162,41 @@ func TestSweepTextAndMarkdown(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, md.String())
 		}
+	}
+}
+
+// At an RTT each row's ceiling line sets its peak beside the ceiling its
+// hold allows, and says from the points what held a peak below 0.8× of it.
+func TestSweepCeilingLines(t *testing.T) {
+	o := countedSweep()
+	rtt, err := netsim.ParseRTT("2ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Settings.RTT, o.Backend = rtt, "embedded SQLite"
+	o.Settings.Modes = append(o.Settings.Modes, "redis-decr")
+	o.Sweep[0].Modes = append(o.Sweep[0].Modes, counted("redis-decr", time.Second, 250, 250, 0, nil, time.Millisecond, 2*time.Millisecond))
+	d := newSweepDoc(o)
+	for i, want := range []string{
+		// 1 redis + 6 db trips at 2ms and 2ms of work: 16ms a sale.
+		"ceiling 62/s (1 redis + 6 db trips + work), peak 240/s: 3.84×",
+		// SQLite's write lock, taken at BEGIN, for 3 trips: 6ms a sale.
+		"ceiling 167/s (3 db trips), peak 495/s: 2.97×",
+		"ceiling -: no network ceiling: its hot key is taken by one Redis script, held for Redis's own time only",
+	} {
+		if got := ceilingLine(d.Rows[i]); got != want {
+			t.Errorf("%s: got %q\nwant %q", d.Rows[i].Mode, got, want)
+		}
+	}
+	o.Backend = "MySQL"
+	d = newSweepDoc(o)
+	d.Rows[1].Points[1].OrdersPerSecond = 300
+	want := "ceiling 500/s (1 db trips), peak 300/s: 0.60×; limited by errors (10 at 500/s)"
+	if got := ceilingLine(d.Rows[1]); got != want {
+		t.Errorf("sql-atomic on MySQL:\n got %q\nwant %q", got, want)
+	}
+	d.Rows[0].Points[0].OrdersPerSecond, d.Rows[0].Points[1].OrdersPerSecond = 40, 30
+	if got := ceilingLine(d.Rows[0]); !strings.Contains(got, "the cores (95% busy at 500/s)") {
+		t.Errorf("lua at 95%% CPU: got %q, want it to name the cores", got)
 	}
 }

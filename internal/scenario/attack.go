@@ -70,7 +70,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, err
 	}
 
-	cpu := ledger.Spent(ctx, a.fleet.CPU)
+	cpu, machine := ledger.Spent(ctx, a.fleet.CPU), ledger.ReadMachine()
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
 	conns := &connSet{}
@@ -130,7 +130,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	// leaves thousands of them idle, each two descriptors in a process that
 	// also runs the shops, and the audit's lookups need new ones.
 	tr.CloseIdleConnections()
-	res.CPU = cpu()
+	res.CPU, res.Machine = cpu(), ledger.MachineBusy(machine, ledger.ReadMachine())
 	close(stopped)
 	faultErr := stopFaults(ctx, faults, res) // once the nodes and shops serve again
 	res.Metrics.Close()

@@ -42,6 +42,9 @@ type ModeResult struct {
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration
+	// Machine is the busy share of the whole machine's cores over the
+	// attack, servers included (ledger.MachineBusy), -1 if unknown.
+	Machine float64
 	// Products are a catalogue row's products, hottest first, each with
 	// its own answers and audit; Tally, Audit, Events, Lost and
 	// EarlySoldOut above are then their sums (ledger.SumAudits). Nil for
