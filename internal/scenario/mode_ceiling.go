@@ -19,7 +19,7 @@ func (m Mode) Ceiling(s Settings, sqlite bool) (perSecond float64, why string, o
 	switch {
 	case !known:
 		return 0, "no hold counted for " + string(m.Strategy()), false
-	case h.Free != "":
+	case h.FreeOn(sqlite):
 		return 0, "no network ceiling: " + h.Free, false
 	case s.RTT.IsZero():
 		return 0, "no network (rtt 0)", false

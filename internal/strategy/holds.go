@@ -30,9 +30,14 @@ type Hold struct {
 	// Work is whether the business work (work_ms) runs inside the hold.
 	Work bool
 	// Free, when set, says why nothing is held across a round trip: the
-	// strategy's ceiling is not the network's.
+	// strategy's ceiling is not the network's (but on SQLite, where a
+	// strategy with a Tx still holds the database's one write lock).
 	Free string
 }
+
+// FreeOn reports whether h holds nothing across a round trip on this
+// database: Free, unless sqlite and its transaction holds SQLite's lock.
+func (h Hold) FreeOn(sqlite bool) bool { return h.Free != "" && !(sqlite && h.Tx > 0) }
 
 // holds is each strategy's Hold, counted in its order flow (package order)
 // and checked by measuring one order's round trips (order's holds_test.go).
@@ -63,9 +68,9 @@ var holds = map[Name]Hold{
 	// The row from the conditional UPDATE, the transaction's last
 	// statement, to the COMMIT (1 DB); the work runs before it.
 	SQLAtomic: {DB: 1, Tx: 3},
-	// sql-one-trip (sql-atomic's UPDATE, INSERT and COMMIT in one round
-	// trip) belongs here once it is a strategy: DB 0, Tx 3 (SQLite sells
-	// it as sql-atomic).
+	// UPDATE, INSERT and COMMIT in one round trip: the row is held for the
+	// server's time only. SQLite sells it as sql-atomic (Tx 3).
+	SQLOneTrip: {Tx: 3, Free: "its UPDATE, INSERT and COMMIT reach the database in one round trip: the row is held for the server's own time only"},
 	// One Redis script takes the units: the hot key is held for the
 	// server's time, no round trip; the orders are written in groups.
 	RedisDecr: {Free: "its hot key is taken by one Redis script, held for Redis's own time only"},
@@ -84,7 +89,7 @@ func (n Name) Holds() (Hold, bool) {
 // database locks rows; with sqlite, where it has one write lock taken at
 // BEGIN (Tx). It is zero for a Free hold.
 func (h Hold) Time(rtt netsim.RTT, work time.Duration, sqlite bool) time.Duration {
-	if h.Free != "" {
+	if h.FreeOn(sqlite) {
 		return 0
 	}
 	db := h.DB
@@ -105,7 +110,7 @@ func (h Hold) Time(rtt netsim.RTT, work time.Duration, sqlite bool) time.Duratio
 // shares the one write lock, so rows lifts the row's ceiling only.
 // ok is false without one: a Free hold, or no RTT on any link.
 func (h Hold) Ceiling(rtt netsim.RTT, work time.Duration, sqlite bool, per, rows int) (perSecond float64, ok bool) {
-	if h.Free != "" || rtt.IsZero() {
+	if h.FreeOn(sqlite) || rtt.IsZero() {
 		return 0, false
 	}
 	per, rows = max(per, 1), max(rows, 1)
