@@ -63,8 +63,8 @@ func split(text string) []string {
 		if trimmed == "" || strings.HasPrefix(trimmed, "--") {
 			continue
 		}
-		if d, ok := strings.CutPrefix(trimmed, "DELIMITER "); ok {
-			end = strings.TrimSpace(d)
+		if d, ok := delimiter(trimmed); ok {
+			end = d
 			continue
 		}
 		line = strings.TrimRight(line, " \t\r")
@@ -80,6 +80,17 @@ func split(text string) []string {
 		stmts = append(stmts, strings.Join(cur, "\n"))
 	}
 	return stmts
+}
+
+// delimiter reads a "DELIMITER x" line as the mysql client does: the word
+// in any case, then white space, then the new delimiter. A line that is
+// only "DELIMITER", or names no delimiter, is not one (and fails as SQL).
+func delimiter(line string) (string, bool) {
+	f := strings.Fields(line)
+	if len(f) != 2 || !strings.EqualFold(f[0], "DELIMITER") {
+		return "", false
+	}
+	return f[1], true
 }
 
 // dialect is what differs between the databases: which files run on it
