@@ -8,10 +8,12 @@
 //	go run ./cmd/locktable --help
 //	go run ./cmd/locktable --redis 127.0.0.1:7201,...,127.0.0.1:7205 \
 //	  --etcd 127.0.0.1:23801,... --zookeeper 127.0.0.1:22181,... \
-//	  --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale'
+//	  --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale' --rtt 1ms
 //
 // It measures servers on this machine only (every address must be
-// loopback), and refuses a run longer than a quarter of an hour.
+// loopback), and refuses a run longer than a quarter of an hour. --rtt
+// puts a simulated network (package netsim) between its clients and
+// every server.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/netsim"
 )
 
 // Exit codes.
@@ -110,6 +113,7 @@ func (r *report) write(w io.Writer, cfg config) {
 		cfg.opts.Duration, cfg.opts.Warmup, cfg.opts.Rounds, plural(cfg.opts.Rounds), cfg.wait, cfg.ttl,
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.pool(), t.Took.Round(1e9))
 	fmt.Fprintf(w, "Servers: %s.\n\n", serversLine(cfg))
+	fmt.Fprintf(w, "Network: %s.\n\n", networkLine(cfg.rtt))
 	if r.idleOK {
 		fmt.Fprintf(w, "In the second before the run, the machine was %.0f %% busy with other work.\n\n", 100*r.idle)
 	}
@@ -138,6 +142,15 @@ func serversLine(cfg config) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// networkLine says what lies between the clients and the servers.
+func networkLine(rtt netsim.RTT) string {
+	if rtt.IsZero() {
+		return "none, loopback as it is (no --rtt)"
+	}
+	return fmt.Sprintf("rtt %s (--rtt): every server is reached through a loopback proxy that delays each chunk by half "+
+		"its link's round-trip time each way", rtt)
 }
 
 func plural(n int) string {
