@@ -84,3 +84,49 @@ func TestOpenMySQLUnavailable(t *testing.T) {
 		t.Errorf("failed after %v, want fast", took)
 	}
 }
+
+// WithAddr sends the connection to the address it returns, and the error
+// still names the DSN's server, without its password.
+func TestOpenMySQLWithAddrDialsThere(t *testing.T) {
+	there, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer there.Close()
+	dialled := make(chan struct{}, 1)
+	go func() {
+		for {
+			c, err := there.Accept()
+			if err != nil {
+				return
+			}
+			select {
+			case dialled <- struct{}{}:
+			default:
+			}
+			c.Close() // no handshake: the open fails after the dial
+		}
+	}()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var asked string
+	_, err = database.OpenMySQL(ctx, "root:secret@tcp(127.0.0.1:1)/shop", database.WithAddr(func(a string) (string, error) {
+		asked = a
+		return there.Addr().String(), nil
+	}))
+	if !errors.Is(err, database.ErrUnavailable) {
+		t.Fatalf("got %v, want ErrUnavailable", err)
+	}
+	select {
+	case <-dialled:
+	default:
+		t.Errorf("nothing dialled the address WithAddr returned")
+	}
+	if asked != "127.0.0.1:1" {
+		t.Errorf("WithAddr was asked for %q, want the DSN's 127.0.0.1:1", asked)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "127.0.0.1:1/") || containsSecret(msg) {
+		t.Errorf("error %q: want it to name 127.0.0.1:1 and no password", msg)
+	}
+}
