@@ -77,6 +77,8 @@ type report struct {
 	servers []*server
 	idle    float64 // the machine's busy share before the run
 	idleOK  bool
+	trip    time.Duration // a PING to the first Redis node, before the run
+	tripOK  bool
 }
 
 // measure opens the backends cfg names, asks the servers about
@@ -90,6 +92,9 @@ func measure(ctx context.Context, cfg config, progress io.Writer) (*report, erro
 	r := &report{}
 	r.idle, r.idleOK = locktable.MachineBusy(ctx, time.Second)
 	r.servers = describeServers(ctx, b, cfg)
+	if len(b.redis) > 0 {
+		r.trip, r.tripOK = roundTrip(ctx, b.redis[0])
+	}
 	cases := locktable.Cases(cfg.workers, cfg.contenders)
 	fmt.Fprintf(progress, "locktable: %d systems, %d cases, %d rounds: about %v\n",
 		cfg.systems(), len(cases), cfg.opts.Rounds, cfg.opts.Estimate(cfg.systems(), cases))
@@ -113,7 +118,11 @@ func (r *report) write(w io.Writer, cfg config) {
 		cfg.opts.Duration, cfg.opts.Warmup, cfg.opts.Rounds, plural(cfg.opts.Rounds), cfg.wait, cfg.ttl,
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.pool(), t.Took.Round(1e9))
 	fmt.Fprintf(w, "Servers: %s.\n\n", serversLine(cfg))
-	fmt.Fprintf(w, "Network: %s.\n\n", networkLine(cfg.rtt))
+	fmt.Fprintf(w, "Network: %s.", networkLine(cfg.rtt))
+	if r.tripOK {
+		fmt.Fprintf(w, " One round trip (the median of %d PINGs to the first Redis node, before the run): %s.", pings, formatMicros(r.trip))
+	}
+	fmt.Fprint(w, "\n\n")
 	if r.idleOK {
 		fmt.Fprintf(w, "In the second before the run, the machine was %.0f %% busy with other work.\n\n", 100*r.idle)
 	}

@@ -78,4 +78,7 @@ func TestRTTPutsTheNetworkBeforeRedis(t *testing.T) {
 	if took, want := time.Since(start), commands*rtt; took < want {
 		t.Errorf("%d commands with --rtt redis=%v took %v, want at least %v: the client is not behind the network", commands, rtt, took, want)
 	}
+	if got, ok := roundTrip(ctx, c); !ok || got < rtt {
+		t.Errorf("roundTrip with --rtt redis=%v: %v (ok %v), want at least the rtt", rtt, got, ok)
+	}
 }

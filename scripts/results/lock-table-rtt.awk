@@ -4,6 +4,9 @@
 # "## Ratios to single Redis".
 function trim(s) { gsub(/^ +| +$/, "", s); return s }
 FNR == 1 { run++ }
+/^Network: / && match($0, /One round trip \(.*\): [^ ]+ [^ .]+/) {
+	trip[run] = substr($0, RSTART, RLENGTH); sub(/.*: /, "", trip[run])
+}
 /^## / {
 	sect = ""
 	if ($0 ~ /^## Independent keys/) sect = "indep"
@@ -35,6 +38,10 @@ sect != "" && /^\| / {
 	}
 }
 END {
+	if (trip[1] != "" && trip[2] != "") {
+		print "One round trip, timed before each run (the median of PINGs to the first Redis node): loopback " trip[1] ", rtt " rtt " " trip[2] "."
+		print ""
+	}
 	print "### ops/s"
 	print ""
 	head = "| system | claimed TPS | independent keys: loopback | rtt " rtt
