@@ -16,6 +16,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/flagenv"
 	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
 
@@ -44,6 +45,7 @@ type config struct {
 	contenders             []int
 	opts                   locktable.Options
 	wait, ttl              time.Duration
+	rtt                    netsim.RTT // the simulated network between the clients and the servers
 
 	// Not flags: the run's own names, which a test sets to those its
 	// backends clean up.
@@ -63,12 +65,16 @@ durability settings with the fsyncs they did meanwhile.
 
 A backend whose flag is not given shows as skipped. Every address must be on
 this machine (loopback): the clients share its cores with the servers, and
-the run is bounded in time (at most %v) and in cycles per cell.
+the run is bounded in time (at most %v) and in cycles per cell. --rtt puts
+a simulated network between the clients and every server they measure, as
+the shop's --rtt does: each Redis node (single Redis and Redlock), each etcd
+member, each ZooKeeper member and the row lock's database is reached through
+a loopback proxy that delays every chunk by half the RTT each way.
 
   locktable --redis 127.0.0.1:7201,127.0.0.1:7202,127.0.0.1:7203,127.0.0.1:7204,127.0.0.1:7205 \
     --etcd 127.0.0.1:23801,127.0.0.1:23802,127.0.0.1:23803 \
     --zookeeper 127.0.0.1:22181,127.0.0.1:22182,127.0.0.1:22183 \
-    --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale'
+    --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale' --rtt 1ms
 
 Flags (each also read from its environment variable):
 `
@@ -92,6 +98,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.IntVar(&c.opts.Rounds, "rounds", 3, "cells per system and case; the table shows the median rate and the range")
 	fs.IntVar(&c.opts.MaxOps, "max-ops", 1_000_000, "a cell stops counting after this many cycles")
 	fs.DurationVar(&c.wait, "wait", 10*time.Second, "longest one acquire waits for the lock (the row lock: in whole seconds)")
+	fs.Var(&c.rtt, "rtt", "a simulated round-trip time between the clients and every server measured, e.g. 1ms; or per link, db=2ms,redis=0.5ms (links: db, redis, etcd, zookeeper; a link not named gets none); each chunk waits its own delay, so pipelined requests are not serialised (default 0: none, loopback as it is)")
 	fs.DurationVar(&c.ttl, "ttl", 10*time.Second, "each lock's lease (Redis, etcd; ZooKeeper's is its session), longer than any cycle so that nothing expires or renews")
 	if err := flagenv.SetFromEnv(fs, envPrefix, os.Getenv); err != nil {
 		return c, fmt.Errorf("%w: %v", errUsage, err)
@@ -100,7 +107,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, usageHeader, maxRun)
 			flagenv.PrintFlags(stdout, fs, envPrefix, []string{"redis", "etcd", "zookeeper", "mysql-dsn",
-				"workers", "contenders", "duration", "warmup", "rounds", "max-ops", "wait", "ttl"})
+				"workers", "contenders", "duration", "warmup", "rounds", "max-ops", "wait", "ttl", "rtt"})
 			return c, err
 		}
 		return c, fmt.Errorf("%w: %v", errUsage, err)
@@ -159,6 +166,8 @@ func (c *config) checkServers() []string {
 			if err := checkLoopback(cfg.Addr); err != nil {
 				bad = append(bad, fmt.Sprintf("mysql-dsn: %q: %v", cfg.Addr, err))
 			}
+		case cfg.Net == "unix" && c.rtt.Of(netsim.DB) != 0:
+			bad = append(bad, "mysql-dsn: a unix socket has no network to delay: give tcp(host:port) with --rtt on the db link")
 		case cfg.Net != "unix":
 			bad = append(bad, fmt.Sprintf("mysql-dsn: network %q: want tcp on loopback, or unix", cfg.Net))
 		}

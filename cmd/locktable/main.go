@@ -8,10 +8,12 @@
 //	go run ./cmd/locktable --help
 //	go run ./cmd/locktable --redis 127.0.0.1:7201,...,127.0.0.1:7205 \
 //	  --etcd 127.0.0.1:23801,... --zookeeper 127.0.0.1:22181,... \
-//	  --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale'
+//	  --mysql-dsn 'root@tcp(127.0.0.1:3306)/flashsale' --rtt 1ms
 //
 // It measures servers on this machine only (every address must be
-// loopback), and refuses a run longer than a quarter of an hour.
+// loopback), and refuses a run longer than a quarter of an hour. --rtt
+// puts a simulated network (package netsim) between its clients and
+// every server.
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/netsim"
 )
 
 // Exit codes.
@@ -74,6 +77,8 @@ type report struct {
 	servers []*server
 	idle    float64 // the machine's busy share before the run
 	idleOK  bool
+	trip    time.Duration // a PING to the first Redis node, before the run
+	tripOK  bool
 }
 
 // measure opens the backends cfg names, asks the servers about
@@ -87,6 +92,9 @@ func measure(ctx context.Context, cfg config, progress io.Writer) (*report, erro
 	r := &report{}
 	r.idle, r.idleOK = locktable.MachineBusy(ctx, time.Second)
 	r.servers = describeServers(ctx, b, cfg)
+	if len(b.redis) > 0 {
+		r.trip, r.tripOK = roundTrip(ctx, b.redis[0])
+	}
 	cases := locktable.Cases(cfg.workers, cfg.contenders)
 	fmt.Fprintf(progress, "locktable: %d systems, %d cases, %d rounds: about %v\n",
 		cfg.systems(), len(cases), cfg.opts.Rounds, cfg.opts.Estimate(cfg.systems(), cases))
@@ -110,6 +118,11 @@ func (r *report) write(w io.Writer, cfg config) {
 		cfg.opts.Duration, cfg.opts.Warmup, cfg.opts.Rounds, plural(cfg.opts.Rounds), cfg.wait, cfg.ttl,
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cfg.pool(), t.Took.Round(1e9))
 	fmt.Fprintf(w, "Servers: %s.\n\n", serversLine(cfg))
+	fmt.Fprintf(w, "Network: %s.", networkLine(cfg.rtt))
+	if r.tripOK {
+		fmt.Fprintf(w, " One round trip (the median of %d PINGs to the first Redis node, before the run): %s.", pings, formatMicros(r.trip))
+	}
+	fmt.Fprint(w, "\n\n")
 	if r.idleOK {
 		fmt.Fprintf(w, "In the second before the run, the machine was %.0f %% busy with other work.\n\n", 100*r.idle)
 	}
@@ -138,6 +151,15 @@ func serversLine(cfg config) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// networkLine says what lies between the clients and the servers.
+func networkLine(rtt netsim.RTT) string {
+	if rtt.IsZero() {
+		return "none, loopback as it is (no --rtt)"
+	}
+	return fmt.Sprintf("rtt %s (--rtt): every server is reached through a loopback proxy that delays each chunk by half "+
+		"its link's round-trip time each way", rtt)
 }
 
 func plural(n int) string {

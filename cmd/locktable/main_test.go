@@ -19,7 +19,7 @@ func TestHelpListsEveryFlagWithItsVariable(t *testing.T) {
 		t.Fatalf("exit %d, want %d; stderr: %s", code, exitOK, errs.String())
 	}
 	for _, f := range []string{"redis", "etcd", "zookeeper", "mysql-dsn", "workers", "contenders",
-		"duration", "warmup", "rounds", "max-ops", "wait", "ttl"} {
+		"duration", "warmup", "rounds", "max-ops", "wait", "ttl", "rtt"} {
 		if !strings.Contains(out.String(), "--"+f+"\n") || !strings.Contains(out.String(), "env LOCKTABLE_"+strings.ToUpper(strings.ReplaceAll(f, "-", "_"))) {
 			t.Errorf("--help does not list --%s with its variable:\n%s", f, out.String())
 		}
@@ -44,6 +44,9 @@ func TestBadFlagsExit2NamingTheFlag(t *testing.T) {
 		{"no rounds", []string{"--redis", "127.0.0.1:1", "--rounds", "0"}, "rounds: 0: want 1 to 10"},
 		{"too long", []string{"--redis", redis5, "--etcd", "127.0.0.1:1", "--rounds", "10", "--duration", "30s"}, "the run would take about"},
 		{"an argument", []string{"--redis", "127.0.0.1:1", "lua"}, "unexpected arguments"},
+		{"an rtt that is no duration", []string{"--redis", "127.0.0.1:1", "--rtt", "fast"}, `"fast" is not a duration`},
+		{"an rtt on an unknown link", []string{"--redis", "127.0.0.1:1", "--rtt", "disk=1ms"}, `unknown link "disk"`},
+		{"an rtt to a unix socket", []string{"--mysql-dsn", "u@unix(/run/mysqld.sock)/x", "--rtt", "1ms"}, "a unix socket has no network to delay"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out, errs bytes.Buffer

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/flashsale/flashsale/internal/netsim"
 )
 
 // rowLock is the database's own lock, as sql-for-update takes it: a
@@ -28,11 +30,18 @@ type rowLock struct {
 // innodb_lock_wait_timeout set to wait in whole seconds (at least one),
 // and creates table with rows 0 … keys-1. Statements are sent with their
 // arguments in them (interpolateParams), one round trip each, whatever the
-// DSN says: a BEGIN, the SELECT and the COMMIT are then three.
-func openRowLock(ctx context.Context, dsn, table string, keys, pool int, wait time.Duration) (*rowLock, error) {
+// DSN says: a BEGIN, the SELECT and the COMMIT are then three. Over TCP
+// it dials through n's DB link (a nil n: the server itself).
+func openRowLock(ctx context.Context, dsn string, n *netsim.Network, table string, keys, pool int, wait time.Duration) (*rowLock, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, err
+	}
+	server := cfg.Addr
+	if cfg.Net == "tcp" {
+		if cfg.Addr, err = n.Addr(netsim.DB, cfg.Addr); err != nil {
+			return nil, err
+		}
 	}
 	cfg.InterpolateParams = true
 	if cfg.Params == nil {
@@ -49,7 +58,7 @@ func openRowLock(ctx context.Context, dsn, table string, keys, pool int, wait ti
 	r := &rowLock{db: db, table: table, lock: "SELECT id FROM " + table + " WHERE id = ? FOR UPDATE"}
 	if err := r.create(ctx, keys); err != nil {
 		r.Close()
-		return nil, fmt.Errorf("%s: %w", cfg.Addr, err)
+		return nil, fmt.Errorf("%s: %w", server, err)
 	}
 	return r, nil
 }

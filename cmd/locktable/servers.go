@@ -85,7 +85,7 @@ func writeServers(w io.Writer, ss []*server) {
 			d := s.after.n - s.before.n
 			n = fmt.Sprintf("%.0f", d)
 			if s.after.known && d > 0 {
-				mean = formatFsync((s.after.took - s.before.took) / time.Duration(d))
+				mean = formatMicros((s.after.took - s.before.took) / time.Duration(d))
 			}
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", s.name, s.version, s.where, s.durability, n, mean)
@@ -112,9 +112,9 @@ func where(dir string) string {
 	return fmt.Sprintf("`%s`", dir)
 }
 
-// formatFsync writes a mean fsync in µs below a millisecond: on tmpfs it
-// is a few.
-func formatFsync(d time.Duration) string {
+// formatMicros writes a short time in µs below a millisecond: a mean
+// fsync on tmpfs is a few, a round trip on loopback a few dozen.
+func formatMicros(d time.Duration) string {
 	if d < time.Millisecond {
 		return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond))
 	}

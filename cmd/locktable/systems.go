@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
 
@@ -26,6 +28,7 @@ const openWithin = 10 * time.Second
 // backends are the clients the run opened, for the lockers and for the
 // servers' settings.
 type backends struct {
+	net   *netsim.Network // nil without --rtt: the clients dial the servers
 	redis []*redis.Client
 	etcd  *clientv3.Client
 	zk    *zklock.Locker
@@ -48,6 +51,11 @@ func openSystems(ctx context.Context, cfg config) ([]locktable.System, *backends
 	ctx, cancel := context.WithTimeout(ctx, openWithin)
 	defer cancel()
 	b := &backends{}
+	if !cfg.rtt.IsZero() {
+		n := netsim.New(cfg.rtt)
+		b.net = n
+		b.close = append(b.close, n.Close) // closed last, after every client
+	}
 	systems, err := b.open(ctx, cfg)
 	if err != nil {
 		b.Close()
@@ -86,7 +94,11 @@ func (b *backends) open(ctx context.Context, cfg config) ([]locktable.System, er
 		systems[2].Acquire = key(etcdlock.New(b.etcd))
 	}
 	if len(cfg.zookeeper) > 0 {
-		zk, err := zklock.New(ctx, cfg.zookeeper, zklock.Options{Root: cfg.zkRoot})
+		servers, err := b.net.Addrs(netsim.ZooKeeper, cfg.zookeeper)
+		if err != nil {
+			return nil, fmt.Errorf("--zookeeper %s: %w", strings.Join(cfg.zookeeper, ","), err)
+		}
+		zk, err := zklock.New(ctx, servers, zklock.Options{Root: cfg.zkRoot})
 		if err != nil {
 			return nil, fmt.Errorf("--zookeeper %s: %w", strings.Join(cfg.zookeeper, ","), err)
 		}
@@ -96,7 +108,7 @@ func (b *backends) open(ctx context.Context, cfg config) ([]locktable.System, er
 		systems[3].Acquire = key(zk)
 	}
 	if cfg.mysqlDSN != "" {
-		row, err := openRowLock(ctx, cfg.mysqlDSN, cfg.table, cfg.keys(), cfg.pool(), cfg.wait)
+		row, err := openRowLock(ctx, cfg.mysqlDSN, b.net, cfg.table, cfg.keys(), cfg.pool(), cfg.wait)
 		if err != nil {
 			return nil, fmt.Errorf("--mysql-dsn: %w", err)
 		}
@@ -129,11 +141,16 @@ func (c config) keys() int { return c.workers + 1 }
 func (c config) pool() int { return slices.Max(append([]int{c.workers}, c.contenders...)) + 8 }
 
 // openRedis makes a client per node, with the shop's settings (no resent
-// lock commands, the caller's deadline on every command), and checks that
-// each answers.
+// lock commands, the caller's deadline on every command), dialing through
+// the network if there is one, and checks that each answers.
 func (b *backends) openRedis(ctx context.Context, addrs []string, pool int) error {
+	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	if b.net != nil {
+		dial = b.net.Dialer(netsim.Redis)
+	}
 	for _, a := range addrs {
 		c := redis.NewClient(&redis.Options{
+			Dialer:                   dial,
 			Addr:                     a,
 			PoolSize:                 pool,
 			DialTimeout:              time.Second,
@@ -152,11 +169,15 @@ func (b *backends) openRedis(ctx context.Context, addrs []string, pool int) erro
 	return nil
 }
 
-// openEtcd makes a client on the members and checks that the cluster
-// answers a read.
+// openEtcd makes a client on the members, through the network if there
+// is one, and checks that the cluster answers a read.
 func (b *backends) openEtcd(ctx context.Context, endpoints []string) error {
+	dial, err := b.net.Addrs(netsim.Etcd, endpoints)
+	if err != nil {
+		return fmt.Errorf("--etcd %s: %w", strings.Join(endpoints, ","), err)
+	}
 	c, err := clientv3.New(clientv3.Config{
-		Endpoints:   endpoints,
+		Endpoints:   dial,
 		DialTimeout: 2 * time.Second,
 		Logger:      zap.NewNop(),
 	})

@@ -1,10 +1,6 @@
 package app
 
 import (
-	"fmt"
-	"net/url"
-	"strings"
-
 	"github.com/flashsale/flashsale/internal/database"
 	"github.com/flashsale/flashsale/internal/netsim"
 )
@@ -38,30 +34,9 @@ func redisDialer(n *netsim.Network) dialer {
 	return n.Dialer(netsim.Redis)
 }
 
-// linkAddrs returns the addresses a shop dials for servers on link l:
-// each host:port, or the host:port of a URL (an etcd endpoint), replaced
-// by n's proxy in front of it. Errors are netsim's.
+// linkAddrs returns the addresses a shop dials for servers on link l
+// (netsim.Network.Addrs: a host:port, or an etcd endpoint's URL, each
+// through its proxy). Errors are netsim's.
 func linkAddrs(n *netsim.Network, l netsim.Link, servers []string) ([]string, error) {
-	out := make([]string, len(servers))
-	for i, s := range servers {
-		hostPort, u := s, (*url.URL)(nil)
-		if strings.Contains(s, "://") {
-			var err error
-			if u, err = url.Parse(s); err != nil {
-				return nil, fmt.Errorf("app: %s server %q: %w", l, s, err)
-			}
-			hostPort = u.Host
-		}
-		a, err := n.Addr(l, hostPort)
-		if err != nil {
-			return nil, fmt.Errorf("app: %s link to %s: %w", l, s, err)
-		}
-		if u != nil {
-			v := *u
-			v.Host = a
-			a = v.String()
-		}
-		out[i] = a
-	}
-	return out, nil
+	return n.Addrs(l, servers)
 }

@@ -9,7 +9,7 @@
 # LOADGEN_REDIS, optionally LOADGEN_ETCD and LOADGEN_REDIS_CLUSTER), also
 # their -real files (late-commit, batch-late-commit, database-locks, buckets, crash, cluster and
 # decr-buckets: a cluster of their own without LOADGEN_REDIS_CLUSTER), bench-place, dlock-bench,
-# overload, overload-profile and lock-table (which also wants
+# overload, overload-profile, lock-table and lock-table-rtt (which also want
 # LOADGEN_ZOOKEEPER, else its ZooKeeper row is skipped).
 # LOCK, if set, is a file each script takes with flock(1) first, so that no
 # other heavy job shares the cores with a measurement.
@@ -25,7 +25,7 @@ for s in "${embedded[@]}"; do
 	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 done
 if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
-	for s in late-commit batch-late-commit database-locks buckets crash bench-place dlock-bench overload overload-profile lock-table; do
+	for s in late-commit batch-late-commit database-locks buckets crash bench-place dlock-bench overload overload-profile lock-table lock-table-rtt; do
 		run env -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 	done
 	run ./cluster.sh
