@@ -109,7 +109,9 @@ func TestProxyHalfCloseThenServerEndClosesBothSides(t *testing.T) {
 // A connection half-closed one way and idle the other stays open until
 // Close, which then ends every goroutine of the proxy promptly.
 func TestProxyCloseEndsAHalfClosedConnection(t *testing.T) {
-	silent := serveEach(t, func(c net.Conn) { io.ReadAll(c); c.Read(make([]byte, 1)) })
+	quiet := make(chan struct{})
+	t.Cleanup(func() { close(quiet) })
+	silent := serveEach(t, func(c net.Conn) { io.ReadAll(c); <-quiet }) // reads the request, never answers
 	p, err := New(silent)
 	if err != nil {
 		t.Fatal(err)
