@@ -8,12 +8,10 @@
 // SQLite has no network; its connector waits one RTT per round trip a
 // MySQL client would make instead (connector.go).
 //
-// A proxy is not the wire in two ways a reader may see. A dead upstream
-// behind a link with an RTT looks like a connection accepted, then closed
-// (EOF on the first command), not refused. And go-redis's Sentinel client,
-// on a master switch, drops the pooled connections whose RemoteAddr is not
-// the new master's: through a proxy that is all of them, so it reconnects
-// more often than it would, and is still correct.
+// Two ways a proxied link is not a wire: a dead upstream looks like a
+// connection accepted then closed (EOF), not refused; and go-redis's
+// Sentinel client drops every pooled connection on a master switch, since
+// RemoteAddr is the proxy's (more reconnects, still correct).
 package netsim
 
 import (
