@@ -2,6 +2,8 @@ package faultproxy
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"net"
 	"sync/atomic"
 	"time"
@@ -34,28 +36,32 @@ type lane struct {
 	// pass lets the chunks up to it past a hold: those read before the
 	// chunk in which a HoldAt found its cut.
 	pass atomic.Uint64
+	// eof says the source ended with EOF; set before q is closed.
+	eof bool
 }
 
 // pipe copies src to dst through a delay line, holding each chunk while
 // the proxy is held (if the hold applies to l); fromServer says src is
 // the server, whose chunks a HoldAt looks into, else the client, whose
 // chunks HoldOnly's match does. It returns when src has ended and every
-// chunk read was written, or when done closes or a write fails.
-func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool, l *link) {
+// chunk read was written, or when done closes or a write fails: true only
+// if src ended with EOF and dst has every byte.
+func (p *Proxy) pipe(dst, src net.Conn, done <-chan struct{}, fromServer bool, l *link) bool {
 	ln := &lane{q: make(chan chunk, laneDepth)}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
 		defer close(ln.q)
-		p.read(src, ln, done, fromServer, l)
+		ln.eof = errors.Is(p.read(src, ln, done, fromServer, l), io.EOF)
 	}()
-	p.write(dst, ln, done)
+	return p.write(dst, ln, done)
 }
 
-// read stamps and queues what src sends until it ends or done closes. A
+// read stamps and queues what src sends until it ends, returning the
+// read's error (io.EOF for a clean end), or done closes, returning nil. A
 // cut is found here, at read time: the bytes before it are queued to pass
 // the hold the cut starts, and so are the chunks queued before them.
-func (p *Proxy) read(src net.Conn, ln *lane, done <-chan struct{}, fromServer bool, l *link) {
+func (p *Proxy) read(src net.Conn, ln *lane, done <-chan struct{}, fromServer bool, l *link) error {
 	buf := make([]byte, 32<<10)
 	var seq uint64
 	put := func(b []byte, at time.Time, holds bool) bool {
@@ -80,48 +86,52 @@ func (p *Proxy) read(src net.Conn, ln *lane, done <-chan struct{}, fromServer bo
 		holds := l.holds(p)
 		if holds && fromServer && n > 0 && p.cut.Load() != nil {
 			if !p.opened(ln, 0, done) { // a cut is looked for only while not held
-				return
+				return nil
 			}
 			if i := p.cutAt(b, func() { ln.pass.Store(seq) }); i >= 0 {
 				if !put(b[:i], at, false) {
-					return
+					return nil
 				}
 				b = b[i:]
 			}
 		}
-		if !put(b, at, holds) || err != nil {
-			return
+		if !put(b, at, holds) {
+			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 }
 
 // write forwards the lane's chunks, each at its stamp plus the current
-// delay, until the lane is closed and empty, done closes or a write fails.
+// delay, until the lane is closed and empty, done closes or a write fails;
+// true only in the first case with the source ended by EOF.
 // The gate is checked after the delay as well, so that a chunk whose delay
 // was running when the proxy was held does not slip out while it is.
-func (p *Proxy) write(dst net.Conn, ln *lane, done <-chan struct{}) {
+func (p *Proxy) write(dst net.Conn, ln *lane, done <-chan struct{}) bool {
 	for {
 		var c chunk
 		var ok bool
 		select {
 		case c, ok = <-ln.q:
 		case <-done:
-			return
+			return false
 		}
 		if !ok { // src ended and every chunk was written
-			return
+			return ln.eof
 		}
 		if c.holds && !p.opened(ln, c.seq, done) {
-			return
+			return false
 		}
 		if !sleepUntil(c.at.Add(time.Duration(p.delay.Load())), done) {
-			return
+			return false
 		}
 		if c.holds && !p.opened(ln, c.seq, done) {
-			return
+			return false
 		}
 		if _, err := dst.Write(c.b); err != nil {
-			return
+			return false
 		}
 	}
 }

@@ -33,6 +33,8 @@ import (
 
 // Proxy is a loopback TCP proxy in front of one server: Stop makes the
 // server look dead, Hold makes the link stall, SetDelay makes it slow.
+// A side that half-closes (CloseWrite) is half-closed through it, after
+// its last byte, and the other side may still answer.
 //
 // Its methods are safe for concurrent use. The caller must call Close when
 // done.
@@ -161,7 +163,7 @@ func (p *Proxy) accept(ln net.Listener, gen int) {
 }
 
 // serve connects one client to the upstream and copies both ways until
-// either side closes or Stop cuts them.
+// both sides are done, a read or write fails, or Stop cuts them.
 func (p *Proxy) serve(client net.Conn, gen int) {
 	defer p.wg.Done()
 	if !p.track(client, gen) {
@@ -191,14 +193,31 @@ func (p *Proxy) serve(client net.Conn, gen int) {
 			up.Close()
 		})
 	}
+	// A side that ends with EOF has said all it will say; the other may
+	// still answer (a client that half-closes after its request). So its
+	// EOF is passed on, once its bytes are, and the other way runs on.
+	finish := func(dst net.Conn, eof bool) {
+		if !eof || !closeWrite(dst) {
+			closeBoth()
+		}
+	}
+	toServer := make(chan struct{})
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
-		p.pipe(up, client, done, false, l)
-		closeBoth()
+		defer close(toServer)
+		finish(up, p.pipe(up, client, done, false, l))
 	}()
-	p.pipe(client, up, done, true, l)
+	finish(client, p.pipe(client, up, done, true, l))
+	<-toServer
 	closeBoth()
+}
+
+// closeWrite sends EOF to c's peer, keeping c open to read; false if c
+// cannot half-close.
+func closeWrite(c net.Conn) bool {
+	hc, ok := c.(interface{ CloseWrite() error })
+	return ok && hc.CloseWrite() == nil
 }
 
 // track registers c as live unless the proxy was stopped (or stopped and

@@ -7,6 +7,11 @@
 // together, so pipelined traffic is not serialised (package faultproxy).
 // SQLite has no network; its connector waits one RTT per round trip a
 // MySQL client would make instead (connector.go).
+//
+// Two ways a proxied link is not a wire: a dead upstream looks like a
+// connection accepted then closed (EOF), not refused; and go-redis's
+// Sentinel client drops every pooled connection on a master switch, since
+// RemoteAddr is the proxy's (more reconnects, still correct).
 package netsim
 
 import (
@@ -58,16 +63,20 @@ func (n *Network) RTT() RTT {
 // (host:port): upstream itself when l has no RTT (or n is nil), else a
 // loopback proxy that delays each chunk by half the RTT each way. The
 // proxy is started on first use and shared by every client that asks for
-// the same (l, upstream). Errors: ErrClosed after Close, or the proxy's
-// failure to listen.
+// the same (l, upstream). Errors: ErrClosed after Close, on every link,
+// with an RTT or not, so a client still dialling once its shop has closed
+// fails the same way whatever its link; or the proxy's failure to listen.
 func (n *Network) Addr(l Link, upstream string) (string, error) {
-	if n == nil || n.rtt.Of(l) == 0 {
+	if n == nil {
 		return upstream, nil
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closed {
 		return "", ErrClosed
+	}
+	if n.rtt.Of(l) == 0 {
+		return upstream, nil
 	}
 	r := route{l, upstream}
 	if p, ok := n.proxies[r]; ok {
