@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -212,28 +213,48 @@ func (a *api) orderStatus(c *gin.Context) {
 	c.PureJSON(http.StatusOK, toOrderStatusJSON(st))
 }
 
-// payOrder handles POST /api/v1/orders/:id/pay: 200 with the order, paid
-// (the same answer for a payment sent twice); 409 expired or cancelled;
-// 404 for an unknown id.
+// payOrder handles POST /api/v1/orders/:id/pay, for the order's buyer
+// (buyerOnly): 200 with the order, paid (the same answer for a payment
+// sent twice); 409 expired or cancelled; 404 for an unknown id; 401 or
+// 403 for a token that is not the buyer's.
 func (a *api) payOrder(c *gin.Context) {
 	a.changeOrder(c, a.statuses.Pay)
 }
 
-// cancelOrder handles POST /api/v1/orders/:id/cancel: 200 with the order,
-// cancelled, its units back on sale; 409 already_paid or expired; 404
-// for an unknown id.
+// cancelOrder handles POST /api/v1/orders/:id/cancel, for the order's
+// buyer (buyerOnly): 200 with the order, cancelled, its units back on
+// sale; 409 already_paid or expired; 404 for an unknown id; 401 or 403
+// for a token that is not the buyer's.
 func (a *api) cancelOrder(c *gin.Context) {
 	a.changeOrder(c, a.statuses.Cancel)
 }
 
-// changeOrder runs change on the order the path names and answers with
-// where it stands after.
+// changeOrder runs change on the order the path names, for its buyer
+// only, and answers with where it stands after. The order is read first
+// and its buyer checked (actFor) before anything changes: an order's
+// buyer never changes, so the check cannot go stale. An order not yet
+// written (queued, refused) has nothing to pay or cancel: 404, and change
+// is not run, so an order written between the read and the change is
+// never changed for whoever asked.
 func (a *api) changeOrder(c *gin.Context, change func(ctx context.Context, id string) (order.OrderStatus, error)) {
 	if a.statuses == nil {
 		writeError(c, &requestError{kind: errRouteNotFound, msg: "no order " + c.Param("id")})
 		return
 	}
-	st, err := change(c.Request.Context(), c.Param("id"))
+	id := c.Param("id")
+	st, err := a.statuses.OrderStatus(c.Request.Context(), id)
+	if err == nil && st.Status != order.StatusCreated {
+		err = fmt.Errorf("%w %q: not written yet (%s), nothing to pay or cancel", order.ErrUnknownOrder, id, st.Status)
+	}
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	if err := actFor(c, st.Order.UserID); err != nil {
+		writeError(c, err)
+		return
+	}
+	st, err = change(c.Request.Context(), id)
 	if err != nil {
 		writeError(c, err)
 		return

@@ -13,8 +13,8 @@
 //	GET  /api/v1/products/:id/events admin  200 this process's events
 //	POST /api/v1/orders             buyer   201 order, or 202 queued (redis-queue) with a Location
 //	GET  /api/v1/orders/:id         anyone  200 where the order stands: queued, created or refused, and its state
-//	POST /api/v1/orders/:id/pay     anyone  200 the order, paid
-//	POST /api/v1/orders/:id/cancel  anyone  200 the order, cancelled, its units back on sale
+//	POST /api/v1/orders/:id/pay     buyer   200 the order, paid
+//	POST /api/v1/orders/:id/cancel  buyer   200 the order, cancelled, its units back on sale
 //	GET  /healthz                   anyone  200 while the process serves
 //	GET  /readyz                    anyone  200 when the database, the Redis quorum, etcd's and ZooKeeper's answer, else 503
 //	GET  /metrics                   anyone  Prometheus metrics, when Deps.Metrics is set
@@ -219,8 +219,8 @@ func NewRouter(deps Deps) *gin.Engine {
 	v1.GET("/products/:id/events", admin, a.productEvents)
 	v1.POST("/orders", buyer, a.placeOrder)
 	v1.GET("/orders/:id", a.orderStatus)
-	v1.POST("/orders/:id/pay", a.payOrder)
-	v1.POST("/orders/:id/cancel", a.cancelOrder)
+	v1.POST("/orders/:id/pay", buyer, a.payOrder)
+	v1.POST("/orders/:id/cancel", buyer, a.cancelOrder)
 
 	r.GET("/healthz", a.healthz)
 	r.GET("/readyz", a.readyz)

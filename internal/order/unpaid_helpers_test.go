@@ -43,6 +43,7 @@ func lifeStrategies(withEtcd bool) []struct {
 		{"sql-atomic+k4", stock.Product{Strategy: strategy.SQLAtomic, Buckets: 4}},
 		{"sql-for-update", stock.Product{Strategy: strategy.SQLForUpdate}},
 		{"sql-version", stock.Product{Strategy: strategy.SQLVersion}},
+		{"sql-one-trip", stock.Product{Strategy: strategy.SQLOneTrip}},
 		{"lua", stock.Product{Strategy: strategy.Lua}},
 		{"lua+batch", stock.Product{Strategy: strategy.Lua, BatchMax: 8}},
 		{"redlock", stock.Product{Strategy: strategy.Redlock}},

@@ -145,10 +145,6 @@ func validate(p *Product) error {
 		// Their units live in Redis too: returning one needs both stores.
 		return invalid("pay_within_ms", "is not for %s yet, whose stock lives in Redis too", p.Strategy)
 	}
-	if p.PayWithin > 0 && p.Strategy == strategy.SQLOneTrip {
-		// Its stored procedure writes final orders; it stamps no deadline yet.
-		return invalid("pay_within_ms", "is not for %s yet, whose stored procedure writes final orders", p.Strategy)
-	}
 	return nil
 }
 
