@@ -5,15 +5,18 @@
 -- paid, final at once, as before. Steps, outcomes and errors are 0023's;
 -- the CALL (sale.Writer.CallOneTrip) does not change. An order that ends
 -- (expired, cancelled) gives its units back to the product row, as
--- sql-atomic's do. MySQL and MariaDB only.
+-- sql-atomic's do. Its string parameters are utf8mb4 and compare byte by
+-- byte, as the columns they fill: left to the database's default (latin1
+-- on MariaDB before 11.6) a buyer id outside latin1 was refused. MySQL and
+-- MariaDB only.
 DROP PROCEDURE IF EXISTS place_one_trip;
 DELIMITER //
 CREATE PROCEDURE place_one_trip(
-    IN p_order    CHAR(36),
-    IN p_user     VARCHAR(64),
-    IN p_product  VARCHAR(64),
+    IN p_order    CHAR(36)    CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+    IN p_user     VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+    IN p_product  VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
     IN p_quantity INT,
-    IN p_strategy VARCHAR(16),
+    IN p_strategy VARCHAR(16) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
     IN p_created  DATETIME(6),
     IN p_hold_ms  INT)
 sale: BEGIN
