@@ -144,7 +144,7 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	}
 	out, runErr := runOrSweep(ctx, cfg, f, opts)
 	if out != nil && len(out.Sweep) == 0 {
-		out.Skipped = cfg.skipped
+		out.Skipped = append(cfg.skipped, out.Skipped...)
 	}
 	if out == nil {
 		if board != nil {
