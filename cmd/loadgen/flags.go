@@ -24,6 +24,7 @@ type config struct {
 	settings     scenario.Settings
 	targets      []string // empty: start the embedded fleet
 	adminToken   string
+	naiveExpiry  bool               // --naive-expiry: the embedded shops' sweep reads, then writes without the compare-and-set
 	buyerSecret  string             // the shops' key for buyer tokens; the crowd signs with it
 	redis        []string           // external nodes, for --redlock-kill and --redis-restart
 	etcd         []string           // an external etcd cluster, for the embedded shops
@@ -77,6 +78,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.Uint64Var(&c.settings.Seed, "seed", d.Seed, "seed of the crowd: who clicks how often, in which order, on which shop, and with --products which product each buyer wants")
 	fs.DurationVar(&c.settings.LateCommit, "late-commit", d.LateCommit, "hold back the commit and the lock renewals of some orders this long after their statements ran, then commit regardless of the lock (a commit on the wire when the network stalls); above --lock-ttl it breaks lua and redlock (default 0: off)")
 	fs.IntVar(&c.settings.LateCommitEvery, "late-commit-every", d.LateCommitEvery, "with --late-commit, which orders commit late: in each shop, the first to reach its commit, then every Nth")
+	fs.Float64Var(&c.settings.Pay, "pay", 0, "with --pay-within, the share of the winners (201s) that pay for their order, each after a delay drawn within the window; the rest never pay, and their units go back on sale when the shops' sweeps expire their orders (default 0: nobody pays)")
+	fs.DurationVar(&c.settings.PayWithin, "pay-within", 0, "the products' pay window (pay_within_ms): an order is pending until paid, and expires, its unit back on sale, when the window passes by the database's clock. The crowd is the second wave: it must keep coming for twice the window (raise --users and --duration, or lower --rate) so that returned units sell again. Rows whose strategy has no pay window yet are skipped with the shop's reason (default 0: orders final at once)")
+	fs.BoolVar(&c.naiveExpiry, "naive-expiry", false, "with --pay-within, give the embedded shops the textbook's broken sweep of unpaid orders: it reads the orders due by the shop's own clock, then writes each expired and returns its unit with no compare-and-set, so a payment between the two is overwritten and two sweeps return one unit twice (docs/unpaid-order.md); not with --targets or --crash")
+	fs.BoolVar(&c.settings.LatePay, "late-pay", false, "with --pay-within, send every payment right at or just after its order's deadline (10 ms before to 40 ms after): the payment that races its expiry must end paid or expired, never both")
 	fs.IntVar(&c.settings.Batch, "batch", d.Batch, "in the +batch rows, the most queued buyers one holder of the product lock serves in one transaction")
 	fs.IntVar(&c.settings.Buckets, "buckets", d.Buckets, "split the sql-atomic rows' stock over K rows (1: one row, as without); a row named sql-atomic+kK has its own K")
 	c.faults = fault.Kinds()
@@ -192,6 +197,9 @@ func (c *config) check() []string {
 	if len(c.targets) == 0 && c.adminToken != "" {
 		bad = append(bad, "admin-token: only with --targets; the embedded shops make their own")
 	}
+	if c.naiveExpiry && (c.settings.PayWithin == 0 || len(c.targets) > 0 || crashes(c.settings.Faults)) {
+		bad = append(bad, "naive-expiry: needs --pay-within, and the in-process shops (not with --targets or --crash)")
+	}
 	if c.buyerSecret != "" && len(c.buyerSecret) < buyertoken.MinSecretLen {
 		bad = append(bad, fmt.Sprintf("buyer-secret: %d bytes, want at least %d", len(c.buyerSecret), buyertoken.MinSecretLen))
 	}
@@ -282,4 +290,14 @@ func flagValues(fs *flag.FlagSet) map[string]string {
 		out["mysql-dsn"] = name + ":***@" + rest
 	}
 	return out
+}
+
+// crashes reports whether faults has --crash on.
+func crashes(faults []fault.Fault) bool {
+	for _, f := range faults {
+		if _, ok := f.(*fault.ShopCrash); ok {
+			return true
+		}
+	}
+	return false
 }

@@ -63,6 +63,9 @@ type Config struct {
 	// one for its buyer (internal/httpapi/buyer.go). Empty: open, anyone
 	// may act for any buyer, as the demo runs by default.
 	BuyerSecret string
+	// NaiveExpiry makes the shop's sweep of unpaid orders the textbook's
+	// broken one (order.Options.NaiveExpiry), for the workshop.
+	NaiveExpiry bool
 	// LockWait is the longest an order waits for its product lock; zero
 	// means order.DefaultLockWait.
 	LockWait time.Duration

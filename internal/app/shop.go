@@ -141,7 +141,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 
 	products := stock.NewStore(b.DB)
 	s.orders = order.NewService(b.DB, products, s.lockers, order.Options{
-		LockWait: cfg.LockWait, Logger: log,
+		LockWait: cfg.LockWait, Logger: log, NaiveExpiry: cfg.NaiveExpiry,
 		Reservations: reserve.New(single), // redis-decr's stock, on the Redis lua uses
 		Queue:        queue.New(single),   // redis-queue's stock and streams, on the same Redis
 		Observer:     m,

@@ -33,6 +33,7 @@ type Product struct {
 	LateCommitEvery int     `json:"late_commit_every"`
 	BatchMax        int     `json:"batch_max,omitempty"`
 	Buckets         int     `json:"buckets,omitempty"`
+	PayWithinMs     int64   `json:"pay_within_ms,omitempty"`
 }
 
 // API calls the admin routes of one shop. It is safe for concurrent use.

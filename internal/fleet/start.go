@@ -94,6 +94,9 @@ type FleetConfig struct {
 	// BuyerSecret, if set, makes the shops require buyers' tokens signed
 	// with it (app.Config's); the Fleet carries it for the crowd to sign.
 	BuyerSecret string
+	// NaiveExpiry gives the shops the textbook's broken sweep of unpaid
+	// orders (app.Config's), for the workshop.
+	NaiveExpiry bool
 	// RTT is the round-trip time on every link from a shop to its
 	// backends, as app.Config's (zero: none). With Backends, their Net is
 	// used as it is.
@@ -137,6 +140,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		MySQLDSN: cfg.MySQLDSN, RedisAddrs: cfg.RedisAddrs, RedisCluster: cfg.RedisCluster, EtcdEndpoints: cfg.EtcdEndpoints, ZooKeeper: cfg.ZooKeeper, AdminToken: token,
 		LockWait: orDefault(cfg.LockWait, DefaultLockWait), MaxInFlightOrders: cfg.MaxInFlight, Logger: log,
 		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst, BuyerSecret: cfg.BuyerSecret, RTT: cfg.RTT,
+		NaiveExpiry: cfg.NaiveExpiry,
 	}
 	f := &Fleet{AdminToken: token, BuyerSecret: cfg.BuyerSecret, CPU: ledger.ProcessCPU{}}
 	var closers []func() error

@@ -82,6 +82,19 @@ type auditJSON struct {
 	QueuePending *int64 `json:"queue_pending,omitempty"`
 	// Buckets: a product's stock buckets, each with its own figures.
 	Buckets []bucketJSON `json:"buckets,omitempty"`
+	// Life: a pay-window product's units by where their orders stand.
+	Life *lifeJSON `json:"life,omitempty"`
+}
+
+// lifeJSON is a pay-window product's audit of its orders' lives.
+type lifeJSON struct {
+	Pending   int `json:"pending"`
+	Paid      int `json:"paid"`
+	Expired   int `json:"expired"`
+	Cancelled int `json:"cancelled"`
+	Placed    int `json:"placed"`
+	Resold    int `json:"resold"`
+	Undersold int `json:"undersold"`
 }
 
 // bucketJSON is one stock bucket's audit on the wire.
@@ -117,6 +130,10 @@ func toAuditJSON(a order.Audit) auditJSON {
 	}
 	for _, b := range a.Buckets {
 		j.Buckets = append(j.Buckets, bucketJSON(b))
+	}
+	if a.Life != nil {
+		l := lifeJSON(*a.Life)
+		j.Life = &l
 	}
 	return j
 }

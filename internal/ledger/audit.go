@@ -25,6 +25,22 @@ type Audit struct {
 	// Buckets are a product's stock buckets, each audited on its own
 	// (sql-atomic with buckets only).
 	Buckets []BucketAudit `json:"buckets,omitempty"`
+	// Life is a pay-window product's units by where their orders stand;
+	// nil for a product whose orders are final at once.
+	Life *Life `json:"life,omitempty"`
+}
+
+// Life is the audit of a pay-window product's orders: per product,
+// initial = stock + pending + paid. Resold counts units sold again after
+// they came back; Undersold units neither sold nor back on sale.
+type Life struct {
+	Pending   int `json:"pending"`
+	Paid      int `json:"paid"`
+	Expired   int `json:"expired"`
+	Cancelled int `json:"cancelled"`
+	Placed    int `json:"placed"`
+	Resold    int `json:"resold"`
+	Undersold int `json:"undersold"`
 }
 
 // BucketAudit is one stock bucket's audit.
@@ -65,6 +81,13 @@ type Events struct {
 	// VersionMoved: sql-version tries the shops threw away, work and all,
 	// because another buyer's write came first.
 	VersionMoved int64 `json:"version_moved"`
+	// Paid, Expired, Cancelled: orders of a pay-window product the shops
+	// paid, expired (their sweeps) and cancelled; Returned the units the
+	// expired and cancelled ones put back on sale.
+	Paid      int64 `json:"paid,omitempty"`
+	Expired   int64 `json:"expired,omitempty"`
+	Cancelled int64 `json:"cancelled,omitempty"`
+	Returned  int64 `json:"returned,omitempty"`
 }
 
 // Add adds o's counts to e.
@@ -78,5 +101,9 @@ func (e *Events) Add(o Events) {
 	e.QueueRefused += o.QueueRefused
 	e.Batches += o.Batches
 	e.BatchedBuyers += o.BatchedBuyers
+	e.Paid += o.Paid
+	e.Expired += o.Expired
+	e.Cancelled += o.Cancelled
+	e.Returned += o.Returned
 	e.VersionMoved += o.VersionMoved
 }

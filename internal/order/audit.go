@@ -55,6 +55,9 @@ type Audit struct {
 	// them (stock.Product.Buckets), in bucket order; nil for the others.
 	// Consistent holds only if every bucket's does.
 	Buckets []BucketAudit
+	// Life is a pay-window product's figures (auditLife); nil for a
+	// product without a pay window, whose orders are final at once.
+	Life *LifeAudit
 }
 
 // Audit computes the figures of productID's sale with SQL over the products
@@ -75,8 +78,9 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var name string
 		var k int
-		err := tx.Raw("SELECT strategy, initial_stock, stock, buckets FROM products WHERE id = ?", productID).
-			Row().Scan(&name, &a.InitialStock, &a.Stock, &k)
+		var payWithin int64
+		err := tx.Raw("SELECT strategy, initial_stock, stock, buckets, pay_within_ms FROM products WHERE id = ?", productID).
+			Row().Scan(&name, &a.InitialStock, &a.Stock, &k, &payWithin)
 		if errors.Is(err, sql.ErrNoRows) {
 			return fmt.Errorf("%w: product %q", stock.ErrNotFound, productID)
 		}
@@ -101,7 +105,10 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 			      FROM orders WHERE product_id = ? AND `+life.LiveSQL+` GROUP BY user_id) AS per_buyer`, productID).
 			Row().Scan(&buyers, &a.Orders, &a.Sold)
 		a.DuplicateOrders = a.Orders - buyers
-		return err
+		if err != nil || payWithin == 0 {
+			return err
+		}
+		return auditLife(tx, &a)
 	})
 	switch {
 	case errors.Is(err, stock.ErrNotFound):
@@ -112,6 +119,9 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 		return Audit{}, fmt.Errorf("order: audit %q: %w", productID, err)
 	}
 	a.Oversold = max(0, a.Sold-a.InitialStock)
+	if a.Life != nil {
+		a.Oversold = max(a.Oversold, a.Stock+a.Sold-a.InitialStock)
+	}
 	a.Consistent = a.Stock+a.Sold == a.InitialStock
 	for _, b := range a.Buckets {
 		a.Consistent = a.Consistent && b.Consistent

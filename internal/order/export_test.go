@@ -1,5 +1,7 @@
 package order
 
+import "context"
+
 // Queued returns how many buyers of product wait in s's batch queue
 // (batch_waiters.go) and have not given up, for tests that wait until a
 // batch has formed behind a held lock.
@@ -31,3 +33,10 @@ func (s *Service) WaitAsMySQL() { s.flavor.Store(flavorMySQL) }
 
 // VersionTries is how many tries a sql-version order makes.
 const VersionTries = versionTries
+
+// NaiveSweepSplit runs the naive sweep's read now and returns its write,
+// for a test to put a payment or another sweep between the two.
+func NaiveSweepSplit(ctx context.Context, s *Service) (write func() (int, error), err error) {
+	due, err := s.naiveDue(ctx)
+	return func() (int, error) { return s.naiveExpire(ctx, due) }, err
+}

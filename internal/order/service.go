@@ -70,6 +70,10 @@ type Options struct {
 	// product with a pay window it is asked about; zero means
 	// DefaultSweepEvery, below zero no sweep but those the caller runs.
 	SweepEvery time.Duration
+	// NaiveExpiry makes this shop's sweep the textbook's broken one
+	// (expire_naive.go): a read, then a write without the compare-and-set,
+	// by this shop's own clock. For the workshop only.
+	NaiveExpiry bool
 }
 
 // Service places orders and audits sales. It is safe for concurrent use.

@@ -62,7 +62,12 @@ type SettingsDoc struct {
 	Faults          map[string]string `json:"faults,omitempty"`
 	LateCommitMs    float64           `json:"late_commit_ms"`
 	LateCommitEvery int               `json:"late_commit_every"`
-	PlannedRequests int               `json:"planned_requests"`
+	// Pay, PayWithinMs and LatePay are a sale with payments' (--pay,
+	// --pay-within, --late-pay); absent without.
+	Pay             float64 `json:"pay,omitempty"`
+	PayWithinMs     float64 `json:"pay_within_ms,omitempty"`
+	LatePay         bool    `json:"late_pay,omitempty"`
+	PlannedRequests int     `json:"planned_requests"`
 	// RTT is the round-trip time on the shops' links (netsim.RTT's
 	// String: "2ms", "db=2ms,redis=500µs"); absent on loopback as it is.
 	RTT string `json:"rtt,omitempty"`
@@ -84,10 +89,13 @@ type ModeDoc struct {
 	ErrorsTotal int          `json:"errors_total"`
 	Audit       ledger.Audit `json:"audit"`
 	// Events are what the shops counted beyond the audit, summed.
-	Events       ledger.Events `json:"events"`
-	ElapsedSecs  float64       `json:"elapsed_seconds"`
-	ReqPerSec    float64       `json:"req_per_second"`
-	OrdersPerSec float64       `json:"orders_per_second"`
+	Events ledger.Events `json:"events"`
+	// Payments are what a sale with payments' payers were told; absent
+	// without a pay window.
+	Payments     *ledger.Payments `json:"payments,omitempty"`
+	ElapsedSecs  float64          `json:"elapsed_seconds"`
+	ReqPerSec    float64          `json:"req_per_second"`
+	OrdersPerSec float64          `json:"orders_per_second"`
 	// CPUPerOrder and CPUPerAnswer are the fleet's CPU milliseconds per
 	// order made and per request answered (ledger.CPUMeter says whose
 	// CPU); absent if unknown.
@@ -188,6 +196,7 @@ func NewDocument(o *scenario.Outcome) Document {
 			RatePerSecond: s.Rate, DurationSeconds: s.Duration.Seconds(), LockTTLMs: ms(s.LockTTL),
 			WorkMs: ms(s.Work), StallMs: ms(s.Stall), StallRate: s.StallRate, Seed: s.Seed,
 			LateCommitMs: ms(s.LateCommit), LateCommitEvery: s.LateCommitEvery,
+			Pay: s.Pay, PayWithinMs: ms(s.PayWithin), LatePay: s.LatePay,
 			PlannedRequests: s.PlannedRequests(),
 		},
 		Unsafe:  o.Unsafe(),
@@ -225,7 +234,7 @@ func NewDocument(o *scenario.Outcome) Document {
 		md := ModeDoc{
 			Mode: string(m.Mode), ProductID: m.ProductID, Planned: m.Planned, Sent: m.Sent,
 			Answers: m.Tally, DupRejected: m.Tally.DupRejected(), ErrorsTotal: m.Tally.ErrorCount(),
-			Audit: m.Audit, Events: m.Events, ElapsedSecs: m.Elapsed().Seconds(), ReqPerSec: m.ReqPerSec(),
+			Audit: m.Audit, Events: m.Events, Payments: m.Payments, ElapsedSecs: m.Elapsed().Seconds(), ReqPerSec: m.ReqPerSec(),
 			OrdersPerSec: m.OrdersPerSec(), Throughput: m.Metrics.Throughput,
 			Latency: LatencyDoc{
 				Mean: ms(l.Mean), Min: ms(l.Min), P50: ms(l.P50), P90: ms(l.P90),

@@ -25,6 +25,7 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 	} else {
 		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units%s, %d req/s%s\n\n", s.Users, s.Stock, catalogueTitle(s), s.Rate, rttTitle(s))
 		markdownTable(&b, Columns, append(Rows(o), skippedRows(o, Columns)...))
+		writeLifeMarkdown(&b, o)
 		for _, m := range o.Modes {
 			fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
 		}

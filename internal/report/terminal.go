@@ -90,6 +90,7 @@ func writeText(w io.Writer, o *scenario.Outcome, wide bool) error {
 			writeAligned(&b, TerminalColumns, append(TerminalRows(o), skippedRows(o, TerminalColumns)...), false)
 			b.WriteString("sold: answered 201 or 202. Every column and whole why-lines: report.md, or --wide.\n")
 		}
+		writeLifeText(&b, o)
 		if line := catalogueLine(o); line != "" {
 			for _, l := range Wrap(line, TerminalWidth) {
 				b.WriteString(l + "\n")

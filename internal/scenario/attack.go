@@ -43,6 +43,10 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	}
 	tokens := newClickTokens(a.fleet.BuyerSecret, s, time.Now())
 	tg := &targeter{targets: a.crowd.targets(a.fleet.Targets, a.products, tokens)}
+	var pay *payer
+	if s.Paying() {
+		pay = newPayer(ctx, s, a.fleet.Targets, tokens)
+	}
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
 	defer func() {
 		res.Load = load(ctx)
@@ -109,6 +113,9 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 				c.Answered(r)
 			}
 			res.Tally.Add(r)
+			if pay != nil {
+				pay.won(r)
+			}
 			res.Metrics.Add(r)
 			// Kept for the audit and the report, all but the headers,
 			// which nothing reads: a map per click, for the GC to mark
@@ -124,6 +131,10 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 			ctxErr, done = ctx.Err(), nil
 			atk.Stop()
 		}
+	}
+	if pay != nil {
+		p := pay.wait() // the payments in flight, before the faults stop
+		res.Payments = &p
 	}
 	prog.done(tg.Sent(), &res.Tally)
 	// The attack's connections go now, not after the audit: an open crowd
@@ -162,6 +173,7 @@ func product(id string, mode Mode, s Settings) fleet.Product {
 		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),
 		StallMs: s.Stall.Milliseconds(), StallRate: s.StallRate,
 		LateCommitMs: s.LateCommit.Milliseconds(), LateCommitEvery: s.LateCommitEvery,
+		PayWithinMs: s.PayWithin.Milliseconds(),
 	}
 	if mode.Batched() {
 		p.BatchMax = s.Batch

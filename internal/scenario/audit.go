@@ -30,6 +30,13 @@ func (a *attack) audit(ctx context.Context, res *ModeResult, faults []fault.Arme
 			return err
 		}
 	}
+	if s.Paying() {
+		// The units of unpaid orders come back: the audit waits for the
+		// sale's end, when no order is pending.
+		if _, err := a.waitSaleEnd(ctx, a.productID); err != nil {
+			return err
+		}
+	}
 	if res.Audit, err = a.api.Audit(ctx, a.productID); err != nil {
 		return err
 	}

@@ -89,6 +89,9 @@ func (a *attack) createProducts(ctx context.Context) error {
 			p := product(id, a.mode, s)
 			p.Stock = s.stockOf(i)
 			if err := a.api.CreateProduct(ctx, p); err != nil {
+				if sk, ok := payRefused(s, a.mode, err); ok {
+					return &skipError{sk}
+				}
 				return err
 			}
 		}

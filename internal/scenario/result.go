@@ -39,6 +39,9 @@ type ModeResult struct {
 	// the rows whose stock is in buckets, where a missing fallback would
 	// show; 0 for the others.
 	EarlySoldOut int
+	// Payments are what a sale with payments' payers were told
+	// (Settings.Pay); nil without a pay window.
+	Payments *ledger.Payments
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration

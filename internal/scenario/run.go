@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -83,7 +84,11 @@ func (o *Outcome) Unsafe() []string {
 		a := m.Audit
 		drift := a.Drift != nil && *a.Drift != 0
 		undrained := m.Drain != nil && m.Drain.Err != ""
-		if claims && (a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift || m.Lost > 0 || undrained ||
+		undersold := 0
+		if a.Life != nil {
+			undersold = a.Life.Undersold
+		}
+		if claims && (undersold > 0 || a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift || m.Lost > 0 || undrained ||
 			m.EarlySoldOut > 0) {
 			line := fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
 				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent)
@@ -92,6 +97,9 @@ func (o *Outcome) Unsafe() []string {
 			}
 			if m.Lost > 0 {
 				line += fmt.Sprintf(", %d orders answered 201/202 not written", m.Lost)
+			}
+			if undersold > 0 {
+				line += fmt.Sprintf(", undersold %d (expired and never back on sale)", undersold)
 			}
 			if undrained {
 				line += ", queue: " + m.Drain.Err
@@ -146,6 +154,11 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 			a.products = s.productIDs(a.productID)
 			a.productID = a.products[0]
 			res, err := a.run(ctx)
+			var skip *skipError
+			if errors.As(err, &skip) {
+				o.Skipped = append(o.Skipped, skip.Skipped)
+				break
+			}
 			if res != nil {
 				runs = append(runs, res)
 			}

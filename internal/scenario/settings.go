@@ -76,6 +76,13 @@ type Settings struct {
 	// RTT is the simulated round-trip time on the embedded shops' links
 	// to their backends (package netsim; rtt); zero: loopback as it is.
 	RTT netsim.RTT
+	// Pay is the share of the winners that pay for their order within
+	// PayWithin, the products' pay window (pay_within_ms; zero: orders
+	// final at once); the rest never pay. LatePay sends every payment
+	// right at or just after its deadline (settings_pay.go).
+	Pay       float64
+	PayWithin time.Duration
+	LatePay   bool
 
 	// The load tester's settings (settings_load.go): the pace's period,
 	// Vegeta's timeout and workers, and how many times each row runs.
@@ -204,6 +211,7 @@ func (s Settings) Problems() []string {
 	}
 	bad = append(bad, s.loadProblems()...)
 	bad = append(bad, s.catalogueProblems()...)
+	bad = append(bad, s.payProblems()...)
 	return append(bad, fault.Problems(s.Faults, fault.Plan{Rows: s.rows(), Bucketed: s.bucketed()})...)
 }
 

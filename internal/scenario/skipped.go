@@ -9,3 +9,9 @@ type Skipped struct {
 	// Why says what is missing and the command that runs the row.
 	Why string
 }
+
+// skipError is an attack's way to tell Run that its row cannot run here:
+// Run records the Skipped and goes on with the next row.
+type skipError struct{ Skipped }
+
+func (e *skipError) Error() string { return string(e.Mode) + ": skipped: " + e.Why }

@@ -1,0 +1,78 @@
+package order
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/order/life"
+	"github.com/flashsale/flashsale/internal/order/sale"
+)
+
+// sweepNaive is the expiry the textbook warns about, switched on by
+// Options.NaiveExpiry for the workshop: it reads the pending orders due
+// by this shop's own clock, then writes each one expired and gives its
+// unit back, with no compare-and-set between the read and the write.
+// Two ways it goes wrong, each for its reason:
+//
+//   - a payment that lands between the read and the write is paid, and
+//     then overwritten: the buyer was told paid, and their unit is back
+//     on sale (sold twice once it sells); two sweeps that read the same
+//     order both give its unit back (the stock returned twice);
+//   - a shop whose clock runs ahead expires orders before their
+//     deadline, while their buyers may still pay.
+//
+// Sweep (sweep.go) is the mechanism that holds: the database's clock,
+// and life.End's compare-and-set in the transaction that gives back.
+func (s *Service) sweepNaive(ctx context.Context) (int, error) {
+	due, err := s.naiveDue(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.naiveExpire(ctx, due)
+}
+
+// naiveDue is the naive sweep's read: the pending orders due by this
+// shop's clock.
+func (s *Service) naiveDue(ctx context.Context) ([]life.Order, error) {
+	var due []life.Order
+	rows, err := s.db.WithContext(ctx).Raw(`SELECT id, product_id, quantity, bucket FROM orders
+		WHERE state = 'pending' AND deadline_ms <= ? LIMIT ?`, s.opts.Now().UnixMilli(), sweepBatch).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o life.Order
+		if err := rows.Scan(&o.ID, &o.ProductID, &o.Quantity, &o.Bucket); err != nil {
+			return nil, err
+		}
+		due = append(due, o)
+	}
+	return due, rows.Err()
+}
+
+// naiveExpire is the naive sweep's write: each order of due expired and
+// its unit given back, whatever the order's state is by now.
+func (s *Service) naiveExpire(ctx context.Context, due []life.Order) (int, error) {
+	expired := 0
+	for _, o := range due {
+		p, err := s.product(ctx, o.ProductID)
+		if err != nil {
+			return expired, err
+		}
+		err = s.giveBack(ctx, p, func(tx *gorm.DB) error {
+			// The flaw: no "AND state = 'pending'", no deadline check.
+			if err := tx.Exec(`UPDATE orders SET state = 'expired', unique_buyer = NULL WHERE id = ?`, o.ID).Error; err != nil {
+				return err
+			}
+			return sale.Give(tx, o.Quantity, o.ProductID, o.Bucket)
+		})
+		if err != nil {
+			return expired, err
+		}
+		s.ended(p, o, EventExpired)
+		expired++
+	}
+	return expired, nil
+}
