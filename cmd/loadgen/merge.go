@@ -143,6 +143,12 @@ func readParts(dirs []string, targets, token, out string) (config, []scenario.Pa
 			if k < 0 {
 				return cfg, nil, fmt.Errorf("%s has no row %s", dirs[i], m.Mode)
 			}
+			if sent := d.Modes[k].Sent; len(rs) != sent {
+				// A results file still being written, or cut short: its
+				// sums and samples would be short with no word said.
+				return cfg, nil, fmt.Errorf("%s: %d results for row %s, whose report says %d sent: a part still writing, or a file cut short",
+					dirs[i], len(rs), m.Mode, sent)
+			}
 			row.Results = append(row.Results, rs...)
 			row.Sent += d.Modes[k].Sent
 		}
