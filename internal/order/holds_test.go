@@ -3,6 +3,7 @@ package order_test
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -77,9 +78,12 @@ func TestHoldsAreTheRoundTripsCounted(t *testing.T) {
 				tc.p.Stock, tc.p.LockTTL = 10, 10*time.Second // no renewal within the order
 				p := newProduct(t, b, strings.ReplaceAll(tc.name, " ", "-"), tc.p)
 				ctx := context.Background()
+				start := log.len()
 				mustPlace(ctx, t, shop, p.ID, "first")
+				waitHoldsEnded(t, log, start) // a batch lets its lock go after it answers
 				from := log.len()
 				mustPlace(ctx, t, shop, p.ID, "second")
+				waitHoldsEnded(t, log, from)
 				trips := log.since(from)
 				defer func() {
 					if t.Failed() {
@@ -95,7 +99,11 @@ func TestHoldsAreTheRoundTripsCounted(t *testing.T) {
 					}
 					return
 				}
-				if got.tx != want.Tx {
+				// Tx is what a sale holds SQLite's one write lock for; on
+				// MySQL the rows are locked one by one and DB is the hold
+				// (sql-for-update's transaction is shorter there: no
+				// no-op UPDATE to take a lock).
+				if b.DB.Mode() != testenv.Real && got.tx != want.Tx {
 					t.Errorf("Tx: counted %d trips after BEGIN to COMMIT, the table says %d", got.tx, want.Tx)
 				}
 				if got.db < 0 {
@@ -154,7 +162,9 @@ func countHold(trips []trip, lockRow bool, takes string) counted {
 		case "db":
 			c.db++
 		case "redis":
-			if resent(tr, sent) {
+			// Not the dedupe lock's: a redlock dedupe lock's late sends
+			// to its slower nodes may be logged inside the product's hold.
+			if strings.Contains(tr.what, "flashsale:dedupe:") || resent(tr, sent) {
 				continue
 			}
 			sent[tr.node] = append(sent[tr.node], tr.what)
@@ -173,6 +183,31 @@ func countHold(trips []trip, lockRow bool, takes string) counted {
 // one. The table counts the trips of a connection that was not cut.
 func resent(tr trip, sent map[int][]string) bool {
 	return strings.HasPrefix(tr.what, "[hello ") || slices.Contains(sent[tr.node], tr.what)
+}
+
+// waitHoldsEnded waits until every lock acquired in the trips logged from
+// i on was let go ("held" is logged after the release), for up to 5 s.
+func waitHoldsEnded(t *testing.T, log *tripLog, i int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		acquired, ended := 0, 0
+		for _, tr := range log.since(i) {
+			switch {
+			case tr.link == "lock" && tr.what == "acquired":
+				acquired++
+			case tr.link == "lock" && tr.what == "held":
+				ended++
+			}
+		}
+		if ended >= acquired {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d locks acquired, %d let go after 5 s", acquired, ended)
+		}
+		runtime.Gosched()
+	}
 }
 
 // commitAfter is the index of the first COMMIT after trips[i], or the last.
