@@ -25,6 +25,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/flashsale/flashsale/internal/porthold"
 )
 
 // InstallHint is the one line that installs the binaries on Debian.
@@ -211,10 +213,9 @@ func ClientOptions(addr string) *redis.Options {
 
 // freePort returns a loopback port nothing listens on at the moment.
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := porthold.Free(1)
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }
