@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/porthold"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -61,12 +62,11 @@ func TestBadFlagsExit2NamingTheFlag(t *testing.T) {
 }
 
 func TestAnUnreachableServerExits1NamingTheFlag(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := porthold.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now: the dial is refused
+	addr := fmt.Sprintf("127.0.0.1:%d", free[0]) // nothing listens there now: the dial is refused
 	var out, errs bytes.Buffer
 	if code := run(context.Background(), []string{"--redis", addr}, &out, &errs); code != exitFailed {
 		t.Errorf("exit %d, want %d", code, exitFailed)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/locktable"
 	"github.com/flashsale/flashsale/internal/netsim"
+	"github.com/flashsale/flashsale/internal/redisopt"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
 
@@ -149,17 +149,9 @@ func (b *backends) openRedis(ctx context.Context, addrs []string, pool int) erro
 		dial = b.net.Dialer(netsim.Redis)
 	}
 	for _, a := range addrs {
-		c := redis.NewClient(&redis.Options{
-			Dialer:                   dial,
-			Addr:                     a,
-			PoolSize:                 pool,
-			DialTimeout:              time.Second,
-			DialerRetries:            1,
-			MaxRetries:               -1,
-			ContextTimeoutEnabled:    true,
-			DisableIdentity:          true,
-			MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-		})
+		c := redis.NewClient(redisopt.Client(a, redisopt.Settings{
+			Dialer: dial, PoolSize: pool, DialTimeout: time.Second, ContextTimeout: true,
+		}))
 		b.redis = append(b.redis, c)
 		b.close = append(b.close, func() { c.Close() })
 		if err := c.Ping(ctx).Err(); err != nil {

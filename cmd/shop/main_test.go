@@ -4,15 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/porthold"
 )
 
 func noEnv(string) string { return "" }
@@ -173,12 +174,11 @@ func TestClusterFlags(t *testing.T) {
 	if got, want := o.config(nil).RedisCluster, []string{"c1:7301", "c2:7302"}; !slices.Equal(got, want) {
 		t.Errorf("RedisCluster = %q, want %q", got, want)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := porthold.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	closed := fmt.Sprintf("127.0.0.1:%d", free[0]) // nothing listens there now
 	err = run(t.Context(), []string{"--addr", "127.0.0.1:0", "--redis-cluster", closed}, noEnv, io.Discard)
 	var stderr bytes.Buffer
 	if got := exitCode(err, &stderr); got != 1 || !strings.Contains(stderr.String(), "--redis-cluster") || !strings.Contains(stderr.String(), "no Redis Cluster node answers") {

@@ -27,7 +27,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // Errors of a Redis Cluster named by Config.RedisCluster, wrapped by
@@ -95,37 +96,12 @@ func checkCluster(ctx context.Context, addrs []string) (state string, err error)
 }
 
 // newClusterClient returns go-redis's cluster client on the nodes addrs,
-// with the settings of the other clients (redis.go), per node. Two differ:
-//
-//   - MaxRedirects -1: like MaxRetries -1 elsewhere, never resend a
-//     command. go-redis's cluster client resends on a network error too,
-//     not only on MOVED; a lock's SET NX whose reply was lost must not be
-//     resent. A MOVED reply is then an error for that one call, and makes
-//     the client reload the slots for the next.
-//   - ClusterStateReloadInterval: see clusterReloadEvery.
-//
-// It dials nothing yet; then every node, those it learns too, through
-// dial. The caller closes it.
+// with the settings of the other clients (redis.go), per node, never
+// following a redirect (redisopt.Cluster) and reloading the slots every
+// clusterReloadEvery at most. It dials nothing yet; then every node, those
+// it learns too, through dial. The caller closes it.
 func newClusterClient(addrs []string, dial dialer) *redis.ClusterClient {
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs:                      addrs,
-		Dialer:                     dial,
-		MaxRedirects:               -1,
-		ClusterStateReloadInterval: clusterReloadEvery,
-		PoolSize:                   redisPoolSize,
-		PoolTimeout:                redisPoolTimeout,
-		MinIdleConns:               redisMinIdleConns,
-		DialTimeout:                redisDialTimeout,
-		DialerRetries:              1,
-		ReadTimeout:                redisReadTimeout,
-		WriteTimeout:               redisWriteTimeout,
-		MaxRetries:                 -1,
-		ContextTimeoutEnabled:      true,
-		DisableIdentity:            true,
-		MaintNotificationsConfig: &maintnotifications.Config{
-			Mode: maintnotifications.ModeDisabled,
-		},
-	})
+	return redis.NewClusterClient(redisopt.Cluster(addrs, clusterReloadEvery, redisSettings(dial)))
 }
 
 // clusterReady is a shop's cluster, as /readyz asks it (httpapi.RedisMaster).

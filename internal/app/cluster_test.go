@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/porthold"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -26,12 +26,11 @@ func TestRedisClusterRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(plain.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := porthold.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := ln.Addr().String()
-	ln.Close() // nothing listens there now
+	closed := fmt.Sprintf("127.0.0.1:%d", free[0]) // nothing listens there now
 	cases := []struct {
 		name string
 		cfg  app.Config

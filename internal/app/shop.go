@@ -158,11 +158,11 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	case s.cluster != nil:
 		master = clusterReady{s.cluster}
 	}
-	var etcd httpapi.Etcd
+	var etcd httpapi.Readier
 	if s.etcd != nil {
 		etcd = etcdReady{s.etcd}
 	}
-	var zk httpapi.ZooKeeper // a nil *zklock.Locker would not be a nil interface
+	var zk httpapi.Readier // a nil *zklock.Locker would not be a nil interface
 	if s.zk != nil {
 		zk = s.zk
 	}

@@ -3,13 +3,14 @@ package app_test
 import (
 	"context"
 	"errors"
-	"net"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/porthold"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -18,12 +19,11 @@ import (
 // context, with an error that names --zookeeper and wraps
 // dlock.ErrUnavailable.
 func TestShopWithoutAZooKeeperSession(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := porthold.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	nobody := ln.Addr().String()
-	ln.Close() // the port is free: nothing answers there
+	nobody := fmt.Sprintf("127.0.0.1:%d", free[0]) // the port is free: nothing answers there
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		b := backendsOf(env)
 		b.ZooKeeper = []string{nobody}

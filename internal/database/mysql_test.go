@@ -3,12 +3,14 @@ package database_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/porthold"
 )
 
 func TestMySQLConfig(t *testing.T) {
@@ -63,12 +65,11 @@ func containsSecret(s string) bool { return strings.Contains(s, "secret") }
 
 func TestOpenMySQLUnavailable(t *testing.T) {
 	// A port that just closed: connection refused.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := porthold.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", free[0])
 
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

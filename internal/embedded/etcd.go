@@ -3,7 +3,6 @@ package embedded
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -134,29 +133,9 @@ func ready(m *embed.Etcd) error {
 	}
 }
 
-// pickPorts is freePorts; export_test.go wraps it to lose the race for a
-// port on purpose.
-var pickPorts = freePorts
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("embedded: find a free port for etcd: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
-}
+// pickPorts is porthold.Free; export_test.go wraps it to lose the race for
+// a port on purpose.
+var pickPorts = porthold.Free
 
 // Endpoints returns every member's client URL, in member order. They stay
 // the same across Stop and Restart.

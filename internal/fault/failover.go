@@ -11,57 +11,12 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// SentinelFailover is --failover, the fault Redlock was written against: one Redis master
-// with a replica, promoted by Sentinel when the master dies. Replication
-// is asynchronous, so the master acknowledges a lock before the replica
-// has it; if the master dies then, the replica is promoted without the
-// lock, and grants it again to the next buyer while the first holder is
-// still inside its critical section. The load generator makes that window
-// certain instead of lucky: it holds the replica's replication link (a
-// fault proxy, package faultproxy) at the master's next grant of the
-// product lock (grantCut), SIGKILLs the master as soon as the grant is
-// complete, and times the Sentinels' promotion (redisproc.Set). Then the
-// old master comes back, empty, as the new replica, and the next round
-// begins. The first round is set before the first click.
-//
-// The product of a --failover run, and why:
-//
-//   - FailoverLockTTL, 12 s, outlasts the promotion (two to three seconds)
-//     and puts the holder's first renewal at a third of it, 4 s: after its
-//     write. With a short lease, say the default 100 ms, the watchdog
-//     would find the dead master at its next renewal, let the validity run
-//     out and cancel the holder about 100 ms after the kill, long before a
-//     new master exists: nobody would be left inside the critical section
-//     to be overlapped, and the failover would look harmless.
-//   - FailoverWork, 3.5 s of work between the holder's read of the stock and
-//     its write, outlasts the promotion too, so the next buyer, granted by
-//     the new master, reads the stock before the first holder writes it.
-//   - The kills' pace: kills are at least redisproc.KillEvery (4 s) apart,
-//     and a locked row's waits for the next grant. The lock changes hands
-//     once per FailoverWork, and the promoted master grants it at once, so
-//     the kills fall a promotion and a FailoverWork apart: at about 0, 6.6
-//     and 13 s (fenced at about 0, 7 and 14 s: each holder's fence
-//     registration waits for the commit before it). A Sentinel that has
-//     to try a promotion twice (about one in thirty, 6.6 s) pushes the
-//     next kill later by as much.
-//   - No stalls; FailoverStock, 3 units: a lost update shows as an oversold
-//     unit only once the stock has run out, and three units do within the
-//     attack. The third kill still has a grant to catch after that: a
-//     holder works under the lock whether units are left or not, and a shop
-//     answers sold out without the lock only once its own holder read 0.
-//   - FailoverUsers at FailoverRate click for about 14 s, until about the
-//     third kill; the buyers still waiting for the lock then (up to the
-//     shops' lock wait, 5 s) are there for the third grant, and seven
-//     attacks fit in two minutes. The rows whose lock is not on the master
-//     kill after a moment (failoverMoment) and need no buyers for it.
-//     FailoverDuration caps an attack.
-//
-// Redis-decr has no lock to catch: its round waits, with the link held,
-// until the database has sold a unit the replica's counter still offers,
-// and the promoted counter then offers it again (a phantom unit). The
-// shops' sweep lowers Redis's stock to the database's once a second
-// (package order/redisdecr, reconcile.go), and the load generator watches the drift
-// come back to 0 (driftWatch).
+// The sale of a --failover attack (SentinelFailover.Defaults): a lease and
+// work that outlast the Sentinels' promotion, so a holder is still inside
+// its critical section when the promoted master grants the lock again; a
+// stock small enough to run out, so a lost update shows as an oversold
+// unit; buyers who click until about the third kill. Why each is what it
+// is: docs/failover.md, "Why the sale is shaped so".
 const (
 	FailoverLockTTL  = 12 * time.Second
 	FailoverWork     = 3500 * time.Millisecond
@@ -87,9 +42,10 @@ func onMaster(st strategy.Name) bool {
 
 func init() { register(func() Fault { return &SentinelFailover{Rounds: DefaultFailovers} }) }
 
-// SentinelFailover is --failover: it kills the Sentinel-managed master of
-// the fleet (fleet.Fleet.Sentinels) Rounds times in each attack (see the
-// top of this file). It strikes every row: the rows whose lock and stock
+// SentinelFailover is --failover, the fault Redlock was written against:
+// it kills the Sentinel-managed master of the fleet (fleet.Fleet.Sentinels)
+// Rounds times in each attack, each time at a grant its replica has not
+// seen (docs/failover.md). It strikes every row: the rows whose lock and stock
 // are not on that master show what it does not touch.
 type SentinelFailover struct {
 	Enabled bool

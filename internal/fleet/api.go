@@ -57,6 +57,7 @@ func (a *API) CreateProduct(ctx context.Context, p Product) error {
 func (a *API) Audit(ctx context.Context, id string) (ledger.Audit, error) {
 	var out ledger.Audit
 	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/audit", nil, http.StatusOK, &out)
+	out.LockMode = "" // strategy's older name: the report keeps only strategy
 	return out, err
 }
 

@@ -7,10 +7,10 @@ import (
 	"sync"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // ClusterCommands reads how many commands each master of a Redis Cluster
@@ -32,10 +32,7 @@ func (c ClusterCommands) Describe() string {
 // Commands implements ledger.CommandMeter. It reads the slot map afresh
 // at each call, so a replica promoted since the last is read as a master.
 func (c ClusterCommands) Commands(ctx context.Context) (map[string]int64, error) {
-	cl := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs: c.Addrs, DisableIdentity: true, MaxRetries: -1,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	cl := redis.NewClusterClient(redisopt.Cluster(c.Addrs, 0, redisopt.Settings{}))
 	defer cl.Close()
 	var mu sync.Mutex
 	out := map[string]int64{}
@@ -58,10 +55,7 @@ func (c ClusterCommands) Commands(ctx context.Context) (map[string]int64, error)
 // MasterOf implements ledger.MasterFinder: the address of the master
 // that serves product's keys, all under its hash tag (order.ProductKey).
 func (c ClusterCommands) MasterOf(ctx context.Context, product string) (string, error) {
-	cl := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs: c.Addrs, DisableIdentity: true, MaxRetries: -1,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	cl := redis.NewClusterClient(redisopt.Cluster(c.Addrs, 0, redisopt.Settings{}))
 	defer cl.Close()
 	m, err := cl.MasterForKey(ctx, order.ProductKey(product))
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // stoppedNodes takes embedded nodes down by closing them (clients get
@@ -96,7 +97,7 @@ func (p *pausedNodes) Kill(ctx context.Context, nodes []int, d time.Duration) (f
 		if i < 0 || i >= len(p.addrs) {
 			return nil, fmt.Errorf("fleet: redis node %d: only %d addresses given", i+1, len(p.addrs))
 		}
-		c := redis.NewClient(&redis.Options{Addr: p.addrs[i], MaxRetries: -1})
+		c := redis.NewClient(redisopt.Client(p.addrs[i], redisopt.Settings{}))
 		err := c.Do(ctx, "CLIENT", "PAUSE", max(d.Milliseconds(), 1), "ALL").Err()
 		c.Close()
 		if err != nil {
@@ -114,7 +115,7 @@ func (p *pausedNodes) Kill(ctx context.Context, nodes []int, d time.Duration) (f
 		}
 		var errs []error
 		for _, i := range nodes {
-			c := redis.NewClient(&redis.Options{Addr: p.addrs[i]})
+			c := redis.NewClient(redisopt.Client(p.addrs[i], redisopt.Settings{}))
 			if err := c.Ping(ctx).Err(); err != nil {
 				errs = append(errs, fmt.Errorf("fleet: redis node %d at %s after the pause: %w", i+1, p.addrs[i], err))
 			}

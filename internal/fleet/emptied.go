@@ -8,11 +8,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/flashsale/flashsale/internal/embedded"
 	"github.com/flashsale/flashsale/internal/faultproxy"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // The three ways --redis-restart restarts a node empty, one per kind of
@@ -199,12 +199,9 @@ func withClient(addr string, f func(*redis.Client) error) error {
 // NodeClient is a client of the load generator's own to one node, whose
 // calls fail after timeout and are never resent.
 func NodeClient(addr string, timeout time.Duration) *redis.Client {
-	return redis.NewClient(&redis.Options{
-		Addr: addr, DialTimeout: timeout, DialerRetries: 1, ReadTimeout: timeout, WriteTimeout: timeout,
-		MaxRetries: -1, PoolSize: 2, DisableIdentity: true,
-		// No CLIENT MAINT_NOTIFICATIONS probe on connect (see app/redis.go).
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	return redis.NewClient(redisopt.Client(addr, redisopt.Settings{
+		PoolSize: 2, DialTimeout: timeout, ReadTimeout: timeout, WriteTimeout: timeout,
+	}))
 }
 
 // checkNodes says which node index is out of range, if one is.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -105,12 +104,11 @@ func startShopProcs(ctx context.Context, n int, base childConfig, logDir string)
 // freePort finds a free loopback port and holds it (package porthold) for
 // a child to listen on.
 func freePort() (string, *porthold.Held, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := porthold.Free(1)
 	if err != nil {
 		return "", nil, fmt.Errorf("fleet: shop port: %w", err)
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	hold, _ := porthold.Hold(addr) // without one (not a Unix), the port is left to chance
 	return addr, hold, nil
 }

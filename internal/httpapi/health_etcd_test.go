@@ -19,7 +19,7 @@ import (
 // a linearizable read, which only a quorum answers.
 type quorumRead struct{ c *clientv3.Client }
 
-func (q quorumRead) Check(ctx context.Context) error {
+func (q quorumRead) Ready(ctx context.Context) error {
 	_, err := q.c.Get(ctx, "flashsale/readyz", clientv3.WithCountOnly())
 	return err
 }

@@ -60,84 +60,6 @@ func toOrderJSON(o order.Order) orderJSON {
 	}
 }
 
-// auditJSON is the audit of one product's sale on the wire. Every figure is
-// computed by SQL from the orders table (package order), but the Redis ones,
-// which only redis-decr products have.
-type auditJSON struct {
-	ProductID       string `json:"product_id"`
-	Strategy        string `json:"strategy"`
-	LockMode        string `json:"lock_mode"` // strategy's older name, for older clients
-	InitialStock    int    `json:"initial_stock"`
-	Stock           int    `json:"stock"`
-	Orders          int    `json:"orders"`
-	Sold            int    `json:"sold"`
-	Oversold        int    `json:"oversold"`
-	DuplicateOrders int    `json:"duplicate_orders"`
-	Consistent      bool   `json:"consistent"`
-	RedisStock      *int   `json:"redis_stock,omitempty"`
-	Drift           *int   `json:"drift,omitempty"`
-	RedisError      string `json:"redis_error,omitempty"`
-	// QueueLength and QueuePending: a redis-queue product's backlog.
-	QueueLength  *int64 `json:"queue_length,omitempty"`
-	QueuePending *int64 `json:"queue_pending,omitempty"`
-	// Buckets: a product's stock buckets, each with its own figures.
-	Buckets []bucketJSON `json:"buckets,omitempty"`
-	// Life: a pay-window product's units by where their orders stand.
-	Life *lifeJSON `json:"life,omitempty"`
-}
-
-// lifeJSON is a pay-window product's audit of its orders' lives.
-type lifeJSON struct {
-	Pending   int `json:"pending"`
-	Paid      int `json:"paid"`
-	Expired   int `json:"expired"`
-	Cancelled int `json:"cancelled"`
-	Placed    int `json:"placed"`
-	Resold    int `json:"resold"`
-	Undersold int `json:"undersold"`
-}
-
-// bucketJSON is one stock bucket's audit on the wire.
-type bucketJSON struct {
-	Bucket       int  `json:"bucket"`
-	InitialStock int  `json:"initial_stock"`
-	Stock        int  `json:"stock"`
-	Orders       int  `json:"orders"`
-	Sold         int  `json:"sold"`
-	Consistent   bool `json:"consistent"`
-}
-
-func toAuditJSON(a order.Audit) auditJSON {
-	j := auditJSON{
-		ProductID:       a.ProductID,
-		Strategy:        string(a.Strategy),
-		LockMode:        string(a.Strategy),
-		InitialStock:    a.InitialStock,
-		Stock:           a.Stock,
-		Orders:          a.Orders,
-		Sold:            a.Sold,
-		Oversold:        a.Oversold,
-		DuplicateOrders: a.DuplicateOrders,
-		Consistent:      a.Consistent,
-		RedisStock:      a.RedisStock,
-		RedisError:      a.RedisErr,
-	}
-	if a.RedisStock != nil {
-		j.Drift = &a.Drift
-	}
-	if a.Strategy.Queues() {
-		j.QueueLength, j.QueuePending = &a.QueueLength, &a.QueuePending
-	}
-	for _, b := range a.Buckets {
-		j.Buckets = append(j.Buckets, bucketJSON(b))
-	}
-	if a.Life != nil {
-		l := lifeJSON(*a.Life)
-		j.Life = &l
-	}
-	return j
-}
-
 // placeOrder handles POST /api/v1/orders: 201 with the order.
 func (a *api) placeOrder(c *gin.Context) {
 	var body placeOrderRequest
@@ -303,5 +225,5 @@ func (a *api) auditProduct(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	c.PureJSON(http.StatusOK, toAuditJSON(audit))
+	c.PureJSON(http.StatusOK, toAudit(audit))
 }

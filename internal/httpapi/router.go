@@ -129,10 +129,10 @@ type Deps struct {
 	Metrics http.Handler
 	// Etcd, if not nil, is the cluster strategy etcd locks on: /readyz
 	// asks it for a quorum read.
-	Etcd Etcd
+	Etcd Readier
 	// ZooKeeper, if not nil, is the ensemble strategy zookeeper locks on:
 	// /readyz asks it for a read.
-	ZooKeeper ZooKeeper
+	ZooKeeper Readier
 }
 
 // RedisMaster is a Redis master that Sentinels manage (package app's, with
@@ -176,8 +176,8 @@ type api struct {
 	master   RedisMaster // nil: Redis[0] serves the single-node modes
 	door     *admission  // never nil; it may admit every order at once
 	limit    *buyerLimit // nil: no per-buyer rate
-	etcd     Etcd        // nil: no etcd to ask
-	zk       ZooKeeper   // nil: no ZooKeeper to ask
+	etcd     Readier     // nil: no etcd to ask
+	zk       Readier     // nil: no ZooKeeper to ask
 }
 
 var releaseMode sync.Once

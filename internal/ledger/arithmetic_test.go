@@ -123,7 +123,7 @@ func TestAuditDrained(t *testing.T) {
 		{Audit{QueueLength: n(0), QueuePending: n(1)}, false},
 		{Audit{QueueLength: n(0), RedisError: "dial tcp: refused"}, false},
 	} {
-		if got := tc.a.drained(); got != tc.want {
+		if got := drained(tc.a); got != tc.want {
 			t.Errorf("%+v drained: %v, want %v", tc.a, got, tc.want)
 		}
 	}

@@ -1,61 +1,15 @@
 package ledger
 
+import "github.com/flashsale/flashsale/internal/httpapi"
+
 // Audit is the shop's audit of one product, computed by the shop with SQL
-// from its orders table (GET /api/v1/products/{id}/audit).
-type Audit struct {
-	ProductID       string `json:"product_id"`
-	Strategy        string `json:"strategy"`
-	InitialStock    int    `json:"initial_stock"`
-	Stock           int    `json:"stock"`
-	Orders          int    `json:"orders"`
-	Sold            int    `json:"sold"`
-	Oversold        int    `json:"oversold"`
-	DuplicateOrders int    `json:"duplicate_orders"`
-	Consistent      bool   `json:"consistent"`
-	// RedisStock and Drift (Redis's stock less the database's) are there
-	// for redis-decr only; RedisError says why they are missing if they
-	// should be there.
-	RedisStock *int   `json:"redis_stock,omitempty"`
-	Drift      *int   `json:"drift,omitempty"`
-	RedisError string `json:"redis_error,omitempty"`
-	// QueueLength and QueuePending are a redis-queue product's backlog:
-	// orders accepted and not yet written, and those a consumer holds.
-	QueueLength  *int64 `json:"queue_length,omitempty"`
-	QueuePending *int64 `json:"queue_pending,omitempty"`
-	// Buckets are a product's stock buckets, each audited on its own
-	// (sql-atomic with buckets only).
-	Buckets []BucketAudit `json:"buckets,omitempty"`
-	// Life is a pay-window product's units by where their orders stand;
-	// nil for a product whose orders are final at once.
-	Life *Life `json:"life,omitempty"`
-}
-
-// Life is the audit of a pay-window product's orders: per product,
-// initial = stock + pending + paid. Resold counts units sold again after
-// they came back; Undersold units neither sold nor back on sale.
-type Life struct {
-	Pending   int `json:"pending"`
-	Paid      int `json:"paid"`
-	Expired   int `json:"expired"`
-	Cancelled int `json:"cancelled"`
-	Placed    int `json:"placed"`
-	Resold    int `json:"resold"`
-	Undersold int `json:"undersold"`
-}
-
-// BucketAudit is one stock bucket's audit.
-type BucketAudit struct {
-	Bucket       int  `json:"bucket"`
-	InitialStock int  `json:"initial_stock"`
-	Stock        int  `json:"stock"`
-	Orders       int  `json:"orders"`
-	Sold         int  `json:"sold"`
-	Consistent   bool `json:"consistent"`
-}
+// from its orders table: the shop's own record (httpapi.Audit), as read
+// from GET /api/v1/products/{id}/audit.
+type Audit = httpapi.Audit
 
 // drained reports whether a's product has nothing left to write: no
 // backlog (a product without a queue has none) and Redis answered.
-func (a Audit) drained() bool {
+func drained(a Audit) bool {
 	return a.RedisError == "" && (a.QueueLength == nil || *a.QueueLength == 0) &&
 		(a.QueuePending == nil || *a.QueuePending == 0)
 }

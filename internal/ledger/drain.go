@@ -48,7 +48,7 @@ func WaitDrain(ctx context.Context, shop Auditor, product string, results vegeta
 		au, err := shop.Audit(ctx, product)
 		now := time.Now()
 		switch {
-		case err == nil && au.drained():
+		case err == nil && drained(au):
 			return &Drain{Took: now.Sub(last)}, nil
 		case now.After(deadline) && err != nil:
 			return &Drain{Took: now.Sub(last), Err: err.Error()}, nil

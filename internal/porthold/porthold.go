@@ -1,5 +1,6 @@
-// Package porthold keeps a stopped server's loopback port from being taken
-// before the server starts again on it.
+// Package porthold picks free loopback ports (Free, the one picker every
+// server and test here uses) and keeps a stopped server's port from being
+// taken before the server starts again on it (Hold).
 //
 // A server that stops and comes back must come back on the same port: its
 // clients were given that address. A port given up is fair game, though:

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/porthold"
 )
 
 // A Redis Cluster of this program's own: ClusterNodes redis-server
@@ -155,9 +157,17 @@ func (c *Cluster) startNode(name string, n *clusterNode) (*Process, error) {
 	args := func(port int) []string {
 		if n.bus == 0 {
 			// Chosen afresh for each try, as the port is: another process
-			// (another node) may take a free port before the bind. 0 if
-			// none is free: Redis then listens on port + 10000.
-			bus, _ = freePort()
+			// (another node) may take a free port before the bind. Two are
+			// picked so the bus is never port itself (free again until
+			// redis-server binds it). 0 if none is free: Redis then listens
+			// on port + 10000.
+			bus = 0
+			if free, err := porthold.Free(2); err == nil {
+				bus = free[0]
+				if bus == port {
+					bus = free[1]
+				}
+			}
 		}
 		return []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 			"--cluster-enabled", "yes", "--cluster-port", strconv.Itoa(bus),

@@ -24,7 +24,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/flashsale/flashsale/internal/porthold"
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // InstallHint is the one line that installs the binaries on Debian.
@@ -202,19 +204,16 @@ func (p *Process) Stop() {
 // ClientOptions are the options of every client this package opens: one
 // dial attempt, no retries (every fault is seen), no start-up probes.
 func ClientOptions(addr string) *redis.Options {
-	return &redis.Options{
-		Addr: addr, DialTimeout: time.Second, DialerRetries: 1, MaxRetries: -1, PoolSize: 8,
-		ReadTimeout: time.Second, WriteTimeout: time.Second, DisableIdentity: true,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	}
+	return redisopt.Client(addr, redisopt.Settings{
+		PoolSize: 8, DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
+	})
 }
 
 // freePort returns a loopback port nothing listens on at the moment.
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := porthold.Free(1)
 	if err != nil {
 		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
 }

@@ -10,7 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
+
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // A Redis Cluster for the single-node roles (the shop's --redis-cluster):
@@ -119,11 +120,8 @@ func (c *RedisCluster) Key(name string) string { return c.id + ":" + name }
 // closed at cleanup. It never resends a command (MaxRedirects -1, as the
 // shop's): a test sees every fault and every refusal, CROSSSLOT included.
 func (c *RedisCluster) Client() *redis.ClusterClient {
-	cl := redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs: c.addrs, MaxRedirects: -1, MaxRetries: -1, DialTimeout: time.Second, DialerRetries: 1,
-		PoolSize: 64, DisableIdentity: true, ClusterStateReloadInterval: time.Second,
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	})
+	cl := redis.NewClusterClient(redisopt.Cluster(c.addrs, time.Second,
+		redisopt.Settings{PoolSize: 64, DialTimeout: time.Second}))
 	c.mu.Lock()
 	c.clients = append(c.clients, cl)
 	c.mu.Unlock()

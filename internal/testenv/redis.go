@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // Redis runs fn as the subtest "embedded", on five fresh miniredis nodes,
@@ -238,19 +238,7 @@ func (r *RedisNodes) cleanup() {
 }
 
 func clientOptions(addr string) *redis.Options {
-	return &redis.Options{
-		Addr:        addr,
-		DialTimeout: time.Second,
-		// One dial attempt: go-redis otherwise dials a dead node 5 times,
-		// 100 ms apart, before it reports the error.
-		DialerRetries:   1,
-		MaxRetries:      -1, // see every fault; a retried SET NX could even hit its own lock
-		PoolSize:        64,
-		DisableIdentity: true, // no CLIENT SETINFO round trip on connect
-		// No CLIENT MAINT_NOTIFICATIONS probe on connect either: Redis 7
-		// and miniredis refuse it, and the probe stalls bursts of dials.
-		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
-	}
+	return redisopt.Client(addr, redisopt.Settings{PoolSize: 64, DialTimeout: time.Second})
 }
 
 // scanKeys lists keys with SCAN (never KEYS, which blocks a shared server).

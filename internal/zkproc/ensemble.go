@@ -2,7 +2,6 @@ package zkproc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/porthold"
 )
 
 // Config says where an ensemble lives.
@@ -209,19 +210,9 @@ func pickPorts(first int) ([]Ports, error) {
 		}
 		return ports, nil
 	}
-	var free []int
-	var errs []error
-	for range 3 * Members {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		defer ln.Close() // held until all are picked, so none is picked twice
-		free = append(free, ln.Addr().(*net.TCPAddr).Port)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("zkproc: no free loopback ports: %w", err)
+	free, err := porthold.Free(3 * Members)
+	if err != nil {
+		return nil, fmt.Errorf("zkproc: %w", err)
 	}
 	for i := range ports {
 		ports[i] = Ports{Client: free[3*i], Quorum: free[3*i+1], Election: free[3*i+2]}

@@ -4,13 +4,14 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"net"
+	"fmt"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/porthold"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -43,12 +44,11 @@ func TestFourLetter(t *testing.T) {
 		t.Errorf("FourLetter waited %v for a silent member, past its ctx's 100ms", took)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := porthold.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	closed := ln.Addr().String()
-	ln.Close()
+	closed := fmt.Sprintf("127.0.0.1:%d", free[0])
 	if _, err := Mode(ctx, closed); err == nil {
 		t.Errorf("Mode of %s, where nothing listens: no error", closed)
 	}
@@ -58,12 +58,11 @@ func TestFourLetter(t *testing.T) {
 // members that do not answer; ErrNoLeader while none leads.
 func TestLeader(t *testing.T) {
 	ctx := context.Background()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := porthold.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := ln.Addr().String()
-	ln.Close()
+	dead := fmt.Sprintf("127.0.0.1:%d", free[0])
 	a := newFakeZK(t, "127.0.0.1:0", "follower", "")
 	b := newFakeZK(t, "127.0.0.1:0", "leader", "")
 	servers := []string{a.addr(), dead, b.addr()}

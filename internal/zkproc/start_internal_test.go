@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/porthold"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -88,12 +89,11 @@ func TestStartFails(t *testing.T) {
 
 // closedPort returns a loopback port where nothing listens.
 func closedPort(t *testing.T, _ string) int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	free, err := porthold.Free(1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	return free[0]
 }
 
 // foreignServer returns the port of a ZooKeeper server of someone else's,
