@@ -191,7 +191,7 @@ func finish(stdout io.Writer, cfg config, dir string, began time.Time, out *scen
 	}
 	latestErr := report.LinkLatest(cfg.out, dir)
 	fmt.Fprintf(stdout, "\nWall time: %.1fs\n", time.Since(began).Seconds())
-	printThresholds(stdout, cfg.thresholds, failed)
+	printThresholds(stdout, cfg.thresholds, report.Unchecked(out, cfg.thresholds), failed)
 	if latestErr != nil {
 		fmt.Fprintf(stdout, "(no latest link: %v)\n", latestErr)
 	}
