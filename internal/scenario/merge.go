@@ -35,7 +35,8 @@ type PartRow struct {
 // audit is read from fl once, as Run reads it after one generator's
 // attack. Each part's results keep their part in Vegeta's attack name
 // ("lua part 2/3"): times of two parts, two machines' clocks, are never
-// compared (ledger.EarlySoldOut).
+// compared (ledger.EarlySoldOut), and a queue's drain is timed from
+// the audit's start, on this machine's clock.
 // runID is the parts' shared --run-id, which named the products. The
 // parts must all be done: a part still sending would be missing from
 // the audit's answered orders, and a queued order still in flight from
@@ -53,7 +54,7 @@ func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts
 		if !slices.Contains(s.Modes, row.Mode) {
 			return o, fmt.Errorf("%w: row %s is not among the modes %v", ErrInvalidSettings, row.Mode, s.Modes)
 		}
-		a := &attack{settings: s, mode: row.Mode, crowd: c, fleet: fl, api: api, productID: productBase(runID, row.Mode, 0)}
+		a := &attack{settings: s, mode: row.Mode, crowd: c, fleet: fl, api: api, productID: productBase(runID, row.Mode, 0), merged: true}
 		a.products = s.productIDs(a.productID)
 		a.productID = a.products[0]
 		res := mergeRow(row)

@@ -6,6 +6,9 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // paced is n answers of one generator sent every period from start, each
@@ -77,5 +80,37 @@ func TestApart(t *testing.T) {
 	later, earlier, gap, ok := Apart([]Span{span(0), span(10 * time.Second)})
 	if !ok || later != 1 || earlier != 0 || gap != 10*time.Second-2100*time.Millisecond {
 		t.Errorf("Apart = %d, %d, %v, %v; want part 2 began 7.9s after part 1 ended", later, earlier, gap, ok)
+	}
+}
+
+// A merged queued row's drain is timed on this machine's clock, from the
+// merge's audit: never from a part's last click, read by another
+// machine's clock (an hour ahead here), which made it negative.
+func TestMergeDrainOnOneClock(t *testing.T) {
+	srv := newFakeShop(t, "tok")
+	s := DefaultSettings()
+	s.Modes, s.Users = []Mode{Mode(strategy.RedisQueue)}, 20
+	fl := fleet.ExternalFleet([]string{srv.URL}, "tok", nil)
+	id := productBase("skew", s.Modes[0], 0)
+	if err := fleet.NewAPI(srv.URL, "tok").CreateProduct(t.Context(), product(id, s.Modes[0], s)); err != nil {
+		t.Fatal(err)
+	}
+	row := PartsRow{Mode: s.Modes[0]}
+	for i := range 2 {
+		s.Part = Part{I: i + 1, N: 2}
+		rs, m := paced(time.Now().Add(time.Hour), 10, 20*time.Millisecond)
+		for k := range rs {
+			rs[k].Code = 409 // sold out: no order to look up
+			rs[k].Body = []byte(`{"error":{"code":"sold_out","message":"sold out"}}`)
+		}
+		row.Parts = append(row.Parts, PartRow{Sent: len(rs), Results: rs, Span: SpanOf(s, &ModeResult{Metrics: *m})})
+	}
+	s.Part = Part{}
+	o, err := Merge(t.Context(), s, fl, "skew", 2, []PartsRow{row})
+	if err != nil {
+		t.Fatalf("Merge: %v", err)
+	}
+	if d := o.Modes[0].Drain; d == nil || d.Took < 0 || d.Took > time.Minute {
+		t.Errorf("merged drain %+v: want one timed on this machine, from 0 to a minute", d)
 	}
 }
