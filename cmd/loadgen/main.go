@@ -160,6 +160,9 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	if out != nil && errors.Is(runErr, scenario.ErrTooManyOpenFiles) {
 		out.Stopped = filesStopped(runErr)
 	}
+	if out != nil && runErr != nil && out.Stopped == "" {
+		out.Stopped = stoppedBy(runErr) // a part so marked is not merged
+	}
 	if out == nil {
 		if board != nil {
 			board.Finish(report.Document{}, runErr)
@@ -170,6 +173,14 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 		board.Finish(report.NewDocument(out), runErr)
 	}
 	return finish(stdout, cfg, dir, began, out, runErr)
+}
+
+// stoppedBy says why a run that ended with err stopped.
+func stoppedBy(err error) string {
+	if errors.Is(err, context.Canceled) {
+		return "interrupted (SIGINT or SIGTERM): " + err.Error()
+	}
+	return "ended by an error: " + err.Error()
 }
 
 // finish prints out's table, writes its report into dir and says where,
@@ -191,7 +202,7 @@ func finish(stdout io.Writer, cfg config, dir string, began time.Time, out *scen
 	}
 	latestErr := report.LinkLatest(cfg.out, dir)
 	fmt.Fprintf(stdout, "\nWall time: %.1fs\n", time.Since(began).Seconds())
-	printThresholds(stdout, cfg.thresholds, failed)
+	printThresholds(stdout, cfg.thresholds, report.Unchecked(out, cfg.thresholds), failed)
 	if latestErr != nil {
 		fmt.Fprintf(stdout, "(no latest link: %v)\n", latestErr)
 	}

@@ -29,10 +29,14 @@ those of every part's raw results (results-<mode>.bin) together, never an
 average of the parts' percentiles, and its audit (the shop's count, the
 queue's drain, the answered orders not written, the events) is read once
 from the --targets fleet, with the admin token the parts used. The parts'
-other flags are read from their report.json and must agree.
+other flags are read from their report.json and must agree. A row's
+duration and rate are the longest part's, by its own clock; the parts
+must have run together (by their clocks, within a second), each
+finished, each given once.
 
 Exit codes as loadgen's: 0 done; 1 the merge or the audit failed; 2 bad
-arguments or parts that do not make one crowd; 3 and 99 as --fail-on-unsafe
+arguments or parts that do not make one crowd (a part stopped, given
+twice, or not run with the others); 3 and 99 as --fail-on-unsafe
 and --threshold of the parts say.
 
 Flags:
@@ -82,30 +86,37 @@ func merge(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // readParts reads the part folders dirs: the whole crowd's flags from
 // the first part's report.json, with --targets, --admin-token and --out
 // the merge's own, and each row's answers from every part. The parts must
-// be 1/n..n/n of one crowd, each once, with the same flags but for
-// mergeIgnored.
+// be 1/n..n/n of one crowd, each once and from one run (Instance), each
+// finished, with the same flags but for mergeIgnored, and each row's
+// attacks must have overlapped in time (scenario.Apart).
 func readParts(dirs []string, targets, token, out string) (config, []scenario.PartsRow, error) {
 	var cfg config
 	if len(dirs) == 0 {
 		return cfg, nil, errors.New("no part folders given")
 	}
 	docs := make([]report.Document, len(dirs))
-	seen := map[string]string{}
+	seen, runs := map[string]string{}, map[string]string{}
 	for i, dir := range dirs {
 		d, err := readReportFile(dir)
 		if err != nil {
 			return cfg, nil, err
 		}
 		part := d.Settings.Part
-		p, err := scenario.ParsePart(part)
-		if err != nil {
+		if _, err := scenario.ParsePart(part); err != nil {
 			return cfg, nil, fmt.Errorf("%s: not a part of a crowd (loadgen --part i/n)", dir)
 		}
-		if p.N != len(dirs) {
-			return cfg, nil, fmt.Errorf("%s is part %s, but %d folder(s) given: give every part's folder once", dir, part, len(dirs))
+		if d.PartRun == nil {
+			return cfg, nil, fmt.Errorf("%s: part %s's report does not say whether it finished (an older loadgen): run the parts again", dir, part)
+		}
+		if other, ok := runs[d.PartRun.Instance]; ok {
+			return cfg, nil, fmt.Errorf("%s and %s are one run of part %s given twice", other, dir, part)
+		}
+		runs[d.PartRun.Instance] = dir
+		if !d.PartRun.Finished {
+			return cfg, nil, fmt.Errorf("%s: part %s was stopped before it finished (%s): its rows are short; run the crowd again, with a new --run-id", dir, part, d.Stopped)
 		}
 		if other, ok := seen[part]; ok {
-			return cfg, nil, fmt.Errorf("%s and %s are both part %s", other, dir, part)
+			return cfg, nil, fmt.Errorf("%s and %s are both part %s: two runs of one part (a --run-id used twice?)", other, dir, part)
 		}
 		seen[part] = dir
 		if i > 0 && !maps.Equal(sharedFlags(d.Flags), sharedFlags(docs[0].Flags)) {
@@ -113,6 +124,21 @@ func readParts(dirs []string, targets, token, out string) (config, []scenario.Pa
 		}
 		docs[i] = d
 	}
+	for i, d := range docs {
+		if p, _ := scenario.ParsePart(d.Settings.Part); p.N != len(dirs) {
+			return cfg, nil, fmt.Errorf("%s is part %s, but %d folder(s) given: give every part's folder once", dirs[i], d.Settings.Part, len(dirs))
+		}
+	}
+	// In part order: PartsRow.Parts[i] is part i+1's.
+	order := make([]int, len(dirs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		pa, _ := scenario.ParsePart(docs[a].Settings.Part)
+		pb, _ := scenario.ParsePart(docs[b].Settings.Part)
+		return pa.I - pb.I
+	})
 	// The flags the parts were given: those whose value is not the
 	// default (some flags refuse to be given with --targets).
 	defaults, err := parseFlags(nil, io.Discard)
@@ -130,31 +156,55 @@ func readParts(dirs []string, targets, token, out string) (config, []scenario.Pa
 	}
 	var rows []scenario.PartsRow
 	for _, m := range docs[0].Modes {
-		row := scenario.PartsRow{Mode: scenario.Mode(m.Mode)}
-		for i, d := range docs {
-			if len(d.Modes) != len(docs[0].Modes) {
-				return cfg, nil, fmt.Errorf("%s has %d rows, %s %d: a part did not finish", dirs[i], len(d.Modes), dirs[0], len(docs[0].Modes))
-			}
-			rs, err := report.ReadRaw(filepath.Join(dirs[i], report.RawFile(m.Mode)))
-			if err != nil {
-				return cfg, nil, err
-			}
-			k := slices.IndexFunc(d.Modes, func(x report.ModeDoc) bool { return x.Mode == m.Mode })
-			if k < 0 {
-				return cfg, nil, fmt.Errorf("%s has no row %s", dirs[i], m.Mode)
-			}
-			if sent := d.Modes[k].Sent; len(rs) != sent {
-				// A results file still being written, or cut short: its
-				// sums and samples would be short with no word said.
-				return cfg, nil, fmt.Errorf("%s: %d results for row %s, whose report says %d sent: a part still writing, or a file cut short",
-					dirs[i], len(rs), m.Mode, sent)
-			}
-			row.Results = append(row.Results, rs...)
-			row.Sent += d.Modes[k].Sent
+		row, err := readRow(dirs, docs, order, m.Mode)
+		if err != nil {
+			return cfg, nil, err
 		}
 		rows = append(rows, row)
 	}
 	return cfg, rows, nil
+}
+
+// readRow reads row mode of every part, in order: its results, which
+// must be as many as the part says it sent, and its span, which must
+// overlap the others' (scenario.Apart).
+func readRow(dirs []string, docs []report.Document, order []int, mode string) (scenario.PartsRow, error) {
+	row := scenario.PartsRow{Mode: scenario.Mode(mode)}
+	var spans []scenario.Span
+	for _, i := range order {
+		d := docs[i]
+		if len(d.Modes) != len(docs[0].Modes) {
+			return row, fmt.Errorf("%s has %d rows, %s %d: a part did not finish", dirs[i], len(d.Modes), dirs[0], len(docs[0].Modes))
+		}
+		k := slices.IndexFunc(d.Modes, func(x report.ModeDoc) bool { return x.Mode == mode })
+		if k < 0 {
+			return row, fmt.Errorf("%s has no row %s", dirs[i], mode)
+		}
+		md := d.Modes[k]
+		rs, err := report.ReadRaw(filepath.Join(dirs[i], report.RawFile(mode)))
+		if err != nil {
+			return row, err
+		}
+		if len(rs) != md.Sent {
+			// A results file still being written, or cut short: its
+			// sums and samples would be short with no word said.
+			return row, fmt.Errorf("%s: %d results for row %s, whose report says %d sent: a part still writing, or a file cut short",
+				dirs[i], len(rs), mode, md.Sent)
+		}
+		if md.Span == nil {
+			return row, fmt.Errorf("%s: row %s has no span (an older loadgen): run the parts again", dirs[i], mode)
+		}
+		row.Parts = append(row.Parts, scenario.PartRow{Sent: md.Sent, Results: rs, Span: md.Span.Span()})
+		spans = append(spans, md.Span.Span())
+	}
+	if later, earlier, gap, ok := scenario.Apart(spans); ok {
+		// One crowd's parts run together. Apart ones are two sales on one
+		// product, summed as one: two runs that share a --run-id, or a
+		// part run again after the others.
+		return row, fmt.Errorf("%s began row %s %.1fs after %s had ended it, by their clocks: the parts did not run together, so they are not one crowd (two runs that share a --run-id, or a part run again?); run the crowd again, every part started together, with a new --run-id",
+			dirs[order[later]], mode, gap.Seconds(), dirs[order[earlier]])
+	}
+	return row, nil
 }
 
 // sharedFlags is flags without those the parts may differ in.

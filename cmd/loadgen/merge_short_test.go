@@ -19,10 +19,23 @@ import (
 // results-lua.bin holding the first kept of them.
 func writePart(t *testing.T, i, n, sent, kept int) string {
 	t.Helper()
+	return writePartDoc(t, i, n, sent, kept, nil)
+}
+
+// writePartDoc is writePart with report.json changed by edit first, if
+// edit is not nil.
+func writePartDoc(t *testing.T, i, n, sent, kept int, edit func(*report.Document)) string {
+	t.Helper()
 	dir := t.TempDir()
 	doc := report.Document{Flags: map[string]string{"modes": "lua", "run-id": "short", "part": fmt.Sprintf("%d/%d", i, n)}}
 	doc.Settings.Part = fmt.Sprintf("%d/%d", i, n)
-	doc.Modes = []report.ModeDoc{{Mode: "lua", Sent: sent, Planned: sent}}
+	doc.PartRun = &report.PartRunDoc{Instance: fmt.Sprintf("run-of-part-%d", i), Finished: true}
+	t0 := time.Now()
+	doc.Modes = []report.ModeDoc{{Mode: "lua", Sent: sent, Planned: sent,
+		Span: &report.SpanDoc{StartedAt: t0, SendSeconds: float64(sent) / 1000, WaitSeconds: 0.001, PeriodSeconds: 0.001}}}
+	if edit != nil {
+		edit(&doc)
+	}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +49,6 @@ func writePart(t *testing.T, i, n, sent, kept int) string {
 	}
 	w := bufio.NewWriter(f)
 	enc := vegeta.NewEncoder(w)
-	t0 := time.Now()
 	for k := range kept {
 		r := vegeta.Result{Attack: "lua", Seq: uint64(k), Code: 201, Timestamp: t0.Add(time.Duration(k) * time.Millisecond), Latency: time.Millisecond, Method: "POST", URL: "http://x/api/v1/orders"}
 		if err := enc.Encode(&r); err != nil {
@@ -66,7 +78,7 @@ func TestMergeRefusesShortResults(t *testing.T) {
 			a, b := writePart(t, 1, 2, 200, 200), writePart(t, 2, 2, 200, tc.kept)
 			_, rows, err := readParts([]string{a, b}, "http://127.0.0.1:1", "tok", t.TempDir())
 			if err == nil {
-				t.Errorf("readParts: no error; row lua sent %d, results %d: part 2/2 said it sent 200 and its .bin holds %d", rows[0].Sent, len(rows[0].Results), tc.kept)
+				t.Errorf("readParts: no error; row lua's parts %d: part 2/2 said it sent 200 and its .bin holds %d", len(rows[0].Parts), tc.kept)
 			}
 		})
 	}

@@ -18,6 +18,29 @@ import (
 // product, a failed audit, a shop that does not answer.
 var ErrShop = errors.New("fleet: shop")
 
+// StatusError is the admin API's error when the shop answered with a
+// status other than the one the call wants: Code is the answer's (401 for
+// a wrong admin token, 404 for an unknown id). It unwraps to ErrShop;
+// callers read Code with errors.As.
+type StatusError struct {
+	Method, URL string
+	Code        int
+	Status      string // "401 Unauthorized"
+	Body        string
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%v: %s %s: %s: %s", ErrShop, e.Method, e.URL, e.Status, e.Body)
+}
+
+func (e *StatusError) Unwrap() error { return ErrShop }
+
+// Refused reports whether the shop refused the admin token (401 or 403):
+// a wrong --admin-token, which no retry mends.
+func (e *StatusError) Refused() bool {
+	return e.Code == http.StatusUnauthorized || e.Code == http.StatusForbidden
+}
+
 // Product is the body of POST /api/v1/products: a product and the
 // settings it sells under.
 type Product struct {
@@ -48,6 +71,9 @@ func NewAPI(base, token string) *API {
 	return &API{base: strings.TrimRight(base, "/"), token: token, http: &http.Client{Timeout: 30 * time.Second}}
 }
 
+// Every call returns an error that wraps ErrShop; one that the shop
+// answered with an unwanted status is a *StatusError.
+
 // CreateProduct creates p; an error wraps ErrShop.
 func (a *API) CreateProduct(ctx context.Context, p Product) error {
 	return a.do(ctx, http.MethodPost, "/api/v1/products", p, http.StatusCreated, nil)
@@ -68,7 +94,7 @@ func (a *API) OrderStatus(ctx context.Context, id string) (string, error) {
 		Status string `json:"status"`
 	}
 	err := a.do(ctx, http.MethodGet, "/api/v1/orders/"+id, nil, http.StatusOK, &out)
-	if err != nil && strings.Contains(err.Error(), "404") {
+	if se := (*StatusError)(nil); errors.As(err, &se) && se.Code == http.StatusNotFound {
 		return "unknown", nil
 	}
 	return out.Status, err
@@ -104,7 +130,7 @@ func (a *API) do(ctx context.Context, method, path string, in any, want int, out
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != want {
-		return fmt.Errorf("%w: %s %s: %s: %s", ErrShop, method, a.base+path, resp.Status, strings.TrimSpace(string(b)))
+		return &StatusError{Method: method, URL: a.base + path, Code: resp.StatusCode, Status: resp.Status, Body: strings.TrimSpace(string(b))}
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {

@@ -58,8 +58,13 @@ func TestAPI(t *testing.T) {
 			t.Errorf("OrderStatus(%s) = %q, %v; want %q", id, got, err, want)
 		}
 	}
-	if _, err := NewAPI(shop.URL, "wrong").Audit(ctx, "p1"); !errors.Is(err, ErrShop) {
-		t.Errorf("Audit with a wrong token: %v, want ErrShop", err)
+	_, err = NewAPI(shop.URL, "wrong").Audit(ctx, "p1")
+	var se *StatusError
+	if !errors.Is(err, ErrShop) || !errors.As(err, &se) || se.Code != http.StatusUnauthorized || !se.Refused() {
+		t.Errorf("Audit with a wrong token: %v, want ErrShop, a *StatusError with code 401 that says the token was refused", err)
+	}
+	if _, err := api.Audit(ctx, "p2"); !errors.As(err, &se) || se.Code != http.StatusNotFound || se.Refused() {
+		t.Errorf("Audit of an unknown product: %v, want a *StatusError with code 404, not a refused token", err)
 	}
 }
 

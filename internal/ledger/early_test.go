@@ -19,6 +19,7 @@ func TestEarlySoldOut(t *testing.T) {
 	refused := func(sent, took int) vegeta.Result {
 		return vegeta.Result{Code: 409, Body: soldOut, Timestamp: at(sent), Latency: time.Duration(took) * time.Millisecond}
 	}
+	on := func(attack string, r vegeta.Result) vegeta.Result { r.Attack = attack; return r }
 	for _, c := range []struct {
 		name    string
 		results []vegeta.Result
@@ -28,6 +29,8 @@ func TestEarlySoldOut(t *testing.T) {
 		{"sold out crossing the last order in flight", []vegeta.Result{created(10), refused(5, 6)}, 0},
 		{"sold out answered before the last order was sent", []vegeta.Result{refused(0, 3), created(10), refused(1, 20)}, 1},
 		{"no order at all", []vegeta.Result{refused(0, 1)}, 0},
+		{"two generators' clocks are not compared", []vegeta.Result{on("part 1", refused(0, 3)), on("part 2", created(10)), on("part 2", refused(20, 1))}, 0},
+		{"each generator's own are", []vegeta.Result{on("part 1", refused(0, 3)), on("part 1", created(10)), on("part 2", created(10))}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := ledger.EarlySoldOut(c.results); got != c.want {

@@ -21,7 +21,11 @@ type Figure struct {
 	OfRequests bool
 	// Lower says which way is better, for compare: true if less is better.
 	Lower bool
-	of    func(*scenario.ModeResult) float64
+	// Audited: the figure is the fleet's audit, which a part of a crowd
+	// does not read (loadgen merge does, once): a part neither shows nor
+	// checks it.
+	Audited bool
+	of      func(*scenario.ModeResult) float64
 }
 
 // Of is the figure's value in m.
@@ -35,9 +39,9 @@ var Figures = []Figure{
 	{Name: "dup_rejected", OfRequests: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.DupRejected()) }},
 	{Name: "errors", OfRequests: true, Lower: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.ErrorCount()) }},
 	{Name: "503s", OfRequests: true, Lower: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.Status[503]) }},
-	{Name: "orders", of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.Orders) }},
-	{Name: "oversold", Lower: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.Oversold) }},
-	{Name: "dup_orders", Lower: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.DuplicateOrders) }},
+	{Name: "orders", Audited: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.Orders) }},
+	{Name: "oversold", Lower: true, Audited: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.Oversold) }},
+	{Name: "dup_orders", Lower: true, Audited: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.DuplicateOrders) }},
 	{Name: "req/s", Unit: "/s", of: func(m *scenario.ModeResult) float64 { return m.ReqPerSec() }},
 	{Name: "orders/s", Unit: "/s", of: func(m *scenario.ModeResult) float64 { return m.OrdersPerSec() }},
 	{Name: "answered/s", Unit: "/s", of: answeredPerSec},
@@ -66,14 +70,27 @@ func FigureNamed(name string) (Figure, bool) {
 	return Figures[i], true
 }
 
-// figureValues is every figure of m, by name.
-func figureValues(m *scenario.ModeResult) map[string]float64 {
+// figureValues is every figure of m, a row of o, by name; a part's
+// leaves the audit's out.
+func figureValues(o *scenario.Outcome, m *scenario.ModeResult) map[string]float64 {
 	out := make(map[string]float64, len(Figures))
 	for _, f := range Figures {
-		out[f.Name] = f.Of(m)
+		if !unaudited(o, f) {
+			out[f.Name] = f.Of(m)
+		}
 	}
 	return out
 }
+
+// unaudited reports whether o is a part of a crowd and f a figure of the
+// audit it did not read.
+func unaudited(o *scenario.Outcome, f Figure) bool {
+	return f.Audited && !o.Settings.Part.Whole()
+}
+
+// PartAudit is what a part of a crowd shows in place of the audit's
+// figures: the audit is loadgen merge's, once every part is done.
+const PartAudit = "audit: done by loadgen merge, once every part is done"
 
 // Spread is one figure over a row's --count runs.
 type Spread struct {

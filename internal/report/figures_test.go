@@ -76,7 +76,7 @@ func TestFigureValues(t *testing.T) {
 		"orders": 101, "oversold": 1, "dup_orders": 2, "req/s": 500, "orders/s": 50, "answered/s": 450,
 		"p50": 3, "p95": 126.5, "p99": 250, "max": 500,
 	}
-	got := figureValues(m)
+	got := figureValues(&scenario.Outcome{}, m)
 	if !maps.Equal(got, want) {
 		t.Errorf("figures:\n got %v\nwant %v", got, want)
 	}

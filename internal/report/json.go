@@ -41,6 +41,35 @@ type Document struct {
 	// not.
 	Parts   int    `json:"parts,omitempty"`
 	Stopped string `json:"stopped,omitempty"`
+	// PartRun is what loadgen merge checks of a part of a crowd; absent
+	// for the whole crowd.
+	PartRun *PartRunDoc `json:"part_run,omitempty"`
+}
+
+// PartRunDoc is a part of a crowd's run (loadgen --part), as loadgen
+// merge checks it.
+type PartRunDoc struct {
+	// Instance is random, one per run of a part: two folders that hold
+	// the same are one run given twice.
+	Instance string `json:"instance"`
+	// Finished is true if the part sent every row and was not stopped
+	// (Stopped says why it was).
+	Finished bool `json:"finished"`
+}
+
+// SpanDoc is a part's scenario.Span of one row: StartedAt by its wall
+// clock, the seconds by its monotonic clock.
+type SpanDoc struct {
+	StartedAt     time.Time `json:"started_at"`
+	SendSeconds   float64   `json:"send_seconds"`
+	WaitSeconds   float64   `json:"wait_seconds"`
+	PeriodSeconds float64   `json:"period_seconds"`
+}
+
+// Span is d as a scenario.Span.
+func (d SpanDoc) Span() scenario.Span {
+	sec := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	return scenario.Span{Started: d.StartedAt, Send: sec(d.SendSeconds), Wait: sec(d.WaitSeconds), Period: sec(d.PeriodSeconds)}
 }
 
 // SettingsDoc is scenario.Settings with units.
@@ -124,9 +153,12 @@ type ModeDoc struct {
 	// absent without a cluster.
 	Load []ledger.MasterLoad `json:"load_per_master,omitempty"`
 	// HotMaster is the master of the row's first product's keys.
-	HotMaster  string `json:"hot_master,omitempty"`
-	Why        string `json:"why"`
-	RawResults string `json:"raw_results"`
+	HotMaster string `json:"hot_master,omitempty"`
+	// Span is a part's attack on the row, for loadgen merge; absent for
+	// the whole crowd.
+	Span       *SpanDoc `json:"span,omitempty"`
+	Why        string   `json:"why"`
+	RawResults string   `json:"raw_results"`
 	// Figures are the row's figures by name (Figures), as --threshold and
 	// loadgen compare read them; with --count, those of the run that stands
 	// for the row, and Spread each one's median and min–max over Runs runs.
@@ -217,6 +249,9 @@ func NewDocument(o *scenario.Outcome) Document {
 		d.Settings.Products, d.Settings.Skew = s.Products, s.Skew
 	}
 	d.Thresholds, d.Sweep = newThresholdsDoc(o), newSweepDoc(o)
+	if !s.Part.Whole() {
+		d.PartRun = &PartRunDoc{Instance: o.Instance, Finished: o.Stopped == ""}
+	}
 	if d.Unsafe == nil {
 		d.Unsafe = []string{}
 	}
@@ -241,7 +276,11 @@ func NewDocument(o *scenario.Outcome) Document {
 				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
 			},
 			Why: m.Why, RawResults: RawFile(string(m.Mode)), LostOrders: m.Lost, EarlySoldOut: m.EarlySoldOut,
-			Figures: figureValues(m), Runs: max(len(m.Runs), 1), Spread: spreads(m), Products: m.Products, Load: m.Load, HotMaster: m.HotMaster,
+			Figures: figureValues(o, m), Runs: max(len(m.Runs), 1), Spread: spreads(m), Products: m.Products, Load: m.Load, HotMaster: m.HotMaster,
+		}
+		if !s.Part.Whole() {
+			sp := scenario.SpanOf(s, m)
+			md.Span = &SpanDoc{StartedAt: sp.Started.UTC(), SendSeconds: sp.Send.Seconds(), WaitSeconds: sp.Wait.Seconds(), PeriodSeconds: sp.Period.Seconds()}
 		}
 		if dr := m.Drain; dr != nil {
 			md.Drain = &DrainDoc{Seconds: dr.Took.Seconds(), Error: dr.Err}

@@ -131,7 +131,7 @@ func RunNotes(o *scenario.Outcome) []string {
 		out = append(out, fmt.Sprintf("Part %s of the crowd: its answers only, not audited; loadgen merge puts the parts together and audits the fleet once.", p))
 	}
 	if o.Parts > 0 {
-		out = append(out, fmt.Sprintf("Merged from %d generators' parts of the crowd (loadgen merge): answers summed, latencies from their samples together, one audit of the fleet.", o.Parts))
+		out = append(out, fmt.Sprintf("Merged from %d generators' parts of the crowd (loadgen merge): answers summed, latencies from their samples together, times from the longest part's own clock (the parts ran together), one audit of the fleet.", o.Parts))
 	}
 	if o.Stopped != "" {
 		out = append(out, "Stopped early: "+o.Stopped)

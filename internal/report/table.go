@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -46,6 +47,11 @@ func Rows(o *scenario.Outcome) [][]string {
 			Millis(m.Metrics.Latencies.P99),
 		})
 		withSpreads(rows[len(rows)-1], m)
+		if !o.Settings.Part.Whole() {
+			for _, col := range []string{"orders", "oversold", "dup_orders", "consistent"} {
+				rows[len(rows)-1][slices.Index(Columns, col)] = "-" // not read: PartAudit
+			}
+		}
 	}
 	return rows
 }

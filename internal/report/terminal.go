@@ -90,6 +90,9 @@ func writeText(w io.Writer, o *scenario.Outcome, wide bool) error {
 			writeAligned(&b, TerminalColumns, append(TerminalRows(o), skippedRows(o, TerminalColumns)...), false)
 			b.WriteString("sold: answered 201 or 202. Every column and whole why-lines: report.md, or --wide.\n")
 		}
+		if !o.Settings.Part.Whole() {
+			b.WriteString(PartAudit + " (oversold, dup_orders, consistent: -)\n")
+		}
 		writeLifeText(&b, o)
 		if line := catalogueLine(o); line != "" {
 			for _, l := range Wrap(line, TerminalWidth) {

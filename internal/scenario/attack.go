@@ -27,6 +27,18 @@ type attack struct {
 	// products are the row's products, hottest first: productID alone,
 	// or a catalogue's (Settings.productIDs), productID being the first.
 	products []string
+	// merged: the results are other generators' (Merge), timed by their
+	// clocks, not this one's: a drain is timed from the audit's start.
+	merged bool
+}
+
+// drainFrom is the results a drain is timed from (ledger.WaitDrain): rs,
+// or none, timing it from now, when rs were timed by other machines.
+func (a *attack) drainFrom(rs vegeta.Results) vegeta.Results {
+	if a.merged {
+		return nil
+	}
+	return rs
 }
 
 // run creates the product, attacks it, and audits it. It returns what it

@@ -26,7 +26,7 @@ func (a *attack) audit(ctx context.Context, res *ModeResult, faults []fault.Arme
 	if a.mode.Strategy().Queues() {
 		// The orders are written behind the answers: the audit waits for
 		// the queue to drain.
-		if res.Drain, err = ledger.WaitDrain(ctx, a.api, a.productID, res.Results, tick); err != nil {
+		if res.Drain, err = ledger.WaitDrain(ctx, a.api, a.productID, a.drainFrom(res.Results), tick); err != nil {
 			return err
 		}
 	}

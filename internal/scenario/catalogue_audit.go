@@ -29,7 +29,7 @@ func (a *attack) auditCatalogue(ctx context.Context, res *ModeResult, tick func(
 			p.Tally.Add(&rs[j])
 		}
 		if a.mode.Strategy().Queues() {
-			d, err := ledger.WaitDrain(ctx, a.api, id, rs, tick)
+			d, err := ledger.WaitDrain(ctx, a.api, id, a.drainFrom(rs), tick)
 			if err != nil {
 				return err
 			}

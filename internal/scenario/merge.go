@@ -12,20 +12,31 @@ import (
 )
 
 // PartsRow is one row's answers from every part of a crowd (Part),
-// gathered for Merge.
+// gathered for Merge: Parts[i] is part i+1's.
 type PartsRow struct {
-	Mode Mode
-	// Sent is the requests the parts sent, summed.
-	Sent int
-	// Results are every part's raw results, in any order.
+	Mode  Mode
+	Parts []PartRow
+}
+
+// PartRow is one part's answers to a row: the requests it sent, its raw
+// results, and its attack's Span.
+type PartRow struct {
+	Sent    int
 	Results vegeta.Results
+	Span    Span
 }
 
 // Merge is the outcome of one crowd sent by several generators, each a
 // Part of it under s (s.Part itself is ignored): each row's answers are
 // the parts' put together, its latencies those of their samples
-// together (never an average of the parts' percentiles), and its audit
-// is read from fl once, as Run reads it after one generator's attack.
+// together (never an average of the parts' percentiles), its send and
+// answer times the longest part's (mergeTimes: the parts are taken to
+// have started together, which the caller checks with Apart), and its
+// audit is read from fl once, as Run reads it after one generator's
+// attack. Each part's results keep their part in Vegeta's attack name
+// ("lua part 2/3"): times of two parts, two machines' clocks, are never
+// compared (ledger.EarlySoldOut), and a queue's drain is timed from
+// the audit's start, on this machine's clock.
 // runID is the parts' shared --run-id, which named the products. The
 // parts must all be done: a part still sending would be missing from
 // the audit's answered orders, and a queued order still in flight from
@@ -43,19 +54,11 @@ func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts
 		if !slices.Contains(s.Modes, row.Mode) {
 			return o, fmt.Errorf("%w: row %s is not among the modes %v", ErrInvalidSettings, row.Mode, s.Modes)
 		}
-		a := &attack{settings: s, mode: row.Mode, crowd: c, fleet: fl, api: api, productID: productBase(runID, row.Mode, 0)}
+		a := &attack{settings: s, mode: row.Mode, crowd: c, fleet: fl, api: api, productID: productBase(runID, row.Mode, 0), merged: true}
 		a.products = s.productIDs(a.productID)
 		a.productID = a.products[0]
-		res := &ModeResult{Mode: row.Mode, ProductID: a.productID, Planned: len(c.clicks), Sent: row.Sent, CPU: -1}
-		res.Results = slices.Clone(row.Results)
-		// In the order they were sent, as one generator's would be.
-		slices.SortStableFunc(res.Results, func(x, y vegeta.Result) int { return x.Timestamp.Compare(y.Timestamp) })
-		for i := range res.Results {
-			res.Tally.Add(&res.Results[i])
-			res.Metrics.Add(&res.Results[i])
-		}
-		res.Metrics.Close()
-		exactLatencies(&res.Metrics, res.Results)
+		res := mergeRow(row)
+		res.ProductID, res.Planned = a.productID, len(c.clicks)
 		err := a.audit(ctx, res, nil, func() {})
 		o.Modes = append(o.Modes, res)
 		if err != nil {
@@ -63,4 +66,30 @@ func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts
 		}
 	}
 	return o, nil
+}
+
+// mergeRow is row's parts put together: their answers counted, their
+// samples' latencies, the longest part's times (mergeTimes).
+func mergeRow(row PartsRow) *ModeResult {
+	res := &ModeResult{Mode: row.Mode, CPU: -1}
+	spans := make([]Span, len(row.Parts))
+	for i, p := range row.Parts {
+		res.Sent += p.Sent
+		spans[i] = p.Span
+		name := fmt.Sprintf("%s part %d/%d", row.Mode, i+1, len(row.Parts))
+		for _, r := range p.Results {
+			r.Attack = name
+			res.Results = append(res.Results, r)
+		}
+	}
+	// Roughly in the order they were sent, as far as the clocks agree.
+	slices.SortStableFunc(res.Results, func(x, y vegeta.Result) int { return x.Timestamp.Compare(y.Timestamp) })
+	for i := range res.Results {
+		res.Tally.Add(&res.Results[i])
+		res.Metrics.Add(&res.Results[i])
+	}
+	res.Metrics.Close()
+	exactLatencies(&res.Metrics, res.Results)
+	mergeTimes(&res.Metrics, spans)
+	return res
 }

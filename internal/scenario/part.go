@@ -9,6 +9,8 @@ import (
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/fleet"
 )
 
 // A crowd bigger than one generator is sent by several, each a Part of
@@ -31,6 +33,10 @@ const PartWait = 2 * time.Minute
 // ErrPartWait is returned by Run when a part waited PartWait for a
 // product part 1 never created.
 var ErrPartWait = errors.New("scenario: part 1 did not create the product")
+
+// ErrAdminToken is returned by Run when the fleet refused the admin token
+// (401 or 403): waiting would not mend it.
+var ErrAdminToken = errors.New("scenario: the fleet refused the admin token (--admin-token)")
 
 // ParsePart parses "i/n", 1 <= i <= n.
 func ParsePart(v string) (Part, error) {
@@ -105,6 +111,9 @@ func (a *attack) createProducts(ctx context.Context) error {
 			_, err := a.api.Audit(ctx, id)
 			if err == nil {
 				break
+			}
+			if se := (*fleet.StatusError)(nil); errors.As(err, &se) && se.Refused() {
+				return fmt.Errorf("%w: %v", ErrAdminToken, err) // not a product still to come
 			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("%w: %s in %v (%v)", ErrPartWait, id, PartWait, err)

@@ -1,11 +1,16 @@
 package scenario
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
+
+	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // The parts of a crowd are disjoint in buyers and together are the whole
@@ -72,5 +77,20 @@ func TestQuantile(t *testing.T) {
 		if got := Quantile(ls, q); got != want {
 			t.Errorf("Quantile(1..200ms, %v) = %v, want %v", q, got, want)
 		}
+	}
+}
+
+// A part other than the first, given a wrong admin token, fails at the
+// fleet's first 401 with ErrAdminToken; it does not poll for a product it
+// can never see until PartWait or ctx runs out.
+func TestPartRefusedTokenFailsAtOnce(t *testing.T) {
+	srv := newFakeShop(t, "tok")
+	s := DefaultSettings()
+	s.Modes, s.Users, s.Part = []Mode{Mode(strategy.Lua)}, 20, Part{I: 2, N: 2}
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	_, err := Run(ctx, s, fleet.ExternalFleet([]string{srv.URL}, "wrong", nil), Options{RunID: "token"})
+	if !errors.Is(err, ErrAdminToken) || ctx.Err() != nil {
+		t.Errorf("Run of part 2/2 with a wrong token: %v (ctx: %v), want ErrAdminToken before ctx ends", err, ctx.Err())
 	}
 }

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -58,6 +59,9 @@ type Outcome struct {
 	// Stopped says why the run ended before every row or point was
 	// measured (too many open files, for one); "" if it did not.
 	Stopped string
+	// Instance is a part's run (Settings.Part), random: loadgen merge
+	// tells two runs of one part apart by it. "" for the whole crowd.
+	Instance string
 }
 
 // Unsafe lists the strategies that claim to be safe in this run but
@@ -137,6 +141,9 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 		FaultMethods: how, Started: time.Now(),
 	}
 	defer func() { o.Wall = time.Since(o.Started) }()
+	if !s.Part.Whole() {
+		o.Instance = rand.Text()
+	}
 
 	c := newCrowd(s).part(s.Part)
 	runID := opts.RunID
