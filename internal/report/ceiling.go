@@ -70,11 +70,33 @@ func ceilingLine(r SweepRowDoc) string {
 		}
 		return line
 	}
+	if w, ok := soldAll(r, peak); ok {
+		why = append([]string{w}, why...)
+	}
 	if len(why) == 0 {
 		why = []string{fmt.Sprintf("the handoff: the product stood free %.0f%% of the time between one hold and the next, "+
 			"and nothing else these points show (%s)", 100*(1-busy), nothingShown(r))}
 	}
 	return line + "; limited by " + strings.Join(why, ", ")
+}
+
+// soldAll says, when r's peak sold nearly every click offered at its
+// rate, that the rate offered there limited it, and what the next rate
+// sold: the product stood free because nobody asked, and asking more
+// sold less.
+func soldAll(r SweepRowDoc, peak SweepPointDoc) (string, bool) {
+	if peak.OrdersPerSecond < 0.95*peak.OfferedPerSecond {
+		return "", false
+	}
+	w := fmt.Sprintf("the rate offered at the peak (%.0f/s, nearly every click sold)", peak.OfferedPerSecond)
+	for i, p := range r.Points {
+		if p.OfferedPerSecond == peak.OfferedPerSecond && i+1 < len(r.Points) {
+			next := r.Points[i+1]
+			w += fmt.Sprintf(", and at %.0f/s it sold %.0f/s, held %.1f ms per order", next.OfferedPerSecond, next.OrdersPerSecond, next.HeldMsPerOrder)
+			break
+		}
+	}
+	return w, true
 }
 
 // heldClause sets peak's measured hold per order beside the round trips
