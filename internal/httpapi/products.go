@@ -209,6 +209,11 @@ type eventsJSON struct {
 	Expired   int64 `json:"expired,omitempty"`
 	Cancelled int64 `json:"cancelled,omitempty"`
 	Returned  int64 `json:"returned,omitempty"`
+	// Holds: the holds of the product's lock, or of its hot row where
+	// its strategy takes none; HeldUs their total length in
+	// microseconds.
+	Holds  int64 `json:"holds"`
+	HeldUs int64 `json:"held_us"`
 }
 
 // productEvents handles GET /api/v1/products/:id/events (admin): 200 with
@@ -229,6 +234,7 @@ func (a *api) productEvents(c *gin.Context) {
 		QueueWritten: e.QueueWritten, QueueRefused: e.QueueRefused,
 		VersionMoved: e.VersionMoved,
 		Paid:         e.Paid, Expired: e.Expired, Cancelled: e.Cancelled, Returned: e.Returned,
+		Holds: e.Holds, HeldUs: e.Held.Microseconds(),
 	})
 }
 

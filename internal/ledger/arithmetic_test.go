@@ -239,7 +239,7 @@ func TestJSONNames(t *testing.T) {
 		names []string
 	}{
 		{Tally{}, []string{"requests", "created", "queued", "sold_out", "duplicate_requests", "duplicate_orders_rejected", "errors", "status"}},
-		{Events{}, []string{"late_commits", "fenced_out", "locks_lost", "given_back", "reclaimed", "queue_written", "queue_refused", "batches", "batched_buyers", "version_moved"}},
+		{Events{}, []string{"late_commits", "fenced_out", "locks_lost", "given_back", "reclaimed", "queue_written", "queue_refused", "batches", "batched_buyers", "version_moved", "holds", "held_us"}},
 	} {
 		v, names := tc.v, tc.names
 		b, _ := json.Marshal(v)

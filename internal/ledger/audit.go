@@ -42,6 +42,11 @@ type Events struct {
 	Expired   int64 `json:"expired,omitempty"`
 	Cancelled int64 `json:"cancelled,omitempty"`
 	Returned  int64 `json:"returned,omitempty"`
+	// Holds and HeldUs: the holds of the product's lock, or of its hot
+	// row where its strategy takes none, and their total length in
+	// microseconds.
+	Holds  int64 `json:"holds"`
+	HeldUs int64 `json:"held_us"`
 }
 
 // Add adds o's counts to e.
@@ -60,4 +65,6 @@ func (e *Events) Add(o Events) {
 	e.Cancelled += o.Cancelled
 	e.Returned += o.Returned
 	e.VersionMoved += o.VersionMoved
+	e.Holds += o.Holds
+	e.HeldUs += o.HeldUs
 }

@@ -79,7 +79,7 @@ func New() *Shop {
 		}, byStrategy),
 		lockHeld: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "flashsale_critical_section_seconds",
-			Help:    "How long a product lock was held, from its grant to its release (the critical section; sql-for-update: the row's lock, to the commit), by strategy.",
+			Help:    "How long a product lock was held, from its grant to its release (the critical section), by strategy; for a strategy without one (off, sql-for-update, sql-version, sql-atomic), how long it held its hot row, from the answer of the statement that took it (sql-version: its read) to the commit's, or from BEGIN's on SQLite, whose one write lock BEGIN takes.",
 			Buckets: durations,
 		}, byStrategy),
 		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -145,6 +145,8 @@ func (m *Shop) zeros() {
 		if _, ok := s.LockMode(); ok || s == strategy.SQLForUpdate { // sql-for-update: the row's lock
 			m.lockAsks.WithLabelValues(string(s), "acquired")
 			m.lockWait.WithLabelValues(string(s))
+		}
+		if h, ok := s.Holds(); ok && h.Free == "" { // a lock, or a hot row held across round trips
 			m.lockHeld.WithLabelValues(string(s))
 		}
 		if s == strategy.SQLVersion {

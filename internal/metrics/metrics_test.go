@@ -95,6 +95,8 @@ func TestZeroSeries(t *testing.T) {
 	for _, want := range append(wants,
 		`flashsale_lock_wait_seconds_count{strategy="sql-for-update"} 0`,
 		`flashsale_critical_section_seconds_count{strategy="sql-for-update"} 0`,
+		`flashsale_critical_section_seconds_count{strategy="sql-atomic"} 0`,
+		`flashsale_critical_section_seconds_count{strategy="sql-version"} 0`,
 		`flashsale_order_events_total{event="version_moved",strategy="sql-version"} 0`,
 		`flashsale_orders_total{outcome="version_conflict",strategy="sql-version"} 0`,
 	) {

@@ -42,9 +42,16 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 // sellAtomic writes o and takes its units from p's row in one
 // transaction, and says what its failure means for the buyer.
 func (s *Service) sellAtomic(ctx context.Context, p stock.Product, o Order) error {
+	row := s.w.RowHold()
 	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
-		return sale.InsertAndTake(tx, o, sale.NoBucket)
+		row.Began()
+		if err := sale.InsertAndTake(tx, o, sale.NoBucket); err != nil {
+			return err
+		}
+		row.Took() // the UPDATE, its last statement, answered
+		return nil
 	})
+	s.rowHeld(p, row)
 	switch {
 	case errors.Is(err, sale.ErrNoUnits):
 		s.learnSoldOut(ctx, p.ID)

@@ -37,13 +37,17 @@ func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Reque
 	o := s.newOrder(p, req)
 	start := time.Now()
 	var got time.Time // when the row lock came (the last try's, after a deadlock)
+	row := s.w.RowHold()
 	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+		row.Began() // on SQLite, BEGIN took the lock
+		got = time.Time{}
 		// 1. The row lock, and the stock under it.
 		left, err := s.lockRow(ctx, tx, p)
 		if err != nil {
 			return err
 		}
-		got = time.Now()
+		row.Took()
+		got = row.Start()
 		// 2. Check the buyer and the stock.
 		sh, err := s.shelfOf(ctx, tx, p.ID, left, []string{req.UserID})
 		if err != nil {
@@ -77,7 +81,7 @@ func (s *Service) observeRowLock(ctx context.Context, p stock.Product, start, go
 		return
 	}
 	s.opts.Observer.LockWaited(p.Strategy, "acquired", got.Sub(start))
-	s.opts.Observer.Held(p.Strategy, time.Since(got))
+	s.held(p, time.Since(got))
 }
 
 // forUpdateResult is what the buyer of o is told after its transaction

@@ -43,11 +43,13 @@ func (s *Service) lockProduct(ctx context.Context, locker dlock.Locker, p stock.
 }
 
 // releaseProduct lets go of p's product lock, taken at got, after a sale
-// that ended with err (letGo), and tells the observer how long it was
-// held.
+// that ended with err (letGo), and tells how long it was held (held).
+// Off's lock holds nothing: its hot row's hold is told instead (sell).
 func (s *Service) releaseProduct(ctx context.Context, p stock.Product, lock *dlock.Lock, got time.Time, err error) {
 	s.letGo(ctx, p, lock, err)
-	s.opts.Observer.Held(p.Strategy, time.Since(got))
+	if p.Strategy != strategy.Off {
+		s.held(p, time.Since(got))
+	}
 }
 
 // letGo releases l after a sale of p that ended with err; or, when the

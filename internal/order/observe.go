@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -21,7 +23,10 @@ type Observer interface {
 	// Outcome of the error, and d how long the ask waited.
 	LockWaited(s strategy.Name, outcome string, d time.Duration)
 	// Held is called when a product lock is released, with how long it
-	// was held: the critical section, from the grant to the release.
+	// was held: the critical section, from the grant to the release. A
+	// strategy without a lock (off's takes nothing) holds its hot row
+	// instead, and Held is called when its COMMIT (or ROLLBACK) answers,
+	// with how long since the row was taken (sale.RowHold).
 	Held(s strategy.Name, d time.Duration)
 	// Happened is called for each of the events Events counts.
 	Happened(s strategy.Name, e Event)
@@ -78,6 +83,22 @@ func (noObserver) LockWaited(strategy.Name, string, time.Duration) {}
 func (noObserver) Held(strategy.Name, time.Duration)               {}
 func (noObserver) Happened(strategy.Name, Event)                   {}
 func (noObserver) Batched(strategy.Name, int)                      {}
+
+// held tells of one hold of p's product lock, or hot row, d long: to the
+// observer, and to p's Events.
+func (s *Service) held(p stock.Product, d time.Duration) {
+	c := s.events(p.ID)
+	c.holds.Add(1)
+	c.held.Add(int64(d))
+	s.opts.Observer.Held(p.Strategy, d)
+}
+
+// rowHeld tells of h, p's hot row's hold, if it began.
+func (s *Service) rowHeld(p stock.Product, h *sale.RowHold) {
+	if d, ok := h.Held(); ok {
+		s.held(p, d)
+	}
+}
 
 // happened counts e for product, sold with strategy sn, in its Events and
 // for the observer.

@@ -1,6 +1,9 @@
 package order
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+)
 
 // Events counts what happened to one product's orders in one shop process
 // (one Service) since it started, beyond what the audit can see in the
@@ -37,6 +40,12 @@ type Events struct {
 	// expired (its sweep) and cancelled, and Returned the units the
 	// expired and cancelled ones put back on sale (package life).
 	Paid, Expired, Cancelled, Returned int64
+	// Holds counts the holds of the product's lock, or of its hot row
+	// where its strategy takes no lock (Observer.Held), and Held is their
+	// total length: Held over the orders written is the hold per order,
+	// which sets the most orders per second one product can sell.
+	Holds int64
+	Held  time.Duration
 }
 
 // counters is a product's Events as they are counted, and the number of
@@ -49,6 +58,7 @@ type counters struct {
 	queueWritten, queueRefused                   atomic.Int64
 	versionMoved                                 atomic.Int64
 	paid, expired, cancelled, returned           atomic.Int64
+	holds, held                                  atomic.Int64
 }
 
 // events returns product's counters, creating them on first use.
@@ -84,5 +94,7 @@ func (s *Service) Events(product string) Events {
 		Expired:       c.expired.Load(),
 		Cancelled:     c.cancelled.Load(),
 		Returned:      c.returned.Load(),
+		Holds:         c.holds.Load(),
+		Held:          time.Duration(c.held.Load()),
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // shelf is what a seller holding the product lock knows before it
@@ -49,8 +50,10 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	answers := make([]answer, len(reqs))
 	f := fenceOf(lock)
 	var sold []Order
+	row := s.w.RowHold() // off's hold: its lock holds nothing
 	err := s.w.Commit(ctx, lock, p, func(tx *gorm.DB) error {
 		sold = sold[:0] // commit may run this again after a deadlock
+		row.Began()
 		// 1. Register the fence: no older holder can commit after this.
 		if err := s.registerFence(ctx, tx, p, f); err != nil {
 			return err
@@ -90,12 +93,16 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 		if err := s.writeStock(ctx, tx, p, left, f); err != nil {
 			return err
 		}
+		row.Took()
 		rows := make([]sale.Row, len(sold))
 		for i, o := range sold {
 			rows[i] = sale.RowOf(o)
 		}
 		return sale.InsertRows(tx, rows)
 	})
+	if p.Strategy == strategy.Off {
+		s.rowHeld(p, row)
+	}
 	if err != nil && len(sold) > 0 {
 		err = s.w.AfterFailure(ctx, sold[0], err)
 	}

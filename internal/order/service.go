@@ -141,7 +141,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	}
 	s := &Service{db: db, products: products, lockers: m, opts: opts}
 	s.w = sale.NewWriter(db, s.withLateCommits)
-	s.bk = buckets.New(s.w, s.markSoldOut)
+	s.bk = buckets.New(s.w, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if opts.Reservations != nil {
 		s.decr = redisdecr.New(redisdecr.Options{Stock: opts.Reservations, Writer: s.w, Work: s.work,

@@ -82,6 +82,8 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	var version int64
 	err := s.db.WithContext(ctx).Raw("SELECT stock, version FROM products WHERE id = ?", p.ID).
 		Row().Scan(&left, &version)
+	row := s.w.RowHold() // the window a rival's write would close opens here
+	row.Took()
 	if errors.Is(err, sql.ErrNoRows) {
 		return Order{}, fmt.Errorf("%w: product %q", stock.ErrNotFound, p.ID)
 	}
@@ -126,5 +128,6 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 			return Order{}, sale.FromWrite(ctx, err)
 		}
 	}
+	s.rowHeld(p, row) // a winner's window: a lost try's overlapped it
 	return o, nil
 }

@@ -10,9 +10,13 @@ import (
 // A row's ceiling is what its hold allows at the run's RTT (the round
 // trips its strategy holds its product for: strategy.Hold). ceilingLine
 // sets the measured peak beside it, and when the peak falls short of
-// ceilingShare of it, says from the points what else held the row back:
-// a rate that never asked for more, the cores, errors, or the load
-// generator sending less than asked; else that none of these did.
+// ceilingShare of it, says from the points what else held the row back.
+// Where the shops timed the hold (HeldMsPerOrder), the line sets the
+// measured hold per order beside the counted one, and the peak beside
+// what the measured hold allows: a peak near that is limited by the hold
+// itself, longer than its round trips; a peak below it left the product
+// free between holds (the handoff), or was held back by the cores, errors,
+// the rate offered or the load generator.
 
 // ceilingShare is the share of its ceiling a row's peak should reach.
 const ceilingShare = 0.8
@@ -24,8 +28,9 @@ const busyCPU = 0.9
 // The ceiling counts SQLite's one write lock when the run's database is
 // the embedded SQLite.
 func newSweepRowDoc(o *scenario.Outcome, mode scenario.Mode) SweepRowDoc {
-	r := SweepRowDoc{Mode: string(mode)}
-	c, why, ok := mode.Ceiling(o.Settings, strings.Contains(o.Backend, "SQLite"))
+	sqlite := strings.Contains(o.Backend, "SQLite")
+	r := SweepRowDoc{Mode: string(mode), HoldsAtOnce: mode.HoldsAtOnce(o.Settings, sqlite)}
+	c, why, ok := mode.Ceiling(o.Settings, sqlite)
 	r.Hold = why
 	if ok {
 		r.CeilingPerSecond = &c
@@ -50,7 +55,79 @@ func ceilingLine(r SweepRowDoc) string {
 	if ratio >= ceilingShare {
 		return line
 	}
-	return line + "; limited by " + strings.Join(limits(r, c), ", ")
+	why := limits(r, c)
+	if peak.HeldMsPerOrder <= 0 || r.HoldsAtOnce <= 0 {
+		if len(why) == 0 {
+			why = []string{"nothing these points show (" + nothingShown(r) + "): a cost the hold's round trips leave out, such as the handoff from one holder to the next"}
+		}
+		return line + "; limited by " + strings.Join(why, ", ")
+	}
+	line += "; " + heldClause(r, c, peak)
+	busy := peak.OrdersPerSecond * peak.HeldMsPerOrder / 1000 / float64(r.HoldsAtOnce) // = the peak / what the hold allows
+	if busy >= ceilingShare {
+		if len(why) > 0 {
+			line += "; the points also show " + strings.Join(why, ", ")
+		}
+		return line
+	}
+	if w, ok := soldAll(r, peak); ok {
+		why = append([]string{w}, why...)
+	}
+	if len(why) == 0 {
+		why = []string{fmt.Sprintf("the handoff: the product stood free %.0f%% of the time between one hold and the next, "+
+			"and nothing else these points show (%s)", 100*(1-busy), nothingShown(r))}
+	}
+	return line + "; limited by " + strings.Join(why, ", ")
+}
+
+// soldAll says, when r's peak sold nearly every click offered at its
+// rate, that the rate offered there limited it, and what the next rate
+// sold: the product stood free because nobody asked, and asking more
+// sold less.
+func soldAll(r SweepRowDoc, peak SweepPointDoc) (string, bool) {
+	if peak.OrdersPerSecond < 0.95*peak.OfferedPerSecond {
+		return "", false
+	}
+	w := fmt.Sprintf("the rate offered at the peak (%.0f/s, nearly every click sold)", peak.OfferedPerSecond)
+	for i, p := range r.Points {
+		if p.OfferedPerSecond == peak.OfferedPerSecond && i+1 < len(r.Points) {
+			next := r.Points[i+1]
+			w += fmt.Sprintf(", and at %.0f/s it sold %.0f/s, held %.1f ms per order", next.OfferedPerSecond, next.OrdersPerSecond, next.HeldMsPerOrder)
+			break
+		}
+	}
+	return w, true
+}
+
+// heldClause sets peak's measured hold per order beside the round trips
+// (and work) r's ceiling c counts, and the peak beside what the measured
+// hold allows, e.g. "held 24.1 ms per order against 16.0 ms of round
+// trips and work: peak 41/s is 0.99× the 41/s that hold allows; the 8.1
+// ms more are the servers' and the shop's own time inside the hold".
+func heldClause(r SweepRowDoc, c float64, peak SweepPointDoc) string {
+	at := float64(r.HoldsAtOnce)
+	counted := 1000 * at / c // ms per order: c = at / counted
+	allows := 1000 * at / peak.HeldMsPerOrder
+	of := "round trips"
+	if strings.Contains(r.Hold, "work") {
+		of += " and work"
+	}
+	out := fmt.Sprintf("held %.1f ms per order against %.1f ms of %s: peak %.0f/s is %.2f× the %.0f/s that hold allows",
+		peak.HeldMsPerOrder, counted, of, peak.OrdersPerSecond, peak.OrdersPerSecond/allows, allows)
+	if more := peak.HeldMsPerOrder - counted; more >= 0.05*counted {
+		out += fmt.Sprintf("; the %.1f ms more are the servers' and the shop's own time inside the hold", more)
+	}
+	return out
+}
+
+// nothingShown says that r's points show none of limits' causes: "CPU
+// at most 61%, every click sent, no errors".
+func nothingShown(r SweepRowDoc) string {
+	busiest := 0.0
+	for _, p := range r.Points {
+		busiest = max(busiest, p.MachineCPU)
+	}
+	return fmt.Sprintf("CPU at most %.0f%%, every click sent, no errors", 100*busiest)
 }
 
 // peakPoint is r's point of most orders per second.
@@ -67,7 +144,8 @@ func peakPoint(r SweepRowDoc) (SweepPointDoc, bool) {
 	return peak, true
 }
 
-// limits says what held r below its ceiling c, from its points.
+// limits says what held r below its ceiling c, from its points; nothing
+// if they show no cause.
 func limits(r SweepRowDoc, c float64) []string {
 	var why []string
 	top := 0.0
@@ -87,14 +165,6 @@ func limits(r SweepRowDoc, c float64) []string {
 		case p.ReqPerSecond < 0.9*p.OfferedPerSecond:
 			why = append(why, fmt.Sprintf("the load generator (%.0f req/s sent %s)", p.ReqPerSecond, at))
 		}
-	}
-	if len(why) == 0 {
-		busiest := 0.0
-		for _, p := range r.Points {
-			busiest = max(busiest, p.MachineCPU)
-		}
-		return []string{fmt.Sprintf("nothing these points show (CPU at most %.0f%%, every click sent, no errors): "+
-			"a cost the hold's round trips leave out, such as the handoff from one holder to the next", 100*busiest)}
 	}
 	return why
 }

@@ -28,6 +28,10 @@ type SweepRowDoc struct {
 	// hold is made of, or why there is no ceiling.
 	CeilingPerSecond *float64 `json:"ceiling_per_second,omitempty"`
 	Hold             string   `json:"hold"`
+	// HoldsAtOnce is how many holds of the row's product can run at once
+	// (scenario.Mode.HoldsAtOnce): a point's measured hold per order h
+	// allows HoldsAtOnce/h orders per second.
+	HoldsAtOnce int `json:"holds_at_once,omitempty"`
 }
 
 // SweepPointDoc is one row at one offered rate: what was sent, the goodput
@@ -49,6 +53,11 @@ type SweepPointDoc struct {
 	// MachineCPU is the busy share of the machine's cores over the
 	// attack, servers included, 0..1; -1 where unknown.
 	MachineCPU float64 `json:"machine_cpu"`
+	// HeldMsPerOrder is how long the shops held the product's lock, or
+	// its hot row, per order written: the holds' total length over the
+	// orders (ledger.Events.HeldUs, Audit.Orders); 0 where nothing was
+	// measured.
+	HeldMsPerOrder float64 `json:"held_ms_per_order,omitempty"`
 }
 
 // rateLabel names an offered rate: "500/s", or "50/100ms".
@@ -86,11 +95,20 @@ func newSweepDoc(o *scenario.Outcome) *SweepDoc {
 				OfferedPerSecond: perSecond(p.Rate), ReqPerSecond: m.ReqPerSec(), OrdersPerSecond: m.OrdersPerSec(),
 				AnsweredPerSecond: answeredPerSec(m), Requests: m.Tally.Requests, Errors: m.Tally.ErrorCount(),
 				Oversold: m.Audit.Oversold, P50Ms: ms(m.Metrics.Latencies.P50), P99Ms: ms(m.Metrics.Latencies.P99),
-				Shed: shedN, ShedP99Ms: ms(shedP99), MachineCPU: m.Machine,
+				Shed: shedN, ShedP99Ms: ms(shedP99), MachineCPU: m.Machine, HeldMsPerOrder: heldPerOrder(m),
 			})
 		}
 	}
 	return d
+}
+
+// heldPerOrder is m's hold per order written in ms, 0 without holds or
+// orders.
+func heldPerOrder(m *scenario.ModeResult) float64 {
+	if m.Events.Holds == 0 || m.Audit.Orders == 0 {
+		return 0
+	}
+	return float64(m.Events.HeldUs) / 1000 / float64(m.Audit.Orders)
 }
 
 // SweepColumns are the sweep table's headers.

@@ -28,12 +28,29 @@ func (m Mode) Ceiling(s Settings, sqlite bool) (perSecond float64, why string, o
 	if m.Batched() {
 		per = s.Batch
 	}
+	rows := m.rows(s)
+	c, ok := h.Ceiling(s.RTT, s.Work, sqlite, per, rows)
+	return c, holdText(h, sqlite, per, rows), ok
+}
+
+// rows is how many rows m's stock is split over (its buckets), 0 for one.
+func (m Mode) rows(s Settings) int {
 	rows := m.Buckets()
 	if rows == 0 && m.Strategy() == strategy.SQLAtomic {
 		rows = s.Buckets
 	}
-	c, ok := h.Ceiling(s.RTT, s.Work, sqlite, per, rows)
-	return c, holdText(h, sqlite, per, rows), ok
+	return rows
+}
+
+// HoldsAtOnce is how many of m's holds can run at once under s: one per
+// bucket where the database locks rows, else one (a lock, one row, or
+// SQLite's one write lock). A measured hold per order h then allows
+// HoldsAtOnce/h orders per second, as Ceiling allows its counted one.
+func (m Mode) HoldsAtOnce(s Settings, sqlite bool) int {
+	if sqlite {
+		return 1
+	}
+	return max(m.rows(s), 1)
 }
 
 // holdText says what a hold is made of, link by link.

@@ -52,17 +52,23 @@ import (
 type Seller struct {
 	w       *sale.Writer
 	soldOut func(product string)
+	held    func(p stock.Product, h *sale.RowHold)
 	known   sync.Map // product id -> *known
 }
 
 // New returns a Seller that writes with w. soldOut, if not nil, hears of
 // a product every one of whose buckets was found empty (package order
-// then answers its buyers at once); it must be safe for concurrent use.
-func New(w *sale.Writer, soldOut func(product string)) *Seller {
+// then answers its buyers at once); held, if not nil, hears of each
+// try's hold of its bucket's row once its transaction ended. Both must
+// be safe for concurrent use.
+func New(w *sale.Writer, soldOut func(product string), held func(p stock.Product, h *sale.RowHold)) *Seller {
 	if soldOut == nil {
 		soldOut = func(string) {}
 	}
-	return &Seller{w: w, soldOut: soldOut}
+	if held == nil {
+		held = func(stock.Product, *sale.RowHold) {}
+	}
+	return &Seller{w: w, soldOut: soldOut, held: held}
 }
 
 // Home is the bucket of k that buyer user tries first: FNV-1a of the id,
@@ -90,9 +96,16 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 		if p.PayWithin == 0 && kn.short(b, o.Quantity) {
 			continue // found with fewer units before, and it never grows
 		}
+		row := s.w.RowHold()
 		err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
-			return sale.InsertAndTake(tx, o, b)
+			row.Began()
+			if err := sale.InsertAndTake(tx, o, b); err != nil {
+				return err
+			}
+			row.Took() // the bucket's UPDATE, the last statement, answered
+			return nil
 		})
+		s.held(p, row)
 		switch {
 		case err == nil:
 			return nil

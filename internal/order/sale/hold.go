@@ -1,0 +1,54 @@
+package sale
+
+import "time"
+
+// RowHold times how long one sale of a strategy without a lock held its
+// hot row: from the answer of the statement that took the row (Took) to
+// the COMMIT's answer (Held). Both ends are answers, as a lock's hold
+// runs from its grant's answer to its release's: each answer comes half a
+// round trip after the server acted, so the time between them is the
+// server's hold. On SQLite, whose one write lock every transaction takes
+// at BEGIN, the hold starts at BEGIN's answer (Began) unless something
+// started it earlier. One RowHold per sale, used by one goroutine; the
+// zero RowHold is MySQL's.
+type RowHold struct {
+	wholeDB bool      // SQLite: BEGIN takes the database's one write lock
+	from    time.Time // when the hold began, zero before
+}
+
+// RowHold returns a RowHold for a sale on w's database.
+func (w *Writer) RowHold() *RowHold {
+	return &RowHold{wholeDB: w.db.Dialector.Name() == "sqlite"}
+}
+
+// Began is called first in a try of the transaction, once BEGIN has
+// answered: it forgets an earlier try's hold, which its rollback ended,
+// and starts the hold on SQLite.
+func (h *RowHold) Began() {
+	h.from = time.Time{}
+	if h.wholeDB {
+		h.from = time.Now()
+	}
+}
+
+// Took is called when the statement that takes the hot row has answered.
+// A hold already started (SQLite's, at BEGIN) keeps its start.
+// sql-version calls it at its read, before the transaction and without
+// Began: its window opens there.
+func (h *RowHold) Took() {
+	if h.from.IsZero() {
+		h.from = time.Now()
+	}
+}
+
+// Start is when the hold began, zero before.
+func (h *RowHold) Start() time.Time { return h.from }
+
+// Held is how long the row has been held, called at the COMMIT's answer;
+// false if nothing took it.
+func (h *RowHold) Held() (time.Duration, bool) {
+	if h.from.IsZero() {
+		return 0, false
+	}
+	return time.Since(h.from), true
+}
