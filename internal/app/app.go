@@ -100,9 +100,9 @@ const DefaultShutdownTimeout = 15 * time.Second
 // in flight per shop keep the lock busy without flooding Redis.
 const DefaultMaxInFlightOrders = 8
 
-// maxInFlightOrders is MaxInFlightOrders with zero replaced by the default.
+// MaxInFlight is MaxInFlightOrders with zero replaced by the default.
 // A negative value passes through: httpapi.Deps reads it as no limit too.
-func (c Config) maxInFlightOrders() int {
+func (c Config) MaxInFlight() int {
 	if c.MaxInFlightOrders == 0 {
 		return DefaultMaxInFlightOrders
 	}

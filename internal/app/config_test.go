@@ -17,8 +17,8 @@ func TestMaxInFlightOrders(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := (Config{MaxInFlightOrders: tt.in}).maxInFlightOrders(); got != tt.want {
-				t.Errorf("maxInFlightOrders() with MaxInFlightOrders %d = %d, want %d", tt.in, got, tt.want)
+			if got := (Config{MaxInFlightOrders: tt.in}).MaxInFlight(); got != tt.want {
+				t.Errorf("MaxInFlight() with MaxInFlightOrders %d = %d, want %d", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -181,7 +181,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 		Etcd:        etcd,
 		ZooKeeper:   zk,
 
-		MaxInFlightOrders: cfg.maxInFlightOrders(),
+		MaxInFlightOrders: cfg.MaxInFlight(),
 		OrderQueueWait:    cfg.lockWait(),
 		BuyerRate:         cfg.BuyerRate,
 		BuyerBurst:        cfg.BuyerBurst,

@@ -44,6 +44,9 @@ type Fleet struct {
 	BuyerSecret string
 	// Backend says in a few words what the shops run on, for the report.
 	Backend string
+	// DoorSlots is how many orders the shops work on at once, all told
+	// (shops × each one's --max-in-flight); 0 if unknown or unlimited.
+	DoorSlots int
 	// Nodes takes Redis nodes down for --redlock-kill; nil if unknown.
 	Nodes NodeKiller
 	// EtcdMembers takes etcd members down for --etcd-kill; nil if unknown.

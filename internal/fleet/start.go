@@ -252,6 +252,9 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	if shops <= 0 {
 		shops = DefaultShops
 	}
+	if n := acfg.MaxInFlight(); n > 0 {
+		f.DoorSlots = shops * n
+	}
 	if cfg.Processes {
 		if err := startProcessShops(ctx, f, shops, acfg, cfg, b, &closers); err != nil {
 			return nil, err

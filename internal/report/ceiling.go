@@ -30,6 +30,9 @@ const busyCPU = 0.9
 func newSweepRowDoc(o *scenario.Outcome, mode scenario.Mode) SweepRowDoc {
 	sqlite := strings.Contains(o.Backend, "SQLite")
 	r := SweepRowDoc{Mode: string(mode), HoldsAtOnce: mode.HoldsAtOnce(o.Settings, sqlite)}
+	if !mode.Batched() {
+		r.DoorSlots = o.DoorSlots
+	}
 	c, why, ok := mode.Ceiling(o.Settings, sqlite)
 	r.Hold = why
 	if ok {
@@ -155,6 +158,9 @@ func limits(r SweepRowDoc, c float64) []string {
 	if top < ceilingShare*c {
 		why = append(why, fmt.Sprintf("the offered rate (the sweep's top, %.0f/s, is below %.1f× the ceiling)", top, ceilingShare))
 	}
+	if w, ok := door(r); ok {
+		why = append(why, w)
+	}
 	for _, p := range r.Points {
 		at := fmt.Sprintf("at %.0f/s", p.OfferedPerSecond)
 		switch {
@@ -167,6 +173,34 @@ func limits(r SweepRowDoc, c float64) []string {
 		}
 	}
 	return why
+}
+
+// door says, when r's peak came near what the shops' door lets through,
+// that it did. The shops work on DoorSlots orders at once, so they pass
+// at most DoorSlots / t orders per second, t being an order's time once
+// let in (Little's law), read as the p50 of r's least loaded point, where
+// nobody queued: on a network t grows with the round trips, so a door
+// sized on loopback caps a row whose hot row would allow more.
+func door(r SweepRowDoc) (string, bool) {
+	peak, ok := peakPoint(r)
+	if !ok || r.DoorSlots <= 0 {
+		return "", false
+	}
+	first := r.Points[0]
+	for _, p := range r.Points {
+		if p.OfferedPerSecond < first.OfferedPerSecond {
+			first = p
+		}
+	}
+	if first.P50Ms <= 0 {
+		return "", false
+	}
+	allows := float64(r.DoorSlots) * 1000 / first.P50Ms
+	if peak.OrdersPerSecond < ceilingShare*allows {
+		return "", false
+	}
+	return fmt.Sprintf("the shops' door (%d orders in flight at once across the shops, --max-in-flight; "+
+		"%.1f ms each at %.0f/s, p50: at most %.0f/s let through)", r.DoorSlots, first.P50Ms, first.OfferedPerSecond, allows), true
 }
 
 // machineCell is p's machine CPU share for a table, "?" where unknown.

@@ -56,6 +56,16 @@ func TestCeilingLineHeld(t *testing.T) {
 			"ceiling 500/s (1 db trips), peak 383/s: 0.77×; limited by nothing these points show " +
 				"(CPU at most 61%, every click sent, no errors): a cost the hold's round trips leave out, " +
 				"such as the handoff from one holder to the next"},
+		{"sixteen rows, the shops' door full", SweepRowDoc{
+			Mode: "sql-atomic+k16", CeilingPerSecond: ceiling(8000), Hold: "1 db trips, 16 buckets", HoldsAtOnce: 16, DoorSlots: 24,
+			Points: []SweepPointDoc{
+				{OfferedPerSecond: 400, ReqPerSecond: 400, OrdersPerSecond: 399, MachineCPU: 0.3, HeldMsPerOrder: 2.7, P50Ms: 12.1},
+				{OfferedPerSecond: 3200, ReqPerSecond: 3200, OrdersPerSecond: 1608, MachineCPU: 0.79, HeldMsPerOrder: 2.7, P50Ms: 289}}},
+			"ceiling 8000/s (1 db trips, 16 buckets), peak 1608/s: 0.20×; held 2.7 ms per order against 2.0 ms of " +
+				"round trips: peak 1608/s is 0.27× the 5926/s that hold allows; the 0.7 ms more are the servers' and " +
+				"the shop's own time inside the hold; limited by the offered rate (the sweep's top, 3200/s, is below " +
+				"0.8× the ceiling), the shops' door (24 orders in flight at once across " +
+				"the shops, --max-in-flight; 12.1 ms each at 400/s, p50: at most 1983/s let through)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ceilingLine(tc.row); got != tc.want {

@@ -32,6 +32,10 @@ type SweepRowDoc struct {
 	// (scenario.Mode.HoldsAtOnce): a point's measured hold per order h
 	// allows HoldsAtOnce/h orders per second.
 	HoldsAtOnce int `json:"holds_at_once,omitempty"`
+	// DoorSlots is how many of the row's orders the shops let in at once
+	// (scenario.Outcome.DoorSlots); 0 if unknown, unlimited, or a batched
+	// row's, whose orders queue in their batch instead.
+	DoorSlots int `json:"door_slots,omitempty"`
 }
 
 // SweepPointDoc is one row at one offered rate: what was sent, the goodput

@@ -37,6 +37,9 @@ type Outcome struct {
 	Env      Env
 	Targets  []string
 	Backend  string
+	// DoorSlots is how many orders the shops work on at once, all told
+	// (fleet.Fleet.DoorSlots); 0 if unknown or unlimited.
+	DoorSlots int
 	// FaultMethods say how each fault struck this fleet ("redis-restart:
 	// embedded nodes closed..."), one line per fault that acted.
 	FaultMethods []string
@@ -137,7 +140,7 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 		return nil, err
 	}
 	o := &Outcome{
-		Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend,
+		Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend, DoorSlots: fl.DoorSlots,
 		FaultMethods: how, Started: time.Now(),
 	}
 	defer func() { o.Wall = time.Since(o.Started) }()
