@@ -73,5 +73,8 @@ func payFlags(o *scenario.Outcome) string {
 	if o.Flags["naive-expiry"] == "true" {
 		line += " --naive-expiry"
 	}
+	if v := o.Flags["clock-ahead"]; v != "" && v != "0s" {
+		line += " --clock-ahead " + v
+	}
 	return line
 }

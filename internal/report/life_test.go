@@ -111,11 +111,11 @@ func TestJSONHasTheOrdersLives(t *testing.T) {
 }
 
 // The settings line repeats a sale with payments' flags, the naive expiry
-// too; a run without a pay window has none of them.
+// and a shop's clock ahead too; a run without a pay window has none of them.
 func TestSettingsRepeatThePayFlags(t *testing.T) {
 	o := fleetPay()
-	o.Settings.LatePay, o.Flags = true, map[string]string{"naive-expiry": "true"}
-	if got, want := settingsLine(o), " --pay-within 1s --pay 0.7 --late-pay --naive-expiry"; !strings.HasSuffix(got, want) {
+	o.Settings.LatePay, o.Flags = true, map[string]string{"naive-expiry": "true", "clock-ahead": "500ms"}
+	if got, want := settingsLine(o), " --pay-within 1s --pay 0.7 --late-pay --naive-expiry --clock-ahead 500ms"; !strings.HasSuffix(got, want) {
 		t.Errorf("settings line %q, want it to end %q", got, want)
 	}
 	if got := settingsLine(fleetOutcome()); strings.Contains(got, "--pay") || strings.Contains(got, "--naive-expiry") {
