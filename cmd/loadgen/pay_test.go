@@ -102,11 +102,11 @@ func TestLatePayRun(t *testing.T) {
 	}
 }
 
-// --clock-ahead: shop 1's clock half the window ahead changes nothing in
+// --clock-ahead: shop 1's clock most of the window ahead changes nothing in
 // the sale, as the database's clock decides every deadline: every payer,
 // paying within the window, is paid.
 func TestClockAheadRun(t *testing.T) {
-	doc, _ := payReport(t, "--pay", "1", "--pay-within", "2s", "--clock-ahead", "1s", "--modes", "sql-atomic")
+	doc, _ := payReport(t, "--pay", "1", "--users", "400", "--pay-within", "3s", "--clock-ahead", "2s", "--modes", "sql-atomic")
 	checkLife(t, doc)
 	if p := doc.Modes[0].Payments; p == nil || p.Chosen == 0 || p.Paid != p.Chosen {
 		t.Errorf("payments %+v: want every payer paid, whatever shop 1's clock says", p)
