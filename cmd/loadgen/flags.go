@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/buyertoken"
@@ -25,6 +26,7 @@ type config struct {
 	targets      []string // empty: start the embedded fleet
 	adminToken   string
 	naiveExpiry  bool               // --naive-expiry: the embedded shops' sweep reads, then writes without the compare-and-set
+	clockAhead   time.Duration      // --clock-ahead: shop 1's own clock runs this far ahead
 	buyerSecret  string             // the shops' key for buyer tokens; the crowd signs with it
 	redis        []string           // external nodes, for --redlock-kill and --redis-restart
 	etcd         []string           // an external etcd cluster, for the embedded shops
@@ -81,6 +83,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.Float64Var(&c.settings.Pay, "pay", 0, "with --pay-within, the share of the winners (201s) that pay for their order, each after a delay drawn within the window; the rest never pay, and their units go back on sale when the shops' sweeps expire their orders (default 0: nobody pays)")
 	fs.DurationVar(&c.settings.PayWithin, "pay-within", 0, "the products' pay window (pay_within_ms): an order is pending until paid, and expires, its unit back on sale, when the window passes by the database's clock. The crowd is the second wave: it must keep coming for twice the window (raise --users and --duration, or lower --rate) so that returned units sell again. Rows whose strategy has no pay window yet are skipped with the shop's reason (default 0: orders final at once)")
 	fs.BoolVar(&c.naiveExpiry, "naive-expiry", false, "with --pay-within, give the embedded shops the textbook's broken sweep of unpaid orders: it reads the orders due by the shop's own clock, then writes each expired and returns its unit with no compare-and-set, so a payment between the two is overwritten and two sweeps return one unit twice (docs/unpaid-order.md); not with --targets or --crash")
+	fs.DurationVar(&c.clockAhead, "clock-ahead", 0, "with --pay-within, run shop 1's own clock this far ahead of the other shops': the sweep of unpaid orders ignores it (the database's clock decides), the naive one (--naive-expiry) expires orders that much early, while their buyers may still pay (docs/unpaid-order.md); not with --targets or --crash")
 	fs.BoolVar(&c.settings.LatePay, "late-pay", false, "with --pay-within, send every payment right at or just after its order's deadline (10 ms before to 40 ms after): the payment that races its expiry must end paid or expired, never both")
 	fs.IntVar(&c.settings.Batch, "batch", d.Batch, "in the +batch rows, the most queued buyers one holder of the product lock serves in one transaction")
 	fs.IntVar(&c.settings.Buckets, "buckets", d.Buckets, "split the sql-atomic rows' stock over K rows (1: one row, as without); a row named sql-atomic+kK has its own K")
@@ -199,6 +202,9 @@ func (c *config) check() []string {
 	}
 	if c.naiveExpiry && (c.settings.PayWithin == 0 || len(c.targets) > 0 || crashes(c.settings.Faults)) {
 		bad = append(bad, "naive-expiry: needs --pay-within, and the in-process shops (not with --targets or --crash)")
+	}
+	if c.clockAhead != 0 && (c.settings.PayWithin == 0 || len(c.targets) > 0 || crashes(c.settings.Faults)) {
+		bad = append(bad, "clock-ahead: needs --pay-within, and the in-process shops (not with --targets or --crash)")
 	}
 	if c.buyerSecret != "" && len(c.buyerSecret) < buyertoken.MinSecretLen {
 		bad = append(bad, fmt.Sprintf("buyer-secret: %d bytes, want at least %d", len(c.buyerSecret), buyertoken.MinSecretLen))

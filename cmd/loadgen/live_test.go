@@ -94,6 +94,13 @@ func TestLivePageInABrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var lives int
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.querySelectorAll('.life:not([hidden])').length`, &lives)); err != nil {
+		t.Fatal(err)
+	}
+	if lives != 0 {
+		t.Errorf("%d cards show what became of the orders after the click in a sale without payments, want none", lives)
+	}
 	if code := <-exit; code != exitOK {
 		t.Fatalf("loadgen exit %d", code)
 	}

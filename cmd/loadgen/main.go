@@ -244,7 +244,7 @@ func openFleet(ctx context.Context, cfg config, dir string) (*fleet.Fleet, func(
 	redis.SetLogger(redisLog{log})
 	fc := fleet.FleetConfig{MySQLDSN: cfg.mysqlDSN, RedisAddrs: cfg.redis, RedisCluster: cfg.cluster, EtcdEndpoints: cfg.etcd, ZooKeeper: cfg.zookeeper, StartZooKeeper: cfg.startZK, Logger: log, LogDir: dir,
 		LockWait: cfg.lockWait, MaxInFlight: cfg.maxInFlight, BuyerRate: cfg.buyerRate, BuyerBurst: cfg.buyerBurst,
-		BuyerSecret: cfg.buyerSecret, RTT: cfg.settings.RTT, NaiveExpiry: cfg.naiveExpiry}
+		BuyerSecret: cfg.buyerSecret, RTT: cfg.settings.RTT, NaiveExpiry: cfg.naiveExpiry, ClockAhead: cfg.clockAhead}
 	fault.Provision(cfg.settings.Faults, &fc) // child shops for --crash, a Sentinel set for --failover...
 	f, err := fleet.StartFleet(ctx, fc)
 	if err != nil {

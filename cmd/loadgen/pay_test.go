@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -97,5 +99,35 @@ func TestLatePayRun(t *testing.T) {
 	m := doc.Modes[0]
 	if p := m.Payments; p == nil || p.Paid+p.Expired != p.Chosen || p.Expired == 0 {
 		t.Errorf("payments %+v: want every one paid or refused as expired, some of them expired", p)
+	}
+}
+
+// --clock-ahead: shop 1's clock most of the window ahead changes nothing in
+// the sale, as the database's clock decides every deadline: every payer,
+// paying within the window, is paid.
+func TestClockAheadRun(t *testing.T) {
+	doc, _ := payReport(t, "--pay", "1", "--users", "400", "--pay-within", "3s", "--clock-ahead", "2s", "--modes", "sql-atomic")
+	checkLife(t, doc)
+	if p := doc.Modes[0].Payments; p == nil || p.Chosen == 0 || p.Paid != p.Chosen {
+		t.Errorf("payments %+v: want every payer paid, whatever shop 1's clock says", p)
+	}
+}
+
+// --naive-expiry and --clock-ahead need a pay window and the in-process
+// shops.
+func TestShopClockFlagsRefused(t *testing.T) {
+	for _, flag := range [][]string{{"--naive-expiry"}, {"--clock-ahead", "500ms"}} {
+		for _, args := range [][]string{
+			nil,
+			{"--pay-within", "1s", "--targets", "http://127.0.0.1:1", "--admin-token", "t"},
+			{"--pay-within", "1s", "--crash", "1"},
+		} {
+			if _, err := parseFlags(append(slices.Clone(flag), args...), io.Discard); err == nil {
+				t.Errorf("parseFlags(%q) = nil, want a usage error", append(slices.Clone(flag), args...))
+			}
+		}
+		if _, err := parseFlags(append(slices.Clone(flag), "--pay-within", "1s"), io.Discard); err != nil {
+			t.Errorf("parseFlags(%q, --pay-within 1s): %v, want none", flag, err)
+		}
 	}
 }

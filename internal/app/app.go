@@ -66,6 +66,11 @@ type Config struct {
 	// NaiveExpiry makes the shop's sweep of unpaid orders the textbook's
 	// broken one (order.Options.NaiveExpiry), for the workshop.
 	NaiveExpiry bool
+	// ClockAhead sets the shop's own clock this far ahead of the machine's
+	// (order.Options.Now), for the workshop: the sweep of unpaid orders
+	// ignores it, as it reads the database's clock; the naive one
+	// (NaiveExpiry) expires orders that much early.
+	ClockAhead time.Duration
 	// LockWait is the longest an order waits for its product lock; zero
 	// means order.DefaultLockWait.
 	LockWait time.Duration

@@ -97,6 +97,10 @@ type FleetConfig struct {
 	// NaiveExpiry gives the shops the textbook's broken sweep of unpaid
 	// orders (app.Config's), for the workshop.
 	NaiveExpiry bool
+	// ClockAhead sets shop 1's own clock this far ahead of the others'
+	// (app.Config's), in-process shops only: two shops that disagree on
+	// the time, for the workshop.
+	ClockAhead time.Duration
 	// RTT is the round-trip time on every link from a shop to its
 	// backends, as app.Config's (zero: none). With Backends, their Net is
 	// used as it is.
@@ -266,7 +270,11 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 	var served sync.WaitGroup
 	closers = append(closers, func() error { stop(); served.Wait(); return nil })
 	for i := range shops {
-		shop, err := app.NewShop(ctx, acfg, b)
+		scfg := acfg
+		if i == 0 {
+			scfg.ClockAhead = cfg.ClockAhead
+		}
+		shop, err := app.NewShop(ctx, scfg, b)
 		if err != nil {
 			return nil, err
 		}

@@ -119,3 +119,40 @@ func TestFinishStates(t *testing.T) {
 		t.Errorf("lua: %+v, want 4 503s, its why, 0 left", r)
 	}
 }
+
+// TestLife: in a sale with payments a row shows its units paid, pending,
+// expired and resold from the audit and those returned from the fleet's
+// events, its undersold ones once it is done, and at the end the
+// report's; a row without a pay window shows none of them, not zeros.
+func TestLife(t *testing.T) {
+	b := live.NewBoard("t", []scenario.Mode{"sql-atomic", "lua"})
+	b.Watch(scenario.Snapshot{Mode: "lua", Audit: &ledger.Audit{InitialStock: 10, Stock: 4, Sold: 6}})
+	b.Watch(scenario.Snapshot{Mode: "sql-atomic",
+		Audit: &ledger.Audit{InitialStock: 10, Stock: 1, Sold: 9, Life: &ledger.Life{Paid: 5, Pending: 4, Expired: 2, Resold: 1, Undersold: 1}}})
+	st := state(t, b)
+	if l := st.Rows[0].Life; l == nil || l.Paid != 5 || l.Pending != 4 || l.Expired != 2 || l.Resold != 1 || l.Returned != nil || l.Undersold != nil {
+		t.Errorf("sql-atomic running, before the events: %+v, want paid 5, pending 4, expired 2, resold 1, returned and undersold null", l)
+	}
+	if l := st.Rows[1].Life; l != nil {
+		t.Errorf("lua: life %+v, want null (no pay window)", l)
+	}
+
+	b.Watch(scenario.Snapshot{Mode: "sql-atomic", Done: true, Events: &ledger.Events{Returned: 2},
+		Audit: &ledger.Audit{InitialStock: 10, Stock: 1, Sold: 9, Life: &ledger.Life{Paid: 9, Expired: 2, Resold: 1}}})
+	if l := state(t, b).Rows[0].Life; l == nil || l.Paid != 9 || l.Returned == nil || *l.Returned != 2 || l.Undersold == nil || *l.Undersold != 0 {
+		t.Errorf("sql-atomic done: %+v, want paid 9, returned 2, undersold 0", l)
+	}
+
+	b.Finish(report.Document{Modes: []report.ModeDoc{
+		{Mode: "sql-atomic", Events: ledger.Events{Returned: 3},
+			Audit: ledger.Audit{ProductID: "p", InitialStock: 10, Stock: 0, Sold: 10, Life: &ledger.Life{Paid: 10, Expired: 3, Resold: 3}}},
+		{Mode: "lua", Audit: ledger.Audit{ProductID: "q", InitialStock: 10, Sold: 10}},
+	}}, nil)
+	st = state(t, b)
+	if l := st.Rows[0].Life; l == nil || l.Paid != 10 || l.Expired != 3 || *l.Returned != 3 || l.Resold != 3 || *l.Undersold != 0 {
+		t.Errorf("sql-atomic at the end: %+v, want the report's: paid 10, expired 3, returned 3, resold 3, undersold 0", l)
+	}
+	if l := st.Rows[1].Life; l != nil {
+		t.Errorf("lua at the end: life %+v, want null", l)
+	}
+}

@@ -1,8 +1,9 @@
 // Package live serves the load generator's live page: one self-contained
 // HTML page (no CDN: it works offline) that shows, per strategy, the units
 // left, sold and oversold, the duplicate orders, the 503s, orders/s and
-// latency percentiles (and a queued mode's queue length and consumer lag)
-// while the attack runs, pushed to the browser as
+// latency percentiles (and a queued mode's queue length and consumer lag,
+// and in a sale with payments the units paid, expired, returned and sold
+// again) while the attack runs, pushed to the browser as
 // server-sent events; when the run is over, the same figures as
 // report.json. cmd/loadgen --live starts it.
 package live
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/ledger"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -35,6 +37,10 @@ type Row struct {
 	// yet. Null for the other modes.
 	QueueLength *int64 `json:"queue_length"`
 	QueueLag    *int64 `json:"queue_lag"`
+	// Life is a sale with payments' (a pay window): what became of the
+	// orders after the click. Null for a product whose orders are final
+	// at once.
+	Life *Life `json:"life"`
 	// From the answers.
 	Created     int `json:"created"`
 	Queued      int `json:"queued"`
@@ -50,6 +56,42 @@ type Row struct {
 	P99          float64        `json:"p99_ms"`
 	Elapsed      float64        `json:"elapsed_seconds"`
 	Why          string         `json:"why,omitempty"`
+}
+
+// Life is what became of a row's orders after the click, in units: Paid,
+// Pending and Expired from the shop's audit (where its orders stand),
+// Returned from the fleet's events (units put back on sale, counted by
+// the shops that returned them), Resold (sold again after they came
+// back) and Undersold (neither sold nor on sale) from the audit.
+// Returned is null until the fleet's events were read; Undersold until
+// the row is done, as it says something only once the sale has ended.
+type Life struct {
+	Paid      int    `json:"paid"`
+	Pending   int    `json:"pending"`
+	Expired   int    `json:"expired"`
+	Returned  *int64 `json:"returned"`
+	Resold    int    `json:"resold"`
+	Undersold *int   `json:"undersold"`
+}
+
+// newLife is the Life of an audit and the fleet's events (nil if not
+// read yet); nil for a product without a pay window. done: the sale has
+// ended, and its undersold units count.
+func newLife(a ledger.Audit, e *ledger.Events, done bool) *Life {
+	l := a.Life
+	if l == nil {
+		return nil
+	}
+	r := &Life{Paid: l.Paid, Pending: l.Pending, Expired: l.Expired, Resold: l.Resold}
+	if e != nil {
+		n := e.Returned
+		r.Returned = &n
+	}
+	if done {
+		n := l.Undersold
+		r.Undersold = &n
+	}
+	return r
 }
 
 // State is everything the page shows, sent whole with every event.
@@ -96,6 +138,7 @@ func (b *Board) Watch(s scenario.Snapshot) {
 		r.InitialStock, r.UnitsLeft, r.Sold, r.Oversold, r.DuplicateOrders =
 			a.InitialStock, &left, a.Sold, a.Oversold, a.DuplicateOrders
 		r.QueueLength, r.QueueLag = backlog(a.QueueLength, a.QueuePending)
+		r.Life = newLife(*a, s.Events, s.Done)
 	}
 	b.update(func(st *State) { st.put(r) })
 }
@@ -116,10 +159,11 @@ func (b *Board) Finish(doc report.Document, runErr error) {
 				Elapsed: m.ElapsedSecs, Why: m.Why,
 			}
 			r.QueueLength, r.QueueLag = backlog(m.Audit.QueueLength, m.Audit.QueuePending)
+			r.Life = newLife(m.Audit, &m.Events, true)
 			if m.Audit.ProductID == "" { // interrupted before its audit: keep the last one seen
 				if prev, ok := st.row(m.Mode); ok {
-					r.InitialStock, r.UnitsLeft, r.Sold, r.Oversold, r.DuplicateOrders =
-						prev.InitialStock, prev.UnitsLeft, prev.Sold, prev.Oversold, prev.DuplicateOrders
+					r.InitialStock, r.UnitsLeft, r.Sold, r.Oversold, r.DuplicateOrders, r.Life =
+						prev.InitialStock, prev.UnitsLeft, prev.Sold, prev.Oversold, prev.DuplicateOrders, prev.Life
 				}
 			}
 			st.put(r)

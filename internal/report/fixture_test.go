@@ -186,3 +186,30 @@ func fleetRestart() *scenario.Outcome {
 	o.Modes, o.Settings.Modes = rows, []scenario.Mode{"redlock", "fenced"}
 	return o
 }
+
+// fleetPay is a sale with payments (--pay 0.7 --pay-within 1s) of
+// sql-atomic, whose unpaid units came back once each and sold again, and
+// sql-for-update as the naive expiry leaves it: a unit returned twice and
+// two neither sold nor on sale.
+func fleetPay() *scenario.Outcome {
+	o := fleetOutcome()
+	o.Settings.Pay, o.Settings.PayWithin = 0.7, time.Second
+	var rows []*scenario.ModeResult
+	for _, m := range o.Modes {
+		switch m.Mode {
+		case "sql-atomic":
+			m.Audit.Life = &ledger.Life{Paid: 100, Expired: 31, Placed: 131, Resold: 31}
+			m.Events.Returned = 31
+			m.Payments = &ledger.Payments{Chosen: 100, Paid: 100}
+		case "sql-for-update":
+			m.Audit.Life = &ledger.Life{Paid: 98, Expired: 30, Placed: 128, Resold: 27, Undersold: 2}
+			m.Events.Returned = 31
+			m.Payments = &ledger.Payments{Chosen: 99, Paid: 98, Expired: 1}
+		default:
+			continue
+		}
+		rows = append(rows, m)
+	}
+	o.Modes, o.Settings.Modes = rows, []scenario.Mode{"sql-for-update", "sql-atomic"}
+	return o
+}

@@ -35,7 +35,10 @@ type htmlData struct {
 	Sweep   *htmlSweep
 	Columns []template.HTML
 	Rows    [][]htmlCell
-	Modes   []*scenario.ModeResult
+	// Life is a sale with payments' second table, nil without a pay
+	// window.
+	Life  *htmlLife
+	Modes []*scenario.ModeResult
 	// Skipped are the skipped modes' why-lines, after Modes'.
 	Skipped []htmlWhy
 	Unsafe  []string
@@ -83,6 +86,7 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 		Settings: flagPieces(settingsText(o)),
 		Columns:  headers(Columns),
 		Rows:     append(tableCells(o), skippedCells(o)...),
+		Life:     newHTMLLife(o),
 		Modes:    o.Modes,
 		Skipped:  skippedWhys(o),
 		Unsafe:   o.Unsafe(),

@@ -17,7 +17,7 @@ func pages() map[string]*scenario.Outcome {
 	return map[string]*scenario.Outcome{
 		"default": fleetOutcome(), "sweep": fleetSweep(), "count": fleetCount(), "crash": fleetCrash(),
 		"clean": fleetClean(), "restart": fleetRestart(), "small": outcome(), "small sweep": sweepOutcome(),
-		"catalogue": fleetCatalogue(),
+		"catalogue": fleetCatalogue(), "pay": fleetPay(),
 	}
 }
 

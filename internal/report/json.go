@@ -29,6 +29,12 @@ type Document struct {
 	Unsafe  []string     `json:"unsafe"`
 	Columns []string     `json:"columns"`
 	Table   [][]string   `json:"table"`
+	// LifeColumns and LifeTable are a sale with payments' second table
+	// (LifeRows), as the terminal and report.md show it; absent without a
+	// pay window. The figures behind it are each row's audit.life,
+	// events.returned and payments.
+	LifeColumns []string   `json:"life_columns,omitempty"`
+	LifeTable   [][]string `json:"life_table,omitempty"`
 	// Flags are every flag's value, as the command line would repeat them
 	// (defaults included); Thresholds the --threshold results; Sweep a
 	// --sweep's points (Modes and Table are then empty).
@@ -240,6 +246,9 @@ func NewDocument(o *scenario.Outcome) Document {
 	}
 	for _, sk := range o.Skipped {
 		d.Skipped = append(d.Skipped, SkippedDoc{Mode: string(sk.Mode), Why: sk.Why})
+	}
+	if rows := LifeRows(o); len(rows) > 0 {
+		d.LifeColumns, d.LifeTable = LifeColumns, rows
 	}
 	d.Settings.LoadSettingsDoc = newLoadSettingsDoc(s)
 	if !s.RTT.IsZero() {

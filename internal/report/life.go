@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -56,4 +57,24 @@ func writeLifeMarkdown(b *strings.Builder, o *scenario.Outcome) {
 	}
 	b.WriteString("\nAfter the click (a pay window): units paid, pending, expired, returned to sale, sold again, and neither sold nor on sale at the end; the payers' answers.\n\n")
 	markdownTable(b, LifeColumns, rows)
+}
+
+// payFlags are a sale with payments' flags, as the settings line repeats
+// them; "" without a pay window.
+func payFlags(o *scenario.Outcome) string {
+	s := o.Settings
+	if !s.Paying() {
+		return ""
+	}
+	line := fmt.Sprintf(" --pay-within %v --pay %g", s.PayWithin, s.Pay)
+	if s.LatePay {
+		line += " --late-pay"
+	}
+	if o.Flags["naive-expiry"] == "true" {
+		line += " --naive-expiry"
+	}
+	if v := o.Flags["clock-ahead"]; v != "" && v != "0s" {
+		line += " --clock-ahead " + v
+	}
+	return line
 }

@@ -100,7 +100,7 @@ func settingsLine(o *scenario.Outcome) string {
 	if !s.RTT.IsZero() {
 		line += " --rtt " + s.RTT.String()
 	}
-	return line + catalogueFlags(s)
+	return line + payFlags(o) + catalogueFlags(s)
 }
 
 // rttTitle is the round-trip time a run's links had, for a report's head:

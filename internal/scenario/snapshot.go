@@ -29,6 +29,10 @@ type Snapshot struct {
 	P50, P90, P99 time.Duration
 	// Audit is the shop's latest audit, nil before the first answered.
 	Audit *ledger.Audit
+	// Events are the fleet's latest counts for the product (paid,
+	// expired, returned...), read only in a sale with payments
+	// (Settings.Paying); nil otherwise, or before the first read.
+	Events *ledger.Events
 	// Done marks the attack's last snapshot.
 	Done bool
 }
@@ -45,8 +49,11 @@ type watcher struct {
 	start time.Time
 	last  time.Time
 	audit atomic.Pointer[ledger.Audit]
-	stop  context.CancelFunc
-	done  chan struct{}
+	// events are the fleet's counts for the product (a sale with
+	// payments only: the audit has no count of units returned).
+	events atomic.Pointer[ledger.Events]
+	stop   context.CancelFunc
+	done   chan struct{}
 }
 
 // watch starts watching a, if anyone is.
@@ -60,8 +67,9 @@ func (a *attack) watch(ctx context.Context) *watcher {
 	return w
 }
 
-// poll reads the shop's audit of the product until ctx ends; a failed
-// read keeps the last one.
+// poll reads the shop's audit of the product, and in a sale with
+// payments the fleet's events, until ctx ends; a failed read keeps the
+// last one.
 func (w *watcher) poll(ctx context.Context) {
 	defer close(w.done)
 	t := time.NewTicker(watchEvery)
@@ -69,10 +77,15 @@ func (w *watcher) poll(ctx context.Context) {
 	for {
 		actx, cancel := context.WithTimeout(ctx, watchEvery*4)
 		a, err := w.a.api.Audit(actx, w.a.productID)
-		cancel()
 		if err == nil {
 			w.audit.Store(&a)
 		}
+		if w.a.settings.Paying() {
+			if e, err := w.a.events(actx, w.a.productID); err == nil {
+				w.events.Store(&e)
+			}
+		}
+		cancel()
 		select {
 		case <-ctx.Done():
 			return
@@ -102,6 +115,10 @@ func (w *watcher) finish(res *ModeResult) {
 	if res.Audit.ProductID != "" {
 		audit := res.Audit
 		s.Audit = &audit
+		if w.a.settings.Paying() {
+			events := res.Events
+			s.Events = &events
+		}
 	}
 	s.OrdersPerSec, s.Done = res.OrdersPerSec(), true
 	w.a.opts.Watch(s)
@@ -115,7 +132,7 @@ func (w *watcher) snapshot(sent int, res *ModeResult, elapsed time.Duration) Sna
 		Unavailable: t.Status[503], Failed: t.Status[0], Shed: t.Shed(),
 		P50: res.Metrics.Latencies.Quantile(0.5), P90: res.Metrics.Latencies.Quantile(0.9),
 		P99:   res.Metrics.Latencies.Quantile(0.99),
-		Audit: w.audit.Load(),
+		Audit: w.audit.Load(), Events: w.events.Load(),
 	}
 	if sec := elapsed.Seconds(); sec > 0 {
 		s.OrdersPerSec = float64(t.Accepted()) / sec
