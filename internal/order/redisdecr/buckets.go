@@ -190,6 +190,15 @@ func (s *Seller) Load(ctx context.Context, p stock.Product) error {
 // than reserve.ErrNotLoaded (a bucket Redis does not have: nothing to
 // lower); the other buckets are lowered all the same.
 func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error {
+	names := s.bucketNames(product)
+	returns := make([]int64, len(names))
+	for b, name := range names { // before the database: see lowerToDatabase
+		n, err := s.res.Returns(ctx, name)
+		if err != nil {
+			return err
+		}
+		returns[b] = n
+	}
 	left, total, err := s.bucketsLeft(ctx, product, k)
 	if err != nil {
 		return err
@@ -197,11 +206,11 @@ func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error 
 	if total == 0 {
 		s.opts.SoldOut(product)
 	}
+	s.afterRead(product)
 	var first error
-	names := s.bucketNames(product)
 	for b, n := range left {
-		if _, err := s.res.Lower(ctx, names[b], max(min(n, total), 0)); err != nil &&
-			!errors.Is(err, reserve.ErrNotLoaded) && first == nil {
+		if _, err := s.res.Lower(ctx, names[b], max(min(n, total), 0), returns[b]); err != nil &&
+			!errors.Is(err, reserve.ErrNotLoaded) && !errors.Is(err, reserve.ErrReturned) && first == nil {
 			first = err
 		}
 	}
