@@ -58,11 +58,13 @@ func inRedis(p stock.Product) bool {
 // that Redis is owed them: the caller pays Redis after the commit
 // (payRedis). Errors: the database's.
 func (s *Service) give(tx *gorm.DB, p stock.Product, o life.Order) error {
-	if err := sale.Give(tx, o.Quantity, o.ProductID, o.Bucket); err != nil {
-		return err
-	}
 	if !inRedis(p) {
-		return nil
+		return sale.Give(tx, o.Quantity, o.ProductID, o.Bucket)
+	}
+	// redis-decr's buckets live in Redis: the database keeps the
+	// product's one stock (redisdecr/buckets.go).
+	if err := sale.Give(tx, o.Quantity, o.ProductID, nil); err != nil {
+		return err
 	}
 	row := owedRow{OrderID: o.ID, ProductID: o.ProductID, Bucket: o.Bucket, UserID: o.UserID, Quantity: o.Quantity}
 	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {

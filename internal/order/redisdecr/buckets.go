@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -136,7 +137,8 @@ func (s *Seller) databaseStock(ctx context.Context, o sale.Order) (int, error) {
 
 // bucketsLeft reads what the database says is left of each of product's k
 // buckets: its share of the initial stock (stock.Split, as Load loaded
-// it), less the units of the orders written from it; and the product's
+// it), less the units of the live orders written from it (an order
+// that expired or was cancelled gave its units back); and the product's
 // stock, the total left. Each unit an order took from bucket b was
 // reserved in Redis's bucket b first, so Redis's bucket holds at most
 // that, less the reservations on their way (lowerBuckets counts on it).
@@ -150,7 +152,7 @@ func (s *Seller) bucketsLeft(ctx context.Context, product string, k int) (left [
 	}
 	var rows []struct{ Bucket, Sold int }
 	err = s.db.WithContext(ctx).Raw(`SELECT bucket, SUM(quantity) AS sold FROM orders
-		WHERE product_id = ? AND bucket IS NOT NULL GROUP BY bucket`, product).Scan(&rows).Error
+		WHERE product_id = ? AND bucket IS NOT NULL AND `+life.LiveSQL+` GROUP BY bucket`, product).Scan(&rows).Error
 	if err != nil {
 		return nil, 0, err
 	}
