@@ -60,7 +60,7 @@ func auditBuckets(tx *gorm.DB, a *Audit, k int) error {
 func auditOrderBuckets(tx *gorm.DB, a *Audit, k int) error {
 	var rows []struct{ Bucket, Orders, Sold int }
 	err := tx.Raw(`SELECT bucket, COUNT(*) AS orders, SUM(quantity) AS sold FROM orders
-		WHERE product_id = ? AND bucket IS NOT NULL GROUP BY bucket`, a.ProductID).Scan(&rows).Error
+		WHERE product_id = ? AND bucket IS NOT NULL AND `+life.LiveSQL+` GROUP BY bucket`, a.ProductID).Scan(&rows).Error
 	if err != nil {
 		return err
 	}

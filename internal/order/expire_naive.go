@@ -6,7 +6,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
 )
 
 // sweepNaive is the expiry the textbook warns about, switched on by
@@ -36,7 +35,7 @@ func (s *Service) sweepNaive(ctx context.Context) (int, error) {
 // shop's clock.
 func (s *Service) naiveDue(ctx context.Context) ([]life.Order, error) {
 	var due []life.Order
-	rows, err := s.db.WithContext(ctx).Raw(`SELECT id, product_id, quantity, bucket FROM orders
+	rows, err := s.db.WithContext(ctx).Raw(`SELECT id, user_id, product_id, quantity, bucket FROM orders
 		WHERE state = 'pending' AND deadline_ms <= ? LIMIT ?`, s.opts.Now().UnixMilli(), sweepBatch).Rows()
 	if err != nil {
 		return nil, err
@@ -44,7 +43,7 @@ func (s *Service) naiveDue(ctx context.Context) ([]life.Order, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var o life.Order
-		if err := rows.Scan(&o.ID, &o.ProductID, &o.Quantity, &o.Bucket); err != nil {
+		if err := rows.Scan(&o.ID, &o.UserID, &o.ProductID, &o.Quantity, &o.Bucket); err != nil {
 			return nil, err
 		}
 		due = append(due, o)
@@ -66,11 +65,12 @@ func (s *Service) naiveExpire(ctx context.Context, due []life.Order) (int, error
 			if err := tx.Exec(`UPDATE orders SET state = 'expired', unique_buyer = NULL WHERE id = ?`, o.ID).Error; err != nil {
 				return err
 			}
-			return sale.Give(tx, o.Quantity, o.ProductID, o.Bucket)
+			return s.give(tx, p, o)
 		})
 		if err != nil {
 			return expired, err
 		}
+		s.payRedis(ctx, p, []life.Order{o})
 		s.ended(p, o, EventExpired)
 		expired++
 	}

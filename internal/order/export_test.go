@@ -40,3 +40,8 @@ func NaiveSweepSplit(ctx context.Context, s *Service) (write func() (int, error)
 	due, err := s.naiveDue(ctx)
 	return func() (int, error) { return s.naiveExpire(ctx, due) }, err
 }
+
+// CrashAfterReturnCommit makes s leave every return it commits owed to
+// Redis, as a shop killed between the database's commit and Redis would:
+// another shop's sweep must finish them.
+func CrashAfterReturnCommit(s *Service) { s.crashAfterCommit.Store(true) }

@@ -8,6 +8,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -40,7 +41,10 @@ import (
 //     allocated, and one multi-row INSERT of them, which does nothing for an id
 //     already there (ON CONFLICT DO NOTHING, or MySQL's ON DUPLICATE KEY
 //     UPDATE id = id); the rows it inserted must be every one allocated,
-//     or the transaction rolls back and the error says so.
+//     or the transaction rolls back and the error says so;
+//
+//  5. for a product with a pay window, the orders are pending, and the
+//     database stamps their deadlines (life.Stamp).
 //
 // Only the orders inserted count toward the stock, so a batch delivered
 // twice, even to two consumers at once, is written once: the second waits
@@ -50,10 +54,12 @@ import (
 // stock left after the commit. An error means nothing was written: the
 // entries stay pending. Safe for concurrent use.
 func (s *Service) WriteQueued(ctx context.Context, product string, orders []queue.Order) ([]*queue.Refusal, int, error) {
-	if p, err := s.product(ctx, product); err == nil {
+	p, perr := s.product(ctx, product)
+	if perr == nil {
 		if err := s.work(ctx, p); err != nil {
 			return nil, 0, fmt.Errorf("order: %w", err)
 		}
+		s.startSweep(p)
 	} // (a product the database no longer has is refused below)
 	var refusals []*queue.Refusal
 	left := 0
@@ -68,8 +74,12 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		users := make([]string, len(orders))
 		for i, o := range orders {
 			sales[i] = Order{ID: o.ID, UserID: o.UserID, ProductID: product,
-				Quantity: o.Quantity, Strategy: strategy.RedisQueue, CreatedAt: o.CreatedAt}
+				Quantity: o.Quantity, Strategy: strategy.RedisQueue, CreatedAt: o.CreatedAt, PayWithin: p.PayWithin}
 			users[i] = o.UserID
+		}
+		written, err := writtenAmong(tx, p, orders)
+		if err != nil {
+			return err
 		}
 		sh, err := s.look(ctx, tx, product, users)
 		if errors.Is(err, stock.ErrNotFound) {
@@ -85,8 +95,8 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		var rows []sale.Row
 		left = sh.left
 		for i, o := range sales {
-			if id, has := sh.bought[o.UserID]; has && id == o.ID {
-				continue // written before
+			if id, has := sh.bought[o.UserID]; (has && id == o.ID) || written[o.ID] {
+				continue // written before (and since ended, for written)
 			}
 			n, err := allocate(o, left, sh.bought)
 			if err != nil {
@@ -115,7 +125,8 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		if ins.RowsAffected != int64(len(rows)) {
 			return fmt.Errorf("order: queued batch of %q: inserted %d of %d orders", product, ins.RowsAffected, len(rows))
 		}
-		return nil
+		// 5. With a pay window, the deadlines, by the database's clock.
+		return stampPending(tx, p, rows)
 	})
 	if err != nil {
 		return nil, 0, sale.FromWrite(ctx, err)
@@ -136,4 +147,42 @@ func queuedRefusal(err error, left, quantity int) *queue.Refusal {
 		reason = fmt.Sprintf("the buyer already has order %s", dup.OrderID)
 	}
 	return &queue.Refusal{Code: Outcome(err), Reason: reason}
+}
+
+// writtenAmong returns which of orders of p the database has already,
+// for a product with a pay window: an order written, then ended (expired
+// or cancelled), is no longer its buyer's live order, and a redelivered
+// entry of it must not be written again. Without a pay window every
+// order is live, and the buyers' read finds them: nil. Errors: the
+// database's.
+func writtenAmong(tx *gorm.DB, p stock.Product, orders []queue.Order) (map[string]bool, error) {
+	if p.PayWithin <= 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(orders))
+	for i, o := range orders {
+		ids[i] = o.ID
+	}
+	var found []string
+	if err := tx.Raw("SELECT id FROM orders WHERE id IN ?", ids).Scan(&found).Error; err != nil {
+		return nil, err
+	}
+	written := make(map[string]bool, len(found))
+	for _, id := range found {
+		written[id] = true
+	}
+	return written, nil
+}
+
+// stampPending has the database stamp the deadlines of rows, just
+// inserted in tx, if p has a pay window (life.Stamp): they are pending.
+func stampPending(tx *gorm.DB, p stock.Product, rows []sale.Row) error {
+	if p.PayWithin <= 0 {
+		return nil
+	}
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return life.Stamp(tx, p.PayWithin, ids)
 }

@@ -106,6 +106,10 @@ type Service struct {
 
 	sweeping atomic.Bool    // the sweep of unpaid orders runs (sweep.go)
 	sweeps   sync.WaitGroup // its goroutine, and sweepIfPending's
+
+	// crashAfterCommit makes payRedis do nothing, as a shop killed right
+	// after a return's commit: false, and a test's fault (export_test.go).
+	crashAfterCommit atomic.Bool
 }
 
 // NewService returns a Service that writes orders to db, reads products from

@@ -27,7 +27,9 @@ import (
 // two that find one order, one ends it, and the other's End finds it
 // ended and gives nothing. A shop killed mid-sweep leaves nothing half
 // done: its transaction rolls back, and the next sweep, of any shop,
-// takes the order again. No shop's clock decides anything: a shop whose
+// takes the order again (a Redis row's return to Redis comes after the
+// commit, and what a dead shop left owed the sweep pays: owed.go). No
+// shop's clock decides anything: a shop whose
 // clock is off sweeps at its own pace, but expires only what the
 // database says is due.
 const (
@@ -59,15 +61,17 @@ func (s *Service) runSweep() {
 	}
 }
 
-// sweepIfPending starts the sweep if the database holds pending orders
-// already: a shop that starts after another died sweeps what it left,
-// whether or not a buyer asks it about their product.
+// sweepIfPending starts the sweep if the database holds pending orders,
+// or returns owed to Redis, already: a shop that starts after another
+// died sweeps what it left, whether or not a buyer asks it about their
+// product.
 func (s *Service) sweepIfPending() {
 	defer s.sweeps.Done()
 	ctx, cancel := context.WithTimeout(s.stopping, sale.ReleaseTimeout)
 	defer cancel()
 	var n int64
-	err := s.db.WithContext(ctx).Raw("SELECT COUNT(*) FROM (SELECT 1 FROM orders WHERE state = 'pending' LIMIT 1) AS one").
+	err := s.db.WithContext(ctx).Raw(`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM orders WHERE state = 'pending' LIMIT 1) AS one)
+		+ (SELECT COUNT(*) FROM (SELECT 1 FROM redis_owed LIMIT 1) AS owed)`).
 		Row().Scan(&n)
 	if err == nil && n > 0 {
 		s.runSweep()
@@ -123,6 +127,10 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			first = err
 		}
 	}
+	// The returns a shop committed and did not live to give Redis.
+	if _, err := s.sweepOwed(ctx); err != nil && first == nil {
+		first = err
+	}
 	return expired, first
 }
 
@@ -147,7 +155,7 @@ func (s *Service) expire(ctx context.Context, product string, ids []string) (int
 			if !ok {
 				continue // another shop's sweep, or a cancel, came first
 			}
-			if err := sale.Give(tx, o.Quantity, o.ProductID, o.Bucket); err != nil {
+			if err := s.give(tx, p, o); err != nil {
 				return err
 			}
 			ended = append(ended, o)
@@ -157,6 +165,7 @@ func (s *Service) expire(ctx context.Context, product string, ids []string) (int
 	if err != nil {
 		return 0, err
 	}
+	s.payRedis(ctx, p, ended)
 	for _, o := range ended {
 		s.ended(p, o, EventExpired)
 	}

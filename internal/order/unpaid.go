@@ -73,12 +73,13 @@ func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
 		if err != nil || !ended {
 			return err
 		}
-		return sale.Give(tx, o.Quantity, o.ProductID, o.Bucket)
+		return s.give(tx, p, o)
 	})
 	if err != nil {
 		return OrderStatus{}, s.fromLife(ctx, err)
 	}
 	if ended {
+		s.payRedis(ctx, p, []life.Order{o})
 		s.ended(p, o, EventCancelled)
 	}
 	return s.OrderStatus(ctx, id)
@@ -99,8 +100,9 @@ func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
 //     (sql-for-update), or check a version that sale.Give moves on
 //     (sql-version): the transaction alone is enough.
 //
-// A strategy whose stock lives elsewhere too (Redis) plugs its own return
-// in here. Errors: the lock's (ErrLockTimeout, ErrLockLost), ErrFencedOut,
+// A strategy whose stock lives in Redis too (redis-decr, redis-queue) is
+// one of the others here: change records what Redis is owed (give), and
+// the caller pays Redis after the commit (owed.go). Errors: the lock's (ErrLockTimeout, ErrLockLost), ErrFencedOut,
 // change's, or the database's.
 func (s *Service) giveBack(ctx context.Context, p stock.Product, change func(tx *gorm.DB) error) (err error) {
 	p.LateCommit = 0 // the late-commit fault is the sales'

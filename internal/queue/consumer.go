@@ -183,6 +183,9 @@ func (c *Consumers) handle(ctx context.Context, k *consumer, msgs []redis.XMessa
 	if len(orders) == 0 {
 		return
 	}
+	// The returns so far, before the database's stock is read: a lowering
+	// to that stock must not undo a return that comes in between.
+	returns, rerr := c.q.stock.Returns(settle, k.product)
 	wctx, wcancel := context.WithTimeout(settle, writeTimeout)
 	refusals, left, err := c.w.WriteQueued(wctx, k.product, orders)
 	wcancel()
@@ -219,10 +222,10 @@ func (c *Consumers) handle(ctx context.Context, k *consumer, msgs []redis.XMessa
 			c.opts.Logger.Warn("queue: acknowledge written entries; they will be claimed again", "product", k.product, "err", err)
 		}
 	}
-	if soldOut {
+	if soldOut && rerr == nil {
 		// The database had fewer units than Redis offered: Redis must not
 		// go on offering them.
-		if err := c.q.Lower(settle, k.product, left); err != nil {
+		if err := c.q.Lower(settle, k.product, left, returns); err != nil {
 			c.opts.Logger.Warn("queue: lower the redis stock to the database's", "product", k.product, "err", err)
 		}
 	}

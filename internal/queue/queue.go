@@ -222,9 +222,12 @@ func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, e
 
 // Lower brings product's Redis stock down to at most units (package
 // reserve's Lower): after the database refused units Redis had offered.
-func (q *Queue) Lower(ctx context.Context, product string, units int) error {
-	_, err := q.stock.Lower(ctx, product, units)
-	if err != nil && !errors.Is(err, reserve.ErrNotLoaded) {
+// returns is the product's returns counter read before units were read
+// from the database (reserve.Stock.Returns); a return since then leaves
+// the stock as it is.
+func (q *Queue) Lower(ctx context.Context, product string, units int, returns int64) error {
+	_, err := q.stock.Lower(ctx, product, units, returns)
+	if err != nil && !errors.Is(err, reserve.ErrNotLoaded) && !errors.Is(err, reserve.ErrReturned) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return nil

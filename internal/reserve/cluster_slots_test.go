@@ -35,8 +35,14 @@ func TestEveryScriptStaysInItsSlot(t *testing.T) {
 			if ok, err := s.GiveBack(ctx, product, "u2", "o2", 1); err != nil || !ok {
 				t.Fatalf("GiveBack = %v, %v", ok, err)
 			}
-			if _, err := s.Lower(ctx, product, 2); err != nil {
+			if _, err := s.Lower(ctx, product, 2, 0); err != nil {
 				t.Fatalf("Lower: %v", err)
+			}
+			if _, err := s.Returns(ctx, product); err != nil {
+				t.Fatalf("Returns: %v", err)
+			}
+			if ok, err := s.Return(ctx, product, reserve.BuyersKey(product), "u1", "o1", 1); err != nil || !ok {
+				t.Fatalf("Return = %v, %v", ok, err)
 			}
 			if _, _, _, err := s.Turn(ctx, product, time.Second, time.Second); err != nil {
 				t.Fatalf("Turn: %v", err)

@@ -51,6 +51,10 @@ var (
 	// ErrGivenBack means the reservation was given back before its take
 	// arrived: nothing was reserved.
 	ErrGivenBack = errors.New("reserve: reservation already given back")
+	// ErrReturned means Lower changed nothing: an order's units were
+	// returned since the caller read the returns counter (Returns), so
+	// the database stock it read may be below the stock now.
+	ErrReturned = errors.New("reserve: units returned since the stock was read")
 )
 
 // givenBackTTL is how long a given-back mark lasts. A take whose reply
@@ -75,6 +79,10 @@ var (
 	//go:embed scripts/due.lua
 	dueLua    string
 	dueScript = redis.NewScript(dueLua)
+
+	//go:embed scripts/return.lua
+	returnLua    string
+	returnScript = redis.NewScript(returnLua)
 )
 
 // Stock is the Redis side of the products sold by redis-decr. It holds no
@@ -91,9 +99,11 @@ func New(c redis.UniversalClient) *Stock { return &Stock{c: c} }
 // load generator reads to measure the drift.
 func StockKey(product string) string { return stockKey(product) }
 
-func stockKey(product string) string  { return "flashsale:stock:{" + product + "}" }
-func buyersKey(product string) string { return "flashsale:buyers:{" + product + "}" }
-func ledgerKey(product string) string { return "flashsale:reserved:{" + product + "}" }
+func stockKey(product string) string    { return "flashsale:stock:{" + product + "}" }
+func buyersKey(product string) string   { return "flashsale:buyers:{" + product + "}" }
+func ledgerKey(product string) string   { return "flashsale:reserved:{" + product + "}" }
+func returnedKey(product string) string { return "flashsale:returned:{" + product + "}" }
+func returnsKey(product string) string  { return "flashsale:returns:{" + product + "}" }
 func givenBackKey(product, id string) string {
 	return "flashsale:given-back:{" + product + "}:" + id
 }
@@ -104,13 +114,13 @@ func keys(product, id string) []string {
 }
 
 // Load sets product's stock to units and forgets its buyers and its
-// ledger: the start of a sale, for a product just created. Loading a
+// ledger and its returns: the start of a sale, for a product just created. Loading a
 // product already on sale would undo its reservations; use LoadIfMissing
 // for that.
 func (s *Stock) Load(ctx context.Context, product string, units int) error {
 	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, stockKey(product), units, 0)
-		p.Del(ctx, buyersKey(product), ledgerKey(product))
+		p.Del(ctx, buyersKey(product), ledgerKey(product), returnedKey(product), returnsKey(product))
 		return nil
 	})
 	return redisErr(ctx, err, "load", product)
@@ -183,14 +193,21 @@ func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, ho
 }
 
 // Lower brings product's stock down to at most units, never up, and
-// returns what is left; ErrNotLoaded if Redis has no stock for it.
-func (s *Stock) Lower(ctx context.Context, product string, units int) (int, error) {
-	n, err := lowerScript.Run(ctx, s.c, []string{stockKey(product)}, units).Int()
+// returns what is left. returns is product's returns counter (Returns),
+// read before units were read from the database: a return since then
+// may have raised the stock past units, and Lower changes nothing
+// (ErrReturned; the caller reads again later). ErrNotLoaded if Redis has
+// no stock for product.
+func (s *Stock) Lower(ctx context.Context, product string, units int, returns int64) (int, error) {
+	n, err := lowerScript.Run(ctx, s.c, []string{stockKey(product), returnsKey(product)}, units, returns).Int()
 	if err != nil {
 		return 0, redisErr(ctx, err, "lower", product)
 	}
-	if n < 0 {
+	switch n {
+	case -1:
 		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
+	case -2:
+		return 0, fmt.Errorf("%w: %q", ErrReturned, product)
 	}
 	return n, nil
 }

@@ -40,11 +40,13 @@ func newPayer(ctx context.Context, s Settings, targets []string, tokens clickTok
 }
 
 // won is told of every answer of the attack; a 201 is a winner, who pays
-// if their order's draw falls within the share.
+// if their order's draw falls within the share, and so is a 202 (a
+// redis-queue order, queued), whose payment waits for its write.
 func (p *payer) won(r *vegeta.Result) {
-	if r.Code != http.StatusCreated {
+	if r.Code != http.StatusCreated && r.Code != http.StatusAccepted {
 		return
 	}
+	queued := r.Code == http.StatusAccepted
 	var o struct {
 		ID     string `json:"id"`
 		UserID string `json:"user_id"`
@@ -62,7 +64,7 @@ func (p *payer) won(r *vegeta.Result) {
 	p.wg.Add(1)
 	time.AfterFunc(delay, func() {
 		defer p.wg.Done()
-		p.count(p.pay(o.ID, o.UserID))
+		p.count(p.pay(o.ID, o.UserID, queued))
 	})
 }
 
@@ -77,9 +79,31 @@ func (p *payer) draw(id string) (bool, time.Duration) {
 	return u < p.s.Pay, p.s.payDelay(v)
 }
 
+// queuedWait is how long a queued order's payment asks again while the
+// shops do not know the order (404: not written yet), beyond the window.
+const queuedWait = 5 * time.Second
+
 // pay sends the payment for order id, signed as user's, to one shop and
-// to the next while none answers; it returns the status (0: none).
-func (p *payer) pay(id, user string) int {
+// to the next while none answers; it returns the status (0: none). A
+// queued order's payment asks again while the order is not written yet:
+// its deadline runs from its write.
+func (p *payer) pay(id, user string, queued bool) int {
+	giveUp := time.Now().Add(p.s.PayWithin + queuedWait)
+	for {
+		code := p.payOnce(id, user)
+		if code != http.StatusNotFound || !queued || time.Now().After(giveUp) {
+			return code
+		}
+		select {
+		case <-p.ctx.Done():
+			return 0
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// payOnce is one try of pay.
+func (p *payer) payOnce(id, user string) int {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	first := int(h.Sum32() % uint32(len(p.targets)))

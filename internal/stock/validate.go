@@ -138,14 +138,7 @@ func validate(p *Product) error {
 	if p.Buckets > 1 && p.Strategy != strategy.SQLAtomic && p.Strategy != strategy.RedisDecr {
 		return invalid("buckets", "is for sql-atomic and redis-decr, not %s", p.Strategy)
 	}
-	if err := checkMillis("pay_within_ms", p.PayWithin, 0, MaxPayWithin); err != nil {
-		return err
-	}
-	if p.PayWithin > 0 && (p.Strategy == strategy.RedisDecr || p.Strategy == strategy.RedisQueue) {
-		// Their units live in Redis too: returning one needs both stores.
-		return invalid("pay_within_ms", "is not for %s yet, whose stock lives in Redis too", p.Strategy)
-	}
-	return nil
+	return checkMillis("pay_within_ms", p.PayWithin, 0, MaxPayWithin)
 }
 
 // checkMillis checks that d is a whole number of milliseconds in min..max:

@@ -58,8 +58,6 @@ func TestCreateRejectsInvalid(t *testing.T) {
 		{"negative pay window", func(p *stock.Product) { p.PayWithin = -time.Millisecond }, "pay_within_ms"},
 		{"pay window too long", func(p *stock.Product) { p.PayWithin = 2 * time.Hour }, "pay_within_ms"},
 		{"pay window not whole ms", func(p *stock.Product) { p.PayWithin = 1500 * time.Microsecond }, "pay_within_ms"},
-		{"pay window of redis-decr", func(p *stock.Product) { p.Strategy = "redis-decr"; p.PayWithin = time.Second }, "pay_within_ms"},
-		{"pay window of redis-queue", func(p *stock.Product) { p.Strategy = "redis-queue"; p.PayWithin = time.Second }, "pay_within_ms"},
 	}
 	testenv.DB(t, func(t *testing.T, db *testenv.TestDB) {
 		ctx := context.Background()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -136,7 +137,8 @@ func (s *Seller) databaseStock(ctx context.Context, o sale.Order) (int, error) {
 
 // bucketsLeft reads what the database says is left of each of product's k
 // buckets: its share of the initial stock (stock.Split, as Load loaded
-// it), less the units of the orders written from it; and the product's
+// it), less the units of the live orders written from it (an order
+// that expired or was cancelled gave its units back); and the product's
 // stock, the total left. Each unit an order took from bucket b was
 // reserved in Redis's bucket b first, so Redis's bucket holds at most
 // that, less the reservations on their way (lowerBuckets counts on it).
@@ -150,7 +152,7 @@ func (s *Seller) bucketsLeft(ctx context.Context, product string, k int) (left [
 	}
 	var rows []struct{ Bucket, Sold int }
 	err = s.db.WithContext(ctx).Raw(`SELECT bucket, SUM(quantity) AS sold FROM orders
-		WHERE product_id = ? AND bucket IS NOT NULL GROUP BY bucket`, product).Scan(&rows).Error
+		WHERE product_id = ? AND bucket IS NOT NULL AND `+life.LiveSQL+` GROUP BY bucket`, product).Scan(&rows).Error
 	if err != nil {
 		return nil, 0, err
 	}
@@ -190,6 +192,15 @@ func (s *Seller) Load(ctx context.Context, p stock.Product) error {
 // than reserve.ErrNotLoaded (a bucket Redis does not have: nothing to
 // lower); the other buckets are lowered all the same.
 func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error {
+	names := s.bucketNames(product)
+	returns := make([]int64, len(names))
+	for b, name := range names { // before the database: see lowerToDatabase
+		n, err := s.res.Returns(ctx, name)
+		if err != nil {
+			return err
+		}
+		returns[b] = n
+	}
 	left, total, err := s.bucketsLeft(ctx, product, k)
 	if err != nil {
 		return err
@@ -197,11 +208,11 @@ func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error 
 	if total == 0 {
 		s.opts.SoldOut(product)
 	}
+	s.afterRead(product)
 	var first error
-	names := s.bucketNames(product)
 	for b, n := range left {
-		if _, err := s.res.Lower(ctx, names[b], max(min(n, total), 0)); err != nil &&
-			!errors.Is(err, reserve.ErrNotLoaded) && first == nil {
+		if _, err := s.res.Lower(ctx, names[b], max(min(n, total), 0), returns[b]); err != nil &&
+			!errors.Is(err, reserve.ErrNotLoaded) && !errors.Is(err, reserve.ErrReturned) && first == nil {
 			first = err
 		}
 	}

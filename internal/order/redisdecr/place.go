@@ -154,11 +154,17 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) err
 // for a bucketed product (lowerBuckets), and remembers a product the
 // database has sold out of. It is the one step both the order flow, after
 // the database refused a unit Redis offered, and the sweep (reconcile.go)
-// take. Errors: the database's read, or Lower's (reserve.ErrNotLoaded when
-// Redis has no stock for product: nothing to lower).
+// take. The returns counter is read before the database: a return in
+// between leaves Redis as it is, for the next sweep. Errors: Redis's or
+// the database's read, or Lower's (reserve.ErrNotLoaded when Redis has
+// no stock for product: nothing to lower; reserve.ErrReturned).
 func (s *Seller) lowerToDatabase(ctx context.Context, product string) error {
 	if k := s.bucketsOf(product); k >= 2 {
 		return s.lowerBuckets(ctx, product, k)
+	}
+	returns, err := s.res.Returns(ctx, product)
+	if err != nil {
+		return err
 	}
 	left, err := sale.ReadStock(ctx, s.db, product)
 	if err != nil {
@@ -167,7 +173,8 @@ func (s *Seller) lowerToDatabase(ctx context.Context, product string) error {
 	if left == 0 {
 		s.opts.SoldOut(product)
 	}
-	_, err = s.res.Lower(ctx, product, left)
+	s.afterRead(product)
+	_, err = s.res.Lower(ctx, product, left, returns)
 	return err
 }
 

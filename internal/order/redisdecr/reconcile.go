@@ -10,55 +10,13 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// The reconciler: every shop brings Redis's view of the redis-decr
-// products it sells back to the database's, in two steps, each safe to
-// run in any number of shops at once and again.
-//
-// 1. Lowering. Every unit the database sells was reserved in Redis first,
-// so Redis offers at most what the database has, less the reservations on
-// their way to it. That holds while Redis remembers every write. It breaks
-// when Redis forgets some: a replica promoted without the newest
-// reservations (a failover), or a lowering sent to a master that died
-// before its replica heard of it. Then Redis offers phantom units. The
-// database refuses them, and the refusal lowers Redis (Place); but
-// once the sale has sold out nobody asks Redis again, and the drift would
-// stay for good. So the sweep reads the database's stock and lowers
-// Redis's to it (lowerToDatabase): one SELECT and one script per product.
-//
-// Lowering to a database read is safe with reservations in flight. Stock
-// never goes up in the database, and each unit it sells was reserved in
-// Redis before, so the true Redis stock is the database's stock now less
-// the reservations in flight, and the value read a moment ago is at least
-// the stock now: the sweep can leave Redis above the true value, never
-// below it. What it leaves above (a reservation given back right after
-// the read) the next sweep lowers. And Lower only ever lowers, so sweeps
-// by several shops, and the order flow's own lowering, commute.
-//
-// 2. Reclaiming (reclaim.go). The opposite drift: Redis holds units for
-// reservations nobody will finish. A shop killed between its take and its
-// write never gives its reservation back, and a sweep that only lowers
-// cannot return it (sold 4 of 5: Redis 0, the database 1, drift -1 for
-// ever); nor a give-back that a failover lost (the promoted replica still
-// holds the reservation). So every reservation is also in the product's
-// ledger, and the sweep gives back those whose hold (reclaimGrace, 5 s,
-// plus the product's work and stall) has run out with no order written:
-// back within that hold and two sweepEvery of the take (a turn another
-// shop took just before it fell due, then the next sweep), 7.3 s for the
-// default products, and within three whatever befalls the turns (a shop
-// that takes them and cannot settle: sweepStuck), 8.3 s. The database
-// decides "no order" once and for all, in the transaction that records
-// the reservation as reclaimed, and refuses the order of a reclaimed
-// reservation, should its shop only have been slow: a timing bound alone
-// would give back units whose COMMIT is still on its way.
-//
-// So each shop sweeps: every sweepEvery, for each redis-decr product it
-// was asked to sell within the last sweepFor, or whose ledger still held
-// reservations at its last sweep, it runs both steps (reconcile). A
-// product whose only shop died is swept by the others, which are asked for
-// it too; a shop that restarts sweeps again from its first ask; and a
-// product nobody asks for any more (sold out in Redis before the crash)
-// is swept until its ledger is empty, however long the hold. A shop with
-// no such product runs no sweep.
+// The reconciler: every sweepEvery, each shop repairs the redis-decr
+// products it sells, in two steps that any number of shops may run at
+// once: it lowers Redis's stock to the database's (Redis forgot writes,
+// a failover), never raising it, and only if no return came in since the
+// database was read (the returns counter: reserve.Stock.Lower); and it
+// gives back the reservations a dead shop left (reclaim.go). Why each is
+// safe: docs/redis-decr.md.
 const (
 	// sweepEvery is the pause between two sweeps of one shop.
 	sweepEvery = time.Second

@@ -85,6 +85,10 @@ type Seller struct {
 	reclaimGrace time.Duration  // see hold
 	reclaims     sync.Map       // product id -> *atomic.Int64, its reclaims as last read; see reclaimsSeen
 
+	// afterRead runs between lowerToDatabase's database read and its
+	// Lower: a no-op, and a test's hook to put a return in between.
+	afterRead func(product string)
+
 	settling sync.WaitGroup  // settle's goroutines
 	stopping context.Context // ended by Close: settle and sweep stop
 	stop     context.CancelFunc
@@ -107,7 +111,8 @@ func New(opts Options) *Seller {
 	if opts.Grouped == nil {
 		opts.Grouped = func(int) {}
 	}
-	s := &Seller{opts: opts, res: opts.Stock, w: opts.Writer, db: opts.Writer.DB(), reclaimGrace: reclaimGrace}
+	s := &Seller{opts: opts, res: opts.Stock, w: opts.Writer, db: opts.Writer.DB(), reclaimGrace: reclaimGrace,
+		afterRead: func(string) {}}
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	return s
 }
@@ -138,4 +143,16 @@ func (s *Seller) Close() {
 	<-done
 	s.sweeps.Wait()
 	s.writers.Wait()
+}
+
+// Return puts the units of order o of p back in Redis, in the stock they
+// were taken from (its bucket's, if it has one), once: o ended unpaid
+// (expired or cancelled) and the database has its units back already.
+// Its buyer may reserve again. It reports whether this call returned
+// them; false for a return that ran before, from any shop. Errors:
+// reserve.ErrUnavailable (the return may have run: call again).
+func (s *Seller) Return(ctx context.Context, p stock.Product, o sale.Order) (bool, error) {
+	s.know(p)
+	name := s.nameOf(o)
+	return s.res.Return(ctx, name, reserve.BuyersKey(name), o.UserID, o.ID, o.Quantity)
 }

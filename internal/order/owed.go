@@ -1,0 +1,142 @@
+package order
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/flashsale/flashsale/internal/order/life"
+	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/stock"
+	"github.com/flashsale/flashsale/internal/strategy"
+)
+
+// The return of a Redis strategy's order (redis-decr, redis-queue): its
+// stock lives in the database and in Redis, and an order that ends unpaid
+// gives its units back to both, once each, through any crash.
+//
+// The database first: life.End, the units back (sale.Give) and a row in
+// redis_owed saying what Redis is owed, in one transaction (give). Then
+// Redis, with one script keyed by the order's id that runs once however
+// often it is sent (reserve.Stock.Return: the units back, the buyer free
+// to buy again, the return counted); then the owed row goes (payRedis).
+// A shop that dies between the commit and Redis leaves its row, and any
+// shop's sweep pays it once it is owedGrace old (sweepOwed). Redis first
+// would be wrong: a crash after it leaves a unit on sale in Redis that the
+// database still counts sold, and a retry cannot tell it ran.
+const (
+	// owedGrace is how old an owed row is before the sweep pays it: the
+	// shop that wrote it pays it at once, unless it died.
+	owedGrace = 2 * time.Second
+	// owedBatch bounds the owed rows one sweep pays.
+	owedBatch = 256
+)
+
+// owedRow maps a row of table redis_owed (migration 0030).
+type owedRow struct {
+	OrderID   string `gorm:"column:order_id;primaryKey"`
+	ProductID string `gorm:"column:product_id"`
+	Bucket    *int   `gorm:"column:bucket"`
+	UserID    string `gorm:"column:user_id"`
+	Quantity  int    `gorm:"column:quantity"`
+	CreatedMs int64  `gorm:"column:created_ms"`
+}
+
+func (owedRow) TableName() string { return "redis_owed" }
+
+// inRedis reports whether p's stock lives in Redis too.
+func inRedis(p stock.Product) bool {
+	return p.Strategy == strategy.RedisDecr || p.Strategy == strategy.RedisQueue
+}
+
+// give gives the units of o, which tx has just ended (life.End), back to
+// p's stock in the database, and, for a Redis strategy, records in tx
+// that Redis is owed them: the caller pays Redis after the commit
+// (payRedis). Errors: the database's.
+func (s *Service) give(tx *gorm.DB, p stock.Product, o life.Order) error {
+	if !inRedis(p) {
+		return sale.Give(tx, o.Quantity, o.ProductID, o.Bucket)
+	}
+	// redis-decr's buckets live in Redis: the database keeps the
+	// product's one stock (redisdecr/buckets.go).
+	if err := sale.Give(tx, o.Quantity, o.ProductID, nil); err != nil {
+		return err
+	}
+	row := owedRow{OrderID: o.ID, ProductID: o.ProductID, Bucket: o.Bucket, UserID: o.UserID, Quantity: o.Quantity}
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&row).Error; err != nil {
+		return err
+	}
+	return tx.Exec("UPDATE redis_owed SET created_ms = "+life.NowMs(tx)+" WHERE order_id = ?", o.ID).Error
+}
+
+// payRedis gives the units of orders, ended and given back to the
+// database in a transaction that committed (give), back to Redis, then
+// deletes their owed rows; on a context that outlives ctx. What fails is
+// left to the sweep (sweepOwed). Safe for concurrent use, and to run
+// again: Redis takes each return once.
+func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.Order) {
+	if !inRedis(p) || len(orders) == 0 || s.crashAfterCommit.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
+	defer cancel()
+	for _, o := range orders {
+		if err := s.pay(ctx, p, o); err != nil {
+			s.opts.Logger.WarnContext(ctx, "return the units to redis; the sweep will", "product", p.ID, "order", o.ID, "err", err)
+		}
+	}
+}
+
+// pay is payRedis for one order: Redis's return, then the owed row goes.
+func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error {
+	so := sale.Order{ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, Bucket: o.Bucket}
+	var err error
+	switch {
+	case p.Strategy == strategy.RedisDecr && s.decr != nil:
+		_, err = s.decr.Return(ctx, p, so)
+	case p.Strategy == strategy.RedisQueue && s.opts.Queue != nil:
+		_, err = s.opts.Queue.Return(ctx, p.ID, o.UserID, o.ID, o.Quantity)
+	default:
+		return fmt.Errorf("%w: no redis for %s", ErrUnavailable, p.Strategy)
+	}
+	if err != nil {
+		return err
+	}
+	return s.db.WithContext(ctx).Exec("DELETE FROM redis_owed WHERE order_id = ?", o.ID).Error
+}
+
+// sweepOwed pays Redis the returns that the shops which committed them
+// left owed for owedGrace or longer (they died, or Redis did not answer),
+// up to owedBatch, and returns how many it paid. Any number of shops may
+// run it at once. Errors: the first that stopped one (the rest are paid
+// all the same).
+func (s *Service) sweepOwed(ctx context.Context) (int, error) {
+	var rows []owedRow
+	q := fmt.Sprintf("SELECT * FROM redis_owed WHERE created_ms <= %s - ? ORDER BY created_ms LIMIT ?", life.NowMs(s.db))
+	if err := s.db.WithContext(ctx).Raw(q, owedGrace.Milliseconds(), owedBatch).Scan(&rows).Error; err != nil {
+		return 0, err
+	}
+	paid, first := 0, error(nil)
+	for _, r := range rows {
+		p, err := s.product(ctx, r.ProductID)
+		if errors.Is(err, stock.ErrNotFound) {
+			// Deleted: no stock to return to.
+			err = s.db.WithContext(ctx).Exec("DELETE FROM redis_owed WHERE order_id = ?", r.OrderID).Error
+		} else if err == nil {
+			err = s.pay(ctx, p, life.Order{ID: r.OrderID, UserID: r.UserID, ProductID: r.ProductID,
+				Quantity: r.Quantity, Bucket: r.Bucket})
+		}
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			continue
+		}
+		paid++
+	}
+	return paid, first
+}

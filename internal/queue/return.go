@@ -1,0 +1,20 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+)
+
+// Return puts qty units of the written order id of buyer back in
+// product's Redis stock, once (reserve.Stock.Return): the order ended
+// unpaid, and the database has its units back already. The buyer leaves
+// the product's buyers, if that order is still theirs there, and may be
+// accepted again. A second call for id changes nothing and reports false.
+// Errors: ErrUnavailable (the script may have run: call again).
+func (q *Queue) Return(ctx context.Context, product, buyer, id string, qty int) (bool, error) {
+	ok, err := q.stock.Return(ctx, product, buyersKey(product), buyer, id, qty)
+	if err != nil {
+		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	return ok, nil
+}

@@ -1,0 +1,67 @@
+package reserve_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/testenv"
+)
+
+// TestReturnOnce: an ended order's units come back once, however often
+// the return is sent, and its buyer may buy again.
+func TestReturnOnce(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		s := reserve.New(r.Clients()[0])
+		p := r.Key("p")
+		if err := s.Load(ctx, p, 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Take(ctx, p, "alice", "o1", 1, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []bool{true, false, false} {
+			if ok, err := s.Return(ctx, p, reserve.BuyersKey(p), "alice", "o1", 1); err != nil || ok != want {
+				t.Errorf("Return #%d = %v, %v; want %v", i+1, ok, err, want)
+			}
+		}
+		checkLeft(t, s, p, 2)
+		if n, err := s.Returns(ctx, p); err != nil || n != 1 {
+			t.Errorf("Returns = %d, %v; want 1", n, err)
+		}
+		if _, err := s.Take(ctx, p, "alice", "o2", 1, time.Hour); err != nil {
+			t.Errorf("alice after her return: %v", err)
+		}
+	})
+}
+
+// TestLowerAfterReturn: a Lower to a stock read before a return changes
+// nothing; one read after it lowers.
+func TestLowerAfterReturn(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		s := reserve.New(r.Clients()[0])
+		p := r.Key("p")
+		if err := s.Load(ctx, p, 5); err != nil {
+			t.Fatal(err)
+		}
+		before, err := s.Returns(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Return(ctx, p, reserve.BuyersKey(p), "bob", "o9", 1); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Lower(ctx, p, 3, before); !errors.Is(err, reserve.ErrReturned) {
+			t.Errorf("Lower with the count from before the return: %v, want ErrReturned", err)
+		}
+		checkLeft(t, s, p, 6)
+		now, _ := s.Returns(ctx, p)
+		if left, err := s.Lower(ctx, p, 3, now); err != nil || left != 3 {
+			t.Errorf("Lower = %d, %v; want 3", left, err)
+		}
+	})
+}
