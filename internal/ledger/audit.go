@@ -7,6 +7,9 @@ import "github.com/flashsale/flashsale/internal/httpapi"
 // from GET /api/v1/products/{id}/audit.
 type Audit = httpapi.Audit
 
+// Life is the audit of a pay-window product's orders (httpapi.AuditLife).
+type Life = httpapi.AuditLife
+
 // drained reports whether a's product has nothing left to write: no
 // backlog (a product without a queue has none) and Redis answered.
 func drained(a Audit) bool {
