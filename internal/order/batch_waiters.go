@@ -65,8 +65,9 @@ func (w *batchWaiter) claim() bool {
 // enqueue appends w to p's queue and starts a leader if none runs, unless
 // the batches ahead of w would not reach it within half of wait: then it
 // returns false, and w is not queued. The estimate is the batches ahead
-// (BatchMax buyers each) times how long a batch has been taking, or the
-// batch under way has taken so far if that is longer. A buyer
+// (BatchMax buyers each) times how long a batch has been taking, or, past
+// the first batch, the batch under way has taken so far if that is longer.
+// A buyer
 // who finds nobody waiting is always queued, so that a leader runs and
 // the estimate keeps up with how long batches take now: one that grew
 // stale on a slow spell cannot turn every buyer away.
@@ -105,12 +106,15 @@ func (q *batchQueue) ahead() int {
 
 // waitFor estimates how long the nth buyer in q waits for its batch at
 // now, with batches of batchMax (all who wait, if zero or less): the
-// batches ahead of it times how long a batch has been taking, or the
-// batch under way has taken so far if that is longer. The average alone
-// is too slow for a sudden stall, and there is none before the first
-// batch: at a sale's first rush, while the first lock is on its way, a
-// queue would take in every click, and its tail would wait out the lock
-// wait. A buyer with nobody ahead (n = 1) always waits zero; q.mu held.
+// batches ahead of it times how long a batch has been taking. A buyer
+// behind the first batch's worth counts each batch ahead as long as the
+// one under way has taken so far, if that is longer: the average alone is
+// too slow for a sudden stall, and there is none before the first batch,
+// when at a sale's first rush a queue would take in every click while
+// the first lock is on its way, and its tail would wait out the lock
+// wait. The first batch's worth is taken when the lock comes, which they
+// wait for anyway. A buyer with nobody ahead (n = 1) always waits zero;
+// q.mu held.
 func (q *batchQueue) waitFor(n, batchMax int, now time.Time) time.Duration {
 	if n <= 1 {
 		return 0
@@ -120,7 +124,7 @@ func (q *batchQueue) waitFor(n, batchMax int, now time.Time) time.Duration {
 		batches = (n + batchMax - 1) / batchMax
 	}
 	cycle := q.cycle.Get()
-	if !q.asked.IsZero() {
+	if batches > 1 && !q.asked.IsZero() {
 		cycle = max(cycle, now.Sub(q.asked))
 	}
 	return time.Duration(batches) * cycle
