@@ -80,11 +80,10 @@ func (s *Service) placeBatched(ctx context.Context, p stock.Product, req Request
 func (s *Service) lead(p stock.Product, locker dlock.Locker, q *batchQueue) {
 	defer s.leaders.Done()
 	for {
-		last, ok := q.stillWanted()
+		last, asked, ok := q.stillWanted()
 		if !ok {
 			return
 		}
-		asked := time.Now()
 		lock, err := s.lockProduct(s.stopping, locker, p)
 		if err != nil {
 			for _, w := range q.take(0, last) {

@@ -27,6 +27,7 @@ type batchQueue struct {
 	// counted: its buyers have their answer, and one lock wait in the
 	// average would turn away all but the first buyer for a while.
 	cycle ewma.Duration
+	asked time.Time // when the leader asked for the lock of the batch under way
 }
 
 // batchWaiter is one buyer in a batchQueue.
@@ -64,7 +65,9 @@ func (w *batchWaiter) claim() bool {
 // enqueue appends w to p's queue and starts a leader if none runs, unless
 // the batches ahead of w would not reach it within half of wait: then it
 // returns false, and w is not queued. The estimate is the batches ahead
-// (BatchMax buyers each) times how long a batch has been taking. A buyer
+// (BatchMax buyers each) times how long a batch has been taking, or, past
+// the first batch, the batch under way has taken so far if that is longer.
+// A buyer
 // who finds nobody waiting is always queued, so that a leader runs and
 // the estimate keeps up with how long batches take now: one that grew
 // stale on a slow spell cannot turn every buyer away.
@@ -72,7 +75,7 @@ func (s *Service) enqueue(p stock.Product, locker dlock.Locker, w *batchWaiter, 
 	v, _ := s.batches.LoadOrStore(p.ID, new(batchQueue))
 	q := v.(*batchQueue)
 	q.mu.Lock()
-	if q.leading && q.waitFor(q.ahead()+1, p.BatchMax) > wait/2 {
+	if q.leading && q.waitFor(q.ahead()+1, p.BatchMax, time.Now()) > wait/2 {
 		q.mu.Unlock()
 		return false
 	}
@@ -101,10 +104,18 @@ func (q *batchQueue) ahead() int {
 	return n
 }
 
-// waitFor estimates how long the nth buyer in q waits for its batch, with
-// batches of batchMax (all who wait, if zero or less); zero until a batch
-// has been served. A buyer with nobody ahead (n = 1) always waits zero.
-func (q *batchQueue) waitFor(n, batchMax int) time.Duration {
+// waitFor estimates how long the nth buyer in q waits for its batch at
+// now, with batches of batchMax (all who wait, if zero or less): the
+// batches ahead of it times how long a batch has been taking. A buyer
+// behind the first batch's worth counts each batch ahead as long as the
+// one under way has taken so far, if that is longer: the average alone is
+// too slow for a sudden stall, and there is none before the first batch,
+// when at a sale's first rush a queue would take in every click while
+// the first lock is on its way, and its tail would wait out the lock
+// wait. The first batch's worth is taken when the lock comes, which they
+// wait for anyway. A buyer with nobody ahead (n = 1) always waits zero;
+// q.mu held.
+func (q *batchQueue) waitFor(n, batchMax int, now time.Time) time.Duration {
 	if n <= 1 {
 		return 0
 	}
@@ -112,13 +123,18 @@ func (q *batchQueue) waitFor(n, batchMax int) time.Duration {
 	if batchMax > 0 {
 		batches = (n + batchMax - 1) / batchMax
 	}
-	return time.Duration(batches) * q.cycle.Get()
+	cycle := q.cycle.Get()
+	if batches > 1 && !q.asked.IsZero() {
+		cycle = max(cycle, now.Sub(q.asked))
+	}
+	return time.Duration(batches) * cycle
 }
 
 // stillWanted drops the withdrawn waiters at the head of q and reports the
-// last waiter's number; if nobody is queued, the leader stops (ok false),
-// and the next enqueue starts another.
-func (q *batchQueue) stillWanted() (last uint64, ok bool) {
+// last waiter's number, and notes that the leader asks for the lock now;
+// if nobody is queued, the leader stops (ok false), and the next enqueue
+// starts another.
+func (q *batchQueue) stillWanted() (last uint64, asked time.Time, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for len(q.waiting) > 0 && q.waiting[0].state.Load() == waiterWithdrawn {
@@ -128,9 +144,11 @@ func (q *batchQueue) stillWanted() (last uint64, ok bool) {
 	if len(q.waiting) == 0 {
 		q.leading = false
 		q.waiting = nil
-		return 0, false
+		q.asked = time.Time{}
+		return 0, time.Time{}, false
 	}
-	return q.seq, true
+	q.asked = time.Now()
+	return q.seq, q.asked, true
 }
 
 // lastSeq is the number of the last waiter queued so far.
