@@ -40,6 +40,9 @@ const (
 	// sweepBatch bounds the orders one sweep expires; the rest wait for
 	// the next.
 	sweepBatch = 256
+	// sweepLooks bounds how many times one sweep looks again for due
+	// orders, leaving out the products whose returns failed.
+	sweepLooks = 4
 )
 
 // startSweep starts this shop's sweep if p has a pay window (runSweep).
@@ -107,24 +110,37 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	if s.opts.NaiveExpiry {
 		return s.sweepNaive(ctx)
 	}
-	due, err := life.Due(ctx, s.db, sweepBatch)
-	if err != nil {
-		return 0, err
-	}
-	byProduct := map[string][]string{}
-	var products []string
-	for _, o := range due {
-		if byProduct[o.ProductID] == nil {
-			products = append(products, o.ProductID)
-		}
-		byProduct[o.ProductID] = append(byProduct[o.ProductID], o.ID)
-	}
 	expired, first := 0, error(nil)
-	for _, id := range products {
-		n, err := s.expire(ctx, id, byProduct[id])
-		expired += n
-		if err != nil && first == nil {
-			first = err
+	// A product whose returns fail now (its lock's Redis down) is left
+	// out of the next look, so that its due orders, however many, never
+	// fill every batch and starve the other products'.
+	var failed []string
+	for range sweepLooks {
+		due, err := life.Due(ctx, s.db, sweepBatch, failed...)
+		if err != nil {
+			return expired, err
+		}
+		byProduct := map[string][]string{}
+		var products []string
+		for _, o := range due {
+			if byProduct[o.ProductID] == nil {
+				products = append(products, o.ProductID)
+			}
+			byProduct[o.ProductID] = append(byProduct[o.ProductID], o.ID)
+		}
+		n := len(failed)
+		for _, id := range products {
+			got, err := s.expire(ctx, id, byProduct[id])
+			expired += got
+			if err != nil {
+				failed = append(failed, id)
+				if first == nil {
+					first = err
+				}
+			}
+		}
+		if len(failed) == n {
+			break // every product it found was swept: the rest wait for the next sweep
 		}
 	}
 	// The returns a shop committed and did not live to give Redis.

@@ -46,7 +46,9 @@ func (s *Service) Pay(ctx context.Context, id string) (OrderStatus, error) {
 // units back where its product's strategy keeps its stock, in the
 // transaction that changes its state (giveBack): once, however many
 // cancels and sweeps race for it. Cancelling a cancelled order answers as
-// the first cancel did, and gives nothing back again.
+// the first cancel did, and gives nothing back again. A cancel after the
+// deadline (by the database's clock) of an order not swept yet expires
+// it, as the sweep would, and answers ErrExpired.
 //
 // Errors: a *FieldError wrapping ErrInvalid for a malformed id;
 // ErrUnknownOrder; ErrAlreadyPaid; ErrExpired; ErrLockTimeout or
@@ -80,6 +82,10 @@ func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
 	}
 	if ended {
 		s.payRedis(ctx, p, []life.Order{o})
+		if o.State == life.Expired { // its deadline had passed: expired, as a payment was told
+			s.ended(p, o, EventExpired)
+			return OrderStatus{}, fmt.Errorf("%w: order %s, deadline %s", ErrExpired, id, o.Deadline.Format("15:04:05.000"))
+		}
 		s.ended(p, o, EventCancelled)
 	}
 	return s.OrderStatus(ctx, id)

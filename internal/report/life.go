@@ -11,7 +11,11 @@ import (
 // LifeColumns are the headers of a sale with payments' second table
 // (--pay-within): what became of each row's orders after the click.
 // paid, pending, expired: units by where their orders stand (the shop's
-// audit); returned: units the shops put back on sale; resold: units sold
+// audit); returned: units put back on sale, those of the orders that
+// ended (expired or cancelled: each returned by the transaction that
+// ended it), or the shops' count of returns where it is more (a unit
+// returned twice; the shops' counts alone die with a killed shop);
+// resold: units sold
 // again after they came back; undersold: units neither sold nor back on
 // sale once the sale ended; pay_ok, pay_late: the payers' 200s and 409s.
 var LifeColumns = []string{"mode", "paid", "pending", "expired", "returned", "resold", "undersold", "pay_ok", "pay_late"}
@@ -32,7 +36,7 @@ func LifeRows(o *scenario.Outcome) [][]string {
 		}
 		rows = append(rows, []string{
 			string(m.Mode), strconv.Itoa(l.Paid), strconv.Itoa(l.Pending), strconv.Itoa(l.Expired),
-			strconv.FormatInt(m.Events.Returned, 10), strconv.Itoa(l.Resold), strconv.Itoa(l.Undersold),
+			strconv.FormatInt(max(int64(l.Expired+l.Cancelled), m.Events.Returned), 10), strconv.Itoa(l.Resold), strconv.Itoa(l.Undersold),
 			okPay, late,
 		})
 	}

@@ -63,8 +63,9 @@ func Pay(ctx context.Context, db *gorm.DB, id string) (o Order, paid bool, err e
 }
 
 // End ends order id in tx, if it is pending: to Expired only once its
-// deadline has passed by the database's clock, to Cancelled at any time
-// (its buyer gives it up). Ending an order also takes it out of the
+// deadline has passed by the database's clock; to Cancelled before it
+// (its buyer gives it up), and to Expired after it, as the sweep would:
+// a buyer whose payment was refused as expired is never told cancelled. Ending an order also takes it out of the
 // unique key (unique_buyer NULL), so its buyer may buy again. It reports
 // whether this call ended it: then, and only then, the caller must give
 // its units back in tx (sale.Give, or the strategy's own return), and
@@ -97,24 +98,35 @@ func End(tx *gorm.DB, id string, to State) (o Order, ended bool, err error) {
 	case o.State == Expired:
 		return o, false, fmt.Errorf("%w: order %s", ErrExpired, id)
 	}
-	stmt := `UPDATE orders SET state = ?, unique_buyer = NULL WHERE id = ? AND state = 'pending'`
-	if to == Expired {
-		stmt += " AND deadline_ms <= " + NowMs(tx)
+	now := NowMs(tx)
+	set, cond := "'expired'", " AND deadline_ms <= "+now // not due yet: nothing
+	if to == Cancelled {
+		set, cond = "CASE WHEN deadline_ms <= "+now+" THEN 'expired' ELSE 'cancelled' END", ""
 	}
-	res := tx.Exec(stmt, string(to), id)
+	res := tx.Exec("UPDATE orders SET state = "+set+", unique_buyer = NULL WHERE id = ? AND state = 'pending'"+cond, id)
 	if res.Error != nil || res.RowsAffected == 0 {
-		return o, false, res.Error // not due yet
+		return o, false, res.Error
+	}
+	if to == Cancelled {
+		o, err = get(tx, id, "") // cancelled, or expired if its deadline had passed
+		return o, err == nil, err
 	}
 	o.State = to
 	return o, true, nil
 }
 
 // Due returns up to limit pending orders whose deadline has passed by the
-// database's clock, the earliest first: the sweep's work.
-func Due(ctx context.Context, db *gorm.DB, limit int) ([]Order, error) {
-	q := fmt.Sprintf(`SELECT %s FROM orders WHERE state = 'pending' AND deadline_ms <= %s
-		ORDER BY deadline_ms LIMIT ?`, columns, NowMs(db))
-	rows, err := db.WithContext(ctx).Raw(q, limit).Rows()
+// database's clock, the earliest first, but for those of the products
+// skip: the sweep's work.
+func Due(ctx context.Context, db *gorm.DB, limit int, skip ...string) ([]Order, error) {
+	not, args := "", []any{}
+	if len(skip) > 0 {
+		not = " AND product_id NOT IN ?"
+		args = append(args, skip)
+	}
+	q := fmt.Sprintf(`SELECT %s FROM orders WHERE state = 'pending' AND deadline_ms <= %s%s
+		ORDER BY deadline_ms LIMIT ?`, columns, NowMs(db), not)
+	rows, err := db.WithContext(ctx).Raw(q, append(args, limit)...).Rows()
 	if err != nil {
 		return nil, err
 	}
