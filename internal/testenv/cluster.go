@@ -83,7 +83,7 @@ func clusterAddrs(tb testing.TB) []string {
 		if os.Getenv(EnvRequireRedisCluster) == "1" {
 			tb.Fatalf("testenv: %s=1 but %s names no Redis Cluster", EnvRequireRedisCluster, EnvRedisCluster)
 		}
-		tb.Skipf("testenv: %s names no Redis Cluster (go run ./internal/redisproc/rediscluster -dir DIR starts one)", EnvRedisCluster)
+		tb.Skipf("testenv: %s names no Redis Cluster (go run ./cmd/rediscluster -dir DIR starts one)", EnvRedisCluster)
 		return nil
 	}
 	var addrs []string

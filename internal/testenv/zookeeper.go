@@ -29,7 +29,7 @@ const (
 
 // ZooKeeperStartHint is how to get an ensemble to test against.
 const ZooKeeperStartHint = "with java and Debian's zookeeper installed, " +
-	"go run ./internal/zkproc/zkensemble start -dir DIR prints the servers and pids to export"
+	"go run ./cmd/zkensemble start -dir DIR prints the servers and pids to export"
 
 // realZooKeeperGuard shares the real ensemble with the other test
 // processes, as realEtcdGuard shares the etcd cluster.

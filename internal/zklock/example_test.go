@@ -21,7 +21,7 @@ import (
 // release.
 //
 // It needs an ensemble, the one FLASHSALE_TEST_ZOOKEEPER names (.ci/run
-// starts one; so does go run ./internal/zkproc/zkensemble). go test runs
+// starts one; so does go run ./cmd/zkensemble). go test runs
 // it through TestExample, where that variable is set.
 func Example() {
 	servers := strings.Split(os.Getenv(testenv.EnvZooKeeper), ",")

@@ -109,7 +109,7 @@ results_cluster() {
 	trap stop_cluster EXIT
 	if [ -z "${LOADGEN_REDIS_CLUSTER:-}" ]; then
 		cluster_dir=$(mktemp -d)
-		out=$(go run ./internal/redisproc/rediscluster -dir "$cluster_dir")
+		out=$(go run ./cmd/rediscluster -dir "$cluster_dir")
 		LOADGEN_REDIS_CLUSTER=$(sed -n 's/^REDIS_CLUSTER=//p' <<<"$out")
 		IFS=, read -r -a cluster_pids <<<"$(sed -n 's/^REDIS_CLUSTER_PIDS=//p' <<<"$out")"
 	fi

@@ -2,8 +2,8 @@
 // (package zkproc) and exits, leaving it running, or stops one by its
 // process ids:
 //
-//	go run ./internal/zkproc/zkensemble start -dir DIR [-first-port N]
-//	go run ./internal/zkproc/zkensemble stop PID...
+//	go run ./cmd/zkensemble start -dir DIR [-first-port N]
+//	go run ./cmd/zkensemble stop PID...
 //
 // start prints, once every member serves, two lines a shell can eval:
 //

@@ -3,7 +3,7 @@
 // redis-cli into three masters with a replica each) and exits, leaving it
 // running:
 //
-//	go run ./internal/redisproc/rediscluster -dir DIR [-first-port N] [-node-timeout D]
+//	go run ./cmd/rediscluster -dir DIR [-first-port N] [-node-timeout D]
 //
 // It prints, once the cluster says cluster_state:ok on every node and
 // every replica is in sync, two lines a shell can eval:

@@ -2,7 +2,7 @@
 // waiting up to 30 s for the server. .ci/run uses it when neither the
 // mariadb nor the mysql client is installed.
 //
-//	go run ./.ci/createdb 'root@tcp(127.0.0.1:3306)/' flashsale_test
+//	go run ./cmd/createdb 'root@tcp(127.0.0.1:3306)/' flashsale_test
 package main
 
 import (
