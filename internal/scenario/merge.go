@@ -46,7 +46,7 @@ type PartRow struct {
 // for a row that is not in s.Modes, a shop's (ErrShop) or ctx's.
 func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts int, rows []PartsRow) (*Outcome, error) {
 	s.Part = Part{}
-	o := &Outcome{Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend, Started: time.Now(), Parts: parts}
+	o := &Outcome{Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend, DoorSlots: fl.DoorSlots, Started: time.Now(), Parts: parts}
 	defer func() { o.Wall = time.Since(o.Started) }()
 	c := newCrowd(s)
 	api := fleet.NewAPI(fl.Targets[0], fl.AdminToken)

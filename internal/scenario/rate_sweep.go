@@ -47,7 +47,7 @@ type SweepPoint struct {
 // and whose Modes are empty. It stops at the first error, returning the
 // points so far.
 func Sweep(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options, rates []vegeta.Rate) (*Outcome, error) {
-	o := &Outcome{Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend, Started: time.Now()}
+	o := &Outcome{Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend, DoorSlots: fl.DoorSlots, Started: time.Now()}
 	defer func() { o.Wall = time.Since(o.Started) }()
 	base := opts.RunID
 	if base == "" {
