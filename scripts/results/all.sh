@@ -4,12 +4,12 @@
 # On the embedded backends always: default, two-clicks, late-commit, batch-late-commit, stalls,
 # database-locks, node-kills, empty-restart, crash, failover (needs
 # redis-server and redis-sentinel), cluster-failover (redis-server and
-# redis-cli), catalogue and calibrate; with LOADGEN_REDIS_CLUSTER, also
+# redis-cli), catalogue, calibrate and unpaid; with LOADGEN_REDIS_CLUSTER, also
 # catalogue-cluster. With real servers named (LOADGEN_MYSQL_DSN,
 # LOADGEN_REDIS, optionally LOADGEN_ETCD and LOADGEN_REDIS_CLUSTER), also
 # their -real files (late-commit, batch-late-commit, database-locks, buckets, crash, cluster and
 # decr-buckets: a cluster of their own without LOADGEN_REDIS_CLUSTER), bench-place, dlock-bench,
-# overload, overload-profile, lock-table and lock-table-rtt (which also want
+# overload, overload-profile, network, one-trip-knee, unpaid, lock-table and lock-table-rtt (which also want
 # LOADGEN_ZOOKEEPER, else its ZooKeeper row is skipped).
 # LOCK, if set, is a file each script takes with flock(1) first, so that no
 # other heavy job shares the cores with a measurement.
@@ -20,12 +20,12 @@ run() {
 	echo "==> $*" >&2
 	if [ -n "${LOCK:-}" ]; then flock "$LOCK" "$@"; else "$@"; fi
 }
-embedded=(default two-clicks late-commit batch-late-commit stalls database-locks node-kills empty-restart crash failover cluster-failover catalogue calibrate)
+embedded=(default two-clicks late-commit batch-late-commit stalls database-locks node-kills empty-restart crash failover cluster-failover catalogue calibrate unpaid)
 for s in "${embedded[@]}"; do
 	run env -u LOADGEN_MYSQL_DSN -u LOADGEN_REDIS -u LOADGEN_ETCD -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 done
 if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
-	for s in late-commit batch-late-commit database-locks buckets crash bench-place dlock-bench overload overload-profile lock-table lock-table-rtt; do
+	for s in late-commit batch-late-commit database-locks buckets crash bench-place dlock-bench overload overload-profile network one-trip-knee unpaid lock-table lock-table-rtt; do
 		run env -u LOADGEN_REDIS_CLUSTER "./$s.sh"
 	done
 	run ./cluster.sh
