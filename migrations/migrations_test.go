@@ -44,7 +44,7 @@ func TestApplyConcurrentReplicas(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		for _, table := range []string{"orders", "products", "shops", "schema_migrations"} {
+		for _, table := range []string{"orders", "products", "shops", "redis_owed", "schema_migrations"} {
 			if err := tdb.DB().Exec("DROP TABLE " + table).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -138,5 +138,5 @@ func Example() {
 		panic(err)
 	}
 	fmt.Println(migrations.Versions())
-	// Output: [0001_products 0002_orders 0003_orders_product_user 0004_products_strategy 0005_orders_strategy 0006_products_fence 0007_products_late_commit_ms 0008_products_late_commit_every 0009_orders_unique_buyer 0010_orders_unique_buyer_index 0011_products_batch_max 0012_shops 0013_ids_bytewise.mysql 0014_products_fence_epoch 0015_shops_redis_master 0016_reclaimed 0017_reclaimed_bytewise.mysql 0018_products_reclaims 0019_products_version 0020_stock_buckets 0021_stock_buckets_bytewise.mysql 0022_shops_zookeeper 0023_place_one_trip.mysql 0025_products_pay_within 0026_orders_state 0027_orders_deadline 0028_orders_due 0029_place_one_trip_pending.mysql 0030_redis_owed 0031_redis_owed_bytewise.mysql]
+	// Output: [0001_products 0002_orders 0003_orders_product_user 0004_products_strategy 0005_orders_strategy 0006_products_fence 0007_products_late_commit_ms 0008_products_late_commit_every 0009_orders_unique_buyer 0010_orders_unique_buyer_index 0011_products_batch_max 0012_shops 0013_ids_bytewise.mysql 0014_products_fence_epoch 0015_shops_redis_master 0016_reclaimed 0017_reclaimed_bytewise.mysql 0018_products_reclaims 0019_products_version 0020_stock_buckets 0021_stock_buckets_bytewise.mysql 0022_shops_zookeeper 0023_place_one_trip.mysql 0025_products_pay_within 0026_orders_state 0027_orders_deadline 0028_orders_due 0029_place_one_trip_pending.mysql 0030_redis_owed 0031_redis_owed_bytewise.mysql 0032_redis_owed_paid]
 }

@@ -16,7 +16,7 @@ func TestUpgradeOldSchemaWithData(t *testing.T) {
 	testenv.DB(t, func(t *testing.T, tdb *testenv.TestDB) {
 		ctx := context.Background()
 		db := tdb.DB()
-		for _, s := range []string{"DROP TABLE orders", "DROP TABLE products", "DROP TABLE shops", "DROP TABLE schema_migrations"} {
+		for _, s := range []string{"DROP TABLE orders", "DROP TABLE products", "DROP TABLE shops", "DROP TABLE redis_owed", "DROP TABLE schema_migrations"} {
 			if err := db.Exec(s).Error; err != nil {
 				t.Fatal(err)
 			}

@@ -1,6 +1,9 @@
 package order
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Queued returns how many buyers of product wait in s's batch queue
 // (batch_waiters.go) and have not given up, for tests that wait until a
@@ -45,3 +48,8 @@ func NaiveSweepSplit(ctx context.Context, s *Service) (write func() (int, error)
 // Redis, as a shop killed between the database's commit and Redis would:
 // another shop's sweep must finish them.
 func CrashAfterReturnCommit(s *Service) { s.crashAfterCommit.Store(true) }
+
+// KeepPaidReturns sets how long s keeps a paid return owed before its
+// last send (owed.go), for tests that lose a return in Redis after it
+// was paid and wait for the send that repairs it.
+func KeepPaidReturns(s *Service, d time.Duration) { s.owedKeep = d }

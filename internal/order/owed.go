@@ -23,15 +23,27 @@ import (
 // redis_owed saying what Redis is owed, in one transaction (give). Then
 // Redis, with one script keyed by the order's id that runs once however
 // often it is sent (reserve.Stock.Return: the units back, the buyer free
-// to buy again, the return counted); then the owed row goes (payRedis).
-// A shop that dies between the commit and Redis leaves its row, and any
-// shop's sweep pays it once it is owedGrace old (sweepOwed). Redis first
-// would be wrong: a crash after it leaves a unit on sale in Redis that the
-// database still counts sold, and a retry cannot tell it ran.
+// to buy again, the return counted); then the row is marked paid
+// (payRedis). A shop that dies between the commit and Redis leaves its
+// row owed, and any shop's sweep pays it once it is owedGrace old
+// (sweepOwed). Redis first would be wrong: a crash after it leaves a unit
+// on sale in Redis that the database still counts sold, and a retry
+// cannot tell it ran.
+//
+// A paid row stays defaultOwedKeep, longer than a Redis failover takes, and the
+// sweep sends it once more before it goes: a master that took the return
+// and died before its replica had it lost it, and the second send gives
+// it to the new master (to the old one it changes nothing). A stock
+// loaded from the database meanwhile counts every row's units already:
+// the load marks them returned (sale.OwedIDs), so no send adds them twice.
 const (
 	// owedGrace is how old an owed row is before the sweep pays it: the
 	// shop that wrote it pays it at once, unless it died.
 	owedGrace = 2 * time.Second
+	// defaultOwedKeep is how long a paid row stays before its last send:
+	// longer than a Sentinel failover (its down-after, then an election),
+	// and a Redis Cluster's.
+	defaultOwedKeep = 15 * time.Second
 	// owedBatch bounds the owed rows one sweep pays.
 	owedBatch = 256
 )
@@ -44,6 +56,7 @@ type owedRow struct {
 	UserID    string `gorm:"column:user_id"`
 	Quantity  int    `gorm:"column:quantity"`
 	CreatedMs int64  `gorm:"column:created_ms"`
+	PaidMs    *int64 `gorm:"column:paid_ms"`
 }
 
 func (owedRow) TableName() string { return "redis_owed" }
@@ -75,8 +88,8 @@ func (s *Service) give(tx *gorm.DB, p stock.Product, o life.Order) error {
 
 // payRedis gives the units of orders, ended and given back to the
 // database in a transaction that committed (give), back to Redis, then
-// deletes their owed rows; on a context that outlives ctx. What fails is
-// left to the sweep (sweepOwed). Safe for concurrent use, and to run
+// marks their owed rows paid; on a context that outlives ctx. What fails
+// is left to the sweep (sweepOwed). Safe for concurrent use, and to run
 // again: Redis takes each return once.
 func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.Order) {
 	if !inRedis(p) || len(orders) == 0 || s.crashAfterCommit.Load() {
@@ -85,13 +98,18 @@ func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.O
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
 	defer cancel()
 	for _, o := range orders {
-		if err := s.pay(ctx, p, o); err != nil {
+		err := s.pay(ctx, p, o)
+		if err == nil {
+			err = s.db.WithContext(ctx).Exec("UPDATE redis_owed SET paid_ms = "+life.NowMs(s.db)+
+				" WHERE order_id = ? AND paid_ms IS NULL", o.ID).Error
+		}
+		if err != nil {
 			s.opts.Logger.WarnContext(ctx, "return the units to redis; the sweep will", "product", p.ID, "order", o.ID, "err", err)
 		}
 	}
 }
 
-// pay is payRedis for one order: Redis's return, then the owed row goes.
+// pay sends Redis the return of o (for the first time or again).
 func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error {
 	so := sale.Order{ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, Bucket: o.Bucket}
 	var err error
@@ -101,42 +119,57 @@ func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error 
 	case p.Strategy == strategy.RedisQueue && s.opts.Queue != nil:
 		_, err = s.opts.Queue.Return(ctx, p.ID, o.UserID, o.ID, o.Quantity)
 	default:
-		return fmt.Errorf("%w: no redis for %s", ErrUnavailable, p.Strategy)
+		err = fmt.Errorf("%w: no redis for %s", ErrUnavailable, p.Strategy)
 	}
-	if err != nil {
-		return err
-	}
-	return s.db.WithContext(ctx).Exec("DELETE FROM redis_owed WHERE order_id = ?", o.ID).Error
+	return err
 }
 
 // sweepOwed pays Redis the returns that the shops which committed them
 // left owed for owedGrace or longer (they died, or Redis did not answer),
-// up to owedBatch, and returns how many it paid. Any number of shops may
-// run it at once. Errors: the first that stopped one (the rest are paid
-// all the same).
+// and sends once more, then deletes, the rows paid s.owedKeep ago; up to
+// owedBatch rows. It returns how many it paid or sent again. Any number
+// of shops may run it at once. Errors: the first that stopped one (the
+// rest are done all the same).
 func (s *Service) sweepOwed(ctx context.Context) (int, error) {
 	var rows []owedRow
-	q := fmt.Sprintf("SELECT * FROM redis_owed WHERE created_ms <= %s - ? ORDER BY created_ms LIMIT ?", life.NowMs(s.db))
-	if err := s.db.WithContext(ctx).Raw(q, owedGrace.Milliseconds(), owedBatch).Scan(&rows).Error; err != nil {
+	now := life.NowMs(s.db)
+	q := fmt.Sprintf(`SELECT * FROM redis_owed WHERE (paid_ms IS NULL AND created_ms <= %s - ?)
+		OR paid_ms <= %s - ? ORDER BY created_ms LIMIT ?`, now, now)
+	err := s.db.WithContext(ctx).Raw(q, owedGrace.Milliseconds(), s.owedKeep.Milliseconds(), owedBatch).Scan(&rows).Error
+	if err != nil {
 		return 0, err
 	}
-	paid, first := 0, error(nil)
+	done, first := 0, error(nil)
 	for _, r := range rows {
-		p, err := s.product(ctx, r.ProductID)
-		if errors.Is(err, stock.ErrNotFound) {
-			// Deleted: no stock to return to.
-			err = s.db.WithContext(ctx).Exec("DELETE FROM redis_owed WHERE order_id = ?", r.OrderID).Error
-		} else if err == nil {
-			err = s.pay(ctx, p, life.Order{ID: r.OrderID, UserID: r.UserID, ProductID: r.ProductID,
-				Quantity: r.Quantity, Bucket: r.Bucket})
-		}
-		if err != nil {
+		if err := s.settleOwed(ctx, r, now); err != nil {
 			if first == nil {
 				first = err
 			}
 			continue
 		}
-		paid++
+		done++
 	}
-	return paid, first
+	return done, first
+}
+
+// settleOwed is sweepOwed for one row r: an owed row is paid and marked
+// paid (by the database's clock, the SQL expression now); a paid one is
+// sent again and deleted; one whose product is gone is deleted.
+func (s *Service) settleOwed(ctx context.Context, r owedRow, now string) error {
+	db := s.db.WithContext(ctx)
+	p, err := s.product(ctx, r.ProductID)
+	if errors.Is(err, stock.ErrNotFound) {
+		return db.Exec("DELETE FROM redis_owed WHERE order_id = ?", r.OrderID).Error
+	}
+	if err != nil {
+		return err
+	}
+	o := life.Order{ID: r.OrderID, UserID: r.UserID, ProductID: r.ProductID, Quantity: r.Quantity, Bucket: r.Bucket}
+	if err := s.pay(ctx, p, o); err != nil {
+		return err
+	}
+	if r.PaidMs == nil {
+		return db.Exec("UPDATE redis_owed SET paid_ms = "+now+" WHERE order_id = ?", r.OrderID).Error
+	}
+	return db.Exec("DELETE FROM redis_owed WHERE order_id = ?", r.OrderID).Error
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -74,7 +76,8 @@ func (s *Service) accept(ctx context.Context, o Order, sendBy time.Time) (int, e
 
 // loadQueued sets product's stock in Redis to the database's if Redis has
 // none (it restarted empty, or failed over to a replica that had not got
-// the key). The buyers that find it missing are past the shop's door, so
+// the key), with the returns that stock counts and Redis is owed
+// (sale.OwedIDs, in the same snapshot), so that none is paid twice. The buyers that find it missing are past the shop's door, so
 // one of them at a time per product reads the database and loads; the
 // others wait for that load (or for their ctx) and then accept again. The
 // load runs on a context of its own, bounded by the lock wait, since
@@ -85,11 +88,19 @@ func (s *Service) loadQueued(ctx context.Context, product string) error {
 	loaded := s.queueLoads.DoChan(product, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.LockWait)
 		defer cancel()
-		left, err := sale.ReadStock(lctx, s.db, product)
+		var left int
+		var owed []string
+		err := sale.Snapshot(lctx, s.db, func(tx *gorm.DB) (err error) {
+			if left, err = sale.ReadStock(lctx, tx, product); err != nil {
+				return err
+			}
+			owed, err = sale.OwedIDs(tx, product, nil)
+			return err
+		})
 		if err != nil {
 			return nil, sale.FromWrite(lctx, err)
 		}
-		if _, err := s.opts.Queue.LoadIfMissing(lctx, product, left); err != nil {
+		if _, err := s.opts.Queue.LoadIfMissing(lctx, product, left, owed...); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
 		return nil, nil

@@ -110,6 +110,9 @@ type Service struct {
 	// crashAfterCommit makes payRedis do nothing, as a shop killed right
 	// after a return's commit: false, and a test's fault (export_test.go).
 	crashAfterCommit atomic.Bool
+	// owedKeep is how long a paid return stays owed before its last send
+	// (owed.go): defaultOwedKeep, shorter in tests (export_test.go).
+	owedKeep time.Duration
 }
 
 // NewService returns a Service that writes orders to db, reads products from
@@ -143,7 +146,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	for mode, l := range lockers {
 		m[mode] = l
 	}
-	s := &Service{db: db, products: products, lockers: m, opts: opts}
+	s := &Service{db: db, products: products, lockers: m, opts: opts, owedKeep: defaultOwedKeep}
 	s.w = sale.NewWriter(db, s.withLateCommits)
 	s.bk = buckets.New(s.w, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())

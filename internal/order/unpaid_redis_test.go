@@ -62,11 +62,11 @@ func checkStores(ctx context.Context, t *testing.T, b *testenv.Env, shop *order.
 	}
 }
 
-// owed counts the returns owed to Redis.
+// owed counts the returns owed to Redis and not yet paid.
 func owed(t *testing.T, b *testenv.Env) int {
 	t.Helper()
 	var n int
-	if err := b.DB.DB().Raw("SELECT COUNT(*) FROM redis_owed").Row().Scan(&n); err != nil {
+	if err := b.DB.DB().Raw("SELECT COUNT(*) FROM redis_owed WHERE paid_ms IS NULL").Row().Scan(&n); err != nil {
 		t.Fatalf("count redis_owed: %v", err)
 	}
 	return n

@@ -123,9 +123,10 @@ func (q *Queue) Load(ctx context.Context, product string, units int) error {
 }
 
 // LoadIfMissing sets product's stock to units only if Redis has none (see
-// reserve.Stock.LoadIfMissing), and reports whether it did.
-func (q *Queue) LoadIfMissing(ctx context.Context, product string, units int) (bool, error) {
-	ok, err := q.stock.LoadIfMissing(ctx, product, units)
+// reserve.Stock.LoadIfMissing, with the returns units counts that Redis
+// may not have), and reports whether it did.
+func (q *Queue) LoadIfMissing(ctx context.Context, product string, units int, returned ...string) (bool, error) {
+	ok, err := q.stock.LoadIfMissing(ctx, product, units, returned...)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}

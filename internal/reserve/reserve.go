@@ -83,6 +83,10 @@ var (
 	//go:embed scripts/return.lua
 	returnLua    string
 	returnScript = redis.NewScript(returnLua)
+
+	//go:embed scripts/load.lua
+	loadLua    string
+	loadScript = redis.NewScript(loadLua)
 )
 
 // Stock is the Redis side of the products sold by redis-decr. It holds no
@@ -131,10 +135,18 @@ func (s *Stock) Load(ctx context.Context, product string, units int) error {
 // the database's stock: right when the stock was never loaded, and an
 // overcount when Redis lost it while reservations were on their way to the
 // database (the database's own conditional update still stops an
-// oversell, and the audit shows the drift).
-func (s *Stock) LoadIfMissing(ctx context.Context, product string, units int) (bool, error) {
-	ok, err := s.c.SetNX(ctx, stockKey(product), units, 0).Result()
-	return ok, redisErr(ctx, err, "load", product)
+// oversell, and the audit shows the drift). returned are the orders whose
+// returns units counts and Redis may not have been paid (the owed
+// returns, read in the same database snapshot as units): Return takes
+// them as already paid, so that none is counted twice.
+func (s *Stock) LoadIfMissing(ctx context.Context, product string, units int, returned ...string) (bool, error) {
+	args := make([]any, 0, 1+len(returned))
+	args = append(args, units)
+	for _, id := range returned {
+		args = append(args, id)
+	}
+	n, err := loadScript.Run(ctx, s.c, []string{stockKey(product), returnedKey(product)}, args...).Int()
+	return n == 1, redisErr(ctx, err, "load", product)
 }
 
 // DuplicateError is Take's error when the buyer already holds a

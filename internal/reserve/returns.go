@@ -3,6 +3,7 @@ package reserve
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,16 +24,21 @@ func BuyersKey(product string) string { return buyersKey(product) }
 // once: a second call for id, from this shop or any other, changes
 // nothing and reports false. buyers is the hash that holds the buyer's
 // order id (BuyersKey, or the queue's own); the buyer leaves it if it
-// still names id, and may buy again. A stock Redis lost is left missing
-// (LoadIfMissing loads it from the database, which has the units). Call
-// it only once the database has the order ended and its units back.
-// Errors: ErrUnavailable, or an error wrapping ctx.Err(): then the
-// script may have run, and calling again is how to be sure.
+// still names id, and may buy again. Call it only once the database has
+// the order ended and its units back. Errors: ErrNotLoaded, changing
+// nothing, when Redis has no stock for product (it lost it): send the
+// return again once a load (LoadIfMissing, which marks the returns the
+// database counts) has set it; ErrUnavailable, or an error wrapping
+// ctx.Err(): then the script may have run, and calling again is how to
+// be sure.
 func (s *Stock) Return(ctx context.Context, product, buyers, buyer, id string, qty int) (bool, error) {
 	keys := []string{stockKey(product), buyers, returnedKey(product), returnsKey(product)}
 	n, err := returnScript.Run(ctx, s.c, keys, buyer, qty, id).Int()
-	if err != nil {
+	switch {
+	case err != nil:
 		return false, redisErr(ctx, err, "return", product)
+	case n == -2:
+		return false, fmt.Errorf("%w: return %s to %q", ErrNotLoaded, id, product)
 	}
 	return n != -1, nil
 }

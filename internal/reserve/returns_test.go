@@ -65,3 +65,34 @@ func TestLowerAfterReturn(t *testing.T) {
 		}
 	})
 }
+
+// TestReturnToLostStock: a return to a stock Redis lost changes nothing
+// and says so; the load from the database marks the returns it counts,
+// so that their sends add nothing, and a return it did not count adds
+// its units.
+func TestReturnToLostStock(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		s := reserve.New(r.Clients()[0])
+		p := r.Key("p")
+		if _, err := s.Return(ctx, p, reserve.BuyersKey(p), "alice", "o1", 1); !errors.Is(err, reserve.ErrNotLoaded) {
+			t.Fatalf("Return to a lost stock: %v, want ErrNotLoaded", err)
+		}
+		if ok, err := s.LoadIfMissing(ctx, p, 5, "o1", "o2"); err != nil || !ok {
+			t.Fatalf("LoadIfMissing = %v, %v; want true", ok, err)
+		}
+		if ok, err := s.LoadIfMissing(ctx, p, 9); err != nil || ok {
+			t.Errorf("LoadIfMissing of a loaded stock = %v, %v; want false", ok, err)
+		}
+		for _, id := range []string{"o1", "o2"} {
+			if ok, err := s.Return(ctx, p, reserve.BuyersKey(p), "alice", id, 1); err != nil || ok {
+				t.Errorf("Return %s, counted by the load = %v, %v; want false", id, ok, err)
+			}
+		}
+		checkLeft(t, s, p, 5)
+		if ok, err := s.Return(ctx, p, reserve.BuyersKey(p), "bob", "o3", 1); err != nil || !ok {
+			t.Errorf("Return o3 = %v, %v; want true", ok, err)
+		}
+		checkLeft(t, s, p, 6)
+	})
+}

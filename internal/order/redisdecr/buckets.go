@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"gorm.io/gorm"
+
 	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/sale"
@@ -122,36 +124,46 @@ func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o sale.Order) 
 	return o, fmt.Errorf("%w: %q has no bucket with %d left", sale.ErrSoldOut, p.ID, o.Quantity)
 }
 
-// databaseStock reads the stock the database has for o's units: its
-// bucket's (bucketsLeft), or its product's. Errors: the database's.
-func (s *Seller) databaseStock(ctx context.Context, o sale.Order) (int, error) {
-	if o.Bucket == nil {
-		return sale.ReadStock(ctx, s.db, o.ProductID)
-	}
-	left, _, err := s.bucketsLeft(ctx, o.ProductID, s.bucketsOf(o.ProductID))
-	if err != nil {
-		return 0, err
-	}
-	return max(left[*o.Bucket], 0), nil
+// databaseStock reads the stock the database has for o's units, its
+// bucket's (bucketsLeft) or its product's, and the ended orders of that
+// stock whose returns it counts and Redis may not have (sale.OwedIDs), in
+// one snapshot: what LoadIfMissing loads. Errors: the database's.
+func (s *Seller) databaseStock(ctx context.Context, o sale.Order) (left int, owed []string, err error) {
+	err = sale.Snapshot(ctx, s.db, func(tx *gorm.DB) error {
+		if o.Bucket == nil {
+			if left, err = sale.ReadStock(ctx, tx, o.ProductID); err != nil {
+				return err
+			}
+		} else {
+			all, _, err := bucketsLeft(tx, o.ProductID, s.bucketsOf(o.ProductID))
+			if err != nil {
+				return err
+			}
+			left = max(all[*o.Bucket], 0)
+		}
+		owed, err = sale.OwedIDs(tx, o.ProductID, o.Bucket)
+		return err
+	})
+	return left, owed, err
 }
 
-// bucketsLeft reads what the database says is left of each of product's k
-// buckets: its share of the initial stock (stock.Split, as Load loaded
-// it), less the units of the live orders written from it (an order
-// that expired or was cancelled gave its units back); and the product's
-// stock, the total left. Each unit an order took from bucket b was
-// reserved in Redis's bucket b first, so Redis's bucket holds at most
-// that, less the reservations on their way (lowerBuckets counts on it).
-// Errors: the database's.
-func (s *Seller) bucketsLeft(ctx context.Context, product string, k int) (left []int, total int, err error) {
+// bucketsLeft reads what the database says is left of each of product's
+// k buckets: its share of the initial stock (stock.Split, as Load loaded
+// it), less the units of the live orders written from it (an order that
+// expired or was cancelled gave its units back); and the product's
+// stock, the total left. tx is a Snapshot's, so that both reads describe
+// one moment. Each unit an order took from bucket b was reserved in
+// Redis's bucket b first, so Redis's bucket holds at most that, less the
+// reservations on their way (lowerBuckets counts on it). Errors: the
+// database's.
+func bucketsLeft(tx *gorm.DB, product string, k int) (left []int, total int, err error) {
 	var initial int
-	err = s.db.WithContext(ctx).Raw("SELECT initial_stock, stock FROM products WHERE id = ?", product).
-		Row().Scan(&initial, &total)
+	err = tx.Raw("SELECT initial_stock, stock FROM products WHERE id = ?", product).Row().Scan(&initial, &total)
 	if err != nil {
 		return nil, 0, err
 	}
 	var rows []struct{ Bucket, Sold int }
-	err = s.db.WithContext(ctx).Raw(`SELECT bucket, SUM(quantity) AS sold FROM orders
+	err = tx.Raw(`SELECT bucket, SUM(quantity) AS sold FROM orders
 		WHERE product_id = ? AND bucket IS NOT NULL AND `+life.LiveSQL+` GROUP BY bucket`, product).Scan(&rows).Error
 	if err != nil {
 		return nil, 0, err
@@ -201,7 +213,12 @@ func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error 
 		}
 		returns[b] = n
 	}
-	left, total, err := s.bucketsLeft(ctx, product, k)
+	var left []int
+	var total int
+	err := sale.Snapshot(ctx, s.db, func(tx *gorm.DB) (err error) {
+		left, total, err = bucketsLeft(tx, product, k)
+		return err
+	})
 	if err != nil {
 		return err
 	}

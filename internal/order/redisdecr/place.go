@@ -107,17 +107,17 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 // reserve takes o's units in Redis, from its bucket's stock if it has
 // one (o.Bucket), held for s.hold(p) before the sweep may reclaim them. A
 // stock Redis does not have is loaded from the database first
-// (LoadIfMissing, with its row's stock), once.
+// (LoadIfMissing, with its row's stock and the returns it counts), once.
 func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) error {
 	res, name := s.res, s.nameOf(o)
 	hold := s.hold(p)
 	_, err := res.Take(ctx, name, o.UserID, o.ID, o.Quantity, hold)
 	if errors.Is(err, reserve.ErrNotLoaded) {
-		left, rerr := s.databaseStock(ctx, o)
+		left, owed, rerr := s.databaseStock(ctx, o)
 		if rerr != nil {
 			return sale.FromWrite(ctx, rerr)
 		}
-		if _, lerr := res.LoadIfMissing(ctx, name, left); lerr != nil {
+		if _, lerr := res.LoadIfMissing(ctx, name, left, owed...); lerr != nil {
 			err = lerr
 		} else {
 			_, err = res.Take(ctx, name, o.UserID, o.ID, o.Quantity, hold)

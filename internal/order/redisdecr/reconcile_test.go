@@ -93,7 +93,7 @@ func checkReturned(ctx context.Context, t *testing.T, b *testenv.Env, s *shop, p
 		t.Errorf("redis stock %d, want %d: the returned unit was lowered away", total, p.InitialStock)
 	}
 	if o.Bucket != nil {
-		left, _, err := s.bucketsLeft(ctx, p.ID, p.Buckets)
+		left, _, err := bucketsLeft(s.db.WithContext(ctx), p.ID, p.Buckets)
 		if err != nil {
 			t.Fatal(err)
 		}

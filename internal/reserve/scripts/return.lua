@@ -19,17 +19,18 @@
 --
 -- Returns the units left after the return; -1 if the order was returned
 -- already (nothing changed); -2 if the stock key is gone (Redis lost it):
--- the return is recorded and the stock left missing, for the next order
--- to load from the database, which has the units back already.
+-- nothing changes, and the return stays owed, for the load that sets the
+-- stock from the database (load) to mark it returned, or, if that load
+-- read the database before the order ended, for a send after it.
 if redis.call("SISMEMBER", KEYS[3], ARGV[3]) == 1 then
   return -1
+end
+if redis.call("EXISTS", KEYS[1]) == 0 then
+  return -2
 end
 redis.call("SADD", KEYS[3], ARGV[3])
 redis.call("INCR", KEYS[4])
 if redis.call("HGET", KEYS[2], ARGV[1]) == ARGV[3] then
   redis.call("HDEL", KEYS[2], ARGV[1])
-end
-if redis.call("EXISTS", KEYS[1]) == 0 then
-  return -2
 end
 return redis.call("INCRBY", KEYS[1], ARGV[2])
