@@ -12,31 +12,17 @@ import (
 )
 
 // Place places one order for req, the way the product's strategy sells
-// (see the package doc). It is safe for concurrent use: concurrent calls
-// for one product, in this process or any other sharing the backends,
-// queue on the product lock, or on the database's row lock, or on Redis,
-// as the strategy says.
+// (see the package doc). Safe for concurrent use: concurrent calls for one
+// product, in this process or any other sharing the backends, queue on
+// the product lock, the database's row lock or Redis, as the strategy
+// says.
 //
-// Errors, and nothing is written in any of these cases but the last: a *FieldError
-// wrapping ErrInvalid (see Request.Validate; nothing was sent anywhere);
-// stock.ErrNotFound for an unknown product; ErrDuplicateRequest when the
-// same buyer's order for the product is in flight (locking strategies);
-// ErrLockTimeout when the product lock (for sql-for-update, the row's
-// lock in the database) did not come within the lock wait;
-// ErrDuplicateOrder when the buyer already has an order for the product;
-// ErrSoldOut, at once and without locking once this process has seen the
-// stock at 0; ErrLockLost when the product lock was lost before the write
-// (or, fenced, the database refused its token); ErrUnavailable when Redis
-// or the database could not be reached; ErrVersionConflict when every
-// try of a sql-version order was outrun by another buyer's write. When
-// ctx ends first, the error wraps ctx.Err(). The exception is ErrInDoubt:
-// the commit's answer was lost, or ctx ended while the commit was under
-// way, so the order may have been written (sale.Writer.AfterFailure).
-//
-// A redis-queue product's order comes back with Queued set: accepted into
-// its queue, written later by the consumers (WriteQueued), and
-// OrderStatus says how that went. Its ErrInDoubt means Redis's answer was
-// lost and the order may be queued.
+// Errors wrap the sentinels of errors.go, each documented there with when
+// it comes back; a *FieldError for an invalid request, stock.ErrNotFound
+// for an unknown product, and ctx.Err() when ctx ends first. Nothing is
+// written on any error but ErrInDoubt (the COMMIT's answer was lost: the
+// order may exist). A redis-queue order comes back with Queued set:
+// accepted into its queue and written later (WriteQueued, OrderStatus).
 func (s *Service) Place(ctx context.Context, req Request) (Order, error) {
 	start := time.Now()
 	o, sn, err := s.place(ctx, req)
