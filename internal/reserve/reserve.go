@@ -138,14 +138,15 @@ func (s *Stock) Load(ctx context.Context, product string, units int) error {
 // oversell, and the audit shows the drift). returned are the orders whose
 // returns units counts and Redis may not have been paid (the owed
 // returns, read in the same database snapshot as units): Return takes
-// them as already paid, so that none is counted twice.
+// them as already paid, so that none is counted twice. A load counts as a
+// return for Lower: a lowering to a database stock read before it refuses.
 func (s *Stock) LoadIfMissing(ctx context.Context, product string, units int, returned ...string) (bool, error) {
 	args := make([]any, 0, 1+len(returned))
 	args = append(args, units)
 	for _, id := range returned {
 		args = append(args, id)
 	}
-	n, err := loadScript.Run(ctx, s.c, []string{stockKey(product), returnedKey(product)}, args...).Int()
+	n, err := loadScript.Run(ctx, s.c, []string{stockKey(product), returnedKey(product), returnsKey(product)}, args...).Int()
 	return n == 1, redisErr(ctx, err, "load", product)
 }
 

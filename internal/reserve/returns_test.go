@@ -96,3 +96,24 @@ func TestReturnToLostStock(t *testing.T) {
 		checkLeft(t, s, p, 6)
 	})
 }
+
+// TestLowerAfterLoad: a Lower to a database stock read before a load
+// (which may count a return that stock does not) changes nothing.
+func TestLowerAfterLoad(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		s := reserve.New(r.Clients()[0])
+		p := r.Key("p")
+		before, err := s.Returns(ctx, p) // Redis lost the stock: 0
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.LoadIfMissing(ctx, p, 4, "o1"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Lower(ctx, p, 3, before); !errors.Is(err, reserve.ErrReturned) {
+			t.Errorf("Lower with the count from before the load: %v, want ErrReturned", err)
+		}
+		checkLeft(t, s, p, 4)
+	})
+}

@@ -8,6 +8,9 @@ results_begin default "The sale, once per strategy"
 results_run
 results_end
 
+# report.html of that run, for docs/report.md.
+[ "$results_name" = default ] && results_screenshot docs/report-default.png
+
 # The README's table: the same run on the embedded backends, its safety columns.
 [ "$results_name" = default ] || exit 0
 awk -v table="$(awk -F' \\| ' '

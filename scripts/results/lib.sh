@@ -60,6 +60,7 @@ results_run() {
 	}
 	local report
 	report=$(ls -d "$dir"/*/ | tail -n 1)
+	results_report=$report # the last run's report folder, for a screenshot
 	{
 		echo
 		echo "## \`loadgen${*:+ $*}\`"
@@ -67,6 +68,20 @@ results_run() {
 		echo "Took $((SECONDS - t0)) s."
 		sed -n '2,$p' "$report/report.md"
 	} >>"$results_work/out.md"
+}
+
+# results_screenshot PNG: renders the last run's report.html into PNG
+# (1280×1400, the top of the page) with a headless Chromium, if one is here.
+results_screenshot() {
+	local browser
+	browser=$(command -v chromium chromium-browser google-chrome 2>/dev/null | head -n 1)
+	if [ -z "$browser" ]; then
+		echo "no chromium: $1 left as it was" >&2
+		return 0
+	fi
+	"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1400 \
+		--screenshot="$PWD/$1" "file://${results_report}report.html" 2>/dev/null
+	echo "wrote $1" >&2
 }
 
 results_cmd() {

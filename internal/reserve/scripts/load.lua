@@ -3,10 +3,13 @@
 -- database already counts and Redis has not yet been paid (owed). Both
 -- were read in one database snapshot: the stock includes those returns,
 -- so their ids go in the returned set, and a return still on its way
--- (return) finds its id there and adds nothing twice.
+-- (return) finds its id there and adds nothing twice. It counts as a
+-- return too: a lowering to a database stock read before this load, and
+-- so perhaps before a return it counts, refuses to run (lower).
 --
 -- KEYS[1]  the stock key
 -- KEYS[2]  the returned set (see return)
+-- KEYS[3]  the returns counter (see return)
 -- ARGV[1]  the stock, as the database has it
 -- ARGV[2…] the ids of the orders whose returns the stock includes and
 --          Redis may not have
@@ -16,6 +19,7 @@ if redis.call("EXISTS", KEYS[1]) == 1 then
   return 0
 end
 redis.call("SET", KEYS[1], ARGV[1])
+redis.call("INCR", KEYS[3])
 for i = 2, #ARGV do
   redis.call("SADD", KEYS[2], ARGV[i])
 end
