@@ -3,10 +3,12 @@ package redisdecr
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -114,4 +116,99 @@ func returnOwed(ctx context.Context, t *testing.T, db *gorm.DB, p stock.Product,
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestLowerAfterALoadAndAReturnSinceTheRead: as
+// TestLowerAfterALoadThatCountedAReturn, with an earlier return that
+// had moved the counter to 1 before the sweep read it. The loss resets
+// the counter (its key is gone), the load leaves it unset, and one more
+// return after the load moves it to 1 again: the sweep's Lower finds
+// the 1 it read and lowers Redis to a stock read before two returns.
+// A load that only INCRs the counter would not do either (the loss
+// reset it: 1 again). The counter must not repeat a value across a
+// loss.
+func TestLowerAfterALoadAndAReturnSinceTheRead(t *testing.T) {
+	for _, k := range []int{0, 4} {
+		t.Run("buckets="+string(rune('0'+k)), func(t *testing.T) {
+			testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
+				ctx := context.Background()
+				db := b.DB.DB()
+				s := newShop(t, b, db, Options{})
+				p := addProduct(ctx, t, b, db, "lowerload2", stock.Product{Stock: 20, Buckets: k})
+				if k > 0 {
+					if err := s.Load(ctx, p); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.Touch(p)
+				var orders []sale.Order
+				for _, u := range sameStockUsers(p, 3) {
+					o := newOrder(p, u)
+					if err := s.Place(ctx, p, o); err != nil {
+						t.Fatalf("Place: %v", err)
+					}
+					if err := db.Raw("SELECT bucket FROM orders WHERE id = ?", o.ID).Row().Scan(&o.Bucket); err != nil {
+						t.Fatal(err)
+					}
+					orders = append(orders, o)
+				}
+				early, o, late := orders[0], orders[1], orders[2]
+				returnOwed(ctx, t, db, p, early)
+				if ok, err := s.Return(ctx, p, early); err != nil || !ok {
+					t.Fatalf("Return = %v, %v", ok, err)
+				}
+				name := s.nameOf(o)
+				done := false
+				s.afterRead = func(string) {
+					if done {
+						return
+					}
+					done = true
+					c := b.Redis.Clients()[0]
+					for _, key := range []string{reserve.StockKey(name), reserve.BuyersKey(name), "flashsale:reserved:{" + name + "}",
+						"flashsale:returned:{" + name + "}", "flashsale:returns:{" + name + "}"} {
+						if err := c.Del(ctx, key).Err(); err != nil {
+							t.Fatal(err)
+						}
+					}
+					returnOwed(ctx, t, db, p, o)
+					left, owedIDs, err := s.databaseStock(ctx, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, err := s.res.LoadIfMissing(ctx, name, left, owedIDs...); err != nil {
+						t.Fatal(err)
+					}
+					if ok, err := s.Return(ctx, p, o); err != nil || ok {
+						t.Fatalf("Return after the load = %v, %v; want false (counted by the load)", ok, err)
+					}
+					returnOwed(ctx, t, db, p, late)
+					if ok, err := s.Return(ctx, p, late); err != nil || !ok {
+						t.Fatalf("Return of the later order = %v, %v; want true", ok, err)
+					}
+				}
+				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, reserve.ErrReturned) &&
+					!errors.Is(err, reserve.ErrNotLoaded) {
+					t.Fatalf("lowerToDatabase: %v", err)
+				}
+				if !done {
+					t.Fatal("the hook did not run")
+				}
+				checkReturned(ctx, t, b, s, p, o)
+			})
+		})
+	}
+}
+
+// sameStockUsers returns n buyers whose orders of p are taken from the
+// same Redis stock (p's own, or one home bucket).
+func sameStockUsers(p stock.Product, n int) []string {
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		u := "u" + strconv.Itoa(i)
+		if p.Buckets < 2 || buckets.Home(u, p.Buckets) == buckets.Home("u0", p.Buckets) {
+			out = append(out, u)
+		}
+	}
+	return out
 }
