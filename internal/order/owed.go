@@ -2,8 +2,10 @@ package order
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -24,7 +26,7 @@ import (
 // Redis, with one script keyed by the order's id that runs once however
 // often it is sent (reserve.Stock.Return: the units back, the buyer free
 // to buy again, the return counted); then the row is marked paid
-// (payRedis). A shop that dies between the commit and Redis leaves its
+// (payRedis, settleOwed: each row settled in a transaction that holds it). A shop that dies between the commit and Redis leaves its
 // row owed, and any shop's sweep pays it once it is owedGrace old
 // (sweepOwed). Redis first would be wrong: a crash after it leaves a unit
 // on sale in Redis that the database still counts sold, and a retry
@@ -87,10 +89,10 @@ func (s *Service) give(tx *gorm.DB, p stock.Product, o life.Order) error {
 }
 
 // payRedis gives the units of orders, ended and given back to the
-// database in a transaction that committed (give), back to Redis, then
-// marks their owed rows paid; on a context that outlives ctx. What fails
-// is left to the sweep (sweepOwed). Safe for concurrent use, and to run
-// again: Redis takes each return once.
+// database in a transaction that committed (give), back to Redis, and
+// marks their owed rows paid (settleOwed); on a context that outlives
+// ctx. What fails is left to the sweep (sweepOwed). Safe for concurrent
+// use, and to run again.
 func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.Order) {
 	if !inRedis(p) || len(orders) == 0 || s.crashAfterCommit.Load() {
 		return
@@ -98,18 +100,51 @@ func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.O
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
 	defer cancel()
 	for _, o := range orders {
-		err := s.pay(ctx, p, o)
-		if err == nil {
-			err = s.db.WithContext(ctx).Exec("UPDATE redis_owed SET paid_ms = "+life.NowMs(s.db)+
-				" WHERE order_id = ? AND paid_ms IS NULL", o.ID).Error
-		}
-		if err != nil {
+		if err := s.settleOwed(ctx, p, o.ID); err != nil {
 			s.opts.Logger.WarnContext(ctx, "return the units to redis; the sweep will", "product", p.ID, "order", o.ID, "err", err)
 		}
 	}
 }
 
-// pay sends Redis the return of o (for the first time or again).
+// settleOwed settles order id's owed row, in a transaction that holds
+// the row (FOR UPDATE; SQLite's transactions take the write lock at
+// BEGIN), so that no two shops settle it at once and none sends a row
+// another has deleted (a load that ran after the delete did not mark it):
+// an owed row is sent to Redis and marked paid; a row paid owedKeep ago
+// is sent once more and deleted; a row paid since, or gone, is left. p is
+// the row's product. Errors: Redis's (the row is left as it was), or the
+// database's.
+func (s *Service) settleOwed(ctx context.Context, p stock.Product, id string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := life.NowMs(tx)
+		q := "SELECT user_id, quantity, bucket, paid_ms, COALESCE(paid_ms <= " + now + " - ?, 0) FROM redis_owed WHERE order_id = ?"
+		if tx.Dialector.Name() != "sqlite" {
+			q += " FOR UPDATE"
+		}
+		o := life.Order{ID: id, ProductID: p.ID}
+		var paid *int64
+		var resend bool
+		err := tx.Raw(q, s.owedKeep.Milliseconds(), id).Row().Scan(&o.UserID, &o.Quantity, &o.Bucket, &paid, &resend)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return nil // settled by another shop
+		case err != nil:
+			return err
+		case paid != nil && !resend:
+			return nil // paid, and not yet due its last send
+		}
+		if err := s.pay(ctx, p, o); err != nil {
+			return err
+		}
+		if paid == nil {
+			return tx.Exec("UPDATE redis_owed SET paid_ms = "+now+" WHERE order_id = ?", id).Error
+		}
+		return tx.Exec("DELETE FROM redis_owed WHERE order_id = ?", id).Error
+	})
+}
+
+// pay sends Redis the return of o (for the first time or again): Redis
+// takes it once.
 func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error {
 	so := sale.Order{ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, Bucket: o.Bucket}
 	var err error
@@ -124,52 +159,66 @@ func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error 
 	return err
 }
 
-// sweepOwed pays Redis the returns that the shops which committed them
-// left owed for owedGrace or longer (they died, or Redis did not answer),
-// and sends once more, then deletes, the rows paid s.owedKeep ago; up to
-// owedBatch rows. It returns how many it paid or sent again. Any number
-// of shops may run it at once. Errors: the first that stopped one (the
-// rest are done all the same).
+// sweepOwed settles (settleOwed) the rows of redis_owed that are due: the
+// returns that the shops which committed them left owed for owedGrace or
+// longer (they died, or Redis did not answer), and the rows paid
+// s.owedKeep ago; up to owedBatch at a look, and up to sweepLooks looks,
+// each leaving out the products whose rows failed (their Redis is down,
+// or lost their stock and no buyer has loaded it since), so that they
+// never fill every batch and starve the others. It returns how many rows
+// it settled. Any number of shops may run it at once. Errors: the first
+// that stopped a row (the rest are settled all the same).
 func (s *Service) sweepOwed(ctx context.Context) (int, error) {
-	var rows []owedRow
-	now := life.NowMs(s.db)
-	q := fmt.Sprintf(`SELECT * FROM redis_owed WHERE (paid_ms IS NULL AND created_ms <= %s - ?)
-		OR paid_ms <= %s - ? ORDER BY created_ms LIMIT ?`, now, now)
-	err := s.db.WithContext(ctx).Raw(q, owedGrace.Milliseconds(), s.owedKeep.Milliseconds(), owedBatch).Scan(&rows).Error
-	if err != nil {
-		return 0, err
-	}
 	done, first := 0, error(nil)
-	for _, r := range rows {
-		if err := s.settleOwed(ctx, r, now); err != nil {
-			if first == nil {
-				first = err
-			}
-			continue
+	var failed []string
+	for range sweepLooks {
+		rows, err := s.dueOwed(ctx, failed)
+		if err != nil {
+			return done, err
 		}
-		done++
+		for _, r := range rows {
+			if slices.Contains(failed, r.ProductID) {
+				continue
+			}
+			if err := s.settleOwedOf(ctx, r); err != nil {
+				failed = append(failed, r.ProductID)
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			done++
+		}
+		if len(rows) < owedBatch {
+			break
+		}
 	}
 	return done, first
 }
 
-// settleOwed is sweepOwed for one row r: an owed row is paid and marked
-// paid (by the database's clock, the SQL expression now); a paid one is
-// sent again and deleted; one whose product is gone is deleted.
-func (s *Service) settleOwed(ctx context.Context, r owedRow, now string) error {
-	db := s.db.WithContext(ctx)
+// dueOwed reads up to owedBatch rows of redis_owed due to be settled, the
+// oldest first, but those of the products skip.
+func (s *Service) dueOwed(ctx context.Context, skip []string) ([]owedRow, error) {
+	now := life.NowMs(s.db)
+	q := s.db.WithContext(ctx).Table("redis_owed").
+		Where("(paid_ms IS NULL AND created_ms <= "+now+" - ?) OR paid_ms <= "+now+" - ?",
+			owedGrace.Milliseconds(), s.owedKeep.Milliseconds())
+	if len(skip) > 0 {
+		q = q.Where("product_id NOT IN ?", skip)
+	}
+	var rows []owedRow
+	return rows, q.Order("created_ms").Limit(owedBatch).Find(&rows).Error
+}
+
+// settleOwedOf settles row r, or deletes it if its product is gone (no
+// stock to return to).
+func (s *Service) settleOwedOf(ctx context.Context, r owedRow) error {
 	p, err := s.product(ctx, r.ProductID)
 	if errors.Is(err, stock.ErrNotFound) {
-		return db.Exec("DELETE FROM redis_owed WHERE order_id = ?", r.OrderID).Error
+		return s.db.WithContext(ctx).Exec("DELETE FROM redis_owed WHERE order_id = ?", r.OrderID).Error
 	}
 	if err != nil {
 		return err
 	}
-	o := life.Order{ID: r.OrderID, UserID: r.UserID, ProductID: r.ProductID, Quantity: r.Quantity, Bucket: r.Bucket}
-	if err := s.pay(ctx, p, o); err != nil {
-		return err
-	}
-	if r.PaidMs == nil {
-		return db.Exec("UPDATE redis_owed SET paid_ms = "+now+" WHERE order_id = ?", r.OrderID).Error
-	}
-	return db.Exec("DELETE FROM redis_owed WHERE order_id = ?", r.OrderID).Error
+	return s.settleOwed(ctx, p, r.OrderID)
 }

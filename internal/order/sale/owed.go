@@ -2,17 +2,22 @@ package sale
 
 import (
 	"context"
+	"database/sql"
 
 	"gorm.io/gorm"
 )
 
 // Snapshot runs read in one transaction, so that the reads it makes with
-// tx describe one moment of the database (MySQL's and MariaDB's
-// REPEATABLE READ take their snapshot at the first read; SQLite's
-// transaction is one). read must only read. Errors: read's, or the
-// database's.
+// tx describe one moment of the database: on MySQL and MariaDB a
+// read-only one at REPEATABLE READ, whatever the session's default (under
+// READ COMMITTED each statement reads a moment of its own); SQLite's
+// transaction is one moment already. read must only read. Errors:
+// read's, or the database's.
 func Snapshot(ctx context.Context, db *gorm.DB, read func(tx *gorm.DB) error) error {
-	return db.WithContext(ctx).Transaction(read)
+	if db.Dialector.Name() == "sqlite" {
+		return db.WithContext(ctx).Transaction(read)
+	}
+	return db.WithContext(ctx).Transaction(read, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 }
 
 // OwedIDs returns the ids of the ended orders of product (of its stock

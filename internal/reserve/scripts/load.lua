@@ -3,9 +3,11 @@
 -- database already counts and Redis has not yet been paid (owed). Both
 -- were read in one database snapshot: the stock includes those returns,
 -- so their ids go in the returned set, and a return still on its way
--- (return) finds its id there and adds nothing twice. It counts as a
--- return too: a lowering to a database stock read before this load, and
--- so perhaps before a return it counts, refuses to run (lower).
+-- (return) finds its id there and adds nothing twice. It moves the
+-- returns counter too, to Redis's clock in microseconds, a value no read
+-- of it before the loss can hold (counting up from a lost counter's 0
+-- could repeat one): a lowering to a database stock read before this
+-- load, and so perhaps before a return it counts, refuses to run (lower).
 --
 -- KEYS[1]  the stock key
 -- KEYS[2]  the returned set (see return)
@@ -19,7 +21,8 @@ if redis.call("EXISTS", KEYS[1]) == 1 then
   return 0
 end
 redis.call("SET", KEYS[1], ARGV[1])
-redis.call("INCR", KEYS[3])
+local now = redis.call("TIME")
+redis.call("SET", KEYS[3], now[1] * 1000000 + now[2])
 for i = 2, #ARGV do
   redis.call("SADD", KEYS[2], ARGV[i])
 end
