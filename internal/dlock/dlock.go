@@ -30,10 +30,6 @@
 // zklock on ZooKeeper. Their fences come with an epoch (Lock.Epoch) for a
 // cluster that is rebuilt.
 //
-// Beside the modes, Reentrant is the lua lock made reentrant, as the lock
-// texts describe it (an owner's holds counted in a hash); the shop does not
-// need it, and its doc comment says why Go code rarely does.
-//
 // Every acquisition returns its own *Lock handle, which carries the token and
 // knows how to refresh and release itself; a Locker keeps no per-acquisition
 // state and is safe for concurrent use by any number of goroutines.

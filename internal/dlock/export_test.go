@@ -12,7 +12,7 @@ func (n *Naive) CrashBetweenSetNXAndExpire(crash func(ctx context.Context, key s
 
 // Queued returns how many of l's goroutines wait for key in its waiting
 // room (the head among them); l is a waiting locker (naive, lua, fenced,
-// redlock, InTurns of one) or a Reentrant.
+// redlock, or InTurns of one).
 func Queued(l any, key string) int {
 	r := roomOf(l)
 	r.mu.Lock()
@@ -61,8 +61,6 @@ func roomOf(l any) *room {
 	case *Naive:
 		return m.room
 	case *Redlock:
-		return m.room
-	case *Reentrant:
 		return m.room
 	}
 	panic("dlock: no waiting room in this locker")

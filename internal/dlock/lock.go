@@ -47,7 +47,7 @@ type holder interface {
 	// It announces the release on the key's channel (package announce)
 	// unless quiet, which the waiting room asks for (wait_fair.go), and
 	// reports whether it announced it all the same or needs no
-	// announcement (lua's turns, a reentrant hold that leaves others).
+	// announcement (a release that hands lua's key on in turns).
 	release(ctx context.Context, l *Lock, quiet bool) (announced bool, err error)
 }
 
@@ -68,7 +68,7 @@ func newLock(ctx context.Context, key, token string, ttl time.Duration, validUnt
 func (l *Lock) Key() string { return l.key }
 
 // Token returns the value this acquisition stored under the key: a fresh
-// UUID for lua, fenced, redlock and etcd, the owner for reentrant, the
+// UUID for lua, fenced, redlock and etcd, the
 // constant "1" for naive (a token that proves nothing, which is the flaw),
 // and "" for off. It is safe for concurrent use.
 func (l *Lock) Token() string { return l.token }

@@ -10,8 +10,7 @@ import (
 )
 
 // Waiting for a held lock, in one place for every Redis mode: Naive, Lua
-// and Redlock embed a waiting, which gives them Lock and Close, and
-// Reentrant's owners each use one. The seam between a mode and its
+// and Redlock embed a waiting, which gives them Lock and Close. The seam between a mode and its
 // waiting is two functions of the mode:
 //
 //   - try makes one attempt for a key and, when it fails, says in a retry
@@ -169,17 +168,11 @@ func sleep(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 
 // untilExpiry returns how long to sleep when a key has pttl left and no
 // release is announced: pttl is the holder's time left where it is known
-// (a reentrant lock asks it, and so does a waiter that holds the key in
-// its own process), and otherwise the waiter's own TTL, which the holder's
-// watchdog may keep renewing past: then this is a poll. Plus jitter so
-// that the heads of several processes do not all ask at the same instant,
-// and never more than maxSleep. A negative pttl means the key never expires
-// (a reentrant holder's key without a TTL; naive waiters back off instead
-// and never ask): sleep long.
+// (a holder in this process), and otherwise the waiter's own TTL, which the
+// holder's watchdog may keep renewing past: then this is a poll. Plus
+// jitter so that the heads of several processes do not all ask at the same
+// instant, and never more than maxSleep.
 func untilExpiry(pttl time.Duration) time.Duration {
-	if pttl < 0 {
-		pttl = maxSleep
-	}
 	return min(pttl+rand.N(pttl/10+time.Millisecond), maxSleep)
 }
 

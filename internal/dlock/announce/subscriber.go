@@ -15,7 +15,7 @@ import (
 // Prefix begins the name of the channel on which the releases of a key
 // are announced: Channel(key) is "dlock:released:<key>", with the
 // release's id as the message: the lock's token for lua, fenced and
-// redlock, the owner for reentrant, and for naive the constant "1" it
+// redlock, and for naive the constant "1" it
 // stores, the same for every release (Redlock, which counts each
 // release's announcements by id, is the one that needs them told apart).
 // A channel per key means a process hears only of the keys it waits for,
