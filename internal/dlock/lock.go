@@ -14,15 +14,14 @@ import (
 //
 // The caller must call Release when the work is done, also after the lock
 // was lost (a waiting room keeps track of the handles its waiters got until
-// then), and should do the work under Context, which ends when the lock is
+// then, see inRoom), and should do the work under Context, which ends when the lock is
 // released or found lost.
 type Lock struct {
 	key   string
 	token string
 	fence int64 // the fencing token of this grant (fenced, etcd), 0 otherwise
 	epoch int64 // the epoch of the cluster that granted it (another package's lock), 0 otherwise
-	mode  holder
-	room  *room // the waiting room whose waiter got it, nil if none did (TryLock)
+	mode  holder // set before anyone but the acquiring goroutine has the handle
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -44,12 +43,16 @@ type holder interface {
 	// from before the call was sent; ErrNotHeld if the lock is gone.
 	refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error)
 	// release lets go of the lock; ErrNotHeld if it had already expired.
-	// It announces the release on the key's channel (package announce)
-	// unless quiet, which the waiting room asks for (wait_fair.go), and
-	// reports whether it announced it all the same or needs no
-	// announcement (a release that hands lua's key on in turns).
+	// It announces the release on the key's channel (waitroom.Channel)
+	// unless quiet, which the waiting room asks for (inRoom), and reports
+	// whether it announced it all the same or needs no announcement (a
+	// release that hands lua's key on in turns).
 	release(ctx context.Context, l *Lock, quiet bool) (announced bool, err error)
 }
+
+// abandoner is a holder with something to do when its lock is abandoned:
+// one in a waiting room, or of another package.
+type abandoner interface{ abandon(l *Lock) }
 
 // newLock returns the handle of an acquisition for ttl that is sure to be
 // held until validUntil. With watchdog set it renews the lock every ttl/3
@@ -188,9 +191,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if renewing != nil {
 		<-renewing // no renewal may run after the release
 	}
-	quiet, done := l.room.releasing(l) // the waiting room's say, if a waiter got l
-	announced, err := l.mode.release(ctx, l, quiet)
-	done(err == nil, announced)
+	_, err := l.mode.release(ctx, l, false)
 	return err
 }
 
@@ -215,8 +216,7 @@ func (l *Lock) Abandon() {
 	if renewing != nil {
 		<-renewing // no renewal may run after this
 	}
-	l.room.abandoned(l) // nothing released, nothing announced
-	if x, ok := l.mode.(heldElsewhere); ok {
-		x.h.Abandon() // its package lets it run out as its lease would
+	if a, ok := l.mode.(abandoner); ok {
+		a.abandon(l)
 	}
 }

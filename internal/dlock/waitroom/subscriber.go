@@ -1,4 +1,4 @@
-package announce
+package waitroom
 
 import (
 	"context"
@@ -72,9 +72,9 @@ type subOp struct {
 	channel   string
 }
 
-// New returns a Subscriber to clients' nodes (node i is clients[i]) that
+// NewSubscriber returns a Subscriber to clients' nodes (node i is clients[i]) that
 // has not connected yet.
-func New(clients []redis.UniversalClient, onMessage func(key, id string), onConfirm func(node int, key string), onGap func(node int)) *Subscriber {
+func NewSubscriber(clients []redis.UniversalClient, onMessage func(key, id string), onConfirm func(node int, key string), onGap func(node int)) *Subscriber {
 	s := &Subscriber{clients: clients, onMessage: onMessage, onConfirm: onConfirm, onGap: onGap,
 		keys: map[string]bool{}, nodes: make([]nodeSub, len(clients))}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
