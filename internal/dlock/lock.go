@@ -19,8 +19,8 @@ import (
 type Lock struct {
 	key   string
 	token string
-	fence int64 // the fencing token of this grant (fenced, etcd), 0 otherwise
-	epoch int64 // the epoch of the cluster that granted it (another package's lock), 0 otherwise
+	fence int64  // the fencing token of this grant (fenced, etcd), 0 otherwise
+	epoch int64  // the epoch of the cluster that granted it (another package's lock), 0 otherwise
 	mode  holder // set before anyone but the acquiring goroutine has the handle
 
 	ctx    context.Context
