@@ -19,14 +19,14 @@ import (
 type Lock struct {
 	key   string
 	token string
-	fence int64  // the fencing token of this grant (fenced, etcd), 0 otherwise
-	epoch int64  // the epoch of the cluster that granted it (another package's lock), 0 otherwise
-	mode  holder // set before anyone but the acquiring goroutine has the handle
+	fence int64 // the fencing token of this grant (fenced, etcd), 0 otherwise
+	epoch int64 // the epoch of the cluster that granted it (another package's lock), 0 otherwise
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
 	mu         sync.Mutex
+	mode       holder // how it refreshes and releases; a waiting room wraps it (inRoom) once the watchdog runs
 	ttl        time.Duration
 	validUntil time.Time // on the monotonic clock
 	sent       uint64    // refreshes sent so far; each one's number is its order
@@ -130,9 +130,9 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	l.mu.Lock()
 	l.sent++
-	seq, start := l.sent, time.Now()
+	seq, start, mode := l.sent, time.Now(), l.mode
 	l.mu.Unlock()
-	validity, err := l.mode.refresh(ctx, l, ttl)
+	validity, err := mode.refresh(ctx, l, ttl)
 	switch {
 	case errors.Is(err, ErrNotHeld):
 		l.cancel(err)
@@ -180,7 +180,7 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 // context such as context.WithoutCancel(ctx). Any goroutine may call it.
 func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
-	released := l.released
+	released, mode := l.released, l.mode
 	l.released = true
 	renewing := l.stopWatchdog()
 	l.mu.Unlock()
@@ -191,7 +191,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if renewing != nil {
 		<-renewing // no renewal may run after the release
 	}
-	_, err := l.mode.release(ctx, l, false)
+	_, err := mode.release(ctx, l, false)
 	return err
 }
 
@@ -205,7 +205,7 @@ func (l *Lock) Release(ctx context.Context) error {
 // may call it.
 func (l *Lock) Abandon() {
 	l.mu.Lock()
-	released := l.released
+	released, mode := l.released, l.mode
 	l.released = true
 	renewing := l.stopWatchdog()
 	l.mu.Unlock()
@@ -216,7 +216,7 @@ func (l *Lock) Abandon() {
 	if renewing != nil {
 		<-renewing // no renewal may run after this
 	}
-	if a, ok := l.mode.(abandoner); ok {
+	if a, ok := mode.(abandoner); ok {
 		a.abandon(l)
 	}
 }

@@ -55,7 +55,9 @@ func (w *waiting) lock(ctx context.Context, key string, ttl, wait time.Duration,
 			}
 			return nil, rt, err
 		}
-		l.mode = inRoom{l.mode, w.room} // before anyone but this goroutine has l
+		l.mu.Lock() // the watchdog may be reading it
+		l.mode = inRoom{l.mode, w.room}
+		l.mu.Unlock()
 		return l, rt, nil
 	})
 	var timedOut *waitroom.TimeoutError
