@@ -42,3 +42,16 @@ func roomOf(l any) *waitroom.Room {
 	}
 	panic("dlock: no waiting room in this locker")
 }
+
+// RunsAs returns the SHA1s of the scripts that run script file (under
+// scripts/) around it: the waiting room's turns, for lua and fenced.
+func RunsAs(file string) []string {
+	acquire, release := turns.Hashes()
+	switch file {
+	case "acquire.lua":
+		return []string{acquire}
+	case "release.lua":
+		return []string{release}
+	}
+	return nil
+}

@@ -52,6 +52,10 @@ func NewTurns(acquire, release string) *Turns {
 	}
 }
 
+// Hashes returns the SHA1s of the two scripts, the names EVALSHA calls
+// them by, so that a fault can be aimed at them.
+func (t *Turns) Hashes() (acquire, release string) { return t.acquire.Hash(), t.release.Hash() }
+
 func turnsKey(key string) string { return key + ":turns" }
 func nextKey(key string) string  { return key + ":next" }
 
