@@ -30,20 +30,16 @@
 // zklock on ZooKeeper. Their fences come with an epoch (Lock.Epoch) for a
 // cluster that is rebuilt.
 //
-// Beside the modes, Reentrant is the lua lock made reentrant, as the lock
-// texts describe it (an owner's holds counted in a hash); the shop does not
-// need it, and its doc comment says why Go code rarely does.
-//
 // Every acquisition returns its own *Lock handle, which carries the token and
 // knows how to refresh and release itself; a Locker keeps no per-acquisition
 // state and is safe for concurrent use by any number of goroutines.
 //
-// Waiting for a held lock (Lock, as opposed to TryLock) does not spin on
-// Redis: the goroutines of one process queue per key and only the first asks
-// Redis; every release is announced on the key's pub/sub channel, which wakes
-// the waiters at once; without an announcement a waiter sleeps until the
-// holder's key would expire; and between processes one fairness rule
-// holds (wait_fair.go). See wait.go.
+// Waiting for a held lock (Lock, as opposed to TryLock) is package
+// waitroom's: the goroutines of one process queue per key and only the
+// first asks Redis; every release is announced on the key's pub/sub
+// channel, which wakes the waiters at once; without an announcement a
+// waiter sleeps until the holder's key would expire; and between processes
+// one fairness rule holds. A mode gives it one attempt at a time (wait.go).
 //
 // The Redis clients stay the caller's: build them with ContextTimeoutEnabled
 // so that context deadlines also cut a hung call short, and close them after

@@ -1,6 +1,10 @@
 package dlock
 
-import "context"
+import (
+	"context"
+
+	"github.com/flashsale/flashsale/internal/dlock/waitroom"
+)
 
 // CrashBetweenSetNXAndExpire makes n's TryLock stop after a successful
 // SETNX and before the EXPIRE whenever crash returns an error, as if the
@@ -12,47 +16,20 @@ func (n *Naive) CrashBetweenSetNXAndExpire(crash func(ctx context.Context, key s
 
 // Queued returns how many of l's goroutines wait for key in its waiting
 // room (the head among them); l is a waiting locker (naive, lua, fenced,
-// redlock, InTurns of one) or a Reentrant.
-func Queued(l any, key string) int {
-	r := roomOf(l)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if ks := r.keys[key]; ks != nil {
-		return len(ks.queue)
-	}
-	return 0
-}
+// redlock, or InTurns of one).
+func Queued(l any, key string) int { return roomOf(l).Queued(key) }
 
 // Hears reports whether a goroutine of l waits for key and will hear its
 // next release: a waiter is queued, and a quorum of the nodes confirm the
 // subscription to the key's announcements. A release from then on wakes
 // the head at once (the tests that time a wake-up wait for this first).
-func Hears(l any, key string) bool {
-	r := roomOf(l)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ks := r.keys[key]
-	return ks != nil && len(ks.queue) > 0 && ks.listening && r.heard(ks)
-}
+func Hears(l any, key string) bool { return roomOf(l).Hears(key) }
 
 // Confirmed returns how many nodes confirm l's subscription to key's
 // announcements, since each one's last gap (0 if l does not listen to it).
-func Confirmed(l any, key string) int {
-	r := roomOf(l)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	if ks := r.keys[key]; ks != nil {
-		for _, ok := range ks.confirmed {
-			if ok {
-				n++
-			}
-		}
-	}
-	return n
-}
+func Confirmed(l any, key string) int { return roomOf(l).Confirmed(key) }
 
-func roomOf(l any) *room {
+func roomOf(l any) *waitroom.Room {
 	switch m := l.(type) {
 	case *Lua:
 		return m.room
@@ -62,8 +39,19 @@ func roomOf(l any) *room {
 		return m.room
 	case *Redlock:
 		return m.room
-	case *Reentrant:
-		return m.room
 	}
 	panic("dlock: no waiting room in this locker")
+}
+
+// RunsAs returns the SHA1s of the scripts that run script file (under
+// scripts/) around it: the waiting room's turns, for lua and fenced.
+func RunsAs(file string) []string {
+	acquire, release := turns.Hashes()
+	switch file {
+	case "acquire.lua":
+		return []string{acquire}
+	case "release.lua":
+		return []string{release}
+	}
+	return nil
 }

@@ -13,48 +13,18 @@ import (
 // close.
 func NewFenced(c redis.UniversalClient) *Lua { return newLua(c, true) }
 
-// Fence returns the fencing token minted with this grant: for the fenced
-// mode, a number greater than that of every earlier grant of the same key
-// on the same Redis node; for a lock of another package (etcdlock,
-// zklock), what that package says, such as the creation revision of the
-// grant's queue key on etcd, greater than that of every earlier grant of
-// the same key on the same cluster (see Epoch for a cluster that is
-// replaced); 0 for every other mode. It is safe for concurrent use.
-//
-// It is for the store the protected work writes to. Send the fence with
-// every write, and have the store keep the highest fence it has seen and
-// refuse work that carries an older one. A holder that lost the lock
-// without noticing in time (paused past its TTL, its renewals lost) then
-// cannot commit over the work of the holder after it, which no lock can
-// prevent by itself.
-//
-// The fenced mode's counter lives in Redis, so it is only as durable as
-// that Redis: one that loses its data (restarted without persistence, or
-// failed over to a replica that had not caught up) starts counting again,
-// and a store that checks fences then refuses every holder until the count
-// passes the highest fence it has seen. That is safe, but it stalls the
-// work.
+// Fence returns the fencing token minted with this grant: for fenced, a
+// number above every earlier grant's of the key on that Redis; for etcd,
+// the grant's revision (see Epoch); 0 for every other mode. A store that
+// keeps the highest fence it has seen and refuses an older one keeps out a
+// holder that lost the lock without noticing, which no lock can stop by
+// itself. The counter is only as durable as its Redis: docs/fenced-etcd.md
+// says what a Redis that loses it costs. It is safe for concurrent use.
 func (l *Lock) Fence() int64 { return l.fence }
 
-// Epoch returns the epoch of the cluster that granted this lock: for etcd,
-// the unix time in milliseconds at which that cluster first served a lock
-// (kept in the cluster, see package etcdlock); 0 for every Redis mode,
-// whose fences come from one counter beside the key, not from a cluster
-// that is replaced (for a Redis that loses that counter, see Fence). It is
-// safe for concurrent use.
-//
-// A store that checks fences orders grants by (Epoch, Fence), compared
-// lexicographically: a grant is newer if its epoch is later, or if the
-// epochs are equal and its fence is greater. An etcd fence is a revision
-// of the cluster that granted it, and a cluster rebuilt empty counts its
-// revisions from 1 again; but it has a later epoch, so its first holder is
-// accepted at once, and a stale holder from the old cluster, whose epoch
-// is older, is refused.
-//
-// That relies on the wall clock moving forward between the old cluster's
-// first lock and the new cluster's. A cluster restored from a snapshot
-// brings the old epoch back, with the old revisions: restore with
-// "etcdutl snapshot restore --bump-revision N --mark-compacted", as etcd's
-// docs advise, N more than the revisions the cluster went through since
-// the snapshot.
+// Epoch returns the epoch of the cluster that granted this lock (etcd: when
+// it first served a lock, see package etcdlock), 0 for every Redis mode. A
+// store orders grants by (Epoch, Fence): a cluster rebuilt empty counts its
+// revisions from 1 again, but its later epoch keeps a stale holder of the
+// old one out. It is safe for concurrent use.
 func (l *Lock) Epoch() int64 { return l.epoch }

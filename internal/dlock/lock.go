@@ -14,20 +14,19 @@ import (
 //
 // The caller must call Release when the work is done, also after the lock
 // was lost (a waiting room keeps track of the handles its waiters got until
-// then), and should do the work under Context, which ends when the lock is
+// then, see inRoom), and should do the work under Context, which ends when the lock is
 // released or found lost.
 type Lock struct {
 	key   string
 	token string
 	fence int64 // the fencing token of this grant (fenced, etcd), 0 otherwise
 	epoch int64 // the epoch of the cluster that granted it (another package's lock), 0 otherwise
-	mode  holder
-	room  *room // the waiting room whose waiter got it, nil if none did (TryLock)
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
 	mu         sync.Mutex
+	mode       holder // how it refreshes and releases; a waiting room wraps it (inRoom) once the watchdog runs
 	ttl        time.Duration
 	validUntil time.Time // on the monotonic clock
 	sent       uint64    // refreshes sent so far; each one's number is its order
@@ -44,12 +43,16 @@ type holder interface {
 	// from before the call was sent; ErrNotHeld if the lock is gone.
 	refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error)
 	// release lets go of the lock; ErrNotHeld if it had already expired.
-	// It announces the release on the key's channel (package announce)
-	// unless quiet, which the waiting room asks for (wait_fair.go), and
-	// reports whether it announced it all the same or needs no
-	// announcement (lua's turns, a reentrant hold that leaves others).
+	// It announces the release on the key's channel (waitroom.Channel)
+	// unless quiet, which the waiting room asks for (inRoom), and reports
+	// whether it announced it all the same or needs no announcement (a
+	// release that hands lua's key on in turns).
 	release(ctx context.Context, l *Lock, quiet bool) (announced bool, err error)
 }
+
+// abandoner is a holder with something to do when its lock is abandoned:
+// one in a waiting room, or of another package.
+type abandoner interface{ abandon(l *Lock) }
 
 // newLock returns the handle of an acquisition for ttl that is sure to be
 // held until validUntil. With watchdog set it renews the lock every ttl/3
@@ -68,7 +71,7 @@ func newLock(ctx context.Context, key, token string, ttl time.Duration, validUnt
 func (l *Lock) Key() string { return l.key }
 
 // Token returns the value this acquisition stored under the key: a fresh
-// UUID for lua, fenced, redlock and etcd, the owner for reentrant, the
+// UUID for lua, fenced, redlock and etcd, the
 // constant "1" for naive (a token that proves nothing, which is the flaw),
 // and "" for off. It is safe for concurrent use.
 func (l *Lock) Token() string { return l.token }
@@ -127,9 +130,9 @@ func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	l.mu.Lock()
 	l.sent++
-	seq, start := l.sent, time.Now()
+	seq, start, mode := l.sent, time.Now(), l.mode
 	l.mu.Unlock()
-	validity, err := l.mode.refresh(ctx, l, ttl)
+	validity, err := mode.refresh(ctx, l, ttl)
 	switch {
 	case errors.Is(err, ErrNotHeld):
 		l.cancel(err)
@@ -177,7 +180,7 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 // context such as context.WithoutCancel(ctx). Any goroutine may call it.
 func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
-	released := l.released
+	released, mode := l.released, l.mode
 	l.released = true
 	renewing := l.stopWatchdog()
 	l.mu.Unlock()
@@ -188,9 +191,7 @@ func (l *Lock) Release(ctx context.Context) error {
 	if renewing != nil {
 		<-renewing // no renewal may run after the release
 	}
-	quiet, done := l.room.releasing(l) // the waiting room's say, if a waiter got l
-	announced, err := l.mode.release(ctx, l, quiet)
-	done(err == nil, announced)
+	_, err := mode.release(ctx, l, false)
 	return err
 }
 
@@ -204,7 +205,7 @@ func (l *Lock) Release(ctx context.Context) error {
 // may call it.
 func (l *Lock) Abandon() {
 	l.mu.Lock()
-	released := l.released
+	released, mode := l.released, l.mode
 	l.released = true
 	renewing := l.stopWatchdog()
 	l.mu.Unlock()
@@ -215,8 +216,7 @@ func (l *Lock) Abandon() {
 	if renewing != nil {
 		<-renewing // no renewal may run after this
 	}
-	l.room.abandoned(l) // nothing released, nothing announced
-	if x, ok := l.mode.(heldElsewhere); ok {
-		x.h.Abandon() // its package lets it run out as its lease would
+	if a, ok := mode.(abandoner); ok {
+		a.abandon(l)
 	}
 }

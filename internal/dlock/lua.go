@@ -6,25 +6,28 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/dlock/waitroom"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
-// The scripts lua, fenced and redlock run to refresh and release, by SHA (EVALSHA,
-// falling back to EVAL the first time a server sees them). Each file says
-// what its KEYS and ARGV are.
+// The lua lock's scripts, one per step, run by SHA (EVALSHA, falling back
+// to EVAL the first time a server sees them). Each file says what its KEYS
+// and ARGV are. acquire and release always run with the key's turns
+// around them (waitroom.Turns), in the same round trip.
 var (
+	//go:embed scripts/acquire.lua
+	acquireLua string
+
+	//go:embed scripts/release.lua
+	releaseLua    string
+	releaseScript = redis.NewScript(releaseLua) // redlock's, on each node
+
 	//go:embed scripts/refresh.lua
 	refreshLua    string
 	refreshScript = redis.NewScript(refreshLua)
 
-	//go:embed scripts/release.lua
-	releaseLua    string
-	releaseScript = redis.NewScript(releaseLua)
-
-	//go:embed scripts/acquire.lua
-	acquireLua    string
-	acquireScript = redis.NewScript(acquireLua)
+	turns = waitroom.NewTurns(acquireLua, releaseLua)
 )
 
 // Lua is the safe single-node lock: SET key token NX PX ttl with a fresh
@@ -33,9 +36,8 @@ var (
 // runs a watchdog that renews the lock every ttl/3, so work slower than the
 // TTL stays protected, and cancels the handle's context if the lock is lost.
 // Its Lock and Close are the waiting every mode shares (wait.go), and its
-// waiters may take a key in turns (InTurns, turns.go). NewFenced returns a
-// Lua whose grants also mint fencing tokens. Lua is safe for concurrent
-// use.
+// waiters may take a key in turns (InTurns). NewFenced returns a Lua whose
+// grants also mint fencing tokens. Lua is safe for concurrent use.
 type Lua struct {
 	*waiting
 	client redis.UniversalClient
@@ -54,11 +56,33 @@ func newLua(c redis.UniversalClient, fenced bool) *Lua {
 	return m
 }
 
+// InTurns returns a Locker whose Lock takes l's keys in turns with the
+// other processes' waiters that do, first come, first served, instead of
+// racing them at every release (package waitroom, turns.go). It is for a
+// process that has one waiter per key that comes back for the key at once,
+// such as a batch's leader: in a race, with three such processes, one can
+// lose a dozen times in a row. Its TryLock, and every method but Lock, are
+// l's own, and closing either closes both. For a locker without turns (all
+// but lua and fenced) it returns l. The turns are kept under the lock key
+// followed by ":turns" and ":next".
+func InTurns(l Locker) Locker {
+	if m, ok := l.(*Lua); ok {
+		return inTurns{m}
+	}
+	return l
+}
+
+type inTurns struct{ *Lua }
+
+func (t inTurns) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
+	return t.lock(ctx, key, ttl, wait, true)
+}
+
 // TryLock makes one attempt. It returns ErrNotObtained if someone else holds
 // key and ErrUnavailable if Redis cannot be reached. The handle's watchdog
 // runs until Release or until ctx ends.
 func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
-	l, _, err := m.try(ctx, key, ttl, asker{})
+	l, _, err := m.try(ctx, key, ttl, waitroom.Asker{})
 	return l, err
 }
 
@@ -68,23 +92,27 @@ func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock
 // (asking the holder's would cost a round trip on every refusal); when a
 // turn was handed to another room, when that turn lapses (nothing
 // announces a lapse).
-func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by asker) (*Lock, retry, error) {
+func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by waitroom.Asker) (*Lock, waitroom.Retry, error) {
 	if err := CheckTTL(ttl); err != nil {
-		return nil, retry{}, err
+		return nil, waitroom.Retry{}, err
+	}
+	keys := []string{key}
+	if m.fenced {
+		keys = append(keys, key+":fence")
 	}
 	token := uuid.NewString()
 	start := time.Now()
-	granted, fence, turnLeft, err := m.obtain(ctx, key, token, ttl, by)
+	got, turnLeft, err := turns.Acquire(ctx, m.client, m.room, keys, []any{token, ttl.Milliseconds()}, by)
 	if err != nil {
 		if ctx.Err() != nil { // the SET may have landed all the same
 			m.undo(ctx, key, token, ttl)
 		}
-		return nil, retry{}, redisErr(ctx, err, "acquire", key)
+		return nil, waitroom.Retry{}, redisErr(ctx, err, "acquire", key)
 	}
-	refused := retry{held: true, after: untilExpiry(ttl)}
-	if !granted {
+	refused := waitroom.Retry{Held: true, After: waitroom.UntilExpiry(ttl)}
+	if got == 0 {
 		if turnLeft > 0 {
-			refused.after = turnLeft
+			refused.After = turnLeft
 		}
 		return nil, refused, fmt.Errorf("%w: %q", ErrNotObtained, key)
 	}
@@ -96,8 +124,10 @@ func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by asker) 
 		return nil, refused, fmt.Errorf("%w: %q: the acquire took %v, as long as the %v TTL", ErrNotObtained, key, took, ttl)
 	}
 	l := newLock(ctx, key, token, ttl, start.Add(ttl), m, true)
-	l.fence = fence // set before anyone but this goroutine has l
-	return l, retry{}, nil
+	if m.fenced {
+		l.fence = got // set before anyone but this goroutine has l
+	}
+	return l, waitroom.Retry{}, nil
 }
 
 // undo deletes key if it holds token, an acquire that is of no use, and
@@ -105,7 +135,7 @@ func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by asker) 
 func (m *Lua) undo(ctx context.Context, key, token string, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
 	defer cancel()
-	_, _ = m.releaseInTurns(ctx, key, token, false)
+	_, _ = turns.Release(ctx, m.client, key, token, false)
 }
 
 func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
@@ -123,14 +153,14 @@ func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Dur
 // announces the release to the waiters unless quiet, in one script (which
 // announces a release that hands the key on in turns all the same).
 func (m *Lua) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
-	n, err := m.releaseInTurns(ctx, l.key, l.token, quiet)
+	n, err := turns.Release(ctx, m.client, l.key, l.token, quiet)
 	switch {
 	case err != nil:
 		return false, redisErr(ctx, err, "release", l.key)
 	case n == 0:
 		return false, notHeld(l.key, "expired or was taken over")
 	}
-	return !quiet || n == releasedHandedOn, nil
+	return !quiet || n == waitroom.HandedOn, nil
 }
 
 // refreshOn runs refresh.lua on c: whether token still held key.

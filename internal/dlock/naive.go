@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock/announce"
+	"github.com/flashsale/flashsale/internal/dlock/waitroom"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -73,9 +73,9 @@ func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lo
 
 // try is TryLock for the waiting (wait.go). Naive does not ask how long
 // the holder has left, so a waiter backs off.
-func (n *Naive) try(ctx context.Context, key string, ttl time.Duration, _ asker) (*Lock, retry, error) {
+func (n *Naive) try(ctx context.Context, key string, ttl time.Duration, _ waitroom.Asker) (*Lock, waitroom.Retry, error) {
 	l, err := n.TryLock(ctx, key, ttl)
-	return l, retry{held: errors.Is(err, ErrNotObtained)}, err
+	return l, waitroom.Retry{Held: errors.Is(err, ErrNotObtained)}, err
 }
 
 // refresh refuses: a naive lock has a fixed TTL, and with no owner token an
@@ -91,7 +91,7 @@ func (n *Naive) release(ctx context.Context, l *Lock, quiet bool) (announced boo
 	pipe := n.client.Pipeline()
 	del := pipe.Del(ctx, l.key)
 	if !quiet {
-		pipe.Publish(ctx, announce.Channel(l.key), naiveValue)
+		pipe.Publish(ctx, waitroom.Channel(l.key), naiveValue)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return false, redisErr(ctx, err, "DEL", l.key)

@@ -33,8 +33,8 @@ const (
 )
 
 // Observe makes l report to o. Call it before l's first use: it is not
-// safe concurrently with l's methods. A locker with nothing to report (off,
-// reentrant) ignores it; a locker of another package reports if it has an
+// safe concurrently with l's methods. A locker with nothing to report (off)
+// ignores it; a locker of another package reports if it has an
 // Observe(Observer) method.
 func Observe(l Locker, o Observer) {
 	switch l := l.(type) {

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock/announce"
+	"github.com/flashsale/flashsale/internal/dlock/waitroom"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
@@ -70,7 +70,12 @@ func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*
 		if v != voteSplit || try == splitTries || time.Since(start) >= ttl/4 {
 			return l, err
 		}
-		sleep(ctx, time.Duration(try)*splitDelay(), nil)
+		t := time.NewTimer(time.Duration(try) * splitDelay())
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: %w", err, ctx.Err())
 		}
@@ -81,24 +86,24 @@ func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*
 // head (wait.go), which waits out a held lock and a split vote (woken by a
 // release's announcements), and tries again when nodes were only slow;
 // nodes that are down, leaving no majority, end the wait at once.
-func (r *Redlock) try(ctx context.Context, key string, ttl time.Duration, by asker) (*Lock, retry, error) {
-	if !by.head {
+func (r *Redlock) try(ctx context.Context, key string, ttl time.Duration, by waitroom.Asker) (*Lock, waitroom.Retry, error) {
+	if !by.Head {
 		l, err := r.TryLock(ctx, key, ttl)
-		return l, retry{}, err
+		return l, waitroom.Retry{}, err
 	}
 	l, v, _, err := r.obtain(ctx, key, ttl)
 	switch v {
 	case voteHeld:
 		// Without an announcement, try again when a lock taken with this
 		// TTL would have expired: Redlock does not ask the holder's.
-		return nil, retry{held: true, after: untilExpiry(ttl)}, err
+		return nil, waitroom.Retry{Held: true, After: waitroom.UntilExpiry(ttl)}, err
 	case voteSplit:
-		return nil, retry{held: true, after: splitDelay()}, err
+		return nil, waitroom.Retry{Held: true, After: splitDelay()}, err
 	case voteSilent:
 		t := nodeTimeout(ttl)
-		return nil, retry{slow: true, after: t/2 + rand.N(t)}, err
+		return nil, waitroom.Retry{Slow: true, After: t/2 + rand.N(t)}, err
 	}
-	return l, retry{}, err
+	return l, waitroom.Retry{}, err
 }
 
 // nodeTimeout bounds how long one node may take to answer. Redlock wants it
@@ -171,7 +176,7 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	granted, _, failedNodes := r.tally(got)
 	channel := ""
 	if granted >= r.quorum {
-		channel = announce.Channel(key)
+		channel = waitroom.Channel(key)
 	}
 	r.round(context.WithoutCancel(ctx), timeout,
 		func(ctx context.Context, i int) nodeReply {
@@ -195,6 +200,68 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		return nil, v, got, fmt.Errorf("%w (took %v of a %v TTL)", rerr, elapsed, ttl)
 	}
 	return nil, v, got, rerr
+}
+
+// vote is how one Redlock acquire came out, read from the nodes' replies.
+// It alone decides what happens next: TryLock retries a split vote, and a
+// waiting Lock sleeps, retries or gives up (Redlock.attempt).
+type vote int
+
+const (
+	voteGranted vote = iota // a majority granted the lock, with validity left
+	voteHeld                // another token holds a majority of the nodes
+	voteSplit               // enough nodes answered, but nobody holds a majority
+	voteSilent              // too few nodes answered, but the silent ones were only slow
+	voteDown                // too few nodes answered, and too many failed outright
+)
+
+// splitTries bounds how many attempts TryLock makes while the votes keep
+// splitting.
+const splitTries = 6
+
+// count reads the replies of an acquire that left validity of the lock.
+// A majority that came too late (validity <= 0) is a split vote: it is
+// undone, and then nobody holds a majority.
+func (r *Redlock) count(got []nodeReply, validity time.Duration) vote {
+	granted, answered, _ := r.tally(got)
+	switch {
+	case granted >= r.quorum && validity > 0:
+		return voteGranted
+	case answered < r.quorum && answered+countSlow(got) >= r.quorum:
+		return voteSilent
+	case answered < r.quorum:
+		return voteDown
+	case granted < r.quorum && r.heldElsewhere(got):
+		return voteHeld
+	default:
+		return voteSplit
+	}
+}
+
+// heldElsewhere tells, after an attempt that got no majority, a lock held by
+// someone from a split vote. SET NX failing on a node only says that some
+// token is there; the GET after it says which. The lock is held only if a
+// single other token is on a majority of the nodes: only then can its owner
+// have been granted the lock. Anything less (several tokens sharing the
+// nodes, or a key that expired between the SET and the GET) means nobody has
+// a majority now, and trying again may get it.
+func (r *Redlock) heldElsewhere(got []nodeReply) bool {
+	votes := make(map[string]int, len(got))
+	for _, rep := range got {
+		if rep.err != nil || rep.ok || rep.holder == "" {
+			continue
+		}
+		if votes[rep.holder]++; votes[rep.holder] >= r.quorum {
+			return true
+		}
+	}
+	return false
+}
+
+// splitDelay is the random delay before trying again after a split vote: a
+// few milliseconds, jittered so that the contenders fall out of step.
+func splitDelay() time.Duration {
+	return time.Millisecond + rand.N(10*time.Millisecond)
 }
 
 // redlockHold is what a Redlock handle knows beyond the generic Lock: its
@@ -253,7 +320,7 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 	r := h.r
 	h.released.Store(true)
 	timeout := max(nodeTimeout(l.currentTTL()), time.Until(l.until()))
-	channel := announce.Channel(l.key)
+	channel := waitroom.Channel(l.key)
 	if quiet {
 		channel = ""
 	}
@@ -284,5 +351,5 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 func (r *Redlock) undo(ctx context.Context, node int, key, token string, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
-	_, _ = releaseOn(ctx, r.nodes[node], key, token, announce.Channel(key))
+	_, _ = releaseOn(ctx, r.nodes[node], key, token, waitroom.Channel(key))
 }

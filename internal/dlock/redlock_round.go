@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -132,4 +133,17 @@ func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.
 func releaseOn(ctx context.Context, c *redis.Client, key, token, channel string) (bool, error) {
 	n, err := releaseScript.Run(ctx, c, []string{key}, token, channel).Int64()
 	return n == 1, err
+}
+
+// countSlow counts the nodes that did not answer in time, as opposed to
+// those that refused or failed outright.
+func countSlow(got []nodeReply) int {
+	n := 0
+	for _, rep := range got {
+		var netErr net.Error
+		if errors.Is(rep.err, context.DeadlineExceeded) || errors.As(rep.err, &netErr) && netErr.Timeout() {
+			n++
+		}
+	}
+	return n
 }

@@ -1,4 +1,4 @@
-package dlock
+package waitroom
 
 import (
 	"sync"
@@ -23,7 +23,7 @@ func TestSweepRacingListenStaysSubscribed(t *testing.T) {
 	t.Cleanup(func() { _ = c.Close() })
 	const key = "k"
 	for i := range 2000 {
-		r := newRoom([]redis.UniversalClient{c}, 1)
+		r := New([]redis.UniversalClient{c}, 1)
 		// A key listened to, idle long enough to be swept.
 		ks, turn := r.join(key)
 		r.listen(key, ks)

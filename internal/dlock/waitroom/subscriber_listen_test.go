@@ -1,4 +1,4 @@
-package announce_test
+package waitroom_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/dlock/announce"
+	"github.com/flashsale/flashsale/internal/dlock/waitroom"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -35,11 +35,11 @@ func (c *confirms) has(node int, key string) bool {
 // subscribers is how many connections node c holds subscribed to key's
 // channel (each test's keys are its own, so this subscriber's).
 func subscribers(c redis.UniversalClient, key string) int64 {
-	n, err := c.PubSubNumSub(context.Background(), announce.Channel(key)).Result()
+	n, err := c.PubSubNumSub(context.Background(), waitroom.Channel(key)).Result()
 	if err != nil {
 		return -1
 	}
-	return n[announce.Channel(key)]
+	return n[waitroom.Channel(key)]
 }
 
 // awaitSubscribers waits until every node has want subscribers on key.
@@ -61,7 +61,7 @@ func TestListenInOrder(t *testing.T) {
 		clients := universal(r.Clients()[:2])
 		c := &confirms{keys: map[int][]string{}}
 		h := &heard{confirmed: map[int]int{}, gaps: map[int]int{}}
-		s := announce.New(clients, h.message, c.confirm, h.gap)
+		s := waitroom.NewSubscriber(clients, h.message, c.confirm, h.gap)
 		base, on, off := r.Key("base"), r.Key("on"), r.Key("off")
 		s.Listen(base)
 		s.Start()
@@ -82,7 +82,7 @@ func TestListenInOrder(t *testing.T) {
 				t.Errorf("node %d confirmed %q, want %s and %s among them", node, c.keys[node], base, on)
 			}
 		}
-		if err := clients[1].Publish(context.Background(), announce.Channel(on), "t1").Err(); err != nil {
+		if err := clients[1].Publish(context.Background(), waitroom.Channel(on), "t1").Err(); err != nil {
 			t.Fatal(err)
 		}
 		testenv.WaitFor(t, 5*time.Second, "the announcement on the key listened to last", func() bool { return h.has(on + "=t1") })
@@ -96,7 +96,7 @@ func TestChangesWhileNodeDown(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		clients := universal(r.Clients()[:2])
 		h := &heard{confirmed: map[int]int{}, gaps: map[int]int{}}
-		s := announce.New(clients, h.message, h.confirm, h.gap)
+		s := waitroom.NewSubscriber(clients, h.message, h.confirm, h.gap)
 		kept, dropped, added := r.Key("kept"), r.Key("dropped"), r.Key("added")
 		s.Listen(kept)
 		s.Listen(dropped)
@@ -117,7 +117,7 @@ func TestChangesWhileNodeDown(t *testing.T) {
 		if got := h.count(h.gaps, 0); got != 0 {
 			t.Errorf("gaps on node 0: %d, want 0: its connection never dropped", got)
 		}
-		if err := clients[1].Publish(context.Background(), announce.Channel(added), "t2").Err(); err != nil {
+		if err := clients[1].Publish(context.Background(), waitroom.Channel(added), "t2").Err(); err != nil {
 			t.Fatal(err)
 		}
 		testenv.WaitFor(t, 5*time.Second, "the announcement on node 1 after it came back", func() bool { return h.has(added + "=t2") })

@@ -1,24 +1,24 @@
-package dlock
+package waitroom
 
 import (
 	"context"
 	"sync"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/dlock/announce"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 )
 
-// room is a waiting locker's waiting room. Per key it keeps the goroutines
-// of this process that wait for the lock, in arrival order. Only the first
-// of them, the head, talks to Redis; the others wait for their turn without
-// a single round trip. So however many goroutines a process has waiting,
+// Room is one locker's waiting room. Per key it keeps the goroutines of
+// this process that wait for the lock, in arrival order. Only the first of
+// them, the head, talks to Redis; the others wait for their turn without a
+// single round trip. So however many goroutines a process has waiting,
 // Redis sees one contender per process, and the head is woken by the
-// release announcements that the subscriber delivers (wait_listen.go).
-type room struct {
+// release announcements that the subscriber delivers (listen.go). A Room
+// is safe for concurrent use.
+type Room struct {
 	id     string // this room's name in a key's turns (see turns.go)
-	sub    *announce.Subscriber
+	sub    *Subscriber
 	quorum int // the announcements of one release it takes to free the lock
 
 	startOnce sync.Once
@@ -38,28 +38,31 @@ type room struct {
 type keyState struct {
 	queue  []chan struct{} // the waiters; each channel is closed when that waiter becomes head
 	wake   chan struct{}   // (buffered 1) a release of the key was announced
-	holder *Lock           // the lock a waiter of this process got, until it is released
+	holder Held            // the lock a waiter of this process got, until it is released
 
 	listening bool      // its channel is subscribed to (since a head first failed to get it)
 	confirmed []bool    // per node: it confirmed the subscription since its last gap
 	echoes    echoes    // Redlock: how many nodes announced each recent release
 	idle      time.Time // when it last became idle, if listening; zero while in use
 
-	fairKey // the fairness rule's state (wait_fair.go)
+	fairKey // the fairness rule's state (fair.go)
 }
 
 // keepIdle is how long an idle key's subscription is kept.
 const keepIdle = 2 * time.Second
 
-func newRoom(clients []redis.UniversalClient, quorum int) *room {
-	r := &room{id: uuid.NewString(), keys: make(map[string]*keyState), quorum: quorum}
+// New returns the waiting room of a locker on clients, its nodes: a
+// release frees the lock once quorum of them have announced it (1 but for
+// Redlock). Its subscriber starts with the first Wait; Close stops it.
+func New(clients []redis.UniversalClient, quorum int) *Room {
+	r := &Room{id: uuid.NewString(), keys: make(map[string]*keyState), quorum: quorum}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.sub = announce.New(clients, r.announced, r.confirmed, r.gap)
+	r.sub = NewSubscriber(clients, r.announced, r.confirmed, r.gap)
 	return r
 }
 
 // start starts the subscriber and the sweeper of idle keys, once.
-func (r *room) start() {
+func (r *Room) start() {
 	r.sub.Start()
 	r.startOnce.Do(func() {
 		r.mu.Lock()
@@ -71,7 +74,11 @@ func (r *room) start() {
 	})
 }
 
-func (r *room) close() {
+// Close stops listening for releases, announces the releases it held
+// back, and waits for its goroutines to end. The room keeps working, though
+// its waiters then only wake when the holder's TTL would run out. It does
+// not close the clients. Calling it again does nothing.
+func (r *Room) Close() {
 	r.mu.Lock()
 	r.cancel()
 	held := r.stopHoldingBack() // releases held back: announce them now
@@ -85,7 +92,7 @@ func (r *room) close() {
 
 // join queues a waiter for key and returns its state and the channel that is
 // closed when the waiter is at the head of the queue.
-func (r *room) join(key string) (*keyState, chan struct{}) {
+func (r *Room) join(key string) (*keyState, chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ks := r.state(key)
@@ -98,7 +105,7 @@ func (r *room) join(key string) (*keyState, chan struct{}) {
 }
 
 // leave takes a waiter out of the queue, handing the head on if it had it.
-func (r *room) leave(key string, ks *keyState, turn chan struct{}) {
+func (r *Room) leave(key string, ks *keyState, turn chan struct{}) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for i, t := range ks.queue {
@@ -115,14 +122,13 @@ func (r *room) leave(key string, ks *keyState, turn chan struct{}) {
 }
 
 // hold records that the head of ks's queue got the lock l: l's release
-// then goes through this room (releasing), and the fairness rule counts
-// the grant; and, if the key is contended here (the head had to wait, or
+// then goes through this room (Releasing, which its lock calls), and the
+// fairness rule counts the grant; and, if the key is contended here (the head had to wait, or
 // others wait behind it), l is the holder that the next head waits for
 // instead of asking Redis.
-func (r *room) hold(ks *keyState, l *Lock, waited bool, head *fairHead) {
+func (r *Room) hold(ks *keyState, l Held, waited bool, head *fairHead) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	l.room = r // before anyone but this goroutine has l
 	head.won()
 	if waited || len(ks.queue) > 1 {
 		ks.holder = l
@@ -131,37 +137,34 @@ func (r *room) hold(ks *keyState, l *Lock, waited bool, head *fairHead) {
 
 // localHolder returns the lock a waiter of this process got on ks's key and
 // has not released yet, or nil.
-func (r *room) localHolder(ks *keyState) *Lock {
+func (r *Room) localHolder(ks *keyState) Held {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return ks.holder
 }
 
-// abandoned is told by Lock.Abandon that l, which a waiter here got (nil
-// room: none did), is let go without a release: nothing is announced, and
-// the next head here asks Redis, which has the key until it expires.
-func (r *room) abandoned(l *Lock) {
-	if r == nil {
-		return
-	}
+// Abandoned is told by its lock that l, which a waiter here got, is let go
+// without a release: nothing is announced, and the next head here asks
+// Redis, which has the key until it expires.
+func (r *Room) Abandoned(l Held) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.letGo(l, r.keys[l.key])
+	r.letGo(l, r.keys[l.Key()])
 }
 
 // letGo is called once l, which a waiter here got, is released or
 // abandoned: the next head stops waiting for it. Called with r.mu held.
-func (r *room) letGo(l *Lock, ks *keyState) {
+func (r *Room) letGo(l Held, ks *keyState) {
 	if ks != nil && ks.holder == l {
 		ks.holder = nil
 		kick(ks.wake)
-		r.tidy(l.key, ks)
+		r.tidy(l.Key(), ks)
 	}
 }
 
 // state returns key's state, creating it, and marks it in use. Called with
 // r.mu held.
-func (r *room) state(key string) *keyState {
+func (r *Room) state(key string) *keyState {
 	ks := r.keys[key]
 	if ks == nil {
 		ks = &keyState{wake: make(chan struct{}, 1), confirmed: make([]bool, len(r.sub.Clients()))}
@@ -173,7 +176,7 @@ func (r *room) state(key string) *keyState {
 
 // tidy drops key's state once nothing refers to it, or, if its channel is
 // listened to, marks it idle for the sweeper. Called with r.mu held.
-func (r *room) tidy(key string, ks *keyState) {
+func (r *Room) tidy(key string, ks *keyState) {
 	if len(ks.queue) > 0 || ks.holder != nil || ks.busy() || r.keys[key] != ks {
 		return
 	}
@@ -186,7 +189,7 @@ func (r *room) tidy(key string, ks *keyState) {
 
 // sweep drops the keys idle for keepIdle, and stops listening to them,
 // every keepIdle/2 until the room closes.
-func (r *room) sweep() {
+func (r *Room) sweep() {
 	defer r.wg.Done()
 	t := time.NewTicker(keepIdle / 2)
 	defer t.Stop()
@@ -204,7 +207,7 @@ func (r *room) sweep() {
 // listening to them. It unsubscribes under r.mu, as listen subscribes: a
 // waiter that comes back for a swept key then creates fresh state and
 // subscribes after the unsubscription, never before it.
-func (r *room) sweepIdle(now time.Time) {
+func (r *Room) sweepIdle(now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var stale []string
@@ -219,10 +222,40 @@ func (r *room) sweepIdle(now time.Time) {
 	}
 }
 
-// kick signals c without blocking: one pending signal is enough.
-func kick(c chan struct{}) {
-	select {
-	case c <- struct{}{}:
-	default:
+// Queued returns how many goroutines wait for key here, the head among
+// them: what a test waits for before it releases.
+func (r *Room) Queued(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ks := r.keys[key]; ks != nil {
+		return len(ks.queue)
 	}
+	return 0
+}
+
+// Hears reports whether a goroutine waits for key here and will hear its
+// next release: a waiter is queued, and a quorum of the nodes confirm the
+// subscription to the key's announcements.
+func (r *Room) Hears(key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ks := r.keys[key]
+	return ks != nil && len(ks.queue) > 0 && ks.listening && r.heard(ks)
+}
+
+// Confirmed returns how many nodes confirm the subscription to key's
+// announcements, since each one's last gap (0 if the room does not listen
+// to it).
+func (r *Room) Confirmed(key string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	if ks := r.keys[key]; ks != nil {
+		for _, ok := range ks.confirmed {
+			if ok {
+				n++
+			}
+		}
+	}
+	return n
 }

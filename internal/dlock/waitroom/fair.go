@@ -1,4 +1,4 @@
-package dlock
+package waitroom
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 // The fairness rule between processes. Each process queues its own
 // waiters per key and sends only the first, the head, to Redis
-// (wait_room.go); between the heads of different processes, one rule: a
+// (room.go); between the heads of different processes, one rule: a
 // process may take a key fairTurns times in a row, then the others race
 // for it on equal terms.
 //
@@ -63,14 +63,14 @@ func (f *fairKey) busy() bool { return f.held != nil || f.ownSeen != nil }
 // at the head of the queue until it leaves. Only that head's goroutine
 // uses it.
 type fairHead struct {
-	r     *room
+	r     *Room
 	key   string
 	ks    *keyState
 	owed  string // the token of a held-back release this head took on
 	level bool   // this try follows this process's run-ending release: a win starts a new run
 }
 
-func (r *room) fairHead(key string, ks *keyState) *fairHead {
+func (r *Room) fairHead(key string, ks *keyState) *fairHead {
 	return &fairHead{r: r, key: key, ks: ks}
 }
 
@@ -129,39 +129,36 @@ func (h *fairHead) leave() {
 	}
 }
 
-// releasing is told by Lock.Release that l, which a waiter here got, is
-// about to be released. It says whether the release is quiet, and returns
-// what to call once it has been sent: with whether it went through, and
-// whether it was announced all the same (or needs no announcement). The
-// next head here is woken either way. A nil room (l was not got by a
-// waiter) announces every release.
-func (r *room) releasing(l *Lock) (quiet bool, done func(released, announced bool)) {
-	if r == nil {
-		return false, func(bool, bool) {}
-	}
+// Releasing is told by its lock that l, which a waiter here got, is about
+// to be released. It says whether the release is quiet (not to be
+// announced), and returns what to call once it has been sent: with whether
+// it went through, and whether it was announced all the same (or needs no
+// announcement). The next head here is woken either way.
+func (r *Room) Releasing(l Held) (quiet bool, done func(released, announced bool)) {
+	key, token := l.Key(), l.Token()
 	r.mu.Lock()
-	ks := r.keys[l.key]
+	ks := r.keys[key]
 	quiet = ks != nil && ks.listening && ks.run < fairTurns && r.ctx.Err() == nil
 	if ks != nil && !quiet && ks.run >= fairTurns && r.heard(ks) {
-		r.awaitOwn(l.key, ks)
+		r.awaitOwn(key, ks)
 	}
 	r.mu.Unlock()
 	return quiet, func(released, announced bool) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		ks := r.keys[l.key]
+		ks := r.keys[key]
 		switch {
 		case quiet && !announced && released && ks != nil:
-			r.holdBack(l.key, ks, l.token)
+			r.holdBack(key, ks, token)
 		case quiet && !announced:
 			// Nobody here waits for the key any more, or the release
 			// failed but may have deleted the key all the same: say so
 			// rather than leave the other processes asleep.
-			go r.announce(l.key, l.token)
+			go r.announce(key, token)
 		case !quiet && !released && ks != nil:
-			r.ownHeard(l.key, ks) // it may not have been announced: do not wait for it
+			r.ownHeard(key, ks) // it may not have been announced: do not wait for it
 		case !quiet && ks != nil:
-			r.ownSent(l.key, ks)
+			r.ownSent(key, ks)
 		}
 		r.letGo(l, ks)
 	}
@@ -169,7 +166,7 @@ func (r *room) releasing(l *Lock) (quiet bool, done func(released, announced boo
 
 // holdBack keeps the quiet release token of key from the other processes
 // for graceFor. Called with r.mu held.
-func (r *room) holdBack(key string, ks *keyState, token string) {
+func (r *Room) holdBack(key string, ks *keyState, token string) {
 	if ks.held != nil {
 		ks.held.timer.Stop()
 	}
@@ -180,7 +177,7 @@ func (r *room) holdBack(key string, ks *keyState, token string) {
 
 // graceOver announces the release held back as h, unless a head here has
 // taken it on since.
-func (r *room) graceOver(key string, h *heldBack) {
+func (r *Room) graceOver(key string, h *heldBack) {
 	r.mu.Lock()
 	ks := r.keys[key]
 	mine := ks != nil && ks.held == h
@@ -196,7 +193,7 @@ func (r *room) graceOver(key string, h *heldBack) {
 
 // stopHoldingBack cancels every release held back and returns them, key to
 // token, for the closing room to announce. Called with r.mu held.
-func (r *room) stopHoldingBack() map[string]string {
+func (r *Room) stopHoldingBack() map[string]string {
 	held := make(map[string]string)
 	for key, ks := range r.keys {
 		if ks.held != nil {
@@ -209,7 +206,7 @@ func (r *room) stopHoldingBack() map[string]string {
 
 // awaitOwn starts awaiting this process's run-ending release of key,
 // before it is sent: a head here then waits for it. Called with r.mu held.
-func (r *room) awaitOwn(key string, ks *keyState) {
+func (r *Room) awaitOwn(key string, ks *keyState) {
 	r.ownHeard(key, ks) // an earlier one: no longer
 	ks.ownSeen, ks.idle = make(chan struct{}), time.Time{}
 }
@@ -220,7 +217,7 @@ func (r *room) awaitOwn(key string, ks *keyState) {
 // so that the key's state and subscription are not kept for it. (From
 // now, not from awaitOwn: a Redlock release may take longer than ownMax
 // to reach every node.) Called with r.mu held.
-func (r *room) ownSent(key string, ks *keyState) {
+func (r *Room) ownSent(key string, ks *keyState) {
 	seen := ks.ownSeen
 	if seen == nil || ks.ownTimer != nil {
 		return
@@ -237,7 +234,7 @@ func (r *room) ownSent(key string, ks *keyState) {
 // ownHeard stops awaiting this process's run-ending release of ks's key:
 // it came back, announcements may have been lost, it may not have been
 // sent, or ownMax has passed. Called with r.mu held.
-func (r *room) ownHeard(key string, ks *keyState) {
+func (r *Room) ownHeard(key string, ks *keyState) {
 	if ks.ownSeen == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package dlock
+package waitroom
 
 import (
 	"fmt"
@@ -12,29 +12,36 @@ import (
 
 // unstartedRoom is a room on n nodes whose subscriber is never started:
 // the tests below play its announcements and releases by hand.
-func unstartedRoom(t *testing.T, n, quorum int) *room {
+func unstartedRoom(t *testing.T, n, quorum int) *Room {
 	t.Helper()
 	clients := make([]redis.UniversalClient, n)
 	for i := range clients {
 		clients[i] = redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
 		t.Cleanup(func() { _ = clients[i].Close() })
 	}
-	return newRoom(clients, quorum)
+	return New(clients, quorum)
 }
 
 // runEnding is a room whose process holds key "k" as l at the end of its
 // run, the key contended and listened to: l's release is announced and
 // awaited.
-func runEnding(t *testing.T) (*room, *keyState, *Lock) {
+func runEnding(t *testing.T) (*Room, *keyState, Held) {
 	r := unstartedRoom(t, 1, 1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ks := r.state("k")
 	ks.listening, ks.confirmed[0], ks.run = true, true, fairTurns
-	l := &Lock{key: "k", token: "t", room: r}
+	l := &held{key: "k", token: "t"}
 	ks.holder = l
 	return r, ks, l
 }
+
+// held is a lock got by a waiter, valid for good.
+type held struct{ key, token string }
+
+func (h *held) Key() string             { return h.key }
+func (h *held) Token() string           { return h.token }
+func (h *held) Validity() time.Duration { return time.Hour }
 
 // woken reports whether the key's head was kicked since the last call.
 func woken(ks *keyState) bool {
@@ -130,7 +137,7 @@ func TestRedlockLateBurstKeepsTheCount(t *testing.T) {
 func TestOwnReleaseLostWithNoWaiter(t *testing.T) {
 	r, ks, l := runEnding(t)
 
-	quiet, done := r.releasing(l)
+	quiet, done := r.Releasing(l)
 	if quiet {
 		t.Fatal("the run's last release was quiet")
 	}
@@ -175,7 +182,7 @@ func TestHeadStopsAwaitingLostOwnRelease(t *testing.T) {
 func TestOwnReleaseAwaitedFromItsSending(t *testing.T) {
 	r, ks, l := runEnding(t)
 
-	_, done := r.releasing(l)
+	_, done := r.Releasing(l)
 	r.mu.Lock()
 	awaited, bounded := ks.ownSeen != nil, ks.ownTimer != nil
 	r.mu.Unlock()

@@ -1,4 +1,4 @@
-package announce_test
+package waitroom_test
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/dlock/announce"
+	"github.com/flashsale/flashsale/internal/dlock/waitroom"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -60,7 +60,7 @@ func TestSubscriber(t *testing.T) {
 		ctx := context.Background()
 		clients := universal(r.Clients()[:2])
 		h := &heard{confirmed: map[int]int{}, gaps: map[int]int{}}
-		s := announce.New(clients, h.message, h.confirm, h.gap)
+		s := waitroom.NewSubscriber(clients, h.message, h.confirm, h.gap)
 		key, other := r.Key("k"), r.Key("other")
 		s.Listen(key)
 		if !s.Listening(key) || s.Listening(other) {
@@ -73,7 +73,7 @@ func TestSubscriber(t *testing.T) {
 		}
 		publish := func(c redis.UniversalClient, k, id string) {
 			t.Helper()
-			if err := c.Publish(ctx, announce.Channel(k), id).Err(); err != nil {
+			if err := c.Publish(ctx, waitroom.Channel(k), id).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -94,8 +94,8 @@ func TestSubscriber(t *testing.T) {
 			t.Fatal("still listening after Stop")
 		}
 		testenv.WaitFor(t, 5*time.Second, "no subscriber left on the key's channel", func() bool {
-			n, err := clients[0].PubSubNumSub(ctx, announce.Channel(key)).Result()
-			return err == nil && n[announce.Channel(key)] == 0
+			n, err := clients[0].PubSubNumSub(ctx, waitroom.Channel(key)).Result()
+			return err == nil && n[waitroom.Channel(key)] == 0
 		})
 		publish(clients[0], key, "late")
 		publish(clients[0], other, "y")
@@ -114,13 +114,13 @@ func TestSubscriber(t *testing.T) {
 func TestSubscriberClose(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		h := &heard{confirmed: map[int]int{}, gaps: map[int]int{}}
-		s := announce.New(universal(r.Clients()[:1]), h.message, h.confirm, h.gap)
+		s := waitroom.NewSubscriber(universal(r.Clients()[:1]), h.message, h.confirm, h.gap)
 		s.Close()
 		s.Listen(r.Key("k"))
 		s.Start()
 		s.Close() // again: nothing to stop
-		n, err := r.Clients()[0].PubSubNumSub(context.Background(), announce.Channel(r.Key("k"))).Result()
-		if err != nil || n[announce.Channel(r.Key("k"))] != 0 {
+		n, err := r.Clients()[0].PubSubNumSub(context.Background(), waitroom.Channel(r.Key("k"))).Result()
+		if err != nil || n[waitroom.Channel(r.Key("k"))] != 0 {
 			t.Errorf("subscribers after Close: %v, %v; want none", n, err)
 		}
 	})

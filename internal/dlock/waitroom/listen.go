@@ -1,24 +1,22 @@
-package dlock
+package waitroom
 
 import (
 	"context"
 	"slices"
 	"time"
-
-	"github.com/flashsale/flashsale/internal/dlock/announce"
 )
 
 // The room's side of the release announcements: which keys it listens to,
 // what it does when a release is announced or announcements may have been
 // lost, and how it announces a release itself. (Which releases are
-// announced at once is the fairness rule's to say: wait_fair.go.)
+// announced at once is the fairness rule's to say: fair.go.)
 
 // listen makes sure key's announcements are heard: called when a head
 // first fails to get the key. Announcements sent before the subscription
 // is confirmed are missed; the confirmation wakes the head to try again.
 // It subscribes under r.mu, as the sweeper unsubscribes, so that the two
 // reach the subscriber in the order the key's state saw them.
-func (r *room) listen(key string, ks *keyState) {
+func (r *Room) listen(key string, ks *keyState) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !ks.listening && r.keys[key] == ks {
@@ -31,7 +29,7 @@ func (r *room) listen(key string, ks *keyState) {
 // enough nodes to tell that a release freed the lock: from a quorum of
 // them, each of which has confirmed the subscription since its last gap.
 // Called with r.mu held.
-func (r *room) heard(ks *keyState) bool {
+func (r *Room) heard(ks *keyState) bool {
 	n := 0
 	for _, ok := range ks.confirmed {
 		if ok {
@@ -47,7 +45,7 @@ func (r *room) heard(ks *keyState) bool {
 // woken by the quorum-th announcement of a release, the first that can find
 // the lock free (earlier ones would send it to find the old token still on
 // a majority, and then to sleep until the holder's TTL).
-func (r *room) announced(key, id string) {
+func (r *Room) announced(key, id string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ks := r.keys[key]
@@ -118,7 +116,7 @@ func (e *echoes) add(id string, quorum int) bool {
 // confirmed handles node's confirmation that key's channel is subscribed
 // to: from now on its announcements are heard, and the head tries again in
 // case one was missed before.
-func (r *room) confirmed(node int, key string) {
+func (r *Room) confirmed(node int, key string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if ks := r.keys[key]; ks != nil {
@@ -132,7 +130,7 @@ func (r *room) confirmed(node int, key string) {
 // not count as heard; no own release is awaited any longer (its echo may
 // be lost), and every head is woken to ask Redis again: if the node is
 // down, it reports that at once instead of after its sleep.
-func (r *room) gap(node int) {
+func (r *Room) gap(node int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for key, ks := range r.keys {
@@ -144,10 +142,10 @@ func (r *room) gap(node int) {
 
 // announce publishes the release id of key on every node, as the release
 // itself would have. It works after close too.
-func (r *room) announce(key, id string) {
+func (r *Room) announce(key, id string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	for _, c := range r.sub.Clients() {
-		_ = c.Publish(ctx, announce.Channel(key), id).Err() // lost: the waiters' fallback wakes them
+		_ = c.Publish(ctx, Channel(key), id).Err() // lost: the waiters' fallback wakes them
 	}
 }

@@ -1,4 +1,4 @@
-package announce
+package waitroom
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // Prefix begins the name of the channel on which the releases of a key
 // are announced: Channel(key) is "dlock:released:<key>", with the
 // release's id as the message: the lock's token for lua, fenced and
-// redlock, the owner for reentrant, and for naive the constant "1" it
+// redlock, and for naive the constant "1" it
 // stores, the same for every release (Redlock, which counts each
 // release's announcements by id, is the one that needs them told apart).
 // A channel per key means a process hears only of the keys it waits for,
@@ -72,9 +72,9 @@ type subOp struct {
 	channel   string
 }
 
-// New returns a Subscriber to clients' nodes (node i is clients[i]) that
+// NewSubscriber returns a Subscriber to clients' nodes (node i is clients[i]) that
 // has not connected yet.
-func New(clients []redis.UniversalClient, onMessage func(key, id string), onConfirm func(node int, key string), onGap func(node int)) *Subscriber {
+func NewSubscriber(clients []redis.UniversalClient, onMessage func(key, id string), onConfirm func(node int, key string), onGap func(node int)) *Subscriber {
 	s := &Subscriber{clients: clients, onMessage: onMessage, onConfirm: onConfirm, onGap: onGap,
 		keys: map[string]bool{}, nodes: make([]nodeSub, len(clients))}
 	s.ctx, s.cancel = context.WithCancel(context.Background())

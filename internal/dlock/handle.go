@@ -76,6 +76,9 @@ func (x heldElsewhere) release(ctx context.Context, _ *Lock, _ bool) (bool, erro
 	return false, x.h.Release(ctx)
 }
 
+// abandon lets its package run the lock out as its lease would.
+func (x heldElsewhere) abandon(*Lock) { x.h.Abandon() }
+
 // CheckTTL returns an error for a ttl under a millisecond, which every
 // mode but off rejects (Redis counts PX in milliseconds).
 func CheckTTL(ttl time.Duration) error {
