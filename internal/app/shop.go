@@ -17,8 +17,8 @@ import (
 	"github.com/flashsale/flashsale/internal/metrics"
 	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/queue"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
@@ -142,9 +142,9 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	products := stock.NewStore(b.DB)
 	s.orders = order.NewService(b.DB, products, s.lockers, order.Options{
 		LockWait: cfg.LockWait, Logger: log, NaiveExpiry: cfg.NaiveExpiry, Now: clock(cfg.ClockAhead),
-		Reservations: reserve.New(single), // redis-decr's stock, on the Redis lua uses
-		Queue:        queue.New(single),   // redis-queue's stock and streams, on the same Redis
-		Observer:     m,
+		RedisDecr: redisstock.New(single), // redis-decr's stock, on the Redis lua uses
+		Queue:     queue.New(single),      // redis-queue's stock and streams, on the same Redis
+		Observer:  m,
 	})
 	m.Audits(s.orders)
 	m.Queues(s.orders)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -219,7 +219,7 @@ func TestFailoverReadings(t *testing.T) {
 	if get(ctx, c, key) != "" || stockOn(ctx, c, r.Key("p")) != 0 {
 		t.Error("readings of absent keys: want \"\" and 0")
 	}
-	c.Set(ctx, reserve.StockKey(r.Key("p")), 7, 0)
+	c.Set(ctx, redisstock.StockKey(r.Key("p")), 7, 0)
 	if n := stockOn(ctx, c, r.Key("p")); n != 7 {
 		t.Errorf("stockOn = %d, want 7", n)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/redisproc"
-	"github.com/flashsale/flashsale/internal/reserve"
 )
 
 // How driftWatch reads and when it is done: a reading every driftEvery;
@@ -98,7 +98,7 @@ func (w *driftWatch) read(ctx context.Context, clients map[string]*redis.Client)
 		c = fleet.NodeClient(addr, 100*time.Millisecond)
 		clients[addr] = c
 	}
-	left, err := c.Get(ctx, reserve.StockKey(w.a.Product)).Int()
+	left, err := c.Get(ctx, redisstock.StockKey(w.a.Product)).Int()
 	if err != nil {
 		return 0, false
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -101,7 +101,7 @@ func TestRoundReadings(t *testing.T) {
 		if n := stockOn(ctx, c, product); n != 0 {
 			t.Errorf("no counter: stock %d, want 0", n)
 		}
-		c.Set(ctx, reserve.StockKey(product), 42, 0)
+		c.Set(ctx, redisstock.StockKey(product), 42, 0)
 		if n := stockOn(ctx, c, product); n != 42 {
 			t.Errorf("stock %d, want 42", n)
 		}

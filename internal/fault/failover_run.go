@@ -13,8 +13,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/redisproc"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -278,7 +278,7 @@ func secondGrants(ctx context.Context, c *redis.Client, key, holder string, unti
 // stockOn reads product's redis-decr stock on c; 0 when absent or
 // unanswered.
 func stockOn(ctx context.Context, c *redis.Client, product string) int {
-	n, _ := strconv.Atoi(get(ctx, c, reserve.StockKey(product)))
+	n, _ := strconv.Atoi(get(ctx, c, redisstock.StockKey(product)))
 	return n
 }
 

@@ -12,8 +12,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/fleet"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/redisproc"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -141,7 +141,7 @@ func TestSentinelFailoverOnRealProcesses(t *testing.T) {
 		// The database has sold a unit of the five the replica's counter
 		// offers (its audit says 4 left); the shops' sweep lowers the
 		// promoted counter to 4 after the promotion.
-		stock := reserve.StockKey("decr-row")
+		stock := redisstock.StockKey("decr-row")
 		if err := set.Master().Client.Set(t.Context(), stock, 5, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -162,7 +162,7 @@ func TestSentinelFailoverOnRealProcesses(t *testing.T) {
 	t.Run("redis-decr with nothing to offer", func(t *testing.T) {
 		// The replica's counter offers no unit: no sale to wait for, a
 		// moment, and nothing caught.
-		if err := set.Master().Client.Set(t.Context(), reserve.StockKey("empty-row"), 0, 0).Err(); err != nil {
+		if err := set.Master().Client.Set(t.Context(), redisstock.StockKey("empty-row"), 0, 0).Err(); err != nil {
 			t.Fatal(err)
 		}
 		replica := set.Replica()

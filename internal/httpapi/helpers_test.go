@@ -13,7 +13,7 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -46,7 +46,7 @@ func newRouterWith(t *testing.T, env *testenv.Env, deps httpapi.Deps) http.Handl
 	db := env.DB.DB()
 	products := stock.NewStore(db)
 	orders := order.NewService(db, products, lockers, order.Options{
-		LockWait: 5 * time.Second, Reservations: reserve.New(clients[0]),
+		LockWait: 5 * time.Second, RedisDecr: redisstock.New(clients[0]),
 	})
 	deps.Products, deps.Orders, deps.DB, deps.Redis = products, orders, db, clients
 	deps.Logger = slog.New(slog.DiscardHandler)

@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -149,9 +149,9 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 // auditRedis fills in a's Redis figures. Redis trouble does not fail the
 // audit: the database's figures stand, and RedisErr says what is missing.
 func (s *Service) auditRedis(ctx context.Context, a *Audit) {
-	res := s.opts.Reservations
+	res := s.opts.RedisDecr
 	if res == nil && s.opts.Queue != nil {
-		res = reserve.New(s.opts.Queue.Client()) // the same stock key
+		res = redisstock.New(s.opts.Queue.Client()) // the same stock key
 	}
 	if res == nil {
 		a.RedisErr = "this shop has no Redis for " + string(a.Strategy)
@@ -159,7 +159,7 @@ func (s *Service) auditRedis(ctx context.Context, a *Audit) {
 	}
 	names := []string{a.ProductID}
 	if len(a.Buckets) > 0 && a.Strategy == strategy.RedisDecr {
-		names = reserve.Buckets(a.ProductID, len(a.Buckets)) // summed
+		names = redisstock.Buckets(a.ProductID, len(a.Buckets)) // summed
 	}
 	left := 0
 	for _, name := range names {

@@ -10,8 +10,8 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/queue"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 	"github.com/redis/go-redis/v9"
@@ -46,7 +46,7 @@ func newBenchShop(b *testing.B, env *testenv.Env) benchShop {
 	lockers[etcdlock.Mode] = etcdlock.New(env.Etcd.Client())
 	shop := order.NewService(db, stock.NewStore(db), lockers, order.Options{
 		LockWait: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
-		Reservations: reserve.New(clients[0]), Queue: queue.New(clients[0]),
+		RedisDecr: redisstock.New(clients[0]), Queue: queue.New(clients[0]),
 	})
 	b.Cleanup(func() { shop.Close() })
 	return benchShop{shop: shop, db: db, queue: queue.New(clients[0]), redis: clients[0]}

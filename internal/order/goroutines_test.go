@@ -14,7 +14,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -124,7 +124,7 @@ func openFleet(t *testing.T, b *testenv.Env) *fleet {
 		for _, c := range cs {
 			clients = append(clients, c.Close)
 		}
-		opts.Reservations = reserve.New(cs[0])
+		opts.RedisDecr = redisstock.New(cs[0])
 		f.shops = append(f.shops, order.NewService(f.db, stock.NewStore(f.db), ls, opts))
 	}
 	sqlDB, err := f.db.DB()

@@ -17,9 +17,9 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -73,7 +73,7 @@ func shopWith(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options, ext
 		lockers[etcdlock.Mode] = etcdlock.New(b.Etcd.Client())
 	}
 	maps.Copy(lockers, extra)
-	opts.Reservations = reserve.New(single)
+	opts.RedisDecr = redisstock.New(single)
 	if opts.Queue == nil {
 		opts.Queue = queue.New(single)
 	}
@@ -93,7 +93,7 @@ func newProduct(t *testing.T, b *testenv.Env, name string, p stock.Product) stoc
 	t.Helper()
 	p.ID = b.Redis.Key(name + "-" + strconv.FormatInt(products.Add(1), 10))
 	single := b.Single(b.Redis.Clients())
-	opts := order.Options{Reservations: reserve.New(single), Queue: queue.New(single),
+	opts := order.Options{RedisDecr: redisstock.New(single), Queue: queue.New(single),
 		Logger: slog.New(slog.DiscardHandler)}
 	svc := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil, opts)
 	got, err := svc.AddProduct(context.Background(), p)

@@ -113,7 +113,7 @@ func (s *Service) locker(mode dlock.Mode) (dlock.Locker, error) {
 // productKey and dedupeKey name the two locks. Every Redis (and etcd) key
 // of a product holds its id as a hash tag, "{id}": ids cannot contain
 // braces, so the tag is exactly the id, and one product's keys (its locks,
-// its fence counter, its stock and buyers in package reserve) share one
+// its fence counter, its stock and buyers in package redisstock) share one
 // Redis Cluster slot. Each kind of key has its own namespace
 // ("flashsale:lock:", "flashsale:dedupe:", …), so an id with ':' in it
 // cannot name a key of another kind. And every lock key ends in '}' (the

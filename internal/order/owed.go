@@ -24,7 +24,7 @@ import (
 // The database first: life.End, the units back (sale.Give) and a row in
 // redis_owed saying what Redis is owed, in one transaction (give). Then
 // Redis, with one script keyed by the order's id that runs once however
-// often it is sent (reserve.Stock.Return: the units back, the buyer free
+// often it is sent (redisstock.Stock.Return: the units back, the buyer free
 // to buy again, the return counted); then the row is marked paid
 // (payRedis, settleOwed: each row settled in a transaction that holds it). A shop that dies between the commit and Redis leaves its
 // row owed, and any shop's sweep pays it once it is owedGrace old

@@ -73,7 +73,7 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	case strategy.SQLOneTrip:
 		o, err = s.placeOneTrip(ctx, p, req)
 	case strategy.RedisDecr:
-		o, err = s.placeReserved(ctx, p, req)
+		o, err = s.placeDecr(ctx, p, req)
 	case strategy.RedisQueue:
 		o, err = s.placeQueued(ctx, p, req)
 	default:
@@ -82,10 +82,10 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	return o, p.Strategy, err
 }
 
-// placeReserved is strategy redis-decr: package redisdecr sells it.
-func (s *Service) placeReserved(ctx context.Context, p stock.Product, req Request) (Order, error) {
+// placeDecr is strategy redis-decr: package redisdecr sells it.
+func (s *Service) placeDecr(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	if s.decr == nil {
-		return Order{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
+		return Order{}, fmt.Errorf("order: strategy %s needs Options.RedisDecr", p.Strategy)
 	}
 	o := s.newOrder(p, req)
 	if err := s.decr.Place(ctx, p, o); err != nil {

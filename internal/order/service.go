@@ -15,9 +15,9 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/redisdecr"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -43,11 +43,11 @@ type Options struct {
 	// Logger receives warnings (a lock that expired before its release);
 	// nil means slog.Default().
 	Logger *slog.Logger
-	// Reservations is where strategy redis-decr keeps its stock in Redis;
+	// RedisDecr is where strategy redis-decr keeps its stock in Redis;
 	// with it, the Service sells redis-decr products through a
 	// redisdecr.Seller. Nil means this Service cannot sell or add them:
 	// Place and AddProduct return an error for them.
-	Reservations *reserve.Stock
+	RedisDecr *redisstock.Stock
 	// Queue is where strategy redis-queue takes its units and queues its
 	// orders. Nil means this Service cannot sell or add redis-queue
 	// products. With it, the Service runs a consumer for each redis-queue
@@ -98,7 +98,7 @@ type Service struct {
 	stopping context.Context // ended by Close: the leaders stop asking for the lock
 	stop     context.CancelFunc
 
-	decr *redisdecr.Seller // nil without Options.Reservations
+	decr *redisdecr.Seller // nil without Options.RedisDecr
 	bk   *buckets.Seller   // sql-atomic's bucketed products
 
 	consumers  *queue.Consumers   // nil without Options.Queue
@@ -150,8 +150,8 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	s.w = sale.NewWriter(db, s.withLateCommits)
 	s.bk = buckets.New(s.w, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())
-	if opts.Reservations != nil {
-		s.decr = redisdecr.New(redisdecr.Options{Stock: opts.Reservations, Writer: s.w, Work: s.work,
+	if opts.RedisDecr != nil {
+		s.decr = redisdecr.New(redisdecr.Options{Stock: opts.RedisDecr, Writer: s.w, Work: s.work,
 			SoldOut: s.markSoldOut, Logger: opts.Logger,
 			GivenBack: func(id string) { s.happened(id, strategy.RedisDecr, EventGivenBack) },
 			Reclaimed: func(id string) { s.happened(id, strategy.RedisDecr, EventReclaimed) },
@@ -177,10 +177,10 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 // stock is loaded into Redis. If that load fails the product exists all
 // the same, the failure is logged, and the first order loads the stock
 // from the database instead; so the only errors are the store's, and an
-// error for a redis-decr product when Options.Reservations is nil.
+// error for a redis-decr product when Options.RedisDecr is nil.
 func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Product, error) {
-	if p.Strategy == strategy.RedisDecr && s.opts.Reservations == nil {
-		return stock.Product{}, fmt.Errorf("order: strategy %s needs Options.Reservations", p.Strategy)
+	if p.Strategy == strategy.RedisDecr && s.opts.RedisDecr == nil {
+		return stock.Product{}, fmt.Errorf("order: strategy %s needs Options.RedisDecr", p.Strategy)
 	}
 	if p.Strategy == strategy.RedisQueue && s.opts.Queue == nil {
 		return stock.Product{}, fmt.Errorf("order: strategy %s needs Options.Queue", p.Strategy)

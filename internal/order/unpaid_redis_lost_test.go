@@ -9,7 +9,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/buckets"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -24,7 +24,7 @@ func stockName(p stock.Product, user string) string {
 	if p.Buckets < 2 {
 		return p.ID
 	}
-	return reserve.Bucket(p.ID, buckets.Home(user, p.Buckets), p.Buckets)
+	return redisstock.Bucket(p.ID, buckets.Home(user, p.Buckets), p.Buckets)
 }
 
 // sameHome returns a buyer other than user whose first order of p is
@@ -45,7 +45,7 @@ func buyersOf(p stock.Product, name string) string {
 	if p.Strategy == strategy.RedisQueue {
 		return "flashsale:queue:buyers:{" + name + "}"
 	}
-	return reserve.BuyersKey(name)
+	return redisstock.BuyersKey(name)
 }
 
 // loseStock deletes Redis stock name's keys but its queue's stream, as
@@ -53,7 +53,7 @@ func buyersOf(p stock.Product, name string) string {
 // them) has lost them.
 func loseStock(ctx context.Context, t *testing.T, c redis.UniversalClient, p stock.Product, name string) {
 	t.Helper()
-	for _, k := range []string{reserve.StockKey(name), buyersOf(p, name), "flashsale:reserved:{" + name + "}",
+	for _, k := range []string{redisstock.StockKey(name), buyersOf(p, name), "flashsale:reserved:{" + name + "}",
 		"flashsale:returned:{" + name + "}", "flashsale:returns:{" + name + "}"} {
 		if err := c.Del(ctx, k).Err(); err != nil {
 			t.Fatalf("del %s: %v", k, err)
@@ -135,7 +135,7 @@ func TestRedisReturnLostInFailover(t *testing.T) {
 				// The new master: the return never reached it.
 				name := stockName(p, "u1")
 				pipe := c.TxPipeline()
-				pipe.DecrBy(ctx, reserve.StockKey(name), 1)
+				pipe.DecrBy(ctx, redisstock.StockKey(name), 1)
 				pipe.SRem(ctx, "flashsale:returned:{"+name+"}", o.ID)
 				pipe.Decr(ctx, "flashsale:returns:{"+name+"}")
 				pipe.HSet(ctx, buyersOf(p, name), "u1", o.ID)

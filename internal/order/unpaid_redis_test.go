@@ -9,7 +9,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -50,9 +50,9 @@ func checkStores(ctx context.Context, t *testing.T, b *testenv.Env, shop *order.
 	if a.RedisStock == nil || *a.RedisStock != want || a.Drift != 0 {
 		t.Errorf("redis stock %v (drift %d, %s), want %d", a.RedisStock, a.Drift, a.RedisErr, want)
 	}
-	res := reserve.New(b.Single(b.Redis.Clients()))
+	res := redisstock.New(b.Single(b.Redis.Clients()))
 	for _, ba := range a.Buckets {
-		left, err := res.Left(ctx, reserve.Bucket(p.ID, ba.Bucket, p.Buckets))
+		left, err := res.Left(ctx, redisstock.Bucket(p.ID, ba.Bucket, p.Buckets))
 		if err != nil || left != ba.Stock {
 			t.Errorf("bucket %d: redis %d, %v; database %d", ba.Bucket, left, err, ba.Stock)
 		}

@@ -12,7 +12,7 @@
 // A product's keys carry its id as a hash tag, so that they share one
 // Redis Cluster slot and one script may touch them all:
 //
-//	flashsale:stock:{<id>}          the units left (package reserve's key)
+//	flashsale:stock:{<id>}          the units left (package redisstock's key)
 //	flashsale:queue:buyers:{<id>}   buyer -> the id of its order
 //	flashsale:queue:orders:{<id>}   the stream of queued orders
 //	flashsale:queue:status:{<id>}   order id -> queued, or refused:<code>:<why>
@@ -40,8 +40,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/rediserr"
-	"github.com/flashsale/flashsale/internal/reserve"
 )
 
 // Errors returned by Queue. Compare them with errors.Is.
@@ -96,7 +96,7 @@ func StreamKey(product string) string { return streamKey(product) }
 // for concurrent use; what it holds is the accepts waiting to be sent.
 type Queue struct {
 	c       redis.UniversalClient
-	stock   *reserve.Stock
+	stock   *redisstock.Stock
 	accepts acceptQueue // the accepts waiting for a round trip (accepts.go)
 	bells   bells       // who hears of its accepted orders (bell.go)
 }
@@ -104,7 +104,7 @@ type Queue struct {
 // New returns a Queue on c, which stays the caller's to close. Build c
 // with ContextTimeoutEnabled so that context deadlines cut a hung call
 // short.
-func New(c redis.UniversalClient) *Queue { return &Queue{c: c, stock: reserve.New(c)} }
+func New(c redis.UniversalClient) *Queue { return &Queue{c: c, stock: redisstock.New(c)} }
 
 // Client is the Redis client the queue runs on.
 func (q *Queue) Client() redis.UniversalClient { return q.c }
@@ -123,7 +123,7 @@ func (q *Queue) Load(ctx context.Context, product string, units int) error {
 }
 
 // LoadIfMissing sets product's stock to units only if Redis has none (see
-// reserve.Stock.LoadIfMissing, with the returns units counts that Redis
+// redisstock.Stock.LoadIfMissing, with the returns units counts that Redis
 // may not have), and reports whether it did.
 func (q *Queue) LoadIfMissing(ctx context.Context, product string, units int, returned ...string) (bool, error) {
 	ok, err := q.stock.LoadIfMissing(ctx, product, units, returned...)
@@ -222,13 +222,13 @@ func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, e
 }
 
 // Lower brings product's Redis stock down to at most units (package
-// reserve's Lower): after the database refused units Redis had offered.
+// redisstock's Lower): after the database refused units Redis had offered.
 // returns is the product's returns counter read before units were read
-// from the database (reserve.Stock.Returns); a return since then leaves
+// from the database (redisstock.Stock.Returns); a return since then leaves
 // the stock as it is.
 func (q *Queue) Lower(ctx context.Context, product string, units int, returns int64) error {
 	_, err := q.stock.Lower(ctx, product, units, returns)
-	if err != nil && !errors.Is(err, reserve.ErrNotLoaded) && !errors.Is(err, reserve.ErrReturned) {
+	if err != nil && !errors.Is(err, redisstock.ErrNotLoaded) && !errors.Is(err, redisstock.ErrReturned) {
 		return fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	return nil
@@ -239,6 +239,6 @@ func redisErr(ctx context.Context, err error, op, product string) error {
 	return rediserr.Wrap(ctx, err, ErrUnavailable, "queue", op, product)
 }
 
-// stockKeyOf is product's stock key, package reserve's: the one the audit
+// stockKeyOf is product's stock key, package redisstock's: the one the audit
 // and the load generator read.
-func stockKeyOf(product string) string { return reserve.StockKey(product) }
+func stockKeyOf(product string) string { return redisstock.StockKey(product) }

@@ -6,7 +6,7 @@ import (
 )
 
 // Return puts qty units of the written order id of buyer back in
-// product's Redis stock, once (reserve.Stock.Return): the order ended
+// product's Redis stock, once (redisstock.Stock.Return): the order ended
 // unpaid, and the database has its units back already. The buyer leaves
 // the product's buyers, if that order is still theirs there, and may be
 // accepted again. A second call for id changes nothing and reports false.

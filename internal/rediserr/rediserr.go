@@ -1,5 +1,5 @@
 // Package rediserr owns the one rule by which the packages that call
-// Redis (dlock, reserve) translate a failed call at the boundary, so that
+// Redis (dlock, redisstock, queue) translate a failed call at the boundary, so that
 // every Redis error reads and compares the same.
 package rediserr
 
@@ -9,7 +9,7 @@ import (
 )
 
 // Wrap translates err, from a Redis call made on ctx to do op on key, for
-// package pkg ("dlock", "reserve"): nil stays nil; if ctx has ended, the
+// package pkg ("dlock", "redisstock"): nil stays nil; if ctx has ended, the
 // error says so and wraps ctx's error, not unavailable (the caller gave
 // up; Redis may be fine); any other failure (a refused connection, a
 // timeout, a closed client, an error reply) means Redis could not serve

@@ -9,14 +9,14 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/life"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // redis-decr over K stock buckets (stock.Product.Buckets >= 2): a hot
 // product's stock split over K Redis stocks, each under a hash tag of its
-// own (reserve.Bucket), so that on a Redis Cluster K masters take its
+// own (redisstock.Bucket), so that on a Redis Cluster K masters take its
 // reservations where one master took them all. The database is not split:
 // it keeps the product's one stock, which every write takes its units
 // from as without buckets (the group commit takes that hot row once per
@@ -56,7 +56,7 @@ import (
 // its bucket (sale.Order.Bucket), a bucket's ledger holds its own
 // reservations, and its stock is lowered to the database's for it.
 
-// know records p's buckets' names (reserve.Buckets), which this Seller
+// know records p's buckets' names (redisstock.Buckets), which this Seller
 // needs to name its Redis keys after the order (nameOf) and to sweep it.
 // They are computed once per product: naming 256 buckets costs some
 // 150 ms of CPU.
@@ -67,7 +67,7 @@ func (s *Seller) know(p stock.Product) {
 	if v, ok := s.buckets.Load(p.ID); ok && len(v.([]string)) == p.Buckets {
 		return
 	}
-	s.buckets.Store(p.ID, reserve.Buckets(p.ID, p.Buckets))
+	s.buckets.Store(p.ID, redisstock.Buckets(p.ID, p.Buckets))
 }
 
 // bucketNames are product's buckets' names as this Seller knows them
@@ -84,7 +84,7 @@ func (s *Seller) bucketNames(product string) []string {
 func (s *Seller) bucketsOf(product string) int { return len(s.bucketNames(product)) }
 
 // nameOf is the name under which Redis keeps o's units: its bucket's
-// (reserve.Bucket), or its product's.
+// (redisstock.Bucket), or its product's.
 func (s *Seller) nameOf(o sale.Order) string {
 	if o.Bucket == nil {
 		return o.ProductID
@@ -177,7 +177,7 @@ func bucketsLeft(tx *gorm.DB, product string, k int) (left []int, total int, err
 	return left, total, nil
 }
 
-// Load sets p's stock in Redis, as reserve.Stock.Load does (the start of
+// Load sets p's stock in Redis, as redisstock.Stock.Load does (the start of
 // a sale, for a product just created): each bucket's share of it
 // (stock.Split, as the database's rows have it) for a bucketed product.
 // Errors: Load's, for the first bucket that failed.
@@ -201,7 +201,7 @@ func (s *Seller) Load(ctx context.Context, p stock.Product) error {
 // bucket that sold past its share, after Redis lost its key, leaves
 // phantom units in the others), and a product whose database stock is 0
 // is sold out. Errors: the database's read, or the first Lower's other
-// than reserve.ErrNotLoaded (a bucket Redis does not have: nothing to
+// than redisstock.ErrNotLoaded (a bucket Redis does not have: nothing to
 // lower); the other buckets are lowered all the same.
 func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error {
 	names := s.bucketNames(product)
@@ -229,7 +229,7 @@ func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error 
 	var first error
 	for b, n := range left {
 		if _, err := s.res.Lower(ctx, names[b], max(min(n, total), 0), returns[b]); err != nil &&
-			!errors.Is(err, reserve.ErrNotLoaded) && !errors.Is(err, reserve.ErrReturned) && first == nil {
+			!errors.Is(err, redisstock.ErrNotLoaded) && !errors.Is(err, redisstock.ErrReturned) && first == nil {
 			first = err
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 )
 
 // The cold review's tests of redis-decr over buckets: the corners the
@@ -118,7 +118,7 @@ func TestBucketsSoldOutOnlyFarBucket(t *testing.T) {
 				s.mustPlace(ctx, t, p, homed("b", k, b, 1)[0])
 			}
 		}
-		name := reserve.Bucket(p.ID, far, k)
+		name := redisstock.Bucket(p.ID, far, k)
 		if err := e.redis.Del(ctx, "flashsale:stock:{"+name+"}").Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestBucketsLostKeyDriftSwept(t *testing.T) {
 		slow, s := e.shop(t, Options{Work: g.Work}), e.shop(t, Options{})
 		zero := homed("u", 2, 0, 2)
 		_, answer := held(ctx, slow, g, p, zero[0]) // bucket 0
-		name := reserve.Bucket(p.ID, 0, 2)
+		name := redisstock.Bucket(p.ID, 0, 2)
 		if err := e.redis.Del(ctx, "flashsale:stock:{"+name+"}").Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -177,7 +177,7 @@ func TestBucketsSoldOutOver256(t *testing.T) {
 		p := e.addBucketed(ctx, t, "cost", 256, 256)
 		s := e.shop(t, Options{})
 		for b := range 256 {
-			if err := e.redis.Set(ctx, "flashsale:stock:{"+reserve.Bucket(p.ID, b, 256)+"}", 0, 0).Err(); err != nil {
+			if err := e.redis.Set(ctx, "flashsale:stock:{"+redisstock.Bucket(p.ID, b, 256)+"}", 0, 0).Err(); err != nil {
 				t.Fatal(err)
 			}
 		}

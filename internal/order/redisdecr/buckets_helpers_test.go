@@ -12,7 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order/buckets"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -44,7 +44,7 @@ func eachRedis(t *testing.T, fn func(t *testing.T, e bucketEnv)) {
 
 // shop is a Seller on e's database and Redis (newShop's, with opts).
 func (e bucketEnv) shop(t *testing.T, opts Options) *shop {
-	opts.Stock = reserve.New(e.redis)
+	opts.Stock = redisstock.New(e.redis)
 	return newShop(t, e.b, e.db, opts)
 }
 
@@ -78,8 +78,8 @@ func (e bucketEnv) buckets(ctx context.Context, t *testing.T, p stock.Product) (
 	for _, r := range rows {
 		db[r.Bucket] -= r.Sold
 	}
-	st := reserve.New(e.redis)
-	for _, name := range reserve.Buckets(p.ID, p.Buckets) {
+	st := redisstock.New(e.redis)
+	for _, name := range redisstock.Buckets(p.ID, p.Buckets) {
 		n, err := st.Left(ctx, name)
 		if err != nil {
 			n = -1

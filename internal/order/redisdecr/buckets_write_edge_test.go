@@ -10,8 +10,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -116,7 +116,7 @@ func sweepDuringSlowWrite(t *testing.T, e bucketEnv, sweepFirst bool) {
 	sweep := func() { // reconcile's two steps, out of turn
 		go func() {
 			_ = sweeper.lowerToDatabase(ctx, p.ID)
-			pending, _ := sweeper.reclaim(ctx, p.ID, reserve.Bucket(p.ID, 1, 2))
+			pending, _ := sweeper.reclaim(ctx, p.ID, redisstock.Bucket(p.ID, 1, 2))
 			swept <- pending
 		}()
 	}

@@ -11,8 +11,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -111,7 +111,7 @@ func TestGroupCommitSweptBetweenInsertAndUpdate(t *testing.T) {
 			if v == nil {
 				return
 			}
-			open := []reserve.Reservation{{Product: p.ID, Buyer: v.UserID, ID: v.ID, Quantity: 1}}
+			open := []redisstock.Reservation{{Product: p.ID, Buyer: v.UserID, ID: v.ID, Quantity: 1}}
 			swept <- b.DB.DB().WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 				_, _, err := reclaimIn(tx, p.ID, open)
 				return err

@@ -11,8 +11,8 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -38,7 +38,7 @@ func newShop(t *testing.T, b *testenv.Env, db *gorm.DB, opts Options) *shop {
 	t.Helper()
 	s := &shop{}
 	if opts.Stock == nil {
-		opts.Stock = reserve.New(b.Redis.Clients()[0])
+		opts.Stock = redisstock.New(b.Redis.Clients()[0])
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -66,7 +66,7 @@ func addProduct(ctx context.Context, t *testing.T, b *testenv.Env, db *gorm.DB, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := reserve.New(b.Redis.Clients()[0]).Load(ctx, created.ID, created.Stock); err != nil {
+	if err := redisstock.New(b.Redis.Clients()[0]).Load(ctx, created.ID, created.Stock); err != nil {
 		t.Fatal(err)
 	}
 	return created
@@ -111,7 +111,7 @@ func audit(ctx context.Context, t *testing.T, b *testenv.Env, db *gorm.DB, p sto
 	if err != nil {
 		t.Fatal(err)
 	}
-	if left, err := reserve.New(b.Redis.Clients()[0]).Left(ctx, p.ID); err == nil {
+	if left, err := redisstock.New(b.Redis.Clients()[0]).Left(ctx, p.ID); err == nil {
 		f.Redis = &left
 	}
 	return f

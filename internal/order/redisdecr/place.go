@@ -7,14 +7,14 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // Place places order o of product p (strategy redis-decr), and returns nil
 // once o is written. It reserves o's units in Redis, where one script
-// (package reserve) answers sold out, duplicate buyer, or reserved, in
+// (package redisstock) answers sold out, duplicate buyer, or reserved, in
 // one round trip; only reserved buyers reach the database, where the
 // order row and the stock change are written in one transaction, with
 // those of the other buyers reserved meanwhile (a group commit,
@@ -112,7 +112,7 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) err
 	res, name := s.res, s.nameOf(o)
 	hold := s.hold(p)
 	_, err := res.Take(ctx, name, o.UserID, o.ID, o.Quantity, hold)
-	if errors.Is(err, reserve.ErrNotLoaded) {
+	if errors.Is(err, redisstock.ErrNotLoaded) {
 		left, owed, rerr := s.databaseStock(ctx, o)
 		if rerr != nil {
 			return sale.FromWrite(ctx, rerr)
@@ -123,13 +123,13 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) err
 			_, err = res.Take(ctx, name, o.UserID, o.ID, o.Quantity, hold)
 		}
 	}
-	var dup *reserve.DuplicateError
+	var dup *redisstock.DuplicateError
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, reserve.ErrSoldOut):
+	case errors.Is(err, redisstock.ErrSoldOut):
 		return fmt.Errorf("%w: %w", sale.ErrSoldOut, err)
-	case errors.Is(err, reserve.ErrFull):
+	case errors.Is(err, redisstock.ErrFull):
 		// Redis answered: nothing was reserved, nothing to give back.
 		return fmt.Errorf("%w: %w", sale.ErrUnavailable, err)
 	case errors.As(err, &dup):
@@ -150,14 +150,14 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) err
 }
 
 // lowerToDatabase brings the Redis stock of product down to the
-// database's (never up: reserve.Stock.Lower), each bucket's to its row's
+// database's (never up: redisstock.Stock.Lower), each bucket's to its row's
 // for a bucketed product (lowerBuckets), and remembers a product the
 // database has sold out of. It is the one step both the order flow, after
 // the database refused a unit Redis offered, and the sweep (reconcile.go)
 // take. The returns counter is read before the database: a return in
 // between leaves Redis as it is, for the next sweep. Errors: Redis's or
-// the database's read, or Lower's (reserve.ErrNotLoaded when Redis has
-// no stock for product: nothing to lower; reserve.ErrReturned).
+// the database's read, or Lower's (redisstock.ErrNotLoaded when Redis has
+// no stock for product: nothing to lower; redisstock.ErrReturned).
 func (s *Seller) lowerToDatabase(ctx context.Context, product string) error {
 	if k := s.bucketsOf(product); k >= 2 {
 		return s.lowerBuckets(ctx, product, k)

@@ -13,13 +13,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // A Redis at its maxmemory (noeviction) refuses take.lua at its first
-// write (HSET): a definite "nothing reserved" (reserve.ErrFull), so the
+// write (HSET): a definite "nothing reserved" (redisstock.ErrFull), so the
 // order gives nothing back. Were it taken for "the script may have run",
 // the give-back's mark (a SET) would be refused too, and each refused
 // click would start a settle loop that takes the product's row some 25
@@ -61,9 +61,9 @@ func TestTakeAtMaxmemoryGivesNothingBack(t *testing.T) {
 			})
 		}
 	}}
-	s := newShop(t, b, db, Options{Stock: reserve.New(c), Logger: slog.New(h)})
+	s := newShop(t, b, db, Options{Stock: redisstock.New(c), Logger: slog.New(h)})
 	p := addProduct(ctx, t, b, db, "oom", stock.Product{Stock: 10})
-	if err := reserve.New(c).Load(ctx, p.ID, 10); err != nil {
+	if err := redisstock.New(c).Load(ctx, p.ID, 10); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.ConfigSet(ctx, "maxmemory", "1").Err(); err != nil {

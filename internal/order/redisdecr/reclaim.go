@@ -8,8 +8,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -21,7 +21,7 @@ import (
 // does neither, and nobody else knew of the reservation, so its units
 // stayed out of Redis for good (sold 4 of 5: Redis 0, the database 1).
 // Now every take is also written to the product's ledger in Redis (package
-// reserve), due after a hold: reclaimGrace, plus the product's business
+// redisstock), due after a hold: reclaimGrace, plus the product's business
 // work and its stall, the longest a healthy shop spends between its take
 // and its write. Every shop's sweep asks the ledger for the reservations
 // past their hold, and settles them: those whose order is in the
@@ -107,7 +107,7 @@ func (s *Seller) reclaim(ctx context.Context, product, name string) (pending boo
 // reclaimed (the database first, on product's row) and given back to the
 // stock under name, the one they were taken from. Errors: the database's
 // or Redis's; what was not done is left for the next sweep.
-func (s *Seller) settleDue(ctx context.Context, product, name string, due []reserve.Reservation) error {
+func (s *Seller) settleDue(ctx context.Context, product, name string, due []redisstock.Reservation) error {
 	res := s.res
 	// 1. Most are sold: one plain read finds them, with no lock.
 	sold, err := ordersAmong(s.db.WithContext(ctx), due)
@@ -122,7 +122,7 @@ func (s *Seller) settleDue(ctx context.Context, product, name string, due []rese
 		return nil
 	}
 	// 2. The database decides, for good: sold after all, or reclaimed.
-	var reclaimed []reserve.Reservation
+	var reclaimed []redisstock.Reservation
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		reclaimed, sold, err = reclaimIn(tx, product, open)
@@ -156,7 +156,7 @@ func (s *Seller) settleDue(ctx context.Context, product, name string, due []rese
 // none (one that is there already, from a sweep that died before its
 // give-back, stays). It returns the reservations to give back, and those
 // sold after all.
-func reclaimIn(tx *gorm.DB, product string, open []reserve.Reservation) (reclaimed, sold []reserve.Reservation, err error) {
+func reclaimIn(tx *gorm.DB, product string, open []redisstock.Reservation) (reclaimed, sold []redisstock.Reservation, err error) {
 	if err := sale.TakeRow(tx, product); err != nil {
 		return nil, nil, err
 	}
@@ -195,7 +195,7 @@ func (reclaimedRow) TableName() string { return "reclaimed" }
 
 // ordersAmong returns the reservations of rs whose orders are in the
 // database, as db reads them.
-func ordersAmong(db *gorm.DB, rs []reserve.Reservation) ([]reserve.Reservation, error) {
+func ordersAmong(db *gorm.DB, rs []redisstock.Reservation) ([]redisstock.Reservation, error) {
 	ids := make([]string, len(rs))
 	for i, r := range rs {
 		ids[i] = r.ID
@@ -208,7 +208,7 @@ func ordersAmong(db *gorm.DB, rs []reserve.Reservation) ([]reserve.Reservation, 
 	for _, id := range found {
 		in[id] = true
 	}
-	var sold []reserve.Reservation
+	var sold []redisstock.Reservation
 	for _, r := range rs {
 		if in[r.ID] {
 			sold = append(sold, r)
@@ -218,12 +218,12 @@ func ordersAmong(db *gorm.DB, rs []reserve.Reservation) ([]reserve.Reservation, 
 }
 
 // without returns the reservations of rs that are not in sold.
-func without(rs, sold []reserve.Reservation) []reserve.Reservation {
+func without(rs, sold []redisstock.Reservation) []redisstock.Reservation {
 	gone := make(map[string]bool, len(sold))
 	for _, r := range sold {
 		gone[r.ID] = true
 	}
-	out := make([]reserve.Reservation, 0, len(rs)-len(sold))
+	out := make([]redisstock.Reservation, 0, len(rs)-len(sold))
 	for _, r := range rs {
 		if !gone[r.ID] {
 			out = append(out, r)

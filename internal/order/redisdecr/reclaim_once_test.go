@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 	"github.com/google/uuid"
@@ -32,7 +32,7 @@ func TestReclaimOnce(t *testing.T) {
 			all[i] = newShop(t, b, db, Options{})
 		}
 		p := addProduct(ctx, t, b, db, "reclaim-once", stock.Product{Stock: units})
-		res := reserve.New(b.Redis.Clients()[0])
+		res := redisstock.New(b.Redis.Clients()[0])
 		for i := range dead {
 			if _, err := res.Take(ctx, p.ID, "d"+strconv.Itoa(i), uuid.NewString(), 1, -time.Minute); err != nil {
 				t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 	"gorm.io/gorm"
@@ -175,7 +175,7 @@ func dieAfterTake(ctx context.Context, t *testing.T, b *testenv.Env, grace time.
 // checkLedger checks how many reservations product's ledger holds.
 func checkLedger(t *testing.T, b *testenv.Env, product string, want int) {
 	t.Helper()
-	_, n, err := reserve.New(b.Redis.Clients()[0]).Due(context.Background(), product, 1)
+	_, n, err := redisstock.New(b.Redis.Clients()[0]).Due(context.Background(), product, 1)
 	if err != nil || n != want {
 		t.Errorf("ledger: %d reservations (%v), want %d", n, err, want)
 	}

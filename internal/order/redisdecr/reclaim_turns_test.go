@@ -10,8 +10,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -29,10 +29,10 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 		defer cancel()
 		db := b.DB.DB()
 		s := newShop(t, b, db, Options{})
-		newSale := func(t *testing.T, name string) (stock.Product, sale.Order, []reserve.Reservation) {
+		newSale := func(t *testing.T, name string) (stock.Product, sale.Order, []redisstock.Reservation) {
 			p := addProduct(ctx, t, b, db, name, stock.Product{Stock: 3})
 			o := newOrder(p, "x")
-			return p, o, []reserve.Reservation{{Product: p.ID, Buyer: "x", ID: o.ID, Quantity: 1}}
+			return p, o, []redisstock.Reservation{{Product: p.ID, Buyer: "x", ID: o.ID, Quantity: 1}}
 		}
 
 		t.Run("sweep first", func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if err := s.writeReserved(order, o, 0); err != nil {
 				t.Fatal(err)
 			}
-			var reclaimed, sold []reserve.Reservation
+			var reclaimed, sold []redisstock.Reservation
 			swept := inTurn(ctx, t, db, p.ID, func(tx *gorm.DB) error {
 				var err error
 				reclaimed, sold, err = reclaimIn(tx, p.ID, open)

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -14,7 +14,7 @@ import (
 // products it sells, in two steps that any number of shops may run at
 // once: it lowers Redis's stock to the database's (Redis forgot writes,
 // a failover), never raising it, and only if no return came in since the
-// database was read (the returns counter: reserve.Stock.Lower); and it
+// database was read (the returns counter: redisstock.Stock.Lower); and it
 // gives back the reservations a dead shop left (reclaim.go). Why each is
 // safe: docs/redis-decr.md.
 const (
@@ -27,7 +27,7 @@ const (
 	// until they are settled.
 	sweepFor = 10 * time.Second
 	// sweepTurn is how long a shop's turn to settle a product's ledger
-	// lasts (reserve.Stock.Turn): one sweep's worth, a little shorter than
+	// lasts (redisstock.Stock.Turn): one sweep's worth, a little shorter than
 	// sweepEvery, so that a shop alone is never out of turn at its next
 	// sweep by a few milliseconds.
 	sweepTurn = sweepEvery * 9 / 10
@@ -133,7 +133,7 @@ func (s *Seller) reconcile(ctx context.Context, product string) (pending bool) {
 	ctx, cancel := context.WithTimeout(ctx, sweepEvery)
 	defer cancel()
 	// 1. Lower Redis's stock to the database's.
-	if err := s.lowerToDatabase(ctx, product); err != nil && !errors.Is(err, reserve.ErrNotLoaded) {
+	if err := s.lowerToDatabase(ctx, product); err != nil && !errors.Is(err, redisstock.ErrNotLoaded) {
 		s.opts.Logger.DebugContext(ctx, "reconcile: lower the redis stock to the database's", "product", product, "err", err)
 	}
 	// 2. Give back the reservations nobody will finish, ledger by ledger.
@@ -148,7 +148,7 @@ func (s *Seller) reconcile(ctx context.Context, product string) (pending bool) {
 // settleLedger is reconcile's second step for the ledger kept under name
 // (product's, or one of its buckets'): it gives back the reservations
 // nobody will finish, in this shop's turn: every shop finds the same ones
-// due (reserve.Stock.Turn). Out of turn, it keeps sweeping while the
+// due (redisstock.Stock.Turn). Out of turn, it keeps sweeping while the
 // ledger holds any, in case the shop whose turn it is dies; and it
 // settles them all the same once one is stuck, in case that shop lives
 // and cannot settle (its database is gone) yet asks first every round.

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -44,7 +44,7 @@ func TestLowerSkipsAReturnAfterItsRead(t *testing.T) {
 					returned = true
 					returnOrder(ctx, t, s, p, o)
 				}
-				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, reserve.ErrReturned) {
+				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, redisstock.ErrReturned) {
 					t.Fatalf("lowerToDatabase: %v", err)
 				}
 				checkReturned(ctx, t, b, s, p, o)
@@ -80,7 +80,7 @@ func checkReturned(ctx context.Context, t *testing.T, b *testenv.Env, s *shop, p
 	if got := stockOf(ctx, t, s.db, p.ID); got != p.InitialStock {
 		t.Errorf("database stock %d, want %d", got, p.InitialStock)
 	}
-	res := reserve.New(b.Redis.Clients()[0])
+	res := redisstock.New(b.Redis.Clients()[0])
 	total := 0
 	for _, name := range s.namesOf(p.ID) {
 		left, err := res.Left(ctx, name)

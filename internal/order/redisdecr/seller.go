@@ -1,6 +1,6 @@
 // Package redisdecr is strategy redis-decr, the way most production flash
 // sales sell a hot product: no lock; the stock lives in Redis as well, and
-// one script per order (package reserve) answers sold out, duplicate
+// one script per order (package redisstock) answers sold out, duplicate
 // buyer, or reserved, in one round trip. Only reserved buyers reach the
 // database, where the order is written; if that write fails, the
 // reservation is given back. Package order's Service sells its redis-decr
@@ -13,6 +13,8 @@
 //
 // The files, in the order an order meets them:
 //   - place.go: reserve in Redis, write, give back if the write failed;
+//   - redisstock/: the Redis side, one Lua script per step (take.lua,
+//     give_back.lua, due.lua, …), which redis-queue's stock shares;
 //   - buckets.go: the same over a hot product's stock buckets, each
 //     under a hash tag of its own;
 //   - group.go: the write, in one transaction with the other buyers';
@@ -34,8 +36,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -45,7 +47,7 @@ import (
 // excepted).
 type Options struct {
 	// Stock is where the reservations are kept, in Redis.
-	Stock *reserve.Stock
+	Stock *redisstock.Stock
 	// Writer writes the orders to the database.
 	Writer *sale.Writer
 	// Work is the business work of one order of p: it ends early, with
@@ -71,7 +73,7 @@ type Options struct {
 // product's Redis stock (reconcile.go).
 type Seller struct {
 	opts Options
-	res  *reserve.Stock
+	res  *redisstock.Stock
 	w    *sale.Writer
 	db   *gorm.DB // w's
 
@@ -150,9 +152,9 @@ func (s *Seller) Close() {
 // (expired or cancelled) and the database has its units back already.
 // Its buyer may reserve again. It reports whether this call returned
 // them; false for a return that ran before, from any shop. Errors:
-// reserve.ErrUnavailable (the return may have run: call again).
+// redisstock.ErrUnavailable (the return may have run: call again).
 func (s *Seller) Return(ctx context.Context, p stock.Product, o sale.Order) (bool, error) {
 	s.know(p)
 	name := s.nameOf(o)
-	return s.res.Return(ctx, name, reserve.BuyersKey(name), o.UserID, o.ID, o.Quantity)
+	return s.res.Return(ctx, name, redisstock.BuyersKey(name), o.UserID, o.ID, o.Quantity)
 }

@@ -8,8 +8,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -55,7 +55,7 @@ func TestReclaimIgnoresAnotherProductsOpenOrder(t *testing.T) {
 		// server's own lock wait timeout is 50 s).
 		wait := 5 * time.Second
 		oa := newOrder(a, "a-dead")
-		open := []reserve.Reservation{{Product: a.ID, Buyer: "a-dead", ID: oa.ID, Quantity: 1}}
+		open := []redisstock.Reservation{{Product: a.ID, Buyer: "a-dead", ID: oa.ID, Quantity: 1}}
 		sctx, cancel := context.WithTimeout(ctx, wait)
 		err := db.WithContext(sctx).Transaction(func(tx *gorm.DB) error {
 			_, _, err := reclaimIn(tx, a.ID, open)
@@ -175,7 +175,7 @@ func TestSlowPathHoldsUpNoSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 		if err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			_, _, err := reclaimIn(tx, bp.ID, []reserve.Reservation{{Product: bp.ID, Buyer: "b1", ID: ob.ID, Quantity: 1}})
+			_, _, err := reclaimIn(tx, bp.ID, []redisstock.Reservation{{Product: bp.ID, Buyer: "b1", ID: ob.ID, Quantity: 1}})
 			return err
 		}); err != nil {
 			t.Fatal(err)
@@ -189,7 +189,7 @@ func TestSlowPathHoldsUpNoSweep(t *testing.T) {
 		defer scancel()
 		oa := newOrder(a, "a-dead")
 		if err := db.WithContext(sctx).Transaction(func(tx *gorm.DB) error {
-			_, _, err := reclaimIn(tx, a.ID, []reserve.Reservation{{Product: a.ID, Buyer: "a-dead", ID: oa.ID, Quantity: 1}})
+			_, _, err := reclaimIn(tx, a.ID, []redisstock.Reservation{{Product: a.ID, Buyer: "a-dead", ID: oa.ID, Quantity: 1}})
 			return err
 		}); err != nil {
 			t.Errorf("a sweep of A while B's slow path is open: %v", err)

@@ -10,8 +10,8 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -29,7 +29,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 		s := newShop(t, b, db, Options{})
 		sweep := func(t *testing.T, p stock.Product, o sale.Order) {
 			t.Helper()
-			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
+			open := []redisstock.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 				reclaimed, _, err := reclaimIn(tx, p.ID, open)
 				if err == nil && len(reclaimed) != 1 {
@@ -162,7 +162,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := newOrder(p, "slow")
-			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
+			open := []redisstock.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			order := db.WithContext(ctx).Begin() // as transact: the default isolation
 			defer order.Rollback()
 			if err := sale.Insert(order, o); err != nil {
@@ -194,7 +194,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := newOrder(p, "slow")
-			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
+			open := []redisstock.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			order := db.WithContext(ctx).Begin() // as transact: the default isolation
 			defer order.Rollback()
 			if err := sale.Insert(order, o); err != nil {
@@ -205,7 +205,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			if r, _, err := reclaimIn(first, p.ID, open); err != nil || len(r) != 1 {
 				t.Fatalf("first sweep: %v, %v", r, err)
 			}
-			var second []reserve.Reservation
+			var second []redisstock.Reservation
 			secondDone := inTurn(ctx, t, db, p.ID, func(tx *gorm.DB) error {
 				var err error
 				second, _, err = reclaimIn(tx, p.ID, open)
@@ -234,7 +234,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 				t.Fatal(err)
 			}
 			o := newOrder(p, "slow")
-			open := []reserve.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
+			open := []redisstock.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			tries := 0
 			err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 				tries++

@@ -4,7 +4,7 @@
 -- later is in the stream entry, so the consumer that writes it asks Redis
 -- nothing more.
 --
--- KEYS[1]  the stock key: the units left, an integer (package reserve's)
+-- KEYS[1]  the stock key: the units left, an integer (package redisstock's)
 -- KEYS[2]  the buyers key: a hash from each buyer with a queued or
 --          written order for the product to that order's id
 -- KEYS[3]  the product's stream of queued orders

@@ -1,24 +1,24 @@
-package reserve_test
+package redisstock_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestEveryScriptStaysInItsSlot, from the cold review of --redis-cluster:
-// every script and transaction of package reserve, on a product and on a
+// every script and transaction of package redisstock, on a product and on a
 // bucket of one, runs on a real Redis Cluster, whose CROSSSLOT refusal
 // any key outside its product's slot would meet. The shop's sales call
 // take, lower, due and turn; give-back and the ledger's forget run only
 // when a sale fails, which the shop's cluster test never makes happen.
 func TestEveryScriptStaysInItsSlot(t *testing.T) {
 	c := testenv.NewRedisCluster(t)
-	s := reserve.New(c.Client())
+	s := redisstock.New(c.Client())
 	ctx := t.Context()
-	for _, product := range []string{c.Key("p"), reserve.Bucket(c.Key("p"), 1, 3)} {
+	for _, product := range []string{c.Key("p"), redisstock.Bucket(c.Key("p"), 1, 3)} {
 		t.Run(product, func(t *testing.T) {
 			if err := s.Load(ctx, product, 5); err != nil {
 				t.Fatalf("Load: %v", err)
@@ -41,13 +41,13 @@ func TestEveryScriptStaysInItsSlot(t *testing.T) {
 			if _, err := s.Returns(ctx, product); err != nil {
 				t.Fatalf("Returns: %v", err)
 			}
-			if ok, err := s.Return(ctx, product, reserve.BuyersKey(product), "u1", "o1", 1); err != nil || !ok {
+			if ok, err := s.Return(ctx, product, redisstock.BuyersKey(product), "u1", "o1", 1); err != nil || !ok {
 				t.Fatalf("Return = %v, %v", ok, err)
 			}
 			if _, _, _, err := s.Turn(ctx, product, time.Second, time.Second); err != nil {
 				t.Fatalf("Turn: %v", err)
 			}
-			var due []reserve.Reservation
+			var due []redisstock.Reservation
 			for len(due) == 0 { // o1's hold of a millisecond passes by Redis's clock
 				var err error
 				if due, _, err = s.Due(ctx, product, 10); err != nil {

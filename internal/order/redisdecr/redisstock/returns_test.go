@@ -1,4 +1,4 @@
-package reserve_test
+package redisstock_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -15,7 +15,7 @@ import (
 func TestReturnOnce(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		s := reserve.New(r.Clients()[0])
+		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
 		if err := s.Load(ctx, p, 2); err != nil {
 			t.Fatal(err)
@@ -24,7 +24,7 @@ func TestReturnOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, want := range []bool{true, false, false} {
-			if ok, err := s.Return(ctx, p, reserve.BuyersKey(p), "alice", "o1", 1); err != nil || ok != want {
+			if ok, err := s.Return(ctx, p, redisstock.BuyersKey(p), "alice", "o1", 1); err != nil || ok != want {
 				t.Errorf("Return #%d = %v, %v; want %v", i+1, ok, err, want)
 			}
 		}
@@ -43,7 +43,7 @@ func TestReturnOnce(t *testing.T) {
 func TestLowerAfterReturn(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		s := reserve.New(r.Clients()[0])
+		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
 		if err := s.Load(ctx, p, 5); err != nil {
 			t.Fatal(err)
@@ -52,10 +52,10 @@ func TestLowerAfterReturn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Return(ctx, p, reserve.BuyersKey(p), "bob", "o9", 1); err != nil {
+		if _, err := s.Return(ctx, p, redisstock.BuyersKey(p), "bob", "o9", 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Lower(ctx, p, 3, before); !errors.Is(err, reserve.ErrReturned) {
+		if _, err := s.Lower(ctx, p, 3, before); !errors.Is(err, redisstock.ErrReturned) {
 			t.Errorf("Lower with the count from before the return: %v, want ErrReturned", err)
 		}
 		checkLeft(t, s, p, 6)
@@ -73,9 +73,9 @@ func TestLowerAfterReturn(t *testing.T) {
 func TestReturnToLostStock(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		s := reserve.New(r.Clients()[0])
+		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
-		if _, err := s.Return(ctx, p, reserve.BuyersKey(p), "alice", "o1", 1); !errors.Is(err, reserve.ErrNotLoaded) {
+		if _, err := s.Return(ctx, p, redisstock.BuyersKey(p), "alice", "o1", 1); !errors.Is(err, redisstock.ErrNotLoaded) {
 			t.Fatalf("Return to a lost stock: %v, want ErrNotLoaded", err)
 		}
 		if ok, err := s.LoadIfMissing(ctx, p, 5, "o1", "o2"); err != nil || !ok {
@@ -85,12 +85,12 @@ func TestReturnToLostStock(t *testing.T) {
 			t.Errorf("LoadIfMissing of a loaded stock = %v, %v; want false", ok, err)
 		}
 		for _, id := range []string{"o1", "o2"} {
-			if ok, err := s.Return(ctx, p, reserve.BuyersKey(p), "alice", id, 1); err != nil || ok {
+			if ok, err := s.Return(ctx, p, redisstock.BuyersKey(p), "alice", id, 1); err != nil || ok {
 				t.Errorf("Return %s, counted by the load = %v, %v; want false", id, ok, err)
 			}
 		}
 		checkLeft(t, s, p, 5)
-		if ok, err := s.Return(ctx, p, reserve.BuyersKey(p), "bob", "o3", 1); err != nil || !ok {
+		if ok, err := s.Return(ctx, p, redisstock.BuyersKey(p), "bob", "o3", 1); err != nil || !ok {
 			t.Errorf("Return o3 = %v, %v; want true", ok, err)
 		}
 		checkLeft(t, s, p, 6)

@@ -1,4 +1,4 @@
-package reserve_test
+package redisstock_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -24,7 +24,7 @@ import (
 func TestGiveBackAtMaxmemory(t *testing.T) {
 	c := privateRedis(t)
 	ctx := context.Background()
-	s := reserve.New(c)
+	s := redisstock.New(c)
 	if err := s.Load(ctx, "p", 3); err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -37,7 +37,7 @@ func TestSweepRetiresPhantomUnits(t *testing.T) {
 		mustPlace(ctx, t, shop, p.ID, "a")
 		mustPlace(ctx, t, shop, p.ID, "b")
 		// The database has 1 left; Redis offers 3.
-		if n, err := b.Redis.Clients()[0].IncrBy(ctx, reserve.StockKey(p.ID), 2).Result(); err != nil || n != 3 {
+		if n, err := b.Redis.Clients()[0].IncrBy(ctx, redisstock.StockKey(p.ID), 2).Result(); err != nil || n != 3 {
 			t.Fatalf("Redis stock after the lost reservations: %d (%v), want 3", n, err)
 		}
 		testenv.WaitFor(t, sweptWithin, "the sweep to bring the drift to 0", func() bool {
@@ -123,7 +123,7 @@ func TestSweepRepairsFailoverDrift(t *testing.T) {
 	t.Cleanup(func() { c.Close() })
 	db := env.DB.DB()
 	shop := order.NewService(db, stock.NewStore(db), nil, order.Options{
-		Reservations: reserve.New(c), Logger: slog.New(slog.DiscardHandler)})
+		RedisDecr: redisstock.New(c), Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { shop.Close() })
 	p, err := shop.AddProduct(ctx, stock.Product{ID: env.Redis.Key("sweep-failover"), Strategy: strategy.RedisDecr, Stock: 2})
 	if err != nil {
@@ -133,7 +133,7 @@ func TestSweepRepairsFailoverDrift(t *testing.T) {
 	replica := redis.NewClient(&redis.Options{Addr: sentinels.Replica(), DisableIdentity: true})
 	t.Cleanup(func() { replica.Close() })
 	testenv.WaitFor(t, sweptWithin, "the replica to have the stock", func() bool {
-		n, err := replica.Get(ctx, reserve.StockKey(p.ID)).Int()
+		n, err := replica.Get(ctx, redisstock.StockKey(p.ID)).Int()
 		return err == nil && n == 2
 	})
 
@@ -142,14 +142,14 @@ func TestSweepRepairsFailoverDrift(t *testing.T) {
 	mustPlace(ctx, t, shop, p.ID, "b")
 	sentinels.KillMaster()
 	set.Link().Stop() // what it held dies with the master
-	offered, err := replica.Get(ctx, reserve.StockKey(p.ID)).Int()
+	offered, err := replica.Get(ctx, redisstock.StockKey(p.ID)).Int()
 	if err != nil || offered != 2 {
 		t.Fatalf("the replica's stock before its promotion: %d (%v), want 2: the two reservations never reached it", offered, err)
 	}
 	sentinels.AwaitMaster(sentinels.Replica(), 30*time.Second)
 
 	testenv.WaitFor(t, sweptWithin, "the sweep to lower the promoted counter to the database's stock", func() bool {
-		n, err := replica.Get(ctx, reserve.StockKey(p.ID)).Int()
+		n, err := replica.Get(ctx, redisstock.StockKey(p.ID)).Int()
 		return err == nil && n == 0
 	})
 	checkExact(t, audit(t, shop, p.ID), order.Audit{ProductID: p.ID, Strategy: strategy.RedisDecr,

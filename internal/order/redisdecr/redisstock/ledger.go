@@ -1,4 +1,4 @@
-package reserve
+package redisstock
 
 import (
 	"context"
@@ -36,11 +36,11 @@ func (r Reservation) member() string {
 func parseMember(product, m string) (Reservation, error) {
 	parts := strings.SplitN(m, "|", 3)
 	if len(parts) != 3 {
-		return Reservation{}, fmt.Errorf("reserve: ledger of %q: malformed entry %q", product, m)
+		return Reservation{}, fmt.Errorf("redisstock: ledger of %q: malformed entry %q", product, m)
 	}
 	q, err := strconv.Atoi(parts[1])
 	if err != nil {
-		return Reservation{}, fmt.Errorf("reserve: ledger of %q: malformed entry %q", product, m)
+		return Reservation{}, fmt.Errorf("redisstock: ledger of %q: malformed entry %q", product, m)
 	}
 	return Reservation{Product: product, Buyer: parts[2], ID: parts[0], Quantity: q}, nil
 }
@@ -56,7 +56,7 @@ func (s *Stock) Due(ctx context.Context, product string, limit int) ([]Reservati
 		return nil, 0, redisErr(ctx, err, "read the ledger", product)
 	}
 	if len(res) == 0 {
-		return nil, 0, fmt.Errorf("reserve: ledger of %q: unexpected reply %v", product, res)
+		return nil, 0, fmt.Errorf("redisstock: ledger of %q: unexpected reply %v", product, res)
 	}
 	n, _ := res[0].(int64)
 	due := make([]Reservation, 0, len(res)-1)

@@ -1,4 +1,4 @@
-package reserve
+package redisstock
 
 import "strconv"
 

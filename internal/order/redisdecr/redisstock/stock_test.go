@@ -1,4 +1,4 @@
-package reserve_test
+package redisstock_test
 
 import (
 	"context"
@@ -6,18 +6,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 func TestTakeAndGiveBack(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		s := reserve.New(r.Clients()[0])
+		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
 
-		if _, err := s.Take(ctx, p, "alice", "r1", 1, time.Hour); !errors.Is(err, reserve.ErrNotLoaded) {
-			t.Fatalf("Take before Load: got %v, want %v", err, reserve.ErrNotLoaded)
+		if _, err := s.Take(ctx, p, "alice", "r1", 1, time.Hour); !errors.Is(err, redisstock.ErrNotLoaded) {
+			t.Fatalf("Take before Load: got %v, want %v", err, redisstock.ErrNotLoaded)
 		}
 		if err := s.Load(ctx, p, 3); err != nil {
 			t.Fatal(err)
@@ -27,11 +27,11 @@ func TestTakeAndGiveBack(t *testing.T) {
 		}
 		// The buyer is checked before the stock: a repeated click takes
 		// nothing, whatever is left.
-		if _, err := s.Take(ctx, p, "alice", "r2", 1, time.Hour); !errors.Is(err, reserve.ErrDuplicate) {
-			t.Errorf("alice again: got %v, want %v", err, reserve.ErrDuplicate)
+		if _, err := s.Take(ctx, p, "alice", "r2", 1, time.Hour); !errors.Is(err, redisstock.ErrDuplicate) {
+			t.Errorf("alice again: got %v, want %v", err, redisstock.ErrDuplicate)
 		}
-		if _, err := s.Take(ctx, p, "bob", "r3", 2, time.Hour); !errors.Is(err, reserve.ErrSoldOut) {
-			t.Errorf("bob takes 2 of 1: got %v, want %v", err, reserve.ErrSoldOut)
+		if _, err := s.Take(ctx, p, "bob", "r3", 2, time.Hour); !errors.Is(err, redisstock.ErrSoldOut) {
+			t.Errorf("bob takes 2 of 1: got %v, want %v", err, redisstock.ErrSoldOut)
 		}
 		checkLeft(t, s, p, 1)
 
@@ -68,7 +68,7 @@ func TestTakeAndGiveBack(t *testing.T) {
 func TestTakeArrivingAfterItsGiveBackReservesNothing(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		s := reserve.New(r.Clients()[0])
+		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
 		if err := s.Load(ctx, p, 3); err != nil {
 			t.Fatal(err)
@@ -76,8 +76,8 @@ func TestTakeArrivingAfterItsGiveBackReservesNothing(t *testing.T) {
 		if held, err := s.GiveBack(ctx, p, "alice", "r1", 1); held || err != nil {
 			t.Fatalf("GiveBack before its take: %v, %v; want false, nil", held, err)
 		}
-		if _, err := s.Take(ctx, p, "alice", "r1", 1, time.Hour); !errors.Is(err, reserve.ErrGivenBack) {
-			t.Errorf("the late take: got %v, want %v", err, reserve.ErrGivenBack)
+		if _, err := s.Take(ctx, p, "alice", "r1", 1, time.Hour); !errors.Is(err, redisstock.ErrGivenBack) {
+			t.Errorf("the late take: got %v, want %v", err, redisstock.ErrGivenBack)
 		}
 		checkLeft(t, s, p, 3)
 		if left, err := s.Take(ctx, p, "alice", "r2", 1, time.Hour); err != nil || left != 2 {
@@ -87,7 +87,7 @@ func TestTakeArrivingAfterItsGiveBackReservesNothing(t *testing.T) {
 	})
 }
 
-func checkLeft(t *testing.T, s *reserve.Stock, p string, want int) {
+func checkLeft(t *testing.T, s *redisstock.Stock, p string, want int) {
 	t.Helper()
 	if got, err := s.Left(context.Background(), p); err != nil || got != want {
 		t.Errorf("Left = %d, %v; want %d", got, err, want)

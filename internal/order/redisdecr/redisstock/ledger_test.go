@@ -1,4 +1,4 @@
-package reserve_test
+package redisstock_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -16,7 +16,7 @@ import (
 func TestLedger(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		s := reserve.New(r.Clients()[0])
+		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
 		if err := s.Load(ctx, p, 10); err != nil {
 			t.Fatal(err)
@@ -32,8 +32,8 @@ func TestLedger(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		checkDue(t, s, p, 3, reserve.Reservation{Product: p, Buyer: "a|b:c", ID: "r1", Quantity: 2},
-			reserve.Reservation{Product: p, Buyer: "bob", ID: "r2", Quantity: 1})
+		checkDue(t, s, p, 3, redisstock.Reservation{Product: p, Buyer: "a|b:c", ID: "r1", Quantity: 2},
+			redisstock.Reservation{Product: p, Buyer: "bob", ID: "r2", Quantity: 1})
 
 		// A limit of one returns the oldest.
 		due, held, err := s.Due(ctx, p, 1)
@@ -43,7 +43,7 @@ func TestLedger(t *testing.T) {
 
 		// Bob's order is written: forgotten, he stays a buyer. Alice's is
 		// given back: it leaves the ledger with her.
-		if err := s.Forget(ctx, p, []reserve.Reservation{{Product: p, Buyer: "bob", ID: "r2", Quantity: 1}}); err != nil {
+		if err := s.Forget(ctx, p, []redisstock.Reservation{{Product: p, Buyer: "bob", ID: "r2", Quantity: 1}}); err != nil {
 			t.Fatal(err)
 		}
 		if held, err := s.GiveBack(ctx, p, "a|b:c", "r1", 2); err != nil || !held {
@@ -69,7 +69,7 @@ func TestLedger(t *testing.T) {
 func TestLedgerGiveBackNotHeld(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		s := reserve.New(r.Clients()[0])
+		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
 		if err := s.Load(ctx, p, 3); err != nil {
 			t.Fatal(err)
@@ -91,7 +91,7 @@ func TestLedgerGiveBackNotHeld(t *testing.T) {
 
 // checkDue checks what Due says of product p: held reservations in all,
 // want of them past their hold (in order).
-func checkDue(t *testing.T, s *reserve.Stock, p string, held int, want ...reserve.Reservation) {
+func checkDue(t *testing.T, s *redisstock.Stock, p string, held int, want ...redisstock.Reservation) {
 	t.Helper()
 	due, n, err := s.Due(context.Background(), p, 100)
 	if err != nil || n != held || !slices.Equal(due, want) {

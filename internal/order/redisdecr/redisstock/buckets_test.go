@@ -1,11 +1,11 @@
-package reserve_test
+package redisstock_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -13,7 +13,7 @@ import (
 // cluster agrees on a bucket's name.
 func TestSlot(t *testing.T) {
 	for tag, want := range map[string]int{"foo": 12182, "123456789": 12739, "": 0} {
-		if got := reserve.Slot(tag); got != want {
+		if got := redisstock.Slot(tag); got != want {
 			t.Errorf("Slot(%q) = %d, want %d", tag, got, want)
 		}
 	}
@@ -24,14 +24,14 @@ func TestSlot(t *testing.T) {
 // same name comes back every time.
 func TestBucketNames(t *testing.T) {
 	for _, k := range []int{2, 3, 4, 16} {
-		names := reserve.Buckets("hot", k)
+		names := redisstock.Buckets("hot", k)
 		seen := map[string]bool{}
 		for b, name := range names {
-			lo, hi := b*reserve.Slots/k, (b+1)*reserve.Slots/k
-			if s := reserve.Slot(name); s < lo+(hi-lo)/4 || s >= hi-(hi-lo)/4 {
+			lo, hi := b*redisstock.Slots/k, (b+1)*redisstock.Slots/k
+			if s := redisstock.Slot(name); s < lo+(hi-lo)/4 || s >= hi-(hi-lo)/4 {
 				t.Errorf("k=%d: bucket %d %q in slot %d, want the middle of %d..%d", k, b, name, s, lo, hi)
 			}
-			if !strings.HasPrefix(name, "hot~b") || seen[name] || name != reserve.Bucket("hot", b, k) {
+			if !strings.HasPrefix(name, "hot~b") || seen[name] || name != redisstock.Bucket("hot", b, k) {
 				t.Errorf("k=%d: bucket %d named %q", k, b, name)
 			}
 			seen[name] = true
@@ -47,11 +47,11 @@ func TestBucketsOnDifferentMasters(t *testing.T) {
 	cl := c.Client()
 	ctx := context.Background()
 	masters := map[string]bool{}
-	for _, name := range reserve.Buckets(c.Key("hot"), 3) {
-		key := reserve.StockKey(name)
+	for _, name := range redisstock.Buckets(c.Key("hot"), 3) {
+		key := redisstock.StockKey(name)
 		slot, err := cl.ClusterKeySlot(ctx, key).Result()
-		if err != nil || int(slot) != reserve.Slot(name) {
-			t.Errorf("CLUSTER KEYSLOT %s = %d, %v; want %d", key, slot, err, reserve.Slot(name))
+		if err != nil || int(slot) != redisstock.Slot(name) {
+			t.Errorf("CLUSTER KEYSLOT %s = %d, %v; want %d", key, slot, err, redisstock.Slot(name))
 		}
 		m, err := cl.MasterForKey(ctx, key)
 		if err != nil {

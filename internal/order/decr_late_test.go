@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -27,7 +27,7 @@ func TestTakeLandingAfterItsGiveBack(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		ctx := context.Background()
 		shop := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil,
-			order.Options{Reservations: reserve.New(shopRedis(t, b.Redis.Addrs()[0])), Logger: slog.New(slog.DiscardHandler)})
+			order.Options{RedisDecr: redisstock.New(shopRedis(t, b.Redis.Addrs()[0])), Logger: slog.New(slog.DiscardHandler)})
 		t.Cleanup(func() { shop.Close() })
 		p := newProduct(t, b, "take-late", stock.Product{Strategy: strategy.RedisDecr, Stock: 3})
 		mustPlace(ctx, t, shop, p.ID, "warm")
@@ -48,7 +48,7 @@ func TestTakeLandingAfterItsGiveBack(t *testing.T) {
 			t.Errorf("after the late take: database stock %d, drift %d (audit %+v); want stock 2 in both, drift 0", a.Stock, a.Drift, a)
 		}
 		retry := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil,
-			order.Options{Reservations: reserve.New(shopRedis(t, b.Redis.Addrs()[0])), Logger: slog.New(slog.DiscardHandler)})
+			order.Options{RedisDecr: redisstock.New(shopRedis(t, b.Redis.Addrs()[0])), Logger: slog.New(slog.DiscardHandler)})
 		t.Cleanup(func() { retry.Close() })
 		if _, err := retry.Place(ctx, order.Request{UserID: "x", ProductID: p.ID, Quantity: 1}); err != nil {
 			t.Errorf("x clicks again: %v, want an order", err)

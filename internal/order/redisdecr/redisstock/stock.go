@@ -1,4 +1,5 @@
-// Package reserve keeps a product's stock in Redis, where most production
+// Package redisstock keeps a product's stock in Redis for strategy
+// redis-decr (redis-queue keeps its stock here too), where most production
 // flash sales deduct it: one Lua script per order answers "sold out",
 // "you already have one" or "reserved" in one round trip, and only the
 // buyers it reserves for go on to write their order to the database. A
@@ -17,7 +18,7 @@
 // take, if it still arrives, reserves nothing (GiveBack). The id is a hash
 // tag, so a product's keys share one Redis Cluster slot (and a script may
 // touch them all), and each kind of key has its own namespace.
-package reserve
+package redisstock
 
 import (
 	"context"
@@ -36,25 +37,25 @@ import (
 // Errors returned by Stock. Compare them with errors.Is.
 var (
 	// ErrSoldOut means fewer units are left than the buyer asked for.
-	ErrSoldOut = errors.New("reserve: sold out")
+	ErrSoldOut = errors.New("redisstock: sold out")
 	// ErrDuplicate means the buyer already holds a reservation or an order.
-	ErrDuplicate = errors.New("reserve: buyer already has one")
+	ErrDuplicate = errors.New("redisstock: buyer already has one")
 	// ErrNotLoaded means the product's stock is not in Redis: it was never
 	// loaded, or Redis lost it (a restart without persistence).
-	ErrNotLoaded = errors.New("reserve: stock not loaded")
+	ErrNotLoaded = errors.New("redisstock: stock not loaded")
 	// ErrUnavailable means Redis could not be reached.
-	ErrUnavailable = errors.New("reserve: redis unavailable")
+	ErrUnavailable = errors.New("redisstock: redis unavailable")
 	// ErrFull means Redis is at its maxmemory and refused the take at its
 	// first write: nothing was reserved, and there is nothing to give back.
 	// It wraps ErrUnavailable.
 	ErrFull = fmt.Errorf("%w: at its maxmemory, nothing reserved", ErrUnavailable)
 	// ErrGivenBack means the reservation was given back before its take
 	// arrived: nothing was reserved.
-	ErrGivenBack = errors.New("reserve: reservation already given back")
+	ErrGivenBack = errors.New("redisstock: reservation already given back")
 	// ErrReturned means Lower changed nothing: an order's units were
 	// returned since the caller read the returns counter (Returns), so
 	// the database stock it read may be below the stock now.
-	ErrReturned = errors.New("reserve: units returned since the stock was read")
+	ErrReturned = errors.New("redisstock: units returned since the stock was read")
 )
 
 // givenBackTTL is how long a given-back mark lasts. A take whose reply
@@ -185,7 +186,7 @@ func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, ho
 		return 0, redisErr(ctx, err, "take", product)
 	}
 	if len(res) != 2 {
-		return 0, fmt.Errorf("reserve: take %q: unexpected reply %v", product, res)
+		return 0, fmt.Errorf("redisstock: take %q: unexpected reply %v", product, res)
 	}
 	code, _ := res[0].(int64)
 	switch code {
@@ -202,7 +203,7 @@ func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, ho
 	case -4:
 		return 0, fmt.Errorf("%w: %s of %q", ErrGivenBack, id, product)
 	}
-	return 0, fmt.Errorf("reserve: take %q: unexpected reply %v", product, res)
+	return 0, fmt.Errorf("redisstock: take %q: unexpected reply %v", product, res)
 }
 
 // Lower brings product's stock down to at most units, never up, and
@@ -257,5 +258,5 @@ func (s *Stock) Left(ctx context.Context, product string) (int, error) {
 
 // redisErr translates a failed call (package rediserr's rule).
 func redisErr(ctx context.Context, err error, op, product string) error {
-	return rediserr.Wrap(ctx, err, ErrUnavailable, "reserve", op, product)
+	return rediserr.Wrap(ctx, err, ErrUnavailable, "redisstock", op, product)
 }

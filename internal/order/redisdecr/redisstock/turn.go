@@ -1,4 +1,4 @@
-package reserve
+package redisstock
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func (s *Stock) Turn(ctx context.Context, product string, d, stuckAfter time.Dur
 		return false, 0, false, redisErr(ctx, err, "ask for the sweep turn", product)
 	}
 	if len(res) != 3 {
-		return false, 0, false, fmt.Errorf("reserve: sweep turn of %q: unexpected reply %v", product, res)
+		return false, 0, false, fmt.Errorf("redisstock: sweep turn of %q: unexpected reply %v", product, res)
 	}
 	return res[0] == 1, int(res[1]), res[2] == 1, nil
 }

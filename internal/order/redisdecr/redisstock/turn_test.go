@@ -1,11 +1,11 @@
-package reserve_test
+package redisstock_test
 
 import (
 	"context"
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/reserve"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -17,7 +17,7 @@ import (
 func TestTurn(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		a, b := reserve.New(r.Clients()[0]), reserve.New(r.Clients()[0])
+		a, b := redisstock.New(r.Clients()[0]), redisstock.New(r.Clients()[0])
 		p, other := r.Key("p"), r.Key("other")
 		if err := a.Load(ctx, p, 10); err != nil {
 			t.Fatal(err)
