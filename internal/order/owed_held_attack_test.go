@@ -9,9 +9,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -31,7 +31,7 @@ func redisReturn(ctx context.Context, t *testing.T, c redis.UniversalClient, p s
 		return queue.New(c).Return(ctx, p.ID, o.UserID, o.ID, o.Quantity)
 	}
 	name := stockName(p, o.UserID)
-	return reserve.New(c).Return(ctx, name, reserve.BuyersKey(name), o.UserID, o.ID, o.Quantity)
+	return redisstock.New(c).Return(ctx, name, redisstock.BuyersKey(name), o.UserID, o.ID, o.Quantity)
 }
 
 // staleLoad reads what a load of the stock name of p would load now (its
@@ -41,14 +41,14 @@ func redisReturn(ctx context.Context, t *testing.T, c redis.UniversalClient, p s
 func staleLoad(ctx context.Context, t *testing.T, b *testenv.Env, c redis.UniversalClient, p stock.Product, user string) func() {
 	t.Helper()
 	name := stockName(p, user)
-	left, err := reserve.New(c).Left(ctx, name) // the settled stock: the database's, bucket's too
+	left, err := redisstock.New(c).Left(ctx, name) // the settled stock: the database's, bucket's too
 	if err != nil {
 		t.Fatalf("Left: %v", err)
 	}
 	var bucket *int
 	if p.Buckets >= 2 {
 		for i := range p.Buckets {
-			if reserve.Bucket(p.ID, i, p.Buckets) == name {
+			if redisstock.Bucket(p.ID, i, p.Buckets) == name {
 				bucket = &i
 			}
 		}
@@ -62,7 +62,7 @@ func staleLoad(ctx context.Context, t *testing.T, b *testenv.Env, c redis.Univer
 		t.Fatal(err)
 	}
 	return func() {
-		if _, err := reserve.New(c).LoadIfMissing(ctx, name, left, owed...); err != nil {
+		if _, err := redisstock.New(c).LoadIfMissing(ctx, name, left, owed...); err != nil {
 			t.Fatalf("LoadIfMissing: %v", err)
 		}
 	}

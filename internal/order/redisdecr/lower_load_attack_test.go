@@ -9,8 +9,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -56,7 +56,7 @@ func TestLowerAfterALoadThatCountedAReturn(t *testing.T) {
 				}
 				c := b.Redis.Clients()[0]
 				name := s.nameOf(o)
-				for _, key := range []string{reserve.StockKey(name), reserve.BuyersKey(name), "flashsale:reserved:{" + name + "}",
+				for _, key := range []string{redisstock.StockKey(name), redisstock.BuyersKey(name), "flashsale:reserved:{" + name + "}",
 					"flashsale:returned:{" + name + "}", "flashsale:returns:{" + name + "}"} {
 					if err := c.Del(ctx, key).Err(); err != nil {
 						t.Fatal(err)
@@ -85,8 +85,8 @@ func TestLowerAfterALoadThatCountedAReturn(t *testing.T) {
 						t.Fatalf("Return after the load = %v, %v; want false (counted by the load)", ok, err)
 					}
 				}
-				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, reserve.ErrReturned) &&
-					!errors.Is(err, reserve.ErrNotLoaded) {
+				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, redisstock.ErrReturned) &&
+					!errors.Is(err, redisstock.ErrNotLoaded) {
 					t.Fatalf("lowerToDatabase: %v", err)
 				}
 				if !done {
@@ -165,7 +165,7 @@ func TestLowerAfterALoadAndAReturnSinceTheRead(t *testing.T) {
 					}
 					done = true
 					c := b.Redis.Clients()[0]
-					for _, key := range []string{reserve.StockKey(name), reserve.BuyersKey(name), "flashsale:reserved:{" + name + "}",
+					for _, key := range []string{redisstock.StockKey(name), redisstock.BuyersKey(name), "flashsale:reserved:{" + name + "}",
 						"flashsale:returned:{" + name + "}", "flashsale:returns:{" + name + "}"} {
 						if err := c.Del(ctx, key).Err(); err != nil {
 							t.Fatal(err)
@@ -187,8 +187,8 @@ func TestLowerAfterALoadAndAReturnSinceTheRead(t *testing.T) {
 						t.Fatalf("Return of the later order = %v, %v; want true", ok, err)
 					}
 				}
-				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, reserve.ErrReturned) &&
-					!errors.Is(err, reserve.ErrNotLoaded) {
+				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, redisstock.ErrReturned) &&
+					!errors.Is(err, redisstock.ErrNotLoaded) {
 					t.Fatalf("lowerToDatabase: %v", err)
 				}
 				if !done {

@@ -102,7 +102,7 @@ func TestReturnToLostStock(t *testing.T) {
 func TestLowerAfterLoad(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		s := reserve.New(r.Clients()[0])
+		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
 		before, err := s.Returns(ctx, p) // Redis lost the stock: 0
 		if err != nil {
@@ -111,7 +111,7 @@ func TestLowerAfterLoad(t *testing.T) {
 		if _, err := s.LoadIfMissing(ctx, p, 4, "o1"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Lower(ctx, p, 3, before); !errors.Is(err, reserve.ErrReturned) {
+		if _, err := s.Lower(ctx, p, 3, before); !errors.Is(err, redisstock.ErrReturned) {
 			t.Errorf("Lower with the count from before the load: %v, want ErrReturned", err)
 		}
 		checkLeft(t, s, p, 4)
