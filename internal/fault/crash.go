@@ -36,7 +36,7 @@ import (
 //
 // After the attack the load generator checks what the crash may not have
 // broken: oversold and duplicate orders (the shop's audit), every buyer
-// answered 201 or 202 has an order row (ledger.Unwritten), and, for
+// answered 201 or 202 has an order row (tally.Unwritten), and, for
 // redis-decr, Redis's stock against the database's: it rereads the audit
 // until the drift is 0, for up to crashDriftWithin.
 

@@ -4,17 +4,17 @@ import (
 	"context"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // Settle is a --crash attack's last step, after its audit: it waits up to
 // crashDriftWithin for redis-decr's drift to read 0, keeping the last
 // audit it read in au, and records how many orders the buyers were told
 // they have, and how many of those were not written (lost, which
-// ledger.Unwritten counted). It is called after Stop returned no error,
+// tally.Unwritten counted). It is called after Stop returned no error,
 // from the same goroutine; only ctx's end or a shop that does not answer
 // is an error.
-func (sc *crashing) Settle(ctx context.Context, au *ledger.Audit, lost int) error {
+func (sc *crashing) Settle(ctx context.Context, au *tally.Audit, lost int) error {
 	c := sc.rec
 	if au.Drift != nil {
 		start := time.Now()
@@ -24,7 +24,7 @@ func (sc *crashing) Settle(ctx context.Context, au *ledger.Audit, lost int) erro
 			if au.Drift == nil || *au.Drift == 0 || !time.Now().Before(end) {
 				return true
 			}
-			var next ledger.Audit
+			var next tally.Audit
 			if next, err = sc.attack.Shop.Audit(ctx, sc.attack.Product); err == nil {
 				*au = next
 			}
@@ -39,6 +39,6 @@ func (sc *crashing) Settle(ctx context.Context, au *ledger.Audit, lost int) erro
 			c.Drift = &d
 		}
 	}
-	c.Answered, c.WithoutOrder = len(ledger.AcceptedIDs(sc.results)), lost
+	c.Answered, c.WithoutOrder = len(tally.AcceptedIDs(sc.results)), lost
 	return nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -140,7 +140,7 @@ func drifting(t *testing.T, drifts ...int) *fleet.API {
 func TestShopCrashSettles(t *testing.T) {
 	answered := vegeta.Results{{Code: 201, Body: []byte(`{"id":"a"}`)}, {Code: 202, Body: []byte(`{"id":"b"}`)}, {Code: 409}}
 	c := &crashing{attack: &Attack{Shop: drifting(t, 1, 0), Product: "p"}, rec: &Crash{}, results: answered}
-	au := ledger.Audit{Drift: new(int)}
+	au := tally.Audit{Drift: new(int)}
 	*au.Drift = 2
 	if err := c.Settle(t.Context(), &au, 1); err != nil {
 		t.Fatal(err)
@@ -156,14 +156,14 @@ func TestShopCrashSettles(t *testing.T) {
 	}
 	// Not redis-decr: nothing to wait for.
 	plain := &crashing{attack: &Attack{Product: "p"}, rec: &Crash{}}
-	if err := plain.Settle(t.Context(), &ledger.Audit{}, 0); err != nil || plain.rec.Drift != nil || plain.rec.DriftWaited != 0 {
+	if err := plain.Settle(t.Context(), &tally.Audit{}, 0); err != nil || plain.rec.Drift != nil || plain.rec.DriftWaited != 0 {
 		t.Errorf("Settle without a drift: %v, %+v; want nothing waited", err, plain.rec)
 	}
 	// The context ends while the drift is still there: its error.
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	stuck := &crashing{attack: &Attack{Shop: drifting(t, 3), Product: "p"}, rec: &Crash{}}
-	au = ledger.Audit{Drift: new(int)}
+	au = tally.Audit{Drift: new(int)}
 	*au.Drift = 3
 	if err := stuck.Settle(ctx, &au, 0); !errors.Is(err, fleet.ErrShop) || *au.Drift != 3 {
 		t.Errorf("Settle on an ended context: %v, drift %d; want the shop unreached, the audit as it was", err, *au.Drift)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // What failovers cost redis-queue's buyers. The stream of accepted orders
@@ -27,11 +27,11 @@ type FailoverQueue struct {
 // Settle asks a shop, for a queued row, where every order answered 202
 // stands, and records it in the failover's record. It is called after
 // the drain and the audit, from the attack's goroutine.
-func (fo *failingOver) Settle(ctx context.Context, _ *ledger.Audit, _ int) error {
+func (fo *failingOver) Settle(ctx context.Context, _ *tally.Audit, _ int) error {
 	if fo.rec == nil || !fo.attack.Strategy.Queues() {
 		return nil
 	}
-	ids := ledger.AcceptedIDs(fo.results)
+	ids := tally.AcceptedIDs(fo.results)
 	q := &FailoverQueue{Answered: len(ids)}
 	var mu sync.Mutex
 	var wg sync.WaitGroup

@@ -25,7 +25,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -138,6 +138,6 @@ func Find[T Record](rs Records) T {
 type Sale struct {
 	Strategy      strategy.Name
 	LockTTL, Work time.Duration
-	Audit         ledger.Audit
+	Audit         tally.Audit
 	Results       vegeta.Results
 }

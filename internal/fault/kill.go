@@ -11,7 +11,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -202,12 +202,12 @@ func (k *Kill) after(s Sale) string {
 			continue
 		}
 		sent++
-		switch kind := ledger.Classify(r); {
+		switch kind := tally.Classify(r); {
 		case r.Code == http.StatusServiceUnavailable:
 			refused++
-		case kind == ledger.KindCreated:
+		case kind == tally.KindCreated:
 			created++
-		case kind == ledger.KindSoldOut:
+		case kind == tally.KindSoldOut:
 			soldOut++
 		}
 	}

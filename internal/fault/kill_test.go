@@ -13,7 +13,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -22,7 +22,7 @@ import (
 func killRow(after ...uint16) (*Kill, Sale) {
 	t0 := time.Date(2026, 11, 11, 0, 0, 0, 0, time.UTC)
 	k := &Kill{Nodes: []int{0, 1, 2}, Noun: "Redis nodes", Of: 5, At: time.Second}
-	m := Sale{Strategy: strategy.Redlock, Audit: ledger.Audit{InitialStock: 100, Sold: 100, Consistent: true}}
+	m := Sale{Strategy: strategy.Redlock, Audit: tally.Audit{InitialStock: 100, Sold: 100, Consistent: true}}
 	m.Results = append(m.Results, vegeta.Result{Timestamp: t0, Code: 201})
 	for i, code := range after {
 		r := vegeta.Result{Timestamp: t0.Add(time.Second + time.Duration(i+1)*time.Millisecond), Code: code}

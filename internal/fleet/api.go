@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // ErrShop is wrapped by errors from the shop's admin API: a refused
@@ -80,8 +80,8 @@ func (a *API) CreateProduct(ctx context.Context, p Product) error {
 }
 
 // Audit reads the shop's audit of product id.
-func (a *API) Audit(ctx context.Context, id string) (ledger.Audit, error) {
-	var out ledger.Audit
+func (a *API) Audit(ctx context.Context, id string) (tally.Audit, error) {
+	var out tally.Audit
 	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/audit", nil, http.StatusOK, &out)
 	out.LockMode = "" // strategy's older name: the report keeps only strategy
 	return out, err
@@ -101,8 +101,8 @@ func (a *API) OrderStatus(ctx context.Context, id string) (string, error) {
 }
 
 // Events reads what this shop counted for product id.
-func (a *API) Events(ctx context.Context, id string) (ledger.Events, error) {
-	var out ledger.Events
+func (a *API) Events(ctx context.Context, id string) (tally.Events, error) {
+	var out tally.Events
 	err := a.do(ctx, http.MethodGet, "/api/v1/products/"+id+"/events", nil, http.StatusOK, &out)
 	return out, err
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // The admin API sends the token, decodes the shop's answers, reads a 404
@@ -50,7 +50,7 @@ func TestAPI(t *testing.T) {
 		t.Errorf("Audit = %+v, %v; want 101 sold of 100, oversold 1", au, err)
 	}
 	ev, err := api.Events(ctx, "p1")
-	if err != nil || ev != (ledger.Events{FencedOut: 3, LateCommits: 2}) {
+	if err != nil || ev != (tally.Events{FencedOut: 3, LateCommits: 2}) {
 		t.Errorf("Events = %+v, %v; want 3 fenced out, 2 late commits", ev, err)
 	}
 	for id, want := range map[string]string{"o1": "created", "o2": "unknown"} {

@@ -8,14 +8,14 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // ClusterCommands reads how many commands each master of a Redis Cluster
-// has served (ledger.CommandMeter): the sum of INFO commandstats' calls
-// on every master, less the bookkeeping commands (ledger.CommandCalls),
+// has served (tally.CommandMeter): the sum of INFO commandstats' calls
+// on every master, less the bookkeeping commands (tally.CommandCalls),
 // by the master's address. Every client of the cluster counts, not only
 // this fleet's shops: on a cluster other programs share, their commands
 // land in the figures too. It is safe for concurrent use.
@@ -24,12 +24,12 @@ type ClusterCommands struct {
 	Addrs []string
 }
 
-// Describe implements ledger.CommandMeter.
+// Describe implements tally.CommandMeter.
 func (c ClusterCommands) Describe() string {
 	return fmt.Sprintf("INFO commandstats on each master of the Redis Cluster %s", strings.Join(c.Addrs, ","))
 }
 
-// Commands implements ledger.CommandMeter. It reads the slot map afresh
+// Commands implements tally.CommandMeter. It reads the slot map afresh
 // at each call, so a replica promoted since the last is read as a master.
 func (c ClusterCommands) Commands(ctx context.Context) (map[string]int64, error) {
 	cl := redis.NewClusterClient(redisopt.Cluster(c.Addrs, 0, redisopt.Settings{}))
@@ -42,7 +42,7 @@ func (c ClusterCommands) Commands(ctx context.Context) (map[string]int64, error)
 			return fmt.Errorf("fleet: INFO commandstats on %s: %w", m.Options().Addr, err)
 		}
 		mu.Lock()
-		out[m.Options().Addr] = ledger.CommandCalls(info)
+		out[m.Options().Addr] = tally.CommandCalls(info)
 		mu.Unlock()
 		return nil
 	})
@@ -52,7 +52,7 @@ func (c ClusterCommands) Commands(ctx context.Context) (map[string]int64, error)
 	return out, nil
 }
 
-// MasterOf implements ledger.MasterFinder: the address of the master
+// MasterOf implements tally.MasterFinder: the address of the master
 // that serves product's keys, all under its hash tag (order.ProductKey).
 func (c ClusterCommands) MasterOf(ctx context.Context, product string) (string, error) {
 	cl := redis.NewClusterClient(redisopt.Cluster(c.Addrs, 0, redisopt.Settings{}))

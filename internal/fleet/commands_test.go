@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 
@@ -22,7 +22,7 @@ func TestClusterCommandsCountsTheTagsMaster(t *testing.T) {
 		t.Fatalf("MasterForKey: %v", err)
 	}
 	meter := ClusterCommands{Addrs: rc.Addrs()}
-	stop := ledger.CommandsSince(ctx, meter)
+	stop := tally.CommandsSince(ctx, meter)
 	for range 1000 {
 		if err := cl.Incr(ctx, key).Err(); err != nil {
 			t.Fatalf("INCR: %v", err)
@@ -32,7 +32,7 @@ func TestClusterCommandsCountsTheTagsMaster(t *testing.T) {
 	if len(load) < 3 {
 		t.Fatalf("load %+v, want every master of the cluster (3 or more)", load)
 	}
-	var on ledger.MasterLoad
+	var on tally.MasterLoad
 	for _, l := range load {
 		if l.Addr == master.Options().Addr {
 			on = l

@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/zkproc"
 )
@@ -68,10 +68,10 @@ type Fleet struct {
 	Cluster *redisproc.Cluster
 	// CPU reads the fleet's CPU time, for the cpu/order column; nil if
 	// unknown.
-	CPU ledger.CPUMeter
+	CPU tally.CPUMeter
 	// Commands reads each Redis Cluster master's commands, for where a
 	// row's load landed; nil without a cluster.
-	Commands ledger.CommandMeter
+	Commands tally.CommandMeter
 	// procs are the child shops of a process fleet (FleetConfig.Processes),
 	// which --crash kills; nil otherwise.
 	procs *shopProcs
@@ -114,7 +114,7 @@ type NodeRestarter interface {
 // empties of the product's keys and of their clients (droppedClients).
 func ExternalFleet(targets []string, token string, redisAddrs []string) *Fleet {
 	f := &Fleet{Targets: targets, AdminToken: token, Backend: "external shops",
-		CPU: ledger.ScrapeCPU{Targets: targets, Client: &http.Client{Timeout: 5 * time.Second}}}
+		CPU: tally.ScrapeCPU{Targets: targets, Client: &http.Client{Timeout: 5 * time.Second}}}
 	if len(redisAddrs) > 0 {
 		f.Nodes = &pausedNodes{addrs: redisAddrs}
 		f.Restarts, f.RedisAddrs = &droppedClients{addrs: redisAddrs}, redisAddrs

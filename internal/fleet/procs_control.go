@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/porthold"
 )
 
@@ -71,7 +71,7 @@ func (f *Fleet) ShopPIDs() []int {
 // cpu is the CPU time the children spent so far: those that exited, as the
 // OS counted them, and those running, as their /metrics say.
 func (p *shopProcs) cpu(ctx context.Context) (time.Duration, error) {
-	live, err := ledger.ScrapeCPU{Targets: p.targets(), Client: p.ready}.CPU(ctx)
+	live, err := tally.ScrapeCPU{Targets: p.targets(), Client: p.ready}.CPU(ctx)
 	if err != nil {
 		return 0, err
 	}
@@ -119,7 +119,7 @@ func (p *shopProcs) close() error {
 type procsCPU struct{ p *shopProcs }
 
 func (c procsCPU) CPU(ctx context.Context) (time.Duration, error) {
-	own, err := ledger.OwnCPU()
+	own, err := tally.OwnCPU()
 	if err != nil {
 		return 0, err
 	}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/redisproc"
 )
@@ -146,7 +146,7 @@ func StartFleet(ctx context.Context, cfg FleetConfig) (_ *Fleet, err error) {
 		BuyerRate: cfg.BuyerRate, BuyerBurst: cfg.BuyerBurst, BuyerSecret: cfg.BuyerSecret, RTT: cfg.RTT,
 		NaiveExpiry: cfg.NaiveExpiry,
 	}
-	f := &Fleet{AdminToken: token, BuyerSecret: cfg.BuyerSecret, CPU: ledger.ProcessCPU{}}
+	f := &Fleet{AdminToken: token, BuyerSecret: cfg.BuyerSecret, CPU: tally.ProcessCPU{}}
 	var closers []func() error
 	f.close = func() error {
 		var errs []error

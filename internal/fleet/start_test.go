@@ -12,7 +12,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/embedded"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
@@ -45,7 +45,7 @@ func TestStartFleetEmbedded(t *testing.T) {
 	if _, ok := f.Restarts.(*crashedNodes); !ok {
 		t.Errorf("restarts %T, want the embedded nodes crashed", f.Restarts)
 	}
-	if _, ok := f.CPU.(ledger.ProcessCPU); !ok {
+	if _, ok := f.CPU.(tally.ProcessCPU); !ok {
 		t.Errorf("CPU %T, want this process's", f.CPU)
 	}
 	api := NewAPI(f.Targets[2], f.AdminToken)
@@ -184,7 +184,7 @@ func TestDescribeBackends(t *testing.T) {
 func TestExternalFleet(t *testing.T) {
 	nodes := []string{"a:1", "b:1", "c:1", "d:1", "e:1"}
 	f := ExternalFleet([]string{"http://s:1"}, "tok", nodes)
-	if _, ok := f.CPU.(ledger.ScrapeCPU); !ok || f.Backend != "external shops" || f.AdminToken != "tok" {
+	if _, ok := f.CPU.(tally.ScrapeCPU); !ok || f.Backend != "external shops" || f.AdminToken != "tok" {
 		t.Errorf("fleet %+v: want its shops' CPU scraped, its token kept", f)
 	}
 	if _, ok := f.Nodes.(*pausedNodes); !ok || !strings.Contains(f.Nodes.Describe(), "CLIENT PAUSE") {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/live"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -52,7 +52,7 @@ func TestQueueBacklog(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := live.NewBoard("t", []scenario.Mode{"redis-queue"})
 			b.Watch(scenario.Snapshot{Mode: "redis-queue",
-				Audit: &ledger.Audit{QueueLength: tc.length, QueuePending: tc.pending}})
+				Audit: &tally.Audit{QueueLength: tc.length, QueuePending: tc.pending}})
 			r := state(t, b).Rows[0]
 			if !equal(r.QueueLength, tc.wantLen) || !equal(r.QueueLag, tc.wantLag) {
 				t.Errorf("queue length %s, lag %s; want %s, %s", show(r.QueueLength), show(r.QueueLag), show(tc.wantLen), show(tc.wantLag))
@@ -78,7 +78,7 @@ func TestWatchRow(t *testing.T) {
 	b := live.NewBoard("t", []scenario.Mode{"lua", "fenced"})
 	b.Watch(scenario.Snapshot{Mode: "fenced", Planned: 100, Sent: 100, Created: 9, SoldOut: 80, Unavailable: 11,
 		P50: 1500 * time.Microsecond, P99: 2 * time.Second, Done: true,
-		Audit: &ledger.Audit{InitialStock: 10, Stock: 1, Sold: 9}})
+		Audit: &tally.Audit{InitialStock: 10, Stock: 1, Sold: 9}})
 	st := state(t, b)
 	if r := st.Rows[0]; r.Mode != "lua" || r.State != "waiting" || r.Sent != 0 {
 		t.Errorf("lua: %+v, want it waiting, untouched", r)
@@ -102,8 +102,8 @@ func TestFinishStates(t *testing.T) {
 	b := live.NewBoard("t", []scenario.Mode{"lua", "fenced", "etcd"})
 	b.Watch(scenario.Snapshot{Mode: "fenced", Sent: 3})
 	done := report.ModeDoc{Mode: "lua", Sent: 20, Why: "a reason",
-		Audit:   ledger.Audit{ProductID: "p", InitialStock: 10, Stock: 0, Sold: 10},
-		Answers: ledger.Tally{Status: map[int]int{201: 10, 503: 4}}}
+		Audit:   tally.Audit{ProductID: "p", InitialStock: 10, Stock: 0, Sold: 10},
+		Answers: tally.Tally{Status: map[int]int{201: 10, 503: 4}}}
 	b.Finish(report.Document{Modes: []report.ModeDoc{done}}, nil)
 	st := state(t, b)
 	if !st.Done || st.Err != "" {
@@ -126,9 +126,9 @@ func TestFinishStates(t *testing.T) {
 // report's; a row without a pay window shows none of them, not zeros.
 func TestLife(t *testing.T) {
 	b := live.NewBoard("t", []scenario.Mode{"sql-atomic", "lua"})
-	b.Watch(scenario.Snapshot{Mode: "lua", Audit: &ledger.Audit{InitialStock: 10, Stock: 4, Sold: 6}})
+	b.Watch(scenario.Snapshot{Mode: "lua", Audit: &tally.Audit{InitialStock: 10, Stock: 4, Sold: 6}})
 	b.Watch(scenario.Snapshot{Mode: "sql-atomic",
-		Audit: &ledger.Audit{InitialStock: 10, Stock: 1, Sold: 9, Life: &ledger.Life{Paid: 5, Pending: 4, Expired: 2, Resold: 1, Undersold: 1}}})
+		Audit: &tally.Audit{InitialStock: 10, Stock: 1, Sold: 9, Life: &tally.Life{Paid: 5, Pending: 4, Expired: 2, Resold: 1, Undersold: 1}}})
 	st := state(t, b)
 	if l := st.Rows[0].Life; l == nil || l.Paid != 5 || l.Pending != 4 || l.Expired != 2 || l.Resold != 1 || l.Returned != nil || l.Undersold != nil {
 		t.Errorf("sql-atomic running, before the events: %+v, want paid 5, pending 4, expired 2, resold 1, returned and undersold null", l)
@@ -137,16 +137,16 @@ func TestLife(t *testing.T) {
 		t.Errorf("lua: life %+v, want null (no pay window)", l)
 	}
 
-	b.Watch(scenario.Snapshot{Mode: "sql-atomic", Done: true, Events: &ledger.Events{Returned: 2},
-		Audit: &ledger.Audit{InitialStock: 10, Stock: 1, Sold: 9, Life: &ledger.Life{Paid: 9, Expired: 2, Resold: 1}}})
+	b.Watch(scenario.Snapshot{Mode: "sql-atomic", Done: true, Events: &tally.Events{Returned: 2},
+		Audit: &tally.Audit{InitialStock: 10, Stock: 1, Sold: 9, Life: &tally.Life{Paid: 9, Expired: 2, Resold: 1}}})
 	if l := state(t, b).Rows[0].Life; l == nil || l.Paid != 9 || l.Returned == nil || *l.Returned != 2 || l.Undersold == nil || *l.Undersold != 0 {
 		t.Errorf("sql-atomic done: %+v, want paid 9, returned 2, undersold 0", l)
 	}
 
 	b.Finish(report.Document{Modes: []report.ModeDoc{
-		{Mode: "sql-atomic", Events: ledger.Events{Returned: 3},
-			Audit: ledger.Audit{ProductID: "p", InitialStock: 10, Stock: 0, Sold: 10, Life: &ledger.Life{Paid: 10, Expired: 3, Resold: 3}}},
-		{Mode: "lua", Audit: ledger.Audit{ProductID: "q", InitialStock: 10, Sold: 10}},
+		{Mode: "sql-atomic", Events: tally.Events{Returned: 3},
+			Audit: tally.Audit{ProductID: "p", InitialStock: 10, Stock: 0, Sold: 10, Life: &tally.Life{Paid: 10, Expired: 3, Resold: 3}}},
+		{Mode: "lua", Audit: tally.Audit{ProductID: "q", InitialStock: 10, Sold: 10}},
 	}}, nil)
 	st = state(t, b)
 	if l := st.Rows[0].Life; l == nil || l.Paid != 10 || l.Expired != 3 || *l.Returned != 3 || l.Resold != 3 || *l.Undersold != 0 {

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
@@ -77,7 +77,7 @@ type Life struct {
 // newLife is the Life of an audit and the fleet's events (nil if not
 // read yet); nil for a product without a pay window. done: the sale has
 // ended, and its undersold units count.
-func newLife(a ledger.Audit, e *ledger.Events, done bool) *Life {
+func newLife(a tally.Audit, e *tally.Events, done bool) *Life {
 	l := a.Life
 	if l == nil {
 		return nil

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/live"
 	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/scenario"
@@ -70,12 +70,12 @@ func TestEvents(t *testing.T) {
 		t.Fatalf("first event: %+v, want the lua row waiting, with no figures", st)
 	}
 	b.Watch(scenario.Snapshot{Mode: scenario.Mode("lua"), Sent: 7, Created: 3,
-		Audit: &ledger.Audit{InitialStock: 10, Stock: 7, Sold: 3}})
+		Audit: &tally.Audit{InitialStock: 10, Stock: 7, Sold: 3}})
 	if r := next().Rows[0]; r.State != "running" || r.Sent != 7 || *r.UnitsLeft != 7 || r.Sold != 3 {
 		t.Fatalf("after a snapshot: %+v", r)
 	}
 	doc := report.Document{Modes: []report.ModeDoc{{Mode: "lua", Sent: 20, OrdersPerSec: 12.5,
-		Audit: ledger.Audit{ProductID: "p", InitialStock: 10, Sold: 10}, Latency: report.LatencyDoc{P99: 4.25}}}}
+		Audit: tally.Audit{ProductID: "p", InitialStock: 10, Sold: 10}, Latency: report.LatencyDoc{P99: 4.25}}}}
 	b.Finish(doc, nil)
 	st := next()
 	if r := st.Rows[0]; !st.Done || r.State != "done" || r.Sent != 20 || *r.UnitsLeft != 0 || r.Sold != 10 || r.OrdersPerSec != 12.5 || r.P99 != 4.25 {
@@ -92,7 +92,7 @@ func TestEvents(t *testing.T) {
 func TestFinishKeepsTheLastAuditOfAModeCutShort(t *testing.T) {
 	b := live.NewBoard("t", []scenario.Mode{"lua", "fenced"})
 	b.Watch(scenario.Snapshot{Mode: "lua", Sent: 50,
-		Audit: &ledger.Audit{ProductID: "p", InitialStock: 100, Stock: 37, Sold: 63}})
+		Audit: &tally.Audit{ProductID: "p", InitialStock: 100, Stock: 37, Sold: 63}})
 	b.Finish(report.Document{Modes: []report.ModeDoc{{Mode: "lua", Sent: 50}}}, errors.New("interrupted"))
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()

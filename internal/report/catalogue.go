@@ -10,7 +10,7 @@ import (
 
 // A catalogue run (--products) sells several products per row. The main
 // table's figures are then each product's figures summed
-// (ledger.SumAudits); report.md adds a table per row with every product
+// (tally.SumAudits); report.md adds a table per row with every product
 // on its own line, and the terminal one line that says how many of each
 // row's products came out exact; report.html the same tables, each folded
 // under that line (html_catalogue.go).

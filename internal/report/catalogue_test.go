@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -26,9 +26,9 @@ func TestCatalogueReport(t *testing.T) {
 
 	o.Settings.Products, o.Settings.Skew = 2, 1.1
 	for _, m := range o.Modes {
-		m.Products = []ledger.ProductFigures{
-			{ID: m.ProductID + "-p01", Buyers: 3, Clicks: 4, Audit: ledger.Audit{InitialStock: 1, Orders: 2, Sold: 2, Oversold: 1, Consistent: true}},
-			{ID: m.ProductID + "-p02", Buyers: 1, Clicks: 1, Audit: ledger.Audit{InitialStock: 1, Orders: 1, Sold: 1, Consistent: true}},
+		m.Products = []tally.ProductFigures{
+			{ID: m.ProductID + "-p01", Buyers: 3, Clicks: 4, Audit: tally.Audit{InitialStock: 1, Orders: 2, Sold: 2, Oversold: 1, Consistent: true}},
+			{ID: m.ProductID + "-p02", Buyers: 1, Clicks: 1, Audit: tally.Audit{InitialStock: 1, Orders: 1, Sold: 1, Consistent: true}},
 		}
 	}
 	var text, md bytes.Buffer
@@ -71,10 +71,10 @@ func TestMastersReport(t *testing.T) {
 	if strings.Contains(md.String(), "load landed") {
 		t.Errorf("no cluster, yet a load section:\n%s", md.String())
 	}
-	o.Modes[0].Load = []ledger.MasterLoad{{Addr: "h:1", Commands: 300, Share: 0.75}, {Addr: "h:2", Commands: 100, Share: 0.25}}
+	o.Modes[0].Load = []tally.MasterLoad{{Addr: "h:1", Commands: 300, Share: 0.75}, {Addr: "h:2", Commands: 100, Share: 0.25}}
 	o.Modes[0].ProductID, o.Modes[0].HotMaster = "d11-x-off-p01", "h:1"
-	o.Modes[0].Products = []ledger.ProductFigures{{ID: "d11-x-off-p01"}}
-	o.Modes[1].Load, o.Modes[1].HotMaster = []ledger.MasterLoad{{Addr: "h:2", Commands: 9, Share: 1}}, "h:2"
+	o.Modes[0].Products = []tally.ProductFigures{{ID: "d11-x-off-p01"}}
+	o.Modes[1].Load, o.Modes[1].HotMaster = []tally.MasterLoad{{Addr: "h:2", Commands: 9, Share: 1}}, "h:2"
 	md.Reset()
 	if err := writeMarkdown(&md, o); err != nil {
 		t.Fatal(err)
@@ -98,12 +98,12 @@ func fleetCatalogue() *scenario.Outcome {
 	for _, m := range o.Modes {
 		m.ProductID += "-p01"
 		m.HotMaster = "127.0.0.1:7301"
-		m.Load = []ledger.MasterLoad{{Addr: "127.0.0.1:7301", Commands: 800, Share: 0.8}, {Addr: "127.0.0.1:7302", Commands: 200, Share: 0.2}}
+		m.Load = []tally.MasterLoad{{Addr: "127.0.0.1:7301", Commands: 800, Share: 0.8}, {Addr: "127.0.0.1:7302", Commands: 200, Share: 0.2}}
 		base := strings.TrimSuffix(m.ProductID, "-p01")
 		for i, share := range []int{60, 25, 15} {
 			id := fmt.Sprintf("%s-p%02d", base, i+1)
-			a := ledger.Audit{InitialStock: 33, Orders: 33, Sold: 33, Consistent: true}
-			p := ledger.ProductFigures{ID: id, Buyers: 6 * share, Clicks: 12 * share, Audit: a}
+			a := tally.Audit{InitialStock: 33, Orders: 33, Sold: 33, Consistent: true}
+			p := tally.ProductFigures{ID: id, Buyers: 6 * share, Clicks: 12 * share, Audit: a}
 			p.Tally.Created = 33
 			switch {
 			case m.Mode == "off" && i == 0:

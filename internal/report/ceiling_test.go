@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/netsim"
 )
 
@@ -86,7 +86,7 @@ func TestSweepHeldPerOrder(t *testing.T) {
 	}
 	o.Settings.RTT, o.Settings.Buckets, o.Backend = rtt, 4, "MySQL"
 	m := o.Sweep[0].Modes[1] // sql-atomic at 250/s
-	m.Events = ledger.Events{Holds: 520, HeldUs: 1100000}
+	m.Events = tally.Events{Holds: 520, HeldUs: 1100000}
 	m.Audit.Orders = 500
 	d := newSweepDoc(o)
 	if got, want := d.Rows[1].Points[0].HeldMsPerOrder, 2.2; got != want {

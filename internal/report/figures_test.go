@@ -10,7 +10,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -20,7 +20,7 @@ import (
 // p50 and p99.
 func counted(mode scenario.Mode, elapsed time.Duration, requests, created, queued int, errs map[string]int, p50, p99 time.Duration) *scenario.ModeResult {
 	m := &scenario.ModeResult{Mode: mode, CPU: -1,
-		Tally: ledger.Tally{Requests: requests, Created: created, Queued: queued, Errors: errs, Status: map[int]int{}}}
+		Tally: tally.Tally{Requests: requests, Created: created, Queued: queued, Errors: errs, Status: map[int]int{}}}
 	for key, n := range errs {
 		status, _, _ := strings.Cut(key, " ")
 		code, _ := strconv.Atoi(status)
@@ -70,7 +70,7 @@ func TestGoodput(t *testing.T) {
 func TestFigureValues(t *testing.T) {
 	m := counted("lua", 2*time.Second, 1000, 80, 20, map[string]int{"503 busy": 90, "0 timeout": 10}, 3*time.Millisecond, 250*time.Millisecond)
 	m.Tally.SoldOut, m.Tally.DuplicateRequests, m.Tally.DuplicateOrders = 700, 60, 40
-	m.Audit = ledger.Audit{Orders: 101, Oversold: 1, DuplicateOrders: 2}
+	m.Audit = tally.Audit{Orders: 101, Oversold: 1, DuplicateOrders: 2}
 	want := map[string]float64{
 		"reqs": 1000, "201": 80, "sold_out": 700, "dup_rejected": 100, "errors": 100, "503s": 90,
 		"orders": 101, "oversold": 1, "dup_orders": 2, "req/s": 500, "orders/s": 50, "answered/s": 450,
@@ -108,7 +108,7 @@ func TestSpreadOf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var runs []*scenario.ModeResult
 			for _, n := range tc.orders {
-				runs = append(runs, &scenario.ModeResult{Audit: ledger.Audit{Orders: n}})
+				runs = append(runs, &scenario.ModeResult{Audit: tally.Audit{Orders: n}})
 			}
 			if got := spreadOf(orders, runs); got != tc.want {
 				t.Errorf("spreadOf: got %+v, want %+v", got, tc.want)

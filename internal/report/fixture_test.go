@@ -7,7 +7,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -69,14 +69,14 @@ func fleetOutcome() *scenario.Outcome {
 	for i, mode := range s.Modes {
 		m := attack(mode, 1200, 2*time.Second, saleAnswers(100, 7+i, time.Duration(2+i)*time.Millisecond))
 		m.CPU = time.Duration(150+20*i) * time.Millisecond
-		m.Audit = ledger.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}
+		m.Audit = tally.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}
 		switch mode {
 		case "off":
 			m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 103, 103, 3
 		case "naive":
 			m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 101, 101, 1
 		case "redis-queue":
-			m.Drain = &ledger.Drain{Took: 400 * time.Millisecond}
+			m.Drain = &tally.Drain{Took: 400 * time.Millisecond}
 		}
 		m.Why = fmt.Sprintf("%s sold %d of 100 units to 1,200 clicks.", mode, m.Audit.Sold)
 		o.Modes = append(o.Modes, m)
@@ -112,7 +112,7 @@ func fleetSweep() *scenario.Outcome {
 				}
 				return 503, "lock_timeout", time.Duration(400/served) * time.Millisecond
 			})
-			m.Audit = ledger.Audit{InitialStock: scenario.SweepStock, Orders: m.Tally.Created, Sold: m.Tally.Created, Consistent: true}
+			m.Audit = tally.Audit{InitialStock: scenario.SweepStock, Orders: m.Tally.Created, Sold: m.Tally.Created, Consistent: true}
 			p.Modes = append(p.Modes, m)
 		}
 		o.Sweep = append(o.Sweep, p)
@@ -150,7 +150,7 @@ func fleetCrash() *scenario.Outcome {
 			m.Lost = 2
 		case "etcd":
 			*m = scenario.ModeResult{Mode: m.Mode, ProductID: m.ProductID, CPU: -1, Why: "etcd sent nothing: its shop never came back.",
-				Audit: ledger.Audit{InitialStock: 100, Stock: 100, Consistent: true}}
+				Audit: tally.Audit{InitialStock: 100, Stock: 100, Consistent: true}}
 		}
 	}
 	return o
@@ -198,13 +198,13 @@ func fleetPay() *scenario.Outcome {
 	for _, m := range o.Modes {
 		switch m.Mode {
 		case "sql-atomic":
-			m.Audit.Life = &ledger.Life{Paid: 100, Expired: 31, Placed: 131, Resold: 31}
+			m.Audit.Life = &tally.Life{Paid: 100, Expired: 31, Placed: 131, Resold: 31}
 			m.Events.Returned = 31
-			m.Payments = &ledger.Payments{Chosen: 100, Paid: 100}
+			m.Payments = &tally.Payments{Chosen: 100, Paid: 100}
 		case "sql-for-update":
-			m.Audit.Life = &ledger.Life{Paid: 98, Expired: 30, Placed: 128, Resold: 27, Undersold: 2}
+			m.Audit.Life = &tally.Life{Paid: 98, Expired: 30, Placed: 128, Resold: 27, Undersold: 2}
 			m.Events.Returned = 31
-			m.Payments = &ledger.Payments{Chosen: 99, Paid: 98, Expired: 1}
+			m.Payments = &tally.Payments{Chosen: 99, Paid: 98, Expired: 1}
 		default:
 			continue
 		}

@@ -5,7 +5,7 @@ import (
 	"html/template"
 	"strings"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -60,7 +60,7 @@ func productCells(m *scenario.ModeResult) [][]htmlCell {
 }
 
 // productWrong says, by column, why a cell of p's line is wrong.
-func productWrong(p ledger.ProductFigures) map[string]string {
+func productWrong(p tally.ProductFigures) map[string]string {
 	a := p.Audit
 	wrong := map[string]string{}
 	if a.Oversold > 0 {

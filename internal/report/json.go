@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -115,24 +115,24 @@ type SettingsDoc struct {
 
 // ModeDoc is one row with every figure behind it.
 type ModeDoc struct {
-	Mode        string       `json:"mode"`
-	ProductID   string       `json:"product_id"`
-	Planned     int          `json:"planned_requests"`
-	Sent        int          `json:"sent_requests"`
-	Answers     ledger.Tally `json:"answers"`
-	DupRejected int          `json:"dup_rejected"`
-	ErrorsTotal int          `json:"errors_total"`
-	Audit       ledger.Audit `json:"audit"`
+	Mode        string      `json:"mode"`
+	ProductID   string      `json:"product_id"`
+	Planned     int         `json:"planned_requests"`
+	Sent        int         `json:"sent_requests"`
+	Answers     tally.Tally `json:"answers"`
+	DupRejected int         `json:"dup_rejected"`
+	ErrorsTotal int         `json:"errors_total"`
+	Audit       tally.Audit `json:"audit"`
 	// Events are what the shops counted beyond the audit, summed.
-	Events ledger.Events `json:"events"`
+	Events tally.Events `json:"events"`
 	// Payments are what a sale with payments' payers were told; absent
 	// without a pay window.
-	Payments     *ledger.Payments `json:"payments,omitempty"`
-	ElapsedSecs  float64          `json:"elapsed_seconds"`
-	ReqPerSec    float64          `json:"req_per_second"`
-	OrdersPerSec float64          `json:"orders_per_second"`
+	Payments     *tally.Payments `json:"payments,omitempty"`
+	ElapsedSecs  float64         `json:"elapsed_seconds"`
+	ReqPerSec    float64         `json:"req_per_second"`
+	OrdersPerSec float64         `json:"orders_per_second"`
 	// CPUPerOrder and CPUPerAnswer are the fleet's CPU milliseconds per
-	// order made and per request answered (ledger.CPUMeter says whose
+	// order made and per request answered (tally.CPUMeter says whose
 	// CPU); absent if unknown.
 	CPUPerOrder  *float64 `json:"cpu_ms_per_order,omitempty"`
 	CPUPerAnswer *float64 `json:"cpu_ms_per_answer,omitempty"`
@@ -149,15 +149,15 @@ type ModeDoc struct {
 	// written by the end of the drain.
 	LostOrders int `json:"lost_orders"`
 	// EarlySoldOut counts buyers told sold out before a later order was
-	// sent, in a row whose stock is in buckets (ledger.EarlySoldOut).
+	// sent, in a row whose stock is in buckets (tally.EarlySoldOut).
 	EarlySoldOut int `json:"early_sold_out,omitempty"`
 	// Products are a catalogue row's products, hottest first, each with
 	// its own answers and audit (the figures above are their sums);
 	// absent for one product.
-	Products []ledger.ProductFigures `json:"products,omitempty"`
+	Products []tally.ProductFigures `json:"products,omitempty"`
 	// Load is each Redis Cluster master's part of the row's commands;
 	// absent without a cluster.
-	Load []ledger.MasterLoad `json:"load_per_master,omitempty"`
+	Load []tally.MasterLoad `json:"load_per_master,omitempty"`
 	// HotMaster is the master of the row's first product's keys.
 	HotMaster string `json:"hot_master,omitempty"`
 	// Span is a part's attack on the row, for loadgen merge; absent for
@@ -184,7 +184,7 @@ type LatencyDoc struct {
 	Max  float64 `json:"max"`
 }
 
-// DrainDoc records a queued mode's drain (ledger.Drain).
+// DrainDoc records a queued mode's drain (tally.Drain).
 type DrainDoc struct {
 	// Seconds from the last click until nothing was left to write.
 	Seconds float64 `json:"seconds"`

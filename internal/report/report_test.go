@@ -12,7 +12,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -27,7 +27,7 @@ func outcome() *scenario.Outcome {
 		Backend: "test", Started: start, Wall: 3 * time.Second}
 	for i, mode := range s.Modes {
 		m := &scenario.ModeResult{Mode: mode, ProductID: "p-" + string(mode), Planned: 4, Sent: 4,
-			Audit: ledger.Audit{InitialStock: 1, Orders: 2 - i, Sold: 2 - i, Oversold: 1 - i, DuplicateOrders: i, Consistent: i == 1},
+			Audit: tally.Audit{InitialStock: 1, Orders: 2 - i, Sold: 2 - i, Oversold: 1 - i, DuplicateOrders: i, Consistent: i == 1},
 			Why:   "because <b>" + string(mode) + "</b>"}
 		for j, code := range []uint16{201, 409, 503, 201} {
 			body := `{"error":{"code":"sold_out"}}`

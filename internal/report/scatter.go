@@ -8,17 +8,17 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
 // Colours of the kinds of answer in the latency scatter.
 var kindColor = map[string]string{
-	ledger.KindCreated:   "#2e7d32",
-	ledger.KindQueued:    "#66bb6a",
-	ledger.KindSoldOut:   "#9e9e9e",
-	ledger.KindDuplicate: "#1565c0",
-	ledger.KindError:     "#e65100",
+	tally.KindCreated:   "#2e7d32",
+	tally.KindQueued:    "#66bb6a",
+	tally.KindSoldOut:   "#9e9e9e",
+	tally.KindDuplicate: "#1565c0",
+	tally.KindError:     "#e65100",
 }
 
 // maxPoints bounds the dots of one scatter; beyond it every k-th result is
@@ -67,7 +67,7 @@ func latencyScatter(m *scenario.ModeResult) string {
 	for i := 0; i < len(rs); i += step {
 		r := &rs[i]
 		fmt.Fprintf(&b, `<circle class="mark" cx="%.1f" cy="%.1f" r="1.6" fill="%s"/>`,
-			x(r.Timestamp.Sub(begin).Seconds()), y(ms(r.Latency)), kindColor[ledger.Classify(r)])
+			x(r.Timestamp.Sub(begin).Seconds()), y(ms(r.Latency)), kindColor[tally.Classify(r)])
 	}
 	if k := fault.Find[*fault.Kill](m.Records); k != nil {
 		eventLine(&b, x(k.At.Seconds()), plotH, fmt.Sprintf("%d node(s) down", len(k.Nodes)))
@@ -81,11 +81,11 @@ func latencyScatter(m *scenario.ModeResult) string {
 		}
 	}
 	legend(&b, []series{
-		{name: "201", color: kindColor[ledger.KindCreated]},
-		{name: "202", color: kindColor[ledger.KindQueued]},
-		{name: "sold out", color: kindColor[ledger.KindSoldOut]},
-		{name: "duplicate", color: kindColor[ledger.KindDuplicate]},
-		{name: "error", color: kindColor[ledger.KindError]},
+		{name: "201", color: kindColor[tally.KindCreated]},
+		{name: "202", color: kindColor[tally.KindQueued]},
+		{name: "sold out", color: kindColor[tally.KindSoldOut]},
+		{name: "duplicate", color: kindColor[tally.KindDuplicate]},
+		{name: "error", color: kindColor[tally.KindError]},
 	})
 	if step > 1 {
 		fmt.Fprintf(&b, `<text x="%d" y="%d" class="tick" text-anchor="end">every %dth request shown</text>`, chartW-padR, chartH-4, step)

@@ -59,7 +59,7 @@ type SweepPointDoc struct {
 	MachineCPU float64 `json:"machine_cpu"`
 	// HeldMsPerOrder is how long the shops held the product's lock, or
 	// its hot row, per order written: the holds' total length over the
-	// orders (ledger.Events.HeldUs, Audit.Orders); 0 where nothing was
+	// orders (tally.Events.HeldUs, Audit.Orders); 0 where nothing was
 	// measured.
 	HeldMsPerOrder float64 `json:"held_ms_per_order,omitempty"`
 }

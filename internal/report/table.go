@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -21,7 +21,7 @@ var Columns = []string{
 // answers counted by the load generator (reqs..errors), the shop's audit
 // (orders..consistent), the seconds a queued mode's queue took to drain
 // after the last click ("-" for the others), Vegeta's rate, the fleet's CPU time per order
-// (ledger.CPUMeter says whose), and Vegeta's latency figures.
+// (tally.CPUMeter says whose), and Vegeta's latency figures.
 func Rows(o *scenario.Outcome) [][]string {
 	rows := make([][]string, 0, len(o.Modes))
 	for _, m := range o.Modes {
@@ -82,7 +82,7 @@ func cpuCell(m *scenario.ModeResult) string {
 
 // drainCell renders a queue's drain: "0.4s", "60s!" if it did not drain,
 // "-" for a mode without a queue.
-func drainCell(d *ledger.Drain) string {
+func drainCell(d *tally.Drain) string {
 	switch {
 	case d == nil:
 		return "-"

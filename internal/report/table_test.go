@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 )
 
@@ -17,8 +17,8 @@ func TestRows(t *testing.T) {
 	m := counted("redis-queue", 2*time.Second, 1200, 60, 40, map[string]int{"503 busy": 7, "503 lock_timeout": 3, "0 timeout": 2},
 		1500*time.Microsecond, 1250*time.Millisecond)
 	m.Tally.SoldOut, m.Tally.DuplicateRequests, m.Tally.DuplicateOrders = 1000, 70, 18
-	m.Audit = ledger.Audit{Orders: 100, Oversold: 0, DuplicateOrders: 0, Consistent: true}
-	m.Drain, m.CPU = &ledger.Drain{Took: 420 * time.Millisecond}, 250*time.Millisecond
+	m.Audit = tally.Audit{Orders: 100, Oversold: 0, DuplicateOrders: 0, Consistent: true}
+	m.Drain, m.CPU = &tally.Drain{Took: 420 * time.Millisecond}, 250*time.Millisecond
 	got := Rows(&scenario.Outcome{Modes: []*scenario.ModeResult{m}})[0]
 	want := map[string]string{
 		"mode": "redis-queue", "reqs": "1200", "201": "60", "202": "40", "sold_out": "1000", "dup_rejected": "88",
@@ -44,16 +44,16 @@ func TestCPUAndDrainCells(t *testing.T) {
 	}{
 		{-1, 100, "-"}, {time.Second, 0, "-"}, {time.Second, 400, "2.50ms"}, {84 * time.Millisecond, 100, "0.84ms"},
 	} {
-		m := &scenario.ModeResult{CPU: tc.cpu, Tally: ledger.Tally{Created: tc.created}}
+		m := &scenario.ModeResult{CPU: tc.cpu, Tally: tally.Tally{Created: tc.created}}
 		if got := cpuCell(m); got != tc.want {
 			t.Errorf("cpuCell(%v for %d orders) = %q, want %q", tc.cpu, tc.created, got, tc.want)
 		}
 	}
 	for _, tc := range []struct {
-		d    *ledger.Drain
+		d    *tally.Drain
 		want string
 	}{
-		{nil, "-"}, {&ledger.Drain{Took: 420 * time.Millisecond}, "0.4s"}, {&ledger.Drain{Took: 60 * time.Second, Err: "waited 60s"}, "60s!"},
+		{nil, "-"}, {&tally.Drain{Took: 420 * time.Millisecond}, "0.4s"}, {&tally.Drain{Took: 60 * time.Second, Err: "waited 60s"}, "60s!"},
 	} {
 		if got := drainCell(tc.d); got != tc.want {
 			t.Errorf("drainCell(%+v) = %q, want %q", tc.d, got, tc.want)
@@ -65,7 +65,7 @@ func TestCPUAndDrainCells(t *testing.T) {
 // red if any run broke it.
 func TestWrongCells(t *testing.T) {
 	clean := func() *scenario.ModeResult {
-		return &scenario.ModeResult{Audit: ledger.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}}
+		return &scenario.ModeResult{Audit: tally.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}}
 	}
 	for _, tc := range []struct {
 		name  string
@@ -83,9 +83,9 @@ func TestWrongCells(t *testing.T) {
 			map[string]string{"orders": "4 buyers answered 201 or 202 without an order"}},
 		{"one order lost", func(m *scenario.ModeResult) { m.Lost = 1 },
 			map[string]string{"orders": "1 buyer answered 201 or 202 without an order"}},
-		{"queue undrained", func(m *scenario.ModeResult) { m.Drain = &ledger.Drain{Took: time.Minute, Err: "waited 60s"} },
+		{"queue undrained", func(m *scenario.ModeResult) { m.Drain = &tally.Drain{Took: time.Minute, Err: "waited 60s"} },
 			map[string]string{"drain": "the queue did not drain: waited 60s"}},
-		{"a drained queue is fine", func(m *scenario.ModeResult) { m.Drain = &ledger.Drain{Took: time.Second} }, map[string]string{}},
+		{"a drained queue is fine", func(m *scenario.ModeResult) { m.Drain = &tally.Drain{Took: time.Second} }, map[string]string{}},
 		{"one --count run oversold, another duplicated", func(m *scenario.ModeResult) {
 			a, b, c := clean(), clean(), clean()
 			b.Audit.Oversold, c.Audit.DuplicateOrders, c.Audit.Oversold = 2, 1, 1

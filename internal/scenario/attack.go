@@ -11,7 +11,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -32,7 +32,7 @@ type attack struct {
 	merged bool
 }
 
-// drainFrom is the results a drain is timed from (ledger.WaitDrain): rs,
+// drainFrom is the results a drain is timed from (tally.WaitDrain): rs,
 // or none, timing it from now, when rs were timed by other machines.
 func (a *attack) drainFrom(rs vegeta.Results) vegeta.Results {
 	if a.merged {
@@ -48,7 +48,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	if len(a.products) == 0 {
 		a.products = []string{a.productID}
 	}
-	load := ledger.CommandsSince(ctx, a.fleet.Commands) // the row's, creation and audit included
+	load := tally.CommandsSince(ctx, a.fleet.Commands) // the row's, creation and audit included
 	// Create the products, or, in a part, wait for part 1 to.
 	if err := a.createProducts(ctx); err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
 	defer func() {
 		res.Load = load(ctx)
-		if f, ok := a.fleet.Commands.(ledger.MasterFinder); ok && res.Load != nil {
+		if f, ok := a.fleet.Commands.(tally.MasterFinder); ok && res.Load != nil {
 			res.HotMaster, _ = f.MasterOf(ctx, a.productID) // "" if unknown
 		}
 	}()
@@ -86,7 +86,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 		return res, err
 	}
 
-	cpu, machine := ledger.Spent(ctx, a.fleet.CPU), ledger.ReadMachine()
+	cpu, machine := tally.Spent(ctx, a.fleet.CPU), tally.ReadMachine()
 	atk, tr := newAttacker(s)
 	defer tr.CloseIdleConnections()
 	conns := &connSet{}
@@ -153,7 +153,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	// leaves thousands of them idle, each two descriptors in a process that
 	// also runs the shops, and the audit's lookups need new ones.
 	tr.CloseIdleConnections()
-	res.CPU, res.Machine = cpu(), ledger.MachineBusy(machine, ledger.ReadMachine())
+	res.CPU, res.Machine = cpu(), tally.MachineBusy(machine, tally.ReadMachine())
 	close(stopped)
 	faultErr := stopFaults(ctx, faults, res) // once the nodes and shops serve again
 	res.Metrics.Close()
@@ -220,10 +220,10 @@ func newAttacker(s Settings) (*vegeta.Attacker, *http.Transport) {
 	return atk, tr
 }
 
-// lookups are the fleet's shops, for ledger.Unwritten to spread its
+// lookups are the fleet's shops, for tally.Unwritten to spread its
 // lookups over.
-func (a *attack) lookups() []ledger.OrderLookup {
-	out := make([]ledger.OrderLookup, len(a.fleet.Targets))
+func (a *attack) lookups() []tally.OrderLookup {
+	out := make([]tally.OrderLookup, len(a.fleet.Targets))
 	for i, t := range a.fleet.Targets {
 		out[i] = fleet.NewAPI(t, a.fleet.AdminToken)
 	}
@@ -232,8 +232,8 @@ func (a *attack) lookups() []ledger.OrderLookup {
 
 // events sums what every shop of the fleet counted for product: each
 // counts only its own orders.
-func (a *attack) events(ctx context.Context, product string) (ledger.Events, error) {
-	var sum ledger.Events
+func (a *attack) events(ctx context.Context, product string) (tally.Events, error) {
+	var sum tally.Events
 	for _, t := range a.fleet.Targets {
 		e, err := fleet.NewAPI(t, a.fleet.AdminToken).Events(ctx, product)
 		if err != nil {

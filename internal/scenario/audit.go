@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/why"
 )
 
@@ -26,7 +26,7 @@ func (a *attack) audit(ctx context.Context, res *ModeResult, faults []fault.Arme
 	if a.mode.Strategy().Queues() {
 		// The orders are written behind the answers: the audit waits for
 		// the queue to drain.
-		if res.Drain, err = ledger.WaitDrain(ctx, a.api, a.productID, a.drainFrom(res.Results), tick); err != nil {
+		if res.Drain, err = tally.WaitDrain(ctx, a.api, a.productID, a.drainFrom(res.Results), tick); err != nil {
 			return err
 		}
 	}
@@ -41,9 +41,9 @@ func (a *attack) audit(ctx context.Context, res *ModeResult, faults []fault.Arme
 		return err
 	}
 	if len(res.Audit.Buckets) > 0 {
-		res.EarlySoldOut = ledger.EarlySoldOut(res.Results)
+		res.EarlySoldOut = tally.EarlySoldOut(res.Results)
 	}
-	if res.Lost, err = ledger.Unwritten(ctx, a.lookups(), res.Results); err != nil {
+	if res.Lost, err = tally.Unwritten(ctx, a.lookups(), res.Results); err != nil {
 		return err
 	}
 	for _, f := range faults {

@@ -3,12 +3,12 @@ package scenario
 import (
 	"context"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // auditCatalogue audits each of a catalogue row's products as a row of
 // one product is audited, from that product's answers alone
-// (ledger.ByProduct): its queue drained, the shop's audit of it, its
+// (tally.ByProduct): its queue drained, the shop's audit of it, its
 // early sold-out answers (bucketed stock), its answered orders not
 // written, its events. It fills res.Products, hottest first, and sets
 // the row's Audit, Events, Lost, EarlySoldOut and Drain to their sums:
@@ -16,10 +16,10 @@ import (
 // is kept. tick is called at every poll of a drain. It returns ctx's end
 // or a shop's error, with res filled as far as it got.
 func (a *attack) auditCatalogue(ctx context.Context, res *ModeResult, tick func()) error {
-	by := ledger.ByProduct(res.Results, a.products)
-	res.Products = make([]ledger.ProductFigures, len(a.products))
-	audits := make([]ledger.Audit, 0, len(a.products))
-	res.Events = ledger.Events{}
+	by := tally.ByProduct(res.Results, a.products)
+	res.Products = make([]tally.ProductFigures, len(a.products))
+	audits := make([]tally.Audit, 0, len(a.products))
+	res.Events = tally.Events{}
 	for i, id := range a.products {
 		p := &res.Products[i]
 		p.ID = id
@@ -29,7 +29,7 @@ func (a *attack) auditCatalogue(ctx context.Context, res *ModeResult, tick func(
 			p.Tally.Add(&rs[j])
 		}
 		if a.mode.Strategy().Queues() {
-			d, err := ledger.WaitDrain(ctx, a.api, id, a.drainFrom(rs), tick)
+			d, err := tally.WaitDrain(ctx, a.api, id, a.drainFrom(rs), tick)
 			if err != nil {
 				return err
 			}
@@ -40,9 +40,9 @@ func (a *attack) auditCatalogue(ctx context.Context, res *ModeResult, tick func(
 			return err
 		}
 		if len(p.Audit.Buckets) > 0 {
-			p.EarlySoldOut = ledger.EarlySoldOut(rs)
+			p.EarlySoldOut = tally.EarlySoldOut(rs)
 		}
-		if p.Lost, err = ledger.Unwritten(ctx, a.lookups(), rs); err != nil {
+		if p.Lost, err = tally.Unwritten(ctx, a.lookups(), rs); err != nil {
 			return err
 		}
 		e, err := a.events(ctx, id)
@@ -53,18 +53,18 @@ func (a *attack) auditCatalogue(ctx context.Context, res *ModeResult, tick func(
 		res.Lost += p.Lost
 		res.EarlySoldOut += p.EarlySoldOut
 		audits = append(audits, p.Audit)
-		res.Audit = ledger.SumAudits(audits)
+		res.Audit = tally.SumAudits(audits)
 	}
 	return nil
 }
 
 // slowerDrain is the drain of two products' queues together: the longer
 // wait, and the first error either met.
-func slowerDrain(a, b *ledger.Drain) *ledger.Drain {
+func slowerDrain(a, b *tally.Drain) *tally.Drain {
 	if a == nil {
 		return b
 	}
-	out := &ledger.Drain{Took: max(a.Took, b.Took), Err: a.Err}
+	out := &tally.Drain{Took: max(a.Took, b.Took), Err: a.Err}
 	if out.Err == "" {
 		out.Err = b.Err
 	}

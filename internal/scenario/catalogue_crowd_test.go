@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -80,7 +80,7 @@ func TestCatalogueCrowd(t *testing.T) {
 	ids := s.productIDs("row")
 	for _, tg := range c.targets([]string{"http://x"}, ids, clickTokens{})[:50] {
 		r := ledgerResult(tg.URL)
-		if p := ledger.ProductOf(&r); !strings.Contains(string(tg.Body), `"product_id":"`+p+`"`) {
+		if p := tally.ProductOf(&r); !strings.Contains(string(tg.Body), `"product_id":"`+p+`"`) {
 			t.Errorf("target %s tagged %q, body %s", tg.URL, p, tg.Body)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
@@ -48,7 +48,7 @@ func TestCatalogueExactPerProduct(t *testing.T) {
 		if len(m.Products) != s.Products {
 			t.Fatalf("%s: %d products audited, want %d", m.Mode, len(m.Products), s.Products)
 		}
-		var audits []ledger.Audit
+		var audits []tally.Audit
 		buyers, requests, exact, oversold := 0, 0, 0, 0
 		for _, p := range m.Products {
 			audits = append(audits, p.Audit)
@@ -75,7 +75,7 @@ func TestCatalogueExactPerProduct(t *testing.T) {
 		if buyers != s.Users || requests != m.Tally.Requests {
 			t.Errorf("%s: products have %d buyers and %d answers, the crowd %d and %d", m.Mode, buyers, requests, s.Users, m.Tally.Requests)
 		}
-		if sum := ledger.SumAudits(audits); sum.Sold != m.Audit.Sold || sum.Oversold != m.Audit.Oversold || m.Audit.InitialStock != s.Stock {
+		if sum := tally.SumAudits(audits); sum.Sold != m.Audit.Sold || sum.Oversold != m.Audit.Oversold || m.Audit.InitialStock != s.Stock {
 			t.Errorf("%s: row audit %+v is not the products' sum %+v of %d units", m.Mode, m.Audit, sum, s.Stock)
 		}
 		if hot, cold := m.Products[0].Buyers, m.Products[len(m.Products)-1].Buyers; hot < 5*cold {

@@ -12,7 +12,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // A click is one request of the crowd: one buyer pressing "buy" once.
@@ -100,7 +100,7 @@ func userID(n int) string { return fmt.Sprintf("buyer-%05d", n) }
 // the shop base URLs, for the product each click wants, products[k] for
 // product k, each with its buyer's token if tokens signs. In a catalogue
 // (more than one product) each URL is tagged with its product
-// (ledger.TagURL), so that each answer can be counted for its product
+// (tally.TagURL), so that each answer can be counted for its product
 // alone.
 func (c *crowd) targets(shops []string, products []string, tokens clickTokens) []vegeta.Target {
 	base := http.Header{"Content-Type": []string{"application/json"}}
@@ -117,7 +117,7 @@ func (c *crowd) targets(shops []string, products []string, tokens clickTokens) [
 		body := `{"user_id":"` + userID(k.user) + `","product_id":` + strconv.Quote(id) + `,"quantity":1}`
 		url := shop + "/api/v1/orders"
 		if len(products) > 1 {
-			url = ledger.TagURL(url, id)
+			url = tally.TagURL(url, id)
 		}
 		out[i] = vegeta.Target{Method: http.MethodPost, URL: url, Body: []byte(body), Header: header}
 	}

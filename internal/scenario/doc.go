@@ -6,7 +6,7 @@
 // the run's settings; arm the run's faults that strike the row (package fault, each a
 // fault.Fault); attack the product with the crowd's clicks at a
 // constant rate, spread over the shops; stop the faults; read the shop's
-// audit and count what it says (package ledger); and explain the row in
+// audit and count what it says (package tally); and explain the row in
 // one line (package why). Package report turns the Outcome into the table
 // and the report folder; cmd/loadgen wires flags, fleet, run and report.
 package scenario

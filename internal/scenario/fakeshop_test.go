@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // fakeShop is a tiny, correct test double of the shop's HTTP contract
@@ -97,7 +97,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		sold := p.Stock - p.left
-		json.NewEncoder(w).Encode(ledger.Audit{
+		json.NewEncoder(w).Encode(tally.Audit{
 			ProductID: id, Strategy: p.Strategy, InitialStock: p.Stock, Stock: p.left,
 			Orders: len(p.buyers), Sold: sold, Consistent: true,
 		})
@@ -106,7 +106,7 @@ func (f *fakeShop) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fakeError(w, 401, "unauthorized")
 			return
 		}
-		json.NewEncoder(w).Encode(ledger.Events{}) // a correct shop without faults counts none
+		json.NewEncoder(w).Encode(tally.Events{}) // a correct shop without faults counts none
 	default:
 		fakeError(w, 404, "not_found")
 	}

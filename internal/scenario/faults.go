@@ -8,7 +8,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -30,7 +30,7 @@ type clickCounter interface {
 // may reread into au (a crash waits for redis-decr's drift); lost is how
 // many answered orders were not written.
 type settler interface {
-	Settle(ctx context.Context, au *ledger.Audit, lost int) error
+	Settle(ctx context.Context, au *tally.Audit, lost int) error
 }
 
 // rows are the strategies of s's rows, in order, each once.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -73,7 +73,7 @@ func (a armedProbe) Targeter(t vegeta.Targeter) vegeta.Targeter {
 
 func (a armedProbe) Answered(*vegeta.Result) { a.p.answers.Add(1) }
 
-func (a armedProbe) Settle(_ context.Context, au *ledger.Audit, lost int) error {
+func (a armedProbe) Settle(_ context.Context, au *tally.Audit, lost int) error {
 	a.p.settled.Add(1)
 	return nil
 }
@@ -182,8 +182,8 @@ func TestRunStopsItsFaultsWhenTheContextEnds(t *testing.T) {
 // to break it.
 func TestUnsafeSparesWhatAFaultBreaks(t *testing.T) {
 	o := &Outcome{Settings: DefaultSettings(), Modes: []*ModeResult{
-		{Mode: Mode(strategy.Lua), Audit: ledger.Audit{Oversold: 2, Sold: 12, InitialStock: 10}},
-		{Mode: Mode(strategy.Fenced), Audit: ledger.Audit{Oversold: 1, Sold: 11, InitialStock: 10}},
+		{Mode: Mode(strategy.Lua), Audit: tally.Audit{Oversold: 2, Sold: 12, InitialStock: 10}},
+		{Mode: Mode(strategy.Fenced), Audit: tally.Audit{Oversold: 1, Sold: 11, InitialStock: 10}},
 	}}
 	o.Settings.Faults = []fault.Fault{&probe{row: strategy.Lua}}
 	if bad := o.Unsafe(); len(bad) != 1 || !strings.HasPrefix(bad[0], "fenced: oversold 1") {

@@ -35,7 +35,7 @@ type PartRow struct {
 // audit is read from fl once, as Run reads it after one generator's
 // attack. Each part's results keep their part in Vegeta's attack name
 // ("lua part 2/3"): times of two parts, two machines' clocks, are never
-// compared (ledger.EarlySoldOut), and a queue's drain is timed from
+// compared (tally.EarlySoldOut), and a queue's drain is timed from
 // the audit's start, on this machine's clock.
 // runID is the parts' shared --run-id, which named the products. The
 // parts must all be done: a part still sending would be missing from

@@ -14,7 +14,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // payer pays for a share of an attack's winners (Settings.Pay), each
@@ -31,7 +31,7 @@ type payer struct {
 
 	wg     sync.WaitGroup
 	mu     sync.Mutex
-	counts ledger.Payments
+	counts tally.Payments
 }
 
 func newPayer(ctx context.Context, s Settings, targets []string, tokens clickTokens) *payer {
@@ -144,7 +144,7 @@ func (p *payer) count(code int) {
 }
 
 // wait waits for every scheduled payment's answer and returns the counts.
-func (p *payer) wait() ledger.Payments {
+func (p *payer) wait() tally.Payments {
 	p.wg.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -181,7 +181,7 @@ const saleEndWait = 10 * time.Second
 // sale has ended: every order paid or expired, its unit back on sale),
 // or until the window and saleEndWait have passed; it returns the last
 // audit it read.
-func (a *attack) waitSaleEnd(ctx context.Context, product string) (ledger.Audit, error) {
+func (a *attack) waitSaleEnd(ctx context.Context, product string) (tally.Audit, error) {
 	deadline := time.Now().Add(a.settings.PayWithin + saleEndWait)
 	for {
 		au, err := a.api.Audit(ctx, product)

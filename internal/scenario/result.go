@@ -6,7 +6,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/why"
 )
 
@@ -20,9 +20,9 @@ type ModeResult struct {
 	Planned, Sent int
 	// Tally counts the answers; Audit is the shop's own count of orders;
 	// Events is what the shops counted beyond it, summed over the fleet.
-	Tally  ledger.Tally
-	Audit  ledger.Audit
-	Events ledger.Events
+	Tally  tally.Tally
+	Audit  tally.Audit
+	Events tally.Events
 	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.
 	Metrics vegeta.Metrics
 	// Records are what the run's faults measured in this attack, one per
@@ -30,35 +30,35 @@ type ModeResult struct {
 	Records fault.Records
 	// Drain records how a queued mode's orders reached the database
 	// after the last click (redis-queue only, else nil).
-	Drain *ledger.Drain
+	Drain *tally.Drain
 	// Lost counts the buyers told they have an order (201 or 202) whose
 	// order was not written by the end of the drain (confirm).
 	Lost int
 	// EarlySoldOut counts the buyers told sold out before a later order
-	// was even sent (ledger.EarlySoldOut): a unit was left. Checked for
+	// was even sent (tally.EarlySoldOut): a unit was left. Checked for
 	// the rows whose stock is in buckets, where a missing fallback would
 	// show; 0 for the others.
 	EarlySoldOut int
 	// Payments are what a sale with payments' payers were told
 	// (Settings.Pay); nil without a pay window.
-	Payments *ledger.Payments
+	Payments *tally.Payments
 	// CPU is the fleet's CPU time over the attack (Fleet.CPU), -1 if
 	// unknown.
 	CPU time.Duration
 	// Machine is the busy share of the whole machine's cores over the
-	// attack, servers included (ledger.MachineBusy), -1 if unknown.
+	// attack, servers included (tally.MachineBusy), -1 if unknown.
 	Machine float64
 	// Products are a catalogue row's products, hottest first, each with
 	// its own answers and audit; Tally, Audit, Events, Lost and
-	// EarlySoldOut above are then their sums (ledger.SumAudits). Nil for
+	// EarlySoldOut above are then their sums (tally.SumAudits). Nil for
 	// a row of one product.
-	Products []ledger.ProductFigures
+	Products []tally.ProductFigures
 	// Load is each Redis Cluster master's part of the commands served
-	// from the row's start to its end (ledger.CommandsSince); nil without
+	// from the row's start to its end (tally.CommandsSince); nil without
 	// a cluster.
-	Load []ledger.MasterLoad
+	Load []tally.MasterLoad
 	// HotMaster is the master that serves the row's first (hottest)
-	// product's keys, where the cluster's meter says (ledger.MasterFinder).
+	// product's keys, where the cluster's meter says (tally.MasterFinder).
 	HotMaster string
 	// Why says in one line why the row came out as it did.
 	Why string

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // Snapshot is one attack's figures so far, as a live view shows them
@@ -28,11 +28,11 @@ type Snapshot struct {
 	OrdersPerSec  float64
 	P50, P90, P99 time.Duration
 	// Audit is the shop's latest audit, nil before the first answered.
-	Audit *ledger.Audit
+	Audit *tally.Audit
 	// Events are the fleet's latest counts for the product (paid,
 	// expired, returned...), read only in a sale with payments
 	// (Settings.Paying); nil otherwise, or before the first read.
-	Events *ledger.Events
+	Events *tally.Events
 	// Done marks the attack's last snapshot.
 	Done bool
 }
@@ -48,10 +48,10 @@ type watcher struct {
 	a     *attack
 	start time.Time
 	last  time.Time
-	audit atomic.Pointer[ledger.Audit]
+	audit atomic.Pointer[tally.Audit]
 	// events are the fleet's counts for the product (a sale with
 	// payments only: the audit has no count of units returned).
-	events atomic.Pointer[ledger.Events]
+	events atomic.Pointer[tally.Events]
 	stop   context.CancelFunc
 	done   chan struct{}
 }

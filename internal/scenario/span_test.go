@@ -55,7 +55,7 @@ func TestMergeRowTimes(t *testing.T) {
 				names[r.Attack]++
 			}
 			if names["lua part 1/2"] != clicks/2 || names["lua part 2/2"] != clicks/2 {
-				t.Errorf("merged results by attack name %v, want each part's under its own (ledger.EarlySoldOut compares within one)", names)
+				t.Errorf("merged results by attack name %v, want each part's under its own (tally.EarlySoldOut compares within one)", names)
 			}
 			if got.Metrics.Duration != whole.Duration || got.Elapsed() != whole.Duration+whole.Wait {
 				t.Errorf("merged send span %v, elapsed %v; want one generator's %v, %v", got.Metrics.Duration, got.Elapsed(), whole.Duration, whole.Duration+whole.Wait)

@@ -3,7 +3,7 @@ package why
 import (
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -12,10 +12,10 @@ import (
 // sql-version the tries that lost and the tries per order.
 func TestDatabaseLockFigures(t *testing.T) {
 	held := sale(strategy.SQLForUpdate, 100, 0, 100)
-	held.Events = ledger.Events{LateCommits: 10}
+	held.Events = tally.Events{LateCommits: 10}
 	lost := sale(strategy.SQLVersion, 100, 0, 100)
 	lost.Audit.Orders = 100
-	lost.Events = ledger.Events{VersionMoved: 150}
+	lost.Events = tally.Events{VersionMoved: 150}
 	none := sale(strategy.SQLVersion, 0, 0, 0)
 	for _, tc := range []struct {
 		name string

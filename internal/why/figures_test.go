@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -24,7 +24,7 @@ func TestFigureArithmetic(t *testing.T) {
 		{"not sold out", 50, 50, 100, 0},
 		{"units left and sold twice", 10, 95, 100, 5},
 	} {
-		m := Row{Strategy: strategy.Lua, Audit: ledger.Audit{Stock: tc.stock, Sold: tc.sold, InitialStock: tc.initial}}
+		m := Row{Strategy: strategy.Lua, Audit: tally.Audit{Stock: tc.stock, Sold: tc.sold, InitialStock: tc.initial}}
 		if f, _ := overwritten(m); f.value != tc.want {
 			t.Errorf("%s: overwritten %v, want %v", tc.name, f.value, tc.want)
 		}
@@ -34,7 +34,7 @@ func TestFigureArithmetic(t *testing.T) {
 		created int
 		want    float64
 	}{{0.08, 235, 18.8}, {0.5, 10, 5}, {1, 3, 3}} {
-		m := Row{Settings: Settings{LockTTL: time.Millisecond, Stall: time.Second, StallRate: tc.rate}, Tally: ledger.Tally{Created: tc.created}}
+		m := Row{Settings: Settings{LockTTL: time.Millisecond, Stall: time.Second, StallRate: tc.rate}, Tally: tally.Tally{Created: tc.created}}
 		if f, ok := stalled(m); !ok || f.value < tc.want-1e-9 || f.value > tc.want+1e-9 {
 			t.Errorf("stalls at %v of %d orders: %v (%v), want %v", tc.rate, tc.created, f.value, ok, tc.want)
 		}

@@ -23,7 +23,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -41,11 +41,11 @@ type Row struct {
 	Strategy strategy.Name
 	Batched  bool
 	Settings Settings
-	Audit    ledger.Audit
-	Events   ledger.Events
-	Tally    ledger.Tally
+	Audit    tally.Audit
+	Events   tally.Events
+	Tally    tally.Tally
 	// Drain is a queued row's drain (redis-queue), else nil.
-	Drain *ledger.Drain
+	Drain *tally.Drain
 	// Records are the faults' records of the row's attack.
 	Records fault.Records
 	// Lost counts the answered orders not written; Sent and Planned the
@@ -161,7 +161,7 @@ var closing = []figure{
 
 // errorSummary lists the error answers, most frequent first, e.g.
 // "503 lock_timeout×12, 503 unavailable×3".
-func errorSummary(t ledger.Tally) string {
+func errorSummary(t tally.Tally) string {
 	type kv struct {
 		k string
 		n int

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
@@ -18,8 +18,8 @@ var defaults = Settings{LockTTL: 100 * time.Millisecond, Work: 2 * time.Millisec
 // a stock left that makes overwritten of them lost updates.
 func sale(st strategy.Name, sold, overwritten, created int) Row {
 	return Row{Strategy: st, Settings: defaults, Planned: 10, Sent: 10,
-		Audit: ledger.Audit{InitialStock: 100, Sold: sold, Stock: 100 - sold + overwritten, Oversold: max(sold-100, 0)},
-		Tally: ledger.Tally{Created: created}}
+		Audit: tally.Audit{InitialStock: 100, Sold: sold, Stock: 100 - sold + overwritten, Oversold: max(sold-100, 0)},
+		Tally: tally.Tally{Created: created}}
 }
 
 func intp(n int) *int { return &n }
@@ -91,13 +91,13 @@ func TestMechanismFigures(t *testing.T) {
 		{"redis-queue drains", func() Row {
 			m := sale(strategy.RedisQueue, 100, 0, 0)
 			m.Tally.Queued = 100
-			m.Drain = &ledger.Drain{Took: 1200 * time.Millisecond}
+			m.Drain = &tally.Drain{Took: 1200 * time.Millisecond}
 			m.Audit.Drift = intp(-1)
 			return m
 		}, map[string]float64{"queued": 100, "drain_seconds": 1.2, "drift": -1}, []string{"queue_refused", "undrained"}},
 		{"redis-queue that did not drain", func() Row {
 			m := sale(strategy.RedisQueue, 90, 0, 0)
-			m.Drain, m.Events.QueueRefused = &ledger.Drain{Err: "not drained within 1m0s"}, 4
+			m.Drain, m.Events.QueueRefused = &tally.Drain{Err: "not drained within 1m0s"}, 4
 			return m
 		}, map[string]float64{"undrained": 1, "queue_refused": 4, "sold": 90}, []string{"drain_seconds"}},
 		{"a strategy with no entry", func() Row { return sale("chubby", 100, 0, 100) },
@@ -222,7 +222,7 @@ func TestLineComposesTheFaultsClauses(t *testing.T) {
 
 // The cost lists the errors most frequent first, ties by name.
 func TestErrorSummary(t *testing.T) {
-	got := errorSummary(ledger.Tally{Errors: map[string]int{"503 unavailable": 3, "503 lock_timeout": 12, "0 eof": 3}})
+	got := errorSummary(tally.Tally{Errors: map[string]int{"503 unavailable": 3, "503 lock_timeout": 12, "0 eof": 3}})
 	if want := "503 lock_timeout×12, 0 eof×3, 503 unavailable×3"; got != want {
 		t.Errorf("errorSummary = %q, want %q", got, want)
 	}

@@ -1,4 +1,4 @@
-package ledger_test
+package tally_test
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
-	"github.com/flashsale/flashsale/internal/ledger"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 func TestEarlySoldOut(t *testing.T) {
@@ -33,7 +33,7 @@ func TestEarlySoldOut(t *testing.T) {
 		{"each generator's own are", []vegeta.Result{on("part 1", refused(0, 3)), on("part 1", created(10)), on("part 2", created(10))}, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := ledger.EarlySoldOut(c.results); got != c.want {
+			if got := tally.EarlySoldOut(c.results); got != c.want {
 				t.Errorf("EarlySoldOut: got %d, want %d", got, c.want)
 			}
 		})

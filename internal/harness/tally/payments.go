@@ -1,4 +1,4 @@
-package ledger
+package tally
 
 // Payments count what the load generator's payers were told, for a sale
 // with payments: Chosen winners were picked to pay (the others never

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package ledger
+package tally
 
 import (
 	"errors"
@@ -9,5 +9,5 @@ import (
 
 // OwnCPU is not measured here: cpu/order shows "-".
 func OwnCPU() (time.Duration, error) {
-	return 0, errors.New("ledger: this platform's process CPU time is not read")
+	return 0, errors.New("tally: this platform's process CPU time is not read")
 }

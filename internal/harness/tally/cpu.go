@@ -1,4 +1,4 @@
-package ledger
+package tally
 
 import (
 	"bufio"
@@ -78,11 +78,11 @@ func (s ScrapeCPU) scrape(ctx context.Context, target string) (float64, error) {
 	}
 	resp, err := s.Client.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("ledger: read the CPU of %s: %w", target, err)
+		return 0, fmt.Errorf("tally: read the CPU of %s: %w", target, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("ledger: read the CPU of %s: /metrics answered %s", target, resp.Status)
+		return 0, fmt.Errorf("tally: read the CPU of %s: /metrics answered %s", target, resp.Status)
 	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
@@ -94,7 +94,7 @@ func (s ScrapeCPU) scrape(ctx context.Context, target string) (float64, error) {
 	if err := sc.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("ledger: %s/metrics has no process_cpu_seconds_total", target)
+	return 0, fmt.Errorf("tally: %s/metrics has no process_cpu_seconds_total", target)
 }
 
 // Spent measures what m reads between its call and the call of the

@@ -1,4 +1,4 @@
-package ledger
+package tally
 
 // MachineTicks is one reading of the whole machine's CPU counters: busy
 // and total ticks over every core, so that the servers a run starts

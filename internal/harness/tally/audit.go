@@ -1,4 +1,4 @@
-package ledger
+package tally
 
 import "github.com/flashsale/flashsale/internal/httpapi"
 

@@ -1,4 +1,4 @@
-package ledger
+package tally
 
 import (
 	"bufio"
