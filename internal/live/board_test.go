@@ -103,7 +103,7 @@ func TestFinishStates(t *testing.T) {
 	b.Watch(scenario.Snapshot{Mode: "fenced", Sent: 3})
 	done := report.ModeDoc{Mode: "lua", Sent: 20, Why: "a reason",
 		Audit:   tally.Audit{ProductID: "p", InitialStock: 10, Stock: 0, Sold: 10},
-		Answers: tally.Tally{Status: map[int]int{201: 10, 503: 4}}}
+		Answers: tally.Answers{Status: map[int]int{201: 10, 503: 4}}}
 	b.Finish(report.Document{Modes: []report.ModeDoc{done}}, nil)
 	st := state(t, b)
 	if !st.Done || st.Err != "" {

@@ -20,7 +20,7 @@ import (
 // p50 and p99.
 func counted(mode scenario.Mode, elapsed time.Duration, requests, created, queued int, errs map[string]int, p50, p99 time.Duration) *scenario.ModeResult {
 	m := &scenario.ModeResult{Mode: mode, CPU: -1,
-		Tally: tally.Tally{Requests: requests, Created: created, Queued: queued, Errors: errs, Status: map[int]int{}}}
+		Tally: tally.Answers{Requests: requests, Created: created, Queued: queued, Errors: errs, Status: map[int]int{}}}
 	for key, n := range errs {
 		status, _, _ := strings.Cut(key, " ")
 		code, _ := strconv.Atoi(status)

@@ -115,14 +115,14 @@ type SettingsDoc struct {
 
 // ModeDoc is one row with every figure behind it.
 type ModeDoc struct {
-	Mode        string      `json:"mode"`
-	ProductID   string      `json:"product_id"`
-	Planned     int         `json:"planned_requests"`
-	Sent        int         `json:"sent_requests"`
-	Answers     tally.Tally `json:"answers"`
-	DupRejected int         `json:"dup_rejected"`
-	ErrorsTotal int         `json:"errors_total"`
-	Audit       tally.Audit `json:"audit"`
+	Mode        string        `json:"mode"`
+	ProductID   string        `json:"product_id"`
+	Planned     int           `json:"planned_requests"`
+	Sent        int           `json:"sent_requests"`
+	Answers     tally.Answers `json:"answers"`
+	DupRejected int           `json:"dup_rejected"`
+	ErrorsTotal int           `json:"errors_total"`
+	Audit       tally.Audit   `json:"audit"`
 	// Events are what the shops counted beyond the audit, summed.
 	Events tally.Events `json:"events"`
 	// Payments are what a sale with payments' payers were told; absent

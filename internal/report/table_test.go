@@ -44,7 +44,7 @@ func TestCPUAndDrainCells(t *testing.T) {
 	}{
 		{-1, 100, "-"}, {time.Second, 0, "-"}, {time.Second, 400, "2.50ms"}, {84 * time.Millisecond, 100, "0.84ms"},
 	} {
-		m := &scenario.ModeResult{CPU: tc.cpu, Tally: tally.Tally{Created: tc.created}}
+		m := &scenario.ModeResult{CPU: tc.cpu, Tally: tally.Answers{Created: tc.created}}
 		if got := cpuCell(m); got != tc.want {
 			t.Errorf("cpuCell(%v for %d orders) = %q, want %q", tc.cpu, tc.created, got, tc.want)
 		}

@@ -51,7 +51,7 @@ func (p *progress) every() time.Duration {
 }
 
 // update prints the line if it is due.
-func (p *progress) update(sent int, t *tally.Tally) {
+func (p *progress) update(sent int, t *tally.Answers) {
 	if p == nil || time.Since(p.last) < p.every() {
 		return
 	}
@@ -60,14 +60,14 @@ func (p *progress) update(sent int, t *tally.Tally) {
 }
 
 // done prints the final line of the attack and ends it.
-func (p *progress) done(sent int, t *tally.Tally) {
+func (p *progress) done(sent int, t *tally.Answers) {
 	if p == nil {
 		return
 	}
 	p.print(sent, t, true)
 }
 
-func (p *progress) print(sent int, t *tally.Tally, final bool) {
+func (p *progress) print(sent int, t *tally.Answers, final bool) {
 	c2, c4, c5, other := t.Class()
 	line := fmt.Sprintf("%-8s %5.1fs  sent %6d  2xx %5d  4xx %5d  5xx %5d",
 		p.mode, time.Since(p.start).Seconds(), sent, c2, c4, c5)

@@ -20,7 +20,7 @@ type ModeResult struct {
 	Planned, Sent int
 	// Tally counts the answers; Audit is the shop's own count of orders;
 	// Events is what the shops counted beyond it, summed over the fleet.
-	Tally  tally.Tally
+	Tally  tally.Answers
 	Audit  tally.Audit
 	Events tally.Events
 	// Metrics are Vegeta's figures: latency percentiles, rate, throughput.

@@ -34,7 +34,7 @@ func TestFigureArithmetic(t *testing.T) {
 		created int
 		want    float64
 	}{{0.08, 235, 18.8}, {0.5, 10, 5}, {1, 3, 3}} {
-		m := Row{Settings: Settings{LockTTL: time.Millisecond, Stall: time.Second, StallRate: tc.rate}, Tally: tally.Tally{Created: tc.created}}
+		m := Row{Settings: Settings{LockTTL: time.Millisecond, Stall: time.Second, StallRate: tc.rate}, Tally: tally.Answers{Created: tc.created}}
 		if f, ok := stalled(m); !ok || f.value < tc.want-1e-9 || f.value > tc.want+1e-9 {
 			t.Errorf("stalls at %v of %d orders: %v (%v), want %v", tc.rate, tc.created, f.value, ok, tc.want)
 		}

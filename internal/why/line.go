@@ -43,7 +43,7 @@ type Row struct {
 	Settings Settings
 	Audit    tally.Audit
 	Events   tally.Events
-	Tally    tally.Tally
+	Tally    tally.Answers
 	// Drain is a queued row's drain (redis-queue), else nil.
 	Drain *tally.Drain
 	// Records are the faults' records of the row's attack.
@@ -161,7 +161,7 @@ var closing = []figure{
 
 // errorSummary lists the error answers, most frequent first, e.g.
 // "503 lock_timeout×12, 503 unavailable×3".
-func errorSummary(t tally.Tally) string {
+func errorSummary(t tally.Answers) string {
 	type kv struct {
 		k string
 		n int

@@ -19,7 +19,7 @@ var defaults = Settings{LockTTL: 100 * time.Millisecond, Work: 2 * time.Millisec
 func sale(st strategy.Name, sold, overwritten, created int) Row {
 	return Row{Strategy: st, Settings: defaults, Planned: 10, Sent: 10,
 		Audit: tally.Audit{InitialStock: 100, Sold: sold, Stock: 100 - sold + overwritten, Oversold: max(sold-100, 0)},
-		Tally: tally.Tally{Created: created}}
+		Tally: tally.Answers{Created: created}}
 }
 
 func intp(n int) *int { return &n }
@@ -222,7 +222,7 @@ func TestLineComposesTheFaultsClauses(t *testing.T) {
 
 // The cost lists the errors most frequent first, ties by name.
 func TestErrorSummary(t *testing.T) {
-	got := errorSummary(tally.Tally{Errors: map[string]int{"503 unavailable": 3, "503 lock_timeout": 12, "0 eof": 3}})
+	got := errorSummary(tally.Answers{Errors: map[string]int{"503 unavailable": 3, "503 lock_timeout": 12, "0 eof": 3}})
 	if want := "503 lock_timeout×12, 0 eof×3, 503 unavailable×3"; got != want {
 		t.Errorf("errorSummary = %q, want %q", got, want)
 	}

@@ -51,9 +51,9 @@ func classify(r *vegeta.Result) (kind, code string) {
 	return KindError, code
 }
 
-// Tally counts one attack's answers by what they mean for the sale. The
+// Answers counts one attack's answers by what they mean for the sale. The
 // zero value is ready to use; it is not safe for concurrent use.
-type Tally struct {
+type Answers struct {
 	// Requests is every answer, including requests that got none.
 	Requests int `json:"requests"`
 	// Created counts 201s: orders the buyers were told they have.
@@ -79,12 +79,12 @@ type Tally struct {
 
 // Accepted is how many buyers were told they have an order: 201s and
 // 202s.
-func (t *Tally) Accepted() int { return t.Created + t.Queued }
+func (t *Answers) Accepted() int { return t.Created + t.Queued }
 
 // Shed counts the clicks turned away for load (503 and 429 answers) by
 // their code: busy, lock_timeout, rate_limited... It returns a new map,
 // nil if there were none.
-func (t *Tally) Shed() map[string]int {
+func (t *Answers) Shed() map[string]int {
 	var out map[string]int
 	for key, n := range t.Errors {
 		status, code, ok := strings.Cut(key, " ")
@@ -99,10 +99,10 @@ func (t *Tally) Shed() map[string]int {
 }
 
 // DupRejected is how many repeated clicks the shop turned away.
-func (t *Tally) DupRejected() int { return t.DuplicateRequests + t.DuplicateOrders }
+func (t *Answers) DupRejected() int { return t.DuplicateRequests + t.DuplicateOrders }
 
 // ErrorCount is how many answers were neither an order nor an expected 409.
-func (t *Tally) ErrorCount() int {
+func (t *Answers) ErrorCount() int {
 	n := 0
 	for _, v := range t.Errors {
 		n += v
@@ -111,7 +111,7 @@ func (t *Tally) ErrorCount() int {
 }
 
 // Class counts answers by class: 2xx, 4xx, 5xx, and other (no answer).
-func (t *Tally) Class() (c2xx, c4xx, c5xx, other int) {
+func (t *Answers) Class() (c2xx, c4xx, c5xx, other int) {
 	for code, n := range t.Status {
 		switch code / 100 {
 		case 2:
@@ -129,7 +129,7 @@ func (t *Tally) Class() (c2xx, c4xx, c5xx, other int) {
 
 // ErrorsByStatus renders Errors grouped by status, e.g. "503×12 0×3", or
 // "-" when there were none.
-func (t *Tally) ErrorsByStatus() string {
+func (t *Answers) ErrorsByStatus() string {
 	by := map[string]int{}
 	for k, n := range t.Errors {
 		status, _, _ := strings.Cut(k, " ")
@@ -151,7 +151,7 @@ func (t *Tally) ErrorsByStatus() string {
 }
 
 // Add counts one Vegeta result.
-func (t *Tally) Add(r *vegeta.Result) {
+func (t *Answers) Add(r *vegeta.Result) {
 	if t.Status == nil {
 		t.Status = map[int]int{}
 		t.Errors = map[string]int{}

@@ -8,7 +8,7 @@ import (
 
 func TestTallyCountsWhatAnswersMean(t *testing.T) {
 	body := func(code string) []byte { return []byte(`{"error":{"code":"` + code + `","message":"x"}}`) }
-	var tl Tally
+	var tl Answers
 	for _, r := range []vegeta.Result{
 		{Code: 201, Body: []byte(`{"id":"1"}`)},
 		{Code: 201},

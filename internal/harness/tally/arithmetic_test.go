@@ -65,7 +65,7 @@ func TestErrorCode(t *testing.T) {
 // The tally's sums: orders the buyers were told of, clicks turned away
 // for load by their code, answers by class.
 func TestTallySums(t *testing.T) {
-	var tl Tally
+	var tl Answers
 	if tl.Shed() != nil || tl.Accepted() != 0 || tl.ErrorsByStatus() != "-" {
 		t.Errorf("an empty tally: shed %v, accepted %d, errors %q; want none", tl.Shed(), tl.Accepted(), tl.ErrorsByStatus())
 	}
@@ -238,7 +238,7 @@ func TestJSONNames(t *testing.T) {
 		v     any
 		names []string
 	}{
-		{Tally{}, []string{"requests", "created", "queued", "sold_out", "duplicate_requests", "duplicate_orders_rejected", "errors", "status"}},
+		{Answers{}, []string{"requests", "created", "queued", "sold_out", "duplicate_requests", "duplicate_orders_rejected", "errors", "status"}},
 		{Events{}, []string{"late_commits", "fenced_out", "locks_lost", "given_back", "reclaimed", "queue_written", "queue_refused", "batches", "batched_buyers", "version_moved", "holds", "held_us"}},
 	} {
 		v, names := tc.v, tc.names

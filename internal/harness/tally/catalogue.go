@@ -21,7 +21,7 @@ type ProductFigures struct {
 	Buyers int `json:"buyers"`
 	Clicks int `json:"clicks"`
 	// Tally counts the answers to this product's clicks only.
-	Tally Tally `json:"answers"`
+	Tally Answers `json:"answers"`
 	// Audit is the shop's audit of this product (its own orders, its
 	// own stock, its own Redis keys).
 	Audit Audit `json:"audit"`

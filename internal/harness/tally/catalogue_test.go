@@ -68,7 +68,7 @@ func TestByProductIsolates(t *testing.T) {
 		if !reflect.DeepEqual(by["a"], a) {
 			t.Errorf("%s: a's answers = %v, want its own %v", tc.name, by["a"], a)
 		}
-		var ta Tally
+		var ta Answers
 		for i := range by["a"] {
 			ta.Add(&by["a"][i])
 		}
