@@ -15,8 +15,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/flashsale/flashsale/internal/harness/report"
 	"github.com/flashsale/flashsale/internal/porthold"
-	"github.com/flashsale/flashsale/internal/report"
 	"github.com/flashsale/flashsale/internal/testenv/browser"
 )
 

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/fleet"
+	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 	"github.com/flashsale/flashsale/internal/harness/tally"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/scenario"
 )
 
 // asLoadgen, set in the environment, makes this test binary run loadgen's

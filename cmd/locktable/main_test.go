@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/harness/locktable"
 	"github.com/flashsale/flashsale/internal/porthold"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
