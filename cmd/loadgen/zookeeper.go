@@ -12,8 +12,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/harness/scenario"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/zkproc"
 )
 
 // checkZooKeeper checks --zookeeper (given as raw): members that are

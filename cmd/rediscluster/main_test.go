@@ -15,7 +15,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 

@@ -2,7 +2,7 @@
 // faults between a client and a server it does not own: tests put it in
 // front of real servers (internal/testenv), the load generator in front of
 // the Redis nodes it restarts (internal/harness/fleet) and of a replica's
-// replication link (internal/redisproc, held by internal/harness/fault). Three
+// replication link (internal/harness/redisproc, held by internal/harness/fault). Three
 // faults, each undone by its pair:
 //
 //   - Stop cuts: every live connection is closed and new ones are refused,

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 )
 
 // EnvRequireSentinel, set to 1, makes NewSentinels fail the test instead of

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 )
 
 // TestSentinels starts a replicated Redis, kills its master, and waits for

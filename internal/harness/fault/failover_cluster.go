@@ -14,8 +14,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/faultproxy"
 	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 

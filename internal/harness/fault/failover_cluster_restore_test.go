@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/strategy"
 	"github.com/flashsale/flashsale/internal/testenv"
 )

@@ -12,8 +12,8 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/strategy"
 )

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 )
 
 // startCluster starts a Redis Cluster for StartCluster, its files in

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 

@@ -13,8 +13,8 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 

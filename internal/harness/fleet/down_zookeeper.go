@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/zkproc"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 )
 
 // killedMembers takes members of the ensemble the fleet started down for

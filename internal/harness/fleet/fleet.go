@@ -11,9 +11,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/harness/tally"
-	"github.com/flashsale/flashsale/internal/redisproc"
-	"github.com/flashsale/flashsale/internal/zkproc"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 )
 
 // RedisNodes is how many Redis nodes --redlock-kill and --redis-restart

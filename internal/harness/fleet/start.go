@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/harness/tally"
 	"github.com/flashsale/flashsale/internal/netsim"
-	"github.com/flashsale/flashsale/internal/redisproc"
 )
 
 // DefaultShops is how many shop instances StartFleet runs when

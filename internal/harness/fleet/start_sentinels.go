@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 )
 
 // startSentinels starts a Sentinel set for StartSentinels, its files in

@@ -12,8 +12,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/harness/tally"
-	"github.com/flashsale/flashsale/internal/redisproc"
 	"github.com/flashsale/flashsale/internal/testenv"
 )
 

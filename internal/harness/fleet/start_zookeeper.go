@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/flashsale/flashsale/internal/zkproc"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 )
 
 // startZooKeeper starts a three-member ZooKeeper ensemble of Debian's
