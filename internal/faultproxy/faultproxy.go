@@ -1,6 +1,6 @@
 // Package faultproxy owns the loopback TCP proxy that injects network
 // faults between a client and a server it does not own: tests put it in
-// front of real servers (internal/testenv), the load generator in front of
+// front of real servers (internal/harness/testenv), the load generator in front of
 // the Redis nodes it restarts (internal/harness/fleet) and of a replica's
 // replication link (internal/harness/redisproc, held by internal/harness/fault). Three
 // faults, each undone by its pair:

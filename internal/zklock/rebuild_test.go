@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/harness/zkproc"
-	"github.com/flashsale/flashsale/internal/testenv"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
 

@@ -17,8 +17,8 @@ import (
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/harness/fleet"
 	"github.com/flashsale/flashsale/internal/harness/tally"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // A crash kills a shop at k/(Kills+1) of the attack, rotating over the

@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/reserve"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // runRounds, the loop both failovers share: how many rounds it records,

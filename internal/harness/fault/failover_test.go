@@ -12,10 +12,10 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/fleet"
 	"github.com/flashsale/flashsale/internal/harness/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/reserve"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // The failover's settings are checked: it kills only a master it started,

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/harness/tally"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // On the real cluster: a thousand commands on one hash tag land on the

@@ -14,8 +14,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/embedded"
 	"github.com/flashsale/flashsale/internal/harness/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // answers reports whether a Redis server answers PING at addr within a

@@ -47,7 +47,7 @@ type FleetConfig struct {
 	// zookeeper), its files in LogDir/zookeeper, and stop it after the shops.
 	StartZooKeeper bool
 	// Backends, if set, are used instead of opening new ones, and are not
-	// closed by the fleet. Tests pass their own (see internal/testenv).
+	// closed by the fleet. Tests pass their own (see internal/harness/testenv).
 	Backends *app.Backends
 	// Nodes, if set, is how --redlock-kill takes nodes down. Otherwise the
 	// embedded nodes are stopped and restarted, and real nodes paused.

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/harness/zkproc"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // StartZooKeeper starts an ensemble for the fleet's shops (they are ready,

@@ -3,7 +3,7 @@
 // replicated Redis under Sentinel (Set): a master, one replica whose
 // replication link passes through a fault proxy, and three Sentinels; and
 // a Redis Cluster (Cluster, cluster.go): six nodes, three masters with a
-// replica each. Tests reach them through internal/testenv; the load
+// replica each. Tests reach them through internal/harness/testenv; the load
 // generator's --failover and --cluster-failover start their own, and
 // rediscluster starts a cluster for a shell. No snapshots are taken: a
 // process that dies comes back with at most what its append-only file

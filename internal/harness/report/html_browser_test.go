@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/flashsale/flashsale/internal/testenv/browser"
+	"github.com/flashsale/flashsale/internal/harness/testenv/browser"
 )
 
 // pageLayout is what the browser test reads off a rendered report.

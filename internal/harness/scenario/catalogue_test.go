@@ -7,8 +7,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/scenario"
 	"github.com/flashsale/flashsale/internal/harness/tally"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // catalogueSale is smallSale's race spread over 20 products under the

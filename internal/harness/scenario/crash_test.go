@@ -13,7 +13,7 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/fault"
 	"github.com/flashsale/flashsale/internal/harness/fleet"
 	"github.com/flashsale/flashsale/internal/harness/scenario"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // crashSale is a small sale for --crash 1: 150 buyers clicking up to twice

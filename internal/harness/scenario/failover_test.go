@@ -9,8 +9,8 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/fault"
 	"github.com/flashsale/flashsale/internal/harness/fleet"
 	"github.com/flashsale/flashsale/internal/harness/scenario"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // One failover per attack, on real redis-server and redis-sentinel

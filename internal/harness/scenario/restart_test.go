@@ -10,8 +10,8 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/fault"
 	"github.com/flashsale/flashsale/internal/harness/fleet"
 	"github.com/flashsale/flashsale/internal/harness/scenario"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // restartSale is the product of a --redis-restart run (no stalls, 10

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/harness/zkproc"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // EnvRequireZooKeeper, set to 1, makes a missing java or zookeeper package

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/porthold"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestFourLetter: the answer of a member that answers; an error from one

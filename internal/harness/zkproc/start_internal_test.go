@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/porthold"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestStartFails: a start that fails leaves nothing running and says why,
