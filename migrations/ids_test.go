@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // Ids compare as bytes on every database: 'Alice' and 'alice' are two

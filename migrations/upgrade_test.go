@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/migrations"
 )
 

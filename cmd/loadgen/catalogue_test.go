@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
 // --products and --skew: one product by default, as every run before

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/harness/report"
 )
 
 const compareUsage = `Usage: loadgen compare A/report.json B/report.json

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/fault"
+	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
 // TestMain lets this test binary be a --crash run's child shop, as the

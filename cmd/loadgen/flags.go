@@ -13,10 +13,10 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/buyertoken"
-	"github.com/flashsale/flashsale/internal/fault"
 	"github.com/flashsale/flashsale/internal/flagenv"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/fault"
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 

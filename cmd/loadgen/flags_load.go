@@ -9,9 +9,9 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
 // envPrefix starts every flag's environment variable: --rate is

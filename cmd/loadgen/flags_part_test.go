@@ -5,7 +5,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
 // --part 1/1 is the whole crowd: the same settings and the same recorded

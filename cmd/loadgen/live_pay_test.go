@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/flashsale/flashsale/internal/testenv/browser"
+	"github.com/flashsale/flashsale/internal/harness/testenv/browser"
 )
 
 // The live page of a sale with payments, in a real browser: while the

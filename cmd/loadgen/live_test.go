@@ -15,9 +15,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/testenv/browser"
 	"github.com/flashsale/flashsale/internal/porthold"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/testenv/browser"
 )
 
 // The live page, in a real browser: headless Chromium, driven with

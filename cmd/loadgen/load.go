@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
 // errThreshold is returned by attack when a --threshold failed: exit 99.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/harness/report"
 )
 
 // stubShop answers every order 201 and audits an oversell of one unit:

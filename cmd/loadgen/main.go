@@ -40,11 +40,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/live"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/fault"
+	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/live"
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
 // Exit codes.

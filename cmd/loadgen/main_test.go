@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/fault"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/fault"
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
 func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {

@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/flagenv"
-	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
 const mergeUsage = `Usage: loadgen merge --targets URL,... --admin-token T PART-DIR...

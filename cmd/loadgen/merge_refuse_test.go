@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/harness/report"
 )
 
 // The merge refuses folders that are not the parts of one crowd run

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/fleet"
-	"github.com/flashsale/flashsale/internal/ledger"
-	"github.com/flashsale/flashsale/internal/report"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/fleet"
+	"github.com/flashsale/flashsale/internal/harness/report"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
+	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
 // asLoadgen, set in the environment, makes this test binary run loadgen's
@@ -101,9 +101,9 @@ func TestMergeTwoGenerators(t *testing.T) {
 			if got, want := m.Planned, a.Planned+b.Planned; got != want {
 				t.Errorf("planned %d, want %d + %d", got, a.Planned, b.Planned)
 			}
-			for name, get := range map[string]func(ledger.Tally) int{
-				"answers": func(x ledger.Tally) int { return x.Requests }, "201": func(x ledger.Tally) int { return x.Created },
-				"sold out": func(x ledger.Tally) int { return x.SoldOut }, "duplicate requests": func(x ledger.Tally) int { return x.DuplicateRequests },
+			for name, get := range map[string]func(tally.Answers) int{
+				"answers": func(x tally.Answers) int { return x.Requests }, "201": func(x tally.Answers) int { return x.Created },
+				"sold out": func(x tally.Answers) int { return x.SoldOut }, "duplicate requests": func(x tally.Answers) int { return x.DuplicateRequests },
 			} {
 				if got, want := get(m.Answers), get(a.Answers)+get(b.Answers); got != want {
 					t.Errorf("%s: %d, want %d + %d", name, got, get(a.Answers), get(b.Answers))

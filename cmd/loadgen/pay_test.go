@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/harness/report"
 )
 
 // payReport runs loadgen with args on the embedded fleet, a small sale

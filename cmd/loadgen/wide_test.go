@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/report"
+	"github.com/flashsale/flashsale/internal/harness/report"
 )
 
 // Without --wide every line of the run fits 120 columns and the

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/zkproc"
 )
 
 // checkZooKeeper checks --zookeeper (given as raw): members that are

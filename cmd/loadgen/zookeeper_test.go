@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/flashsale/flashsale/internal/scenario"
+	"github.com/flashsale/flashsale/internal/harness/scenario"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 

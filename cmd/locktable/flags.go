@@ -15,7 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/flashsale/flashsale/internal/flagenv"
-	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/harness/locktable"
 	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/zklock"
 )

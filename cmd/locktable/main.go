@@ -31,7 +31,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/harness/locktable"
 	"github.com/flashsale/flashsale/internal/netsim"
 )
 

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/harness/locktable"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/porthold"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 func TestHelpListsEveryFlagWithItsVariable(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/etcdlock"
-	"github.com/flashsale/flashsale/internal/locktable"
+	"github.com/flashsale/flashsale/internal/harness/locktable"
 	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/redisopt"
 	"github.com/flashsale/flashsale/internal/zklock"

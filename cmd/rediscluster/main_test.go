@@ -15,8 +15,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/redisproc"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // TestRunPrintsAClusterCIUses checks the contract .ci/run relies on: stdout

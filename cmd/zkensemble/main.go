@@ -27,7 +27,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/flashsale/flashsale/internal/zkproc"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 )
 
 func main() {

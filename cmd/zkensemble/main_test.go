@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/testenv"
-	"github.com/flashsale/flashsale/internal/zkproc"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 )
 
 // TestStartPrintsAnEnsembleCIUses checks the contract .ci/run relies on:

@@ -12,8 +12,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/embedded"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/porthold"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestRedisClusterRefused: OpenBackends refuses a --redis-cluster that is

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 const testToken = "test-admin-token"

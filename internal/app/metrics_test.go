@@ -14,7 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // TestMetrics sells on a shop and reads its GET /metrics as Prometheus

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // TestQueuedOrderOverHTTP: a redis-queue product created through one shop

@@ -13,7 +13,7 @@ import (
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/database"
 	"github.com/flashsale/flashsale/internal/embedded"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // Two shops on one database whose Redis nodes differ, as two shops

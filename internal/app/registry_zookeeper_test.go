@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // Shops on one database must name one ZooKeeper ensemble, as they must

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // failoverWithin bounds each wait of the failover test: the Sentinels take

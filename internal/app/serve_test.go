@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/app"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // TestServeGracefulShutdown cancels Serve's context while an order sits in

@@ -10,8 +10,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/app"
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/porthold"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestShopWithoutAZooKeeperSession: a shop named an ensemble that grants

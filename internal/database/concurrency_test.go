@@ -12,7 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/database"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 const insertProduct = `INSERT INTO products (id, name, stock, initial_stock, strategy, lock_ttl_ms, work_ms, stall_ms, stall_rate, created_at)

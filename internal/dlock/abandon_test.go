@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // TestAbandon: an abandoned lock is not renewed and not deleted. It keeps

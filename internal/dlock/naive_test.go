@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // Textbook failure 1: A outlives its TTL, B gets the lock, A's release

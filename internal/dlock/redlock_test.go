@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // With two of five nodes down, a majority still grants, extends and

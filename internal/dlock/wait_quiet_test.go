@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // A quiet release (one held back in the middle of a run) whose Release

@@ -1,8 +1,8 @@
 // Package faultproxy owns the loopback TCP proxy that injects network
 // faults between a client and a server it does not own: tests put it in
-// front of real servers (internal/testenv), the load generator in front of
-// the Redis nodes it restarts (internal/fleet) and of a replica's
-// replication link (internal/redisproc, held by internal/fault). Three
+// front of real servers (internal/harness/testenv), the load generator in front of
+// the Redis nodes it restarts (internal/harness/fleet) and of a replica's
+// replication link (internal/harness/redisproc, held by internal/harness/fault). Three
 // faults, each undone by its pair:
 //
 //   - Stop cuts: every live connection is closed and new ones are refused,

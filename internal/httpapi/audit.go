@@ -4,7 +4,7 @@ import "github.com/flashsale/flashsale/internal/order"
 
 // Audit is the audit of one product's sale on the wire (GET
 // /api/v1/products/{id}/audit): the one record the shop writes and the
-// load generator reads (package ledger). Every figure is computed by SQL
+// load generator reads (package tally). Every figure is computed by SQL
 // from the orders table (package order), but the Redis ones. A plain
 // value: copy it freely.
 type Audit struct {

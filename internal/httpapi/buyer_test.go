@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/buyertoken"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/httpapi"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 var buyerSecret = []byte("test-buyer-secret-0123456789")

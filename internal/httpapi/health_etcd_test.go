@@ -11,8 +11,8 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/httpapi"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // quorumRead asks the cluster as the shop does (package app's etcdReady):

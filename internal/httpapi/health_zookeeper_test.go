@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/httpapi"
-	"github.com/flashsale/flashsale/internal/testenv"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
 

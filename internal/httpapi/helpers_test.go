@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // testToken is the admin token of routers built by newRouter.

@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/buyertoken"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestOrderOwner: with a buyer secret, paying and cancelling an order is

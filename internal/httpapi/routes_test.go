@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // keysOf decodes a JSON object and returns its sorted keys.

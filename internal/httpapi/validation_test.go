@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestBadInput sends every kind of bad request: bad encoding (httpapi's to

@@ -11,10 +11,10 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/etcdlock"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // batching lists the strategies that batch.

@@ -9,11 +9,11 @@ import (
 	"github.com/flashsale/flashsale/internal/database"
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/etcdlock"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/testenv"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 )

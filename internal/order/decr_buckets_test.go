@@ -5,10 +5,10 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestDecrBucketsThroughTheShop: a redis-decr product in three buckets,

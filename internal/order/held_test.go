@@ -7,11 +7,11 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestRowHoldIsObserved: on SQLite behind netsim's RTT, the strategies

@@ -10,8 +10,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/etcdlock"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // The helpers the internal tests (package order) share.

@@ -5,10 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestIDsCompareAsBytes: ids are case-sensitive everywhere. After Alice

@@ -13,10 +13,10 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // The crowd, repeated clicks, ids that differ in case and the late commit

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestRedisPayAtTheDeadline: TestLifePayAtTheDeadline for the rows whose

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestBuyAgain: one live order per buyer. A buyer whose order is pending

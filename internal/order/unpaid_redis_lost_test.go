@@ -7,12 +7,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // A Redis row's return that Redis loses, or never had a stock to take:

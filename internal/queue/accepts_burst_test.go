@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/redis/go-redis/v9"
 )
 

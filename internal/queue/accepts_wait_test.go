@@ -11,7 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // heldQueue is a queue whose replies from Redis px can hold back, with a

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // blockHook records every XREADGROUP that asked Redis to block.

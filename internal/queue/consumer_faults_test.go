@@ -13,8 +13,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/queue"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 type countingWriter struct {

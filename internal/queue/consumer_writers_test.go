@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
 
 // Faults against a consumer's two writers (consumer.go): a batch in

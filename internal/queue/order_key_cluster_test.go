@@ -11,9 +11,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/flashsale/flashsale/internal/harness/redisproc"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/queue"
-	"github.com/flashsale/flashsale/internal/redisproc"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // An accepted order's key ("flashsale:queue:order:{<order id>}") lives in

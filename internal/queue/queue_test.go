@@ -12,8 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/queue"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // order is one unit of product for user, with a fresh id.

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 func TestSplit(t *testing.T) {

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 	"github.com/flashsale/flashsale/internal/zklock"
-	"github.com/flashsale/flashsale/internal/zkproc"
 )
 
 // TestFenceGrows: every grant of a key, from any client, carries a larger
@@ -49,7 +49,7 @@ func TestMemberDown(t *testing.T) {
 // alone, it would log the creates it cannot commit, and the recovery from
 // that history, which the others never had, is where the ensemble's
 // server (Debian's 3.8.0) has bugs that can stop it serving (see
-// internal/zkproc).
+// internal/harness/zkproc).
 func TestQuorumLost(t *testing.T) {
 	z := testenv.NewZooKeeper(t)
 	if !z.CanStop() {

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/testenv"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/harness/zkproc"
 	"github.com/flashsale/flashsale/internal/zklock"
-	"github.com/flashsale/flashsale/internal/zkproc"
 )
 
 // TestRebuiltEnsemble: the ensemble is rebuilt empty on the same ports

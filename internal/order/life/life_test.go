@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // write inserts a pending order of product with a pay window of within,

@@ -8,8 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // Tests of redis-decr over stock buckets (buckets.go), each on one Redis

@@ -10,9 +10,9 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // The cold review's tests of a bucketed order's write: failing after the

@@ -8,11 +8,11 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // Attacks on the reconciler's Lower (issue 44): the returns counter that

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
-	"github.com/flashsale/flashsale/internal/testenv"
 	"github.com/google/uuid"
 )
 

@@ -11,9 +11,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // shelf is one test's product and a Writer on a pool whose COMMITs can

@@ -7,9 +7,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/database"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestSnapshotUnderReadCommitted: Snapshot's reads describe one moment

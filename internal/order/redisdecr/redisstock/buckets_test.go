@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // Slot is Redis's own: the values CLUSTER KEYSLOT gives, and the real

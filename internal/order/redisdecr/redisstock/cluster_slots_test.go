@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestEveryScriptStaysInItsSlot, from the cold review of --redis-cluster:

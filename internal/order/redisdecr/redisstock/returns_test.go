@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestReturnOnce: an ended order's units come back once, however often

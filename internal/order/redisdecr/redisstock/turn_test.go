@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/testenv"
 )
 
 // TestTurn: of two sweepers asking for a product's turn, the first gets it
