@@ -28,7 +28,7 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 	o := s.newOrder(p, req)
 	if p.Buckets > 1 {
 		// The stock split over rows: package buckets sells it.
-		if err := s.bk.Place(ctx, p, o); err != nil {
+		if err := s.buckets.Place(ctx, p, o); err != nil {
 			return Order{}, err
 		}
 		return o, nil
@@ -42,8 +42,8 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 // sellAtomic writes o and takes its units from p's row in one
 // transaction, and says what its failure means for the buyer.
 func (s *Service) sellAtomic(ctx context.Context, p stock.Product, o Order) error {
-	row := s.w.RowHold()
-	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+	row := s.writer.RowHold()
+	err := s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		row.Began()
 		if err := sale.InsertAndTake(tx, o, sale.NoBucket); err != nil {
 			return err
@@ -57,9 +57,9 @@ func (s *Service) sellAtomic(ctx context.Context, p stock.Product, o Order) erro
 		s.learnSoldOut(ctx, p.ID)
 		return fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, o.Quantity)
 	case errors.Is(err, sale.ErrDuplicateKey):
-		return s.w.Duplicate(ctx, p.ID, o.UserID)
+		return s.writer.Duplicate(ctx, p.ID, o.UserID)
 	case err != nil:
-		if err := s.w.AfterFailure(ctx, o, err); err != nil {
+		if err := s.writer.AfterFailure(ctx, o, err); err != nil {
 			return sale.FromWrite(ctx, err)
 		}
 	}

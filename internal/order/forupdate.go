@@ -37,8 +37,8 @@ func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Reque
 	o := s.newOrder(p, req)
 	start := time.Now()
 	var got time.Time // when the row lock came (the last try's, after a deadlock)
-	row := s.w.RowHold()
-	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+	row := s.writer.RowHold()
+	err := s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		row.Began() // on SQLite, BEGIN took the lock
 		got = time.Time{}
 		// 1. The row lock, and the stock under it.
@@ -93,9 +93,9 @@ func (s *Service) forUpdateResult(ctx context.Context, p stock.Product, o Order,
 	case errors.Is(err, ErrSoldOut), errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrLockTimeout):
 		return Order{}, err
 	case errors.Is(err, sale.ErrDuplicateKey):
-		return Order{}, s.w.Duplicate(ctx, p.ID, o.UserID)
+		return Order{}, s.writer.Duplicate(ctx, p.ID, o.UserID)
 	}
-	err = s.w.AfterFailure(ctx, o, err)
+	err = s.writer.AfterFailure(ctx, o, err)
 	switch {
 	case err == nil:
 		return o, nil // the COMMIT's answer was lost, and it had landed

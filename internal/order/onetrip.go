@@ -41,7 +41,7 @@ func (s *Service) placeOneTrip(ctx context.Context, p stock.Product, req Request
 	// row locked, as it holds sql-atomic's back in the shop.
 	hold := s.lateHold(p)
 	// 4. The sale, in one call: UPDATE, INSERT, COMMIT.
-	left, err := s.w.CallOneTrip(ctx, o, hold)
+	left, err := s.writer.CallOneTrip(ctx, o, hold)
 	switch {
 	case errors.Is(err, sale.ErrNoUnits):
 		if left == 0 {
@@ -49,10 +49,10 @@ func (s *Service) placeOneTrip(ctx context.Context, p stock.Product, req Request
 		}
 		return Order{}, fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, req.Quantity)
 	case errors.Is(err, sale.ErrDuplicateKey):
-		return Order{}, s.w.Duplicate(ctx, p.ID, req.UserID)
+		return Order{}, s.writer.Duplicate(ctx, p.ID, req.UserID)
 	case err != nil:
 		// 5. The answer lost: look the order up, and make "not there" final.
-		if err := s.w.AfterCallFailure(ctx, o, err); err != nil {
+		if err := s.writer.AfterCallFailure(ctx, o, err); err != nil {
 			return Order{}, sale.FromWrite(ctx, err)
 		}
 	}

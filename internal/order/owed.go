@@ -149,8 +149,8 @@ func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error 
 	so := sale.Order{ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, Bucket: o.Bucket}
 	var err error
 	switch {
-	case p.Strategy == strategy.RedisDecr && s.decr != nil:
-		_, err = s.decr.Return(ctx, p, so)
+	case p.Strategy == strategy.RedisDecr && s.redisDecr != nil:
+		_, err = s.redisDecr.Return(ctx, p, so)
 	case p.Strategy == strategy.RedisQueue && s.opts.Queue != nil:
 		_, err = s.opts.Queue.Return(ctx, p.ID, o.UserID, o.ID, o.Quantity)
 	default:

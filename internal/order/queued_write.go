@@ -63,7 +63,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 	} // (a product the database no longer has is refused below)
 	var refusals []*queue.Refusal
 	left := 0
-	err := s.w.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
+	err := s.writer.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
 		refusals, left = make([]*queue.Refusal, len(orders)), 0 // again after a deadlock
 		// 1. Take the product's row.
 		if err := sale.TakeRow(tx, product); err != nil {

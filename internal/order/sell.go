@@ -50,8 +50,8 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	answers := make([]answer, len(reqs))
 	f := fenceOf(lock)
 	var sold []Order
-	row := s.w.RowHold() // off's hold: its lock holds nothing
-	err := s.w.Commit(ctx, lock, p, func(tx *gorm.DB) error {
+	row := s.writer.RowHold() // off's hold: its lock holds nothing
+	err := s.writer.Commit(ctx, lock, p, func(tx *gorm.DB) error {
 		sold = sold[:0] // commit may run this again after a deadlock
 		row.Began()
 		// 1. Register the fence: no older holder can commit after this.
@@ -104,7 +104,7 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 		s.rowHeld(p, row)
 	}
 	if err != nil && len(sold) > 0 {
-		err = s.w.AfterFailure(ctx, sold[0], err)
+		err = s.writer.AfterFailure(ctx, sold[0], err)
 	}
 	if err != nil {
 		return nil, err

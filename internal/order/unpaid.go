@@ -113,7 +113,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
 func (s *Service) giveBack(ctx context.Context, p stock.Product, change func(tx *gorm.DB) error) (err error) {
 	p.LateCommit = 0 // the late-commit fault is the sales'
 	if _, locks := p.Strategy.LockMode(); !locks {
-		return s.w.Commit(ctx, nil, p, change)
+		return s.writer.Commit(ctx, nil, p, change)
 	}
 	lockers, err := s.lockersFor(p.Strategy)
 	if err != nil {
@@ -125,7 +125,7 @@ func (s *Service) giveBack(ctx context.Context, p stock.Product, change func(tx 
 	}
 	got := time.Now()
 	defer func() { s.releaseProduct(ctx, p, lock, got, err) }()
-	err = s.w.Commit(lock.Context(), lock, p, func(tx *gorm.DB) error {
+	err = s.writer.Commit(lock.Context(), lock, p, func(tx *gorm.DB) error {
 		if err := s.registerFence(ctx, tx, p, fenceOf(lock)); err != nil {
 			return err
 		}

@@ -82,7 +82,7 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	var version int64
 	err := s.db.WithContext(ctx).Raw("SELECT stock, version FROM products WHERE id = ?", p.ID).
 		Row().Scan(&left, &version)
-	row := s.w.RowHold() // the window a rival's write would close opens here
+	row := s.writer.RowHold() // the window a rival's write would close opens here
 	row.Took()
 	if errors.Is(err, sql.ErrNoRows) {
 		return Order{}, fmt.Errorf("%w: product %q", stock.ErrNotFound, p.ID)
@@ -105,7 +105,7 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
 	// 4. The order, and the stock if nobody wrote since the read.
-	err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+	err = s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		if err := sale.Insert(tx, o); err != nil {
 			return err
 		}
@@ -122,9 +122,9 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	case errors.Is(err, errVersionMoved):
 		return Order{}, err
 	case errors.Is(err, sale.ErrDuplicateKey):
-		return Order{}, s.w.Duplicate(ctx, p.ID, req.UserID)
+		return Order{}, s.writer.Duplicate(ctx, p.ID, req.UserID)
 	case err != nil:
-		if err := s.w.AfterFailure(ctx, o, err); err != nil {
+		if err := s.writer.AfterFailure(ctx, o, err); err != nil {
 			return Order{}, sale.FromWrite(ctx, err)
 		}
 	}
