@@ -66,7 +66,7 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 }
 
 // accept is one Accept of o, sent by sendBy or not at all (ErrBusy):
-// redis-queue's orders go past the shop's door (QueuesInside), and this
+// redis-queue's orders go past the shop's door (HasOwnQueue), and this
 // is what bounds their queue.
 func (s *Service) accept(ctx context.Context, o Order, sendBy time.Time) (int, error) {
 	return s.opts.Queue.AcceptBy(ctx, queue.Order{
