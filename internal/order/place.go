@@ -46,10 +46,10 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if err != nil {
 		return Order{}, "", err
 	}
-	// 2b. A redis-decr product asked for is swept (redisdecr.Seller.Touch),
+	// 2b. A redis-decr product asked for is swept (redisdecr.Seller.KeepSweeping),
 	// sold out or not.
 	if p.Strategy == strategy.RedisDecr && s.redisDecr != nil {
-		s.redisDecr.Touch(p)
+		s.redisDecr.KeepSweeping(p)
 	}
 	// 2c. A redis-queue product asked for has its consumer in this shop.
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {

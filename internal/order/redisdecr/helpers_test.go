@@ -81,7 +81,7 @@ func newOrder(p stock.Product, user string) sale.Order {
 // place sells one unit of p to user, as a shop's Place does: it touches p
 // (its sweep starts), then places.
 func (s *shop) place(ctx context.Context, p stock.Product, user string) error {
-	s.Touch(p)
+	s.KeepSweeping(p)
 	return s.Place(ctx, p, newOrder(p, user))
 }
 

@@ -47,7 +47,7 @@ func TestLowerAfterALoadThatCountedAReturn(t *testing.T) {
 					}
 				}
 				o := newOrder(p, "u1")
-				s.Touch(p)
+				s.KeepSweeping(p)
 				if err := s.Place(ctx, p, o); err != nil {
 					t.Fatalf("Place: %v", err)
 				}
@@ -140,7 +140,7 @@ func TestLowerAfterALoadAndAReturnSinceTheRead(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				s.Touch(p)
+				s.KeepSweeping(p)
 				var orders []sale.Order
 				for _, u := range sameStockUsers(p, 3) {
 					o := newOrder(p, u)

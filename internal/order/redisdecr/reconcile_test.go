@@ -29,7 +29,7 @@ func TestLowerSkipsAReturnAfterItsRead(t *testing.T) {
 					}
 				}
 				o := newOrder(p, "u1")
-				s.Touch(p)
+				s.KeepSweeping(p)
 				if err := s.Place(ctx, p, o); err != nil {
 					t.Fatalf("Place: %v", err)
 				}

@@ -81,7 +81,7 @@ type Seller struct {
 	groups  sync.Map       // product id -> *writeGroup; see writeGrouped
 	writers sync.WaitGroup // writeGroups' goroutines
 
-	sweepTill    sync.Map // product id -> *atomic.Int64, sweep it until then (Unix ns); see Touch
+	sweepTill    sync.Map // product id -> *atomic.Int64, sweep it until then (Unix ns); see KeepSweeping
 	sweeping     atomic.Bool
 	sweeps       sync.WaitGroup // sweep's goroutine
 	reclaimGrace time.Duration  // see hold
@@ -97,7 +97,7 @@ type Seller struct {
 }
 
 // New returns a Seller as opts say. It starts nothing until its first
-// order (Place) or Touch.
+// order (Place) or KeepSweeping.
 func New(opts Options) *Seller {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
