@@ -53,7 +53,7 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	}
 	// 2c. A redis-queue product asked for has its consumer in this shop.
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
-		s.consumers.Watch(p.ID)
+		s.consumers.KeepConsuming(p.ID)
 	}
 	// 2d. A product with a pay window has its unpaid orders swept.
 	s.startSweep(p)

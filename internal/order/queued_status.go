@@ -61,7 +61,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	if s.opts.Queue != nil {
 		st, err := s.opts.Queue.Status(ctx, id)
 		if st.ProductID != "" && s.consumers != nil {
-			s.watchIfQueued(ctx, st.ProductID)
+			s.consumeIfQueued(ctx, st.ProductID)
 		}
 		if err == nil {
 			return OrderStatus{ID: id, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}, nil
@@ -95,14 +95,14 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	return st, nil
 }
 
-// watchIfQueued starts product's consumer in this shop if product is a
+// consumeIfQueued starts product's consumer in this shop if product is a
 // redis-queue product of this shop's database (asked once, then cached):
 // a product of another database on the same Redis is not this shop's to
 // write.
-func (s *Service) watchIfQueued(ctx context.Context, product string) {
+func (s *Service) consumeIfQueued(ctx context.Context, product string) {
 	p, err := s.product(ctx, product)
 	if err == nil && p.Strategy == strategy.RedisQueue {
-		s.consumers.Watch(p.ID)
+		s.consumers.KeepConsuming(p.ID)
 	}
 }
 

@@ -199,7 +199,7 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 		if err := s.opts.Queue.Load(ctx, created.ID, created.Stock); err != nil {
 			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
 		}
-		s.consumers.Watch(created.ID)
+		s.consumers.KeepConsuming(created.ID)
 	}
 	return created, nil
 }
