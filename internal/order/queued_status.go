@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -72,7 +72,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 		}
 	}
 	// 2. The database, once written.
-	var r sale.Row
+	var r orderdb.Row
 	var deadline *int64
 	err := s.db.WithContext(ctx).Raw(
 		"SELECT id, user_id, product_id, quantity, strategy, created_at, state, deadline_ms FROM orders WHERE id = ?", id).
@@ -84,7 +84,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	case errors.Is(err, sql.ErrNoRows):
 		return OrderStatus{}, fmt.Errorf("%w %q", ErrUnknownOrder, id)
 	case err != nil:
-		return OrderStatus{}, sale.FromWrite(ctx, err)
+		return OrderStatus{}, orderdb.FromWrite(ctx, err)
 	}
 	o := Order{ID: r.ID, UserID: r.UserID, ProductID: r.ProductID, Quantity: r.Quantity,
 		Strategy: strategy.Name(r.Strategy), CreatedAt: r.CreatedAt.UTC()}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -84,7 +84,7 @@ type Options struct {
 // the background) stop.
 type Service struct {
 	db          *gorm.DB
-	writer      *sale.Writer // db's, with the late-commit fault (commit_late.go)
+	writer      *orderdb.Writer // db's, with the late-commit fault (commit_late.go)
 	products    *stock.Store
 	lockers     map[dlock.Mode]dlock.Locker
 	opts        Options
@@ -128,7 +128,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		opts.Rand = rand.Float64
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sale.Sleep
+		opts.Sleep = orderdb.Sleep
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -147,7 +147,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		m[mode] = l
 	}
 	s := &Service{db: db, products: products, lockers: m, opts: opts, owedKeep: defaultOwedKeep}
-	s.writer = sale.NewWriter(db, s.withLateCommits)
+	s.writer = orderdb.NewWriter(db, s.withLateCommits)
 	s.buckets = buckets.New(s.writer, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if opts.RedisDecr != nil {

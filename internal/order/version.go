@@ -10,7 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -43,7 +43,7 @@ func (s *Service) placeVersioned(ctx context.Context, p stock.Product, req Reque
 		if try == versionTries {
 			return Order{}, fmt.Errorf("%w: %q, %d tries", ErrVersionConflict, p.ID, try)
 		}
-		if err := sale.Sleep(ctx, versionPause(p, try)); err != nil {
+		if err := orderdb.Sleep(ctx, versionPause(p, try)); err != nil {
 			return Order{}, fmt.Errorf("order: %w: after %d tries outrun", err, try)
 		}
 	}
@@ -88,11 +88,11 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 		return Order{}, fmt.Errorf("%w: product %q", stock.ErrNotFound, p.ID)
 	}
 	if err != nil {
-		return Order{}, sale.FromWrite(ctx, err)
+		return Order{}, orderdb.FromWrite(ctx, err)
 	}
 	sh, err := s.shelfOf(ctx, s.db, p.ID, left, []string{req.UserID})
 	if err != nil {
-		return Order{}, sale.FromWrite(ctx, err)
+		return Order{}, orderdb.FromWrite(ctx, err)
 	}
 	// 2. Check the buyer and the stock.
 	o := s.newOrder(p, req)
@@ -106,7 +106,7 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	}
 	// 4. The order, and the stock if nobody wrote since the read.
 	err = s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
-		if err := sale.Insert(tx, o); err != nil {
+		if err := orderdb.Insert(tx, o); err != nil {
 			return err
 		}
 		res := tx.Exec(setIfVersion, left, p.ID, version)
@@ -121,11 +121,11 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	switch {
 	case errors.Is(err, errVersionMoved):
 		return Order{}, err
-	case errors.Is(err, sale.ErrDuplicateKey):
+	case errors.Is(err, orderdb.ErrDuplicateKey):
 		return Order{}, s.writer.Duplicate(ctx, p.ID, req.UserID)
 	case err != nil:
 		if err := s.writer.AfterFailure(ctx, o, err); err != nil {
-			return Order{}, sale.FromWrite(ctx, err)
+			return Order{}, orderdb.FromWrite(ctx, err)
 		}
 	}
 	s.rowHeld(p, row) // a winner's window: a lost try's overlapped it
