@@ -7,7 +7,7 @@
 --   2. the order's INSERT; orders_unique_buyer refuses a second order of
 --      the buyer (duplicate), and an order id in reclaimed is refused
 --      (void): a shop that lost this call's answer settled it as never
---      written (sale.Writer.AfterCallFailure), on the same row;
+--      written (orderdb.Writer.AfterCallFailure), on the same row;
 --   3. COMMIT, after p_hold_ms (the late-commit fault; 0 in a sale).
 -- Every way out but the COMMIT rolls back in the server: the handlers
 -- roll back and answer, so no failure leaves a transaction open on the

@@ -3,7 +3,7 @@
 -- now plus products.pay_within_ms (read on the row the UPDATE has just
 -- locked), the one clock of internal/order/life; without a window it is
 -- paid, final at once, as before. Steps, outcomes and errors are 0023's;
--- the CALL (sale.Writer.CallOneTrip) does not change. An order that ends
+-- the CALL (orderdb.Writer.CallOneTrip) does not change. An order that ends
 -- (expired, cancelled) gives its units back to the product row, as
 -- sql-atomic's do. Its string parameters are utf8mb4 and compare byte by
 -- byte, as the columns they fill: left to the database's default (latin1

@@ -36,7 +36,7 @@ import (
 // last buyers away at the end of it all the same. Until the first order
 // has left, the door has no average and only the wait bounds the queue.
 //
-// A batched product's buyers go past the door (Orders.QueuesInside): they
+// A batched product's buyers go past the door (Orders.HasOwnQueue): they
 // already queue in their shop's batch, whose leader alone asks for the
 // lock and writes them all in one transaction. Held at the door, a batch
 // could never hold more buyers than the door has slots, and the sale would

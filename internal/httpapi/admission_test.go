@@ -46,7 +46,7 @@ func (h *heldOrders) AddProduct(context.Context, stock.Product) (stock.Product, 
 
 func (h *heldOrders) Events(string) order.Events { return order.Events{} }
 
-func (h *heldOrders) QueuesInside(_ context.Context, product string) bool {
+func (h *heldOrders) HasOwnQueue(_ context.Context, product string) bool {
 	return product != "" && product == h.batched
 }
 

@@ -91,7 +91,7 @@ func (a *api) placeOrder(c *gin.Context) {
 		writeError(c, &rateLimitedError{retryIn: retryIn})
 		return
 	}
-	if !a.orders.QueuesInside(c.Request.Context(), req.ProductID) {
+	if !a.orders.HasOwnQueue(c.Request.Context(), req.ProductID) {
 		leave, err := a.door.enter(c.Request.Context())
 		if err != nil {
 			writeError(c, err)

@@ -56,10 +56,10 @@ type Orders interface {
 	Place(ctx context.Context, req order.Request) (order.Order, error)
 	Audit(ctx context.Context, productID string) (order.Audit, error)
 	Events(productID string) order.Events
-	// QueuesInside reports whether the product's orders queue inside the
-	// shop already (for a batch, or for a shared round trip to Redis),
-	// which lets them past the door (see admission).
-	QueuesInside(ctx context.Context, productID string) bool
+	// HasOwnQueue reports whether the product's orders already wait in a
+	// queue of the shop's own (for a batch, or for a shared round trip to
+	// Redis), which lets them past the door (see admission).
+	HasOwnQueue(ctx context.Context, productID string) bool
 }
 
 // Statuses is what the routes of one order (/api/v1/orders/:id) and the
@@ -104,9 +104,10 @@ type Deps struct {
 	// Empty: open, anyone may act for any buyer (buyer.go).
 	BuyerSecret string
 	// MaxInFlightOrders caps the orders this router works on at once,
-	// but for those that queue inside the shop (Orders.QueuesInside); more wait at the door
-	// in arrival order, at most OrderQueueWait, then get 503 busy. Zero or less means no limit. See admission.go
-	// for why a flash-sale shop wants one.
+	// but for those that wait in a queue of the shop's own
+	// (Orders.HasOwnQueue); more wait at the door in arrival order, at most
+	// OrderQueueWait, then get 503 busy. Zero or less means no limit. See
+	// admission.go for why a flash-sale shop wants one.
 	MaxInFlightOrders int
 	// OrderQueueWait bounds the wait for an order slot; zero means only
 	// the request's context bounds it. An order that would wait more than

@@ -7,13 +7,13 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // placeAtomic is strategy sql-atomic: no lock at all. The database does
 // the read-check-write in one statement, the conditional UPDATE
-// (sale.TakeUnits), which takes the row's lock, checks and writes at once,
+// (orderdb.TakeUnits), which takes the row's lock, checks and writes at once,
 // so two buyers can never both read n: zero rows affected means sold out.
 // One order per buyer is the unique key orders_unique_buyer: a repeated
 // click's INSERT fails and its transaction rolls back, stock update and
@@ -28,7 +28,7 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 	o := s.newOrder(p, req)
 	if p.Buckets > 1 {
 		// The stock split over rows: package buckets sells it.
-		if err := s.bk.Place(ctx, p, o); err != nil {
+		if err := s.buckets.Place(ctx, p, o); err != nil {
 			return Order{}, err
 		}
 		return o, nil
@@ -42,10 +42,10 @@ func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request)
 // sellAtomic writes o and takes its units from p's row in one
 // transaction, and says what its failure means for the buyer.
 func (s *Service) sellAtomic(ctx context.Context, p stock.Product, o Order) error {
-	row := s.w.RowHold()
-	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+	row := s.writer.RowHold()
+	err := s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		row.Began()
-		if err := sale.InsertAndTake(tx, o, sale.NoBucket); err != nil {
+		if err := orderdb.InsertAndTake(tx, o, orderdb.NoBucket); err != nil {
 			return err
 		}
 		row.Took() // the UPDATE, its last statement, answered
@@ -53,14 +53,14 @@ func (s *Service) sellAtomic(ctx context.Context, p stock.Product, o Order) erro
 	})
 	s.rowHeld(p, row)
 	switch {
-	case errors.Is(err, sale.ErrNoUnits):
+	case errors.Is(err, orderdb.ErrNoUnits):
 		s.learnSoldOut(ctx, p.ID)
 		return fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, o.Quantity)
-	case errors.Is(err, sale.ErrDuplicateKey):
-		return s.w.Duplicate(ctx, p.ID, o.UserID)
+	case errors.Is(err, orderdb.ErrDuplicateKey):
+		return s.writer.Duplicate(ctx, p.ID, o.UserID)
 	case err != nil:
-		if err := s.w.AfterFailure(ctx, o, err); err != nil {
-			return sale.FromWrite(ctx, err)
+		if err := s.writer.AfterFailure(ctx, o, err); err != nil {
+			return orderdb.FromWrite(ctx, err)
 		}
 	}
 	return nil
@@ -71,7 +71,7 @@ func (s *Service) sellAtomic(ctx context.Context, p stock.Product, o Order) erro
 // asking for 2 of 1 left has not seen a sold-out product). A failed read
 // changes nothing.
 func (s *Service) learnSoldOut(ctx context.Context, id string) {
-	if left, err := sale.ReadStock(ctx, s.db, id); err == nil && left == 0 {
+	if left, err := orderdb.ReadStock(ctx, s.db, id); err == nil && left == 0 {
 		s.markSoldOut(id)
 	}
 }

@@ -134,7 +134,7 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 			if b.Length > 0 && s.consumers != nil {
 				// A backlog no consumer of this shop may be writing
 				// (its shops died or restarted): this one takes part.
-				s.consumers.Watch(productID)
+				s.consumers.KeepConsuming(productID)
 			}
 		} else {
 			a.RedisErr = err.Error()

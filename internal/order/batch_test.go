@@ -195,12 +195,12 @@ func productLocker(t *testing.T, b *testenv.Env, name strategy.Name) dlock.Locke
 	return locker
 }
 
-// TestQueuesInside says which products' orders queue inside the shop, as
+// TestHasOwnQueue says which products' orders wait in a queue of the shop's own, as
 // far as this shop knows, once it has sold them (it asks only its cache:
 // an unknown product costs no query): a batching strategy with BatchMax
 // above zero, and redis-queue (its shared round trips); not an unbatched
 // or another lock-free one, nor an unknown product.
-func TestQueuesInside(t *testing.T) {
+func TestHasOwnQueue(t *testing.T) {
 	b := testenv.NewEnv(t, testenv.Embedded)
 	shop := newShops(t, b, 1, order.Options{})[0]
 	tests := []struct {
@@ -216,18 +216,18 @@ func TestQueuesInside(t *testing.T) {
 	ctx := context.Background()
 	for _, tt := range tests {
 		p := newProduct(t, b, "is-batched-"+strings.ReplaceAll(tt.name, "+", "-"), tt.p)
-		if shop.QueuesInside(ctx, p.ID) {
-			t.Errorf("%s: QueuesInside before its first order = true, want false (it goes through the door and loads the product)", tt.name)
+		if shop.HasOwnQueue(ctx, p.ID) {
+			t.Errorf("%s: HasOwnQueue before its first order = true, want false (it goes through the door and loads the product)", tt.name)
 		}
 		if _, err := shop.Place(ctx, order.Request{UserID: "u", ProductID: p.ID, Quantity: 1}); err != nil {
 			t.Fatalf("%s: Place: %v", tt.name, err)
 		}
-		if got := shop.QueuesInside(ctx, p.ID); got != tt.want {
-			t.Errorf("%s: QueuesInside = %v, want %v", tt.name, got, tt.want)
+		if got := shop.HasOwnQueue(ctx, p.ID); got != tt.want {
+			t.Errorf("%s: HasOwnQueue = %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	if shop.QueuesInside(ctx, "no-such-product") {
-		t.Error("an unknown product: QueuesInside = true")
+	if shop.HasOwnQueue(ctx, "no-such-product") {
+		t.Error("an unknown product: HasOwnQueue = true")
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -23,7 +23,7 @@ import (
 //
 // The fault sits in front of the database, the way testenv's fault
 // connection sits in front of a driver's: NewService hands withLateCommits
-// to the shop's sale.Writer, whose Commit runs the transactions of a
+// to the shop's orderdb.Writer, whose Commit runs the transactions of a
 // product that switches the fault on on a database whose transactions are
 // lateTxs, and knows nothing else of it.
 
@@ -111,7 +111,7 @@ func (t *lateTx) Commit() error {
 			t.pool.lock.HoldRenewals(p.LateCommit)
 		}
 		t.pool.s.happened(p.ID, p.Strategy, EventLateCommit)
-		if err := sale.Sleep(t.txCtx, p.LateCommit); err != nil {
+		if err := orderdb.Sleep(t.txCtx, p.LateCommit); err != nil {
 			return err
 		}
 	} else if err := t.ctx.Err(); err != nil {

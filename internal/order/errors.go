@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -42,20 +42,20 @@ var (
 	ErrVersionConflict = errors.New("order: outrun by other buyers' writes on every try")
 )
 
-// The errors every strategy may return are package sale's, which the
+// The errors every strategy may return are package orderdb's, which the
 // strategy packages below this one share; see there for when each comes
 // back.
 var (
-	ErrSoldOut          = sale.ErrSoldOut          // too few units left
-	ErrDuplicateOrder   = sale.ErrDuplicateOrder   // the buyer has an order: a *DuplicateOrderError
-	ErrDuplicateRequest = sale.ErrDuplicateRequest // the buyer's other click is in flight
-	ErrUnavailable      = sale.ErrUnavailable      // a backend could not be reached; nothing written
-	ErrInDoubt          = sale.ErrInDoubt          // the COMMIT's answer was lost: the order may exist
+	ErrSoldOut          = orderdb.ErrSoldOut          // too few units left
+	ErrDuplicateOrder   = orderdb.ErrDuplicateOrder   // the buyer has an order: a *DuplicateOrderError
+	ErrDuplicateRequest = orderdb.ErrDuplicateRequest // the buyer's other click is in flight
+	ErrUnavailable      = orderdb.ErrUnavailable      // a backend could not be reached; nothing written
+	ErrInDoubt          = orderdb.ErrInDoubt          // the COMMIT's answer was lost: the order may exist
 )
 
 // DuplicateOrderError is the error for a buyer who already has an order
-// for the product, naming it (package sale's). It wraps ErrDuplicateOrder.
-type DuplicateOrderError = sale.DuplicateOrderError
+// for the product, naming it (package orderdb's). It wraps ErrDuplicateOrder.
+type DuplicateOrderError = orderdb.DuplicateOrderError
 
 // Outcome names how an order ended, from Place's error: "created" for nil,
 // else the code of the first row of vocabulary the error wraps, and

@@ -43,7 +43,7 @@ func (s *Service) fromCritical(ctx, lockCtx context.Context, p stock.Product, er
 	case ctx.Err() != nil:
 		// The caller gave up; the transaction, if begun, was rolled back.
 		// The statements ran on the lock's context, which says only
-		// "canceled" (see sale.Writer.Commit): the caller's reason comes first.
+		// "canceled" (see orderdb.Writer.Commit): the caller's reason comes first.
 		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
 	case lockCtx.Err() != nil:
 		// The watchdog found the lock gone (Redis unreachable, or the TTL

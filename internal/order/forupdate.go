@@ -8,7 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -32,13 +32,13 @@ import (
 // sells at most one order per work and commit, and every buyer waiting for
 // the row holds one of the pool's connections meanwhile, which other
 // products' orders wait for too. One order per buyer is kept twice: by
-// the check under the lock, and by the unique key (sale.Insert).
+// the check under the lock, and by the unique key (orderdb.Insert).
 func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	o := s.newOrder(p, req)
 	start := time.Now()
 	var got time.Time // when the row lock came (the last try's, after a deadlock)
-	row := s.w.RowHold()
-	err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+	row := s.writer.RowHold()
+	err := s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		row.Began() // on SQLite, BEGIN took the lock
 		got = time.Time{}
 		// 1. The row lock, and the stock under it.
@@ -65,7 +65,7 @@ func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Reque
 		if err := s.writeStock(ctx, tx, p, left, fence{}); err != nil {
 			return err
 		}
-		return sale.Insert(tx, o)
+		return orderdb.Insert(tx, o)
 	})
 	o, err = s.forUpdateResult(ctx, p, o, err)
 	s.observeRowLock(ctx, p, start, got, err)
@@ -92,10 +92,10 @@ func (s *Service) forUpdateResult(ctx context.Context, p stock.Product, o Order,
 		return o, nil
 	case errors.Is(err, ErrSoldOut), errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrLockTimeout):
 		return Order{}, err
-	case errors.Is(err, sale.ErrDuplicateKey):
-		return Order{}, s.w.Duplicate(ctx, p.ID, o.UserID)
+	case errors.Is(err, orderdb.ErrDuplicateKey):
+		return Order{}, s.writer.Duplicate(ctx, p.ID, o.UserID)
 	}
-	err = s.w.AfterFailure(ctx, o, err)
+	err = s.writer.AfterFailure(ctx, o, err)
 	switch {
 	case err == nil:
 		return o, nil // the COMMIT's answer was lost, and it had landed
@@ -105,5 +105,5 @@ func (s *Service) forUpdateResult(ctx context.Context, p stock.Product, o Order,
 		// to its busy timeout (forupdate_row.go).
 		return Order{}, fmt.Errorf("%w: waiting for the database's lock: %v", ErrLockTimeout, err)
 	}
-	return Order{}, sale.FromWrite(ctx, err)
+	return Order{}, orderdb.FromWrite(ctx, err)
 }

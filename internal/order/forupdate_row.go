@@ -11,7 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -31,7 +31,7 @@ import (
 // locks every product, not one row, and it waits in SQLite's busy handler
 // for up to the busy timeout (database.SQLiteBusyTimeout), which no
 // context interrupts, rather than for the lock wait. The no-op UPDATE
-// (sale.TakeRow) says in the transaction what it relies on, and would take
+// (orderdb.TakeRow) says in the transaction what it relies on, and would take
 // the lock if BEGIN had not.
 
 // Database flavours, as rowFlavor tells them apart.
@@ -60,7 +60,7 @@ func (s *Service) lockRow(ctx context.Context, tx *gorm.DB, p stock.Product) (in
 	var left int
 	switch flavor {
 	case flavorSQLite:
-		if err := sale.TakeRow(tx.WithContext(ctx), p.ID); err != nil {
+		if err := orderdb.TakeRow(tx.WithContext(ctx), p.ID); err != nil {
 			return 0, err
 		}
 		err = tx.WithContext(ctx).Raw(read, p.ID).Row().Scan(&left)

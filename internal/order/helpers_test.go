@@ -18,8 +18,8 @@ import (
 	"github.com/flashsale/flashsale/internal/etcdlock"
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -173,7 +173,7 @@ func (h *hookSleep) Sleep(ctx context.Context, d time.Duration) error {
 	if h.armed.CompareAndSwap(true, false) && h.hook != nil {
 		h.hook(ctx)
 	}
-	return sale.Sleep(ctx, d)
+	return orderdb.Sleep(ctx, d)
 }
 
 // everyNth is an Options.Rand that makes exactly every nth critical section

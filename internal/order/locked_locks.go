@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -21,7 +21,7 @@ import (
 // means the lock expired inside the critical section: with a naive lock,
 // that is the oversell the demo shows.
 func (s *Service) release(ctx context.Context, l *dlock.Lock) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orderdb.ReleaseTimeout)
 	defer cancel()
 	if err := l.Release(ctx); err != nil {
 		s.opts.Logger.WarnContext(ctx, "release lock", "key", l.Key(), "err", err)

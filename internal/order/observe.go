@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -26,7 +26,7 @@ type Observer interface {
 	// was held: the critical section, from the grant to the release. A
 	// strategy without a lock (off's takes nothing) holds its hot row
 	// instead, and Held is called when its COMMIT (or ROLLBACK) answers,
-	// with how long since the row was taken (sale.RowHold).
+	// with how long since the row was taken (orderdb.RowHold).
 	Held(s strategy.Name, d time.Duration)
 	// Happened is called for each of the events Events counts.
 	Happened(s strategy.Name, e Event)
@@ -94,7 +94,7 @@ func (s *Service) held(p stock.Product, d time.Duration) {
 }
 
 // rowHeld tells of h, p's hot row's hold, if it began.
-func (s *Service) rowHeld(p stock.Product, h *sale.RowHold) {
+func (s *Service) rowHeld(p stock.Product, h *orderdb.RowHold) {
 	if d, ok := h.Held(); ok {
 		s.held(p, d)
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -16,7 +16,7 @@ import (
 // from the UPDATE until the COMMIT arrives: a round trip to the shop and
 // back, for every buyer in turn. Here the three statements are one stored
 // procedure (migrations/0023_place_one_trip.mysql.sql), sent as one CALL
-// (sale.Writer.CallOneTrip): the row is locked for the server's own time
+// (orderdb.Writer.CallOneTrip): the row is locked for the server's own time
 // only. The server, not a second trip, rolls back a sold-out or duplicate
 // sale, and its answer tells them apart.
 //
@@ -41,19 +41,19 @@ func (s *Service) placeOneTrip(ctx context.Context, p stock.Product, req Request
 	// row locked, as it holds sql-atomic's back in the shop.
 	hold := s.lateHold(p)
 	// 4. The sale, in one call: UPDATE, INSERT, COMMIT.
-	left, err := s.w.CallOneTrip(ctx, o, hold)
+	left, err := s.writer.CallOneTrip(ctx, o, hold)
 	switch {
-	case errors.Is(err, sale.ErrNoUnits):
+	case errors.Is(err, orderdb.ErrNoUnits):
 		if left == 0 {
 			s.markSoldOut(p.ID)
 		}
 		return Order{}, fmt.Errorf("%w: %q has fewer than %d left", ErrSoldOut, p.ID, req.Quantity)
-	case errors.Is(err, sale.ErrDuplicateKey):
-		return Order{}, s.w.Duplicate(ctx, p.ID, req.UserID)
+	case errors.Is(err, orderdb.ErrDuplicateKey):
+		return Order{}, s.writer.Duplicate(ctx, p.ID, req.UserID)
 	case err != nil:
 		// 5. The answer lost: look the order up, and make "not there" final.
-		if err := s.w.AfterCallFailure(ctx, o, err); err != nil {
-			return Order{}, sale.FromWrite(ctx, err)
+		if err := s.writer.AfterCallFailure(ctx, o, err); err != nil {
+			return Order{}, orderdb.FromWrite(ctx, err)
 		}
 	}
 	if hold > 0 {

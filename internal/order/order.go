@@ -29,7 +29,7 @@
 // why a lease alone is not a mutex (commit_late.go). What every strategy
 // shares when it writes a sale (the order, the errors a sale ends with,
 // the one transaction, and what a COMMIT whose answer was lost means) is
-// package sale's.
+// package orderdb's.
 //
 // With strategy off the locks are no-ops, and concurrent buyers oversell
 // while repeated clicks create duplicate orders: that is the lesson the
@@ -41,7 +41,7 @@
 // the backends.
 package order
 
-import "github.com/flashsale/flashsale/internal/order/sale"
+import "github.com/flashsale/flashsale/internal/order/orderdb"
 
 // MaxQuantity is the most units one order may take.
 const MaxQuantity = 5
@@ -53,6 +53,6 @@ type Request struct {
 	Quantity  int
 }
 
-// Order is a placed order, as stored in the orders table (package sale's,
+// Order is a placed order, as stored in the orders table (package orderdb's,
 // which every strategy shares).
-type Order = sale.Order
+type Order = orderdb.Order

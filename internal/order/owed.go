@@ -12,7 +12,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -21,7 +21,7 @@ import (
 // stock lives in the database and in Redis, and an order that ends unpaid
 // gives its units back to both, once each, through any crash.
 //
-// The database first: life.End, the units back (sale.Give) and a row in
+// The database first: life.End, the units back (orderdb.Give) and a row in
 // redis_owed saying what Redis is owed, in one transaction (give). Then
 // Redis, with one script keyed by the order's id that runs once however
 // often it is sent (redisstock.Stock.Return: the units back, the buyer free
@@ -37,7 +37,7 @@ import (
 // and died before its replica had it lost it, and the second send gives
 // it to the new master (to the old one it changes nothing). A stock
 // loaded from the database meanwhile counts every row's units already:
-// the load marks them returned (sale.OwedIDs), so no send adds them twice.
+// the load marks them returned (orderdb.OwedIDs), so no send adds them twice.
 const (
 	// owedGrace is how old an owed row is before the sweep pays it: the
 	// shop that wrote it pays it at once, unless it died.
@@ -74,11 +74,11 @@ func inRedis(p stock.Product) bool {
 // (payRedis). Errors: the database's.
 func (s *Service) give(tx *gorm.DB, p stock.Product, o life.Order) error {
 	if !inRedis(p) {
-		return sale.Give(tx, o.Quantity, o.ProductID, o.Bucket)
+		return orderdb.Give(tx, o.Quantity, o.ProductID, o.Bucket)
 	}
 	// redis-decr's buckets live in Redis: the database keeps the
 	// product's one stock (redisdecr/buckets.go).
-	if err := sale.Give(tx, o.Quantity, o.ProductID, nil); err != nil {
+	if err := orderdb.Give(tx, o.Quantity, o.ProductID, nil); err != nil {
 		return err
 	}
 	row := owedRow{OrderID: o.ID, ProductID: o.ProductID, Bucket: o.Bucket, UserID: o.UserID, Quantity: o.Quantity}
@@ -97,7 +97,7 @@ func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.O
 	if !inRedis(p) || len(orders) == 0 || s.crashAfterCommit.Load() {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orderdb.ReleaseTimeout)
 	defer cancel()
 	for _, o := range orders {
 		if err := s.settleOwed(ctx, p, o.ID); err != nil {
@@ -146,11 +146,11 @@ func (s *Service) settleOwed(ctx context.Context, p stock.Product, id string) er
 // pay sends Redis the return of o (for the first time or again): Redis
 // takes it once.
 func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error {
-	so := sale.Order{ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, Bucket: o.Bucket}
+	so := orderdb.Order{ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, Bucket: o.Bucket}
 	var err error
 	switch {
-	case p.Strategy == strategy.RedisDecr && s.decr != nil:
-		_, err = s.decr.Return(ctx, p, so)
+	case p.Strategy == strategy.RedisDecr && s.redisDecr != nil:
+		_, err = s.redisDecr.Return(ctx, p, so)
 	case p.Strategy == strategy.RedisQueue && s.opts.Queue != nil:
 		_, err = s.opts.Queue.Return(ctx, p.ID, o.UserID, o.ID, o.Quantity)
 	default:

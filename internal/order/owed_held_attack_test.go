@@ -10,8 +10,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -54,8 +54,8 @@ func staleLoad(ctx context.Context, t *testing.T, b *testenv.Env, c redis.Univer
 		}
 	}
 	var owed []string
-	err = sale.Snapshot(ctx, b.DB.DB(), func(tx *gorm.DB) (err error) {
-		owed, err = sale.OwedIDs(tx, p.ID, bucket)
+	err = orderdb.Snapshot(ctx, b.DB.DB(), func(tx *gorm.DB) (err error) {
+		owed, err = orderdb.OwedIDs(tx, p.ID, bucket)
 		return err
 	})
 	if err != nil {

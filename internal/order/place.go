@@ -46,14 +46,14 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	if err != nil {
 		return Order{}, "", err
 	}
-	// 2b. A redis-decr product asked for is swept (redisdecr.Seller.Touch),
+	// 2b. A redis-decr product asked for is swept (redisdecr.Seller.KeepSweeping),
 	// sold out or not.
-	if p.Strategy == strategy.RedisDecr && s.decr != nil {
-		s.decr.Touch(p)
+	if p.Strategy == strategy.RedisDecr && s.redisDecr != nil {
+		s.redisDecr.KeepSweeping(p)
 	}
 	// 2c. A redis-queue product asked for has its consumer in this shop.
 	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
-		s.consumers.Watch(p.ID)
+		s.consumers.KeepConsuming(p.ID)
 	}
 	// 2d. A product with a pay window has its unpaid orders swept.
 	s.startSweep(p)
@@ -84,11 +84,11 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 
 // placeDecr is strategy redis-decr: package redisdecr sells it.
 func (s *Service) placeDecr(ctx context.Context, p stock.Product, req Request) (Order, error) {
-	if s.decr == nil {
+	if s.redisDecr == nil {
 		return Order{}, fmt.Errorf("order: strategy %s needs Options.RedisDecr", p.Strategy)
 	}
 	o := s.newOrder(p, req)
-	if err := s.decr.Place(ctx, p, o); err != nil {
+	if err := s.redisDecr.Place(ctx, p, o); err != nil {
 		return Order{}, err
 	}
 	return o, nil

@@ -27,8 +27,8 @@ func (s *Service) product(ctx context.Context, id string) (stock.Product, error)
 	return p, nil
 }
 
-// QueuesInside reports whether the orders of product id queue inside the
-// shop already, in a queue the lock wait bounds: for a batch (batch.go),
+// HasOwnQueue reports whether the orders of product id already wait in a
+// queue of the shop's own, one the lock wait bounds: for a batch (batch.go),
 // where only the leader asks for the product lock, or for a shared round
 // trip to Redis (redis-queue, which takes no lock). A shop's door (package
 // httpapi) lets them through: it caps how many orders work at once, so
@@ -37,9 +37,9 @@ func (s *Service) product(ctx context.Context, id string) (stock.Product, error)
 // the door, a batch or a round trip could never carry more buyers than the
 // door has slots (the lock wait bounds their queue instead: placeBatched,
 // accept). It asks only this process's cache, never the database: a
-// product not sold here yet, or not at all, does not queue inside, and its
+// product not sold here yet, or not at all, has none, and its
 // first order goes through the door and loads it. Safe for concurrent use.
-func (s *Service) QueuesInside(_ context.Context, id string) bool {
+func (s *Service) HasOwnQueue(_ context.Context, id string) bool {
 	v, ok := s.cache.Load(id)
 	if !ok {
 		return false

@@ -8,7 +8,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 )
@@ -66,7 +66,7 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 }
 
 // accept is one Accept of o, sent by sendBy or not at all (ErrBusy):
-// redis-queue's orders go past the shop's door (QueuesInside), and this
+// redis-queue's orders go past the shop's door (HasOwnQueue), and this
 // is what bounds their queue.
 func (s *Service) accept(ctx context.Context, o Order, sendBy time.Time) (int, error) {
 	return s.opts.Queue.AcceptBy(ctx, queue.Order{
@@ -77,7 +77,7 @@ func (s *Service) accept(ctx context.Context, o Order, sendBy time.Time) (int, e
 // loadQueued sets product's stock in Redis to the database's if Redis has
 // none (it restarted empty, or failed over to a replica that had not got
 // the key), with the returns that stock counts and Redis is owed
-// (sale.OwedIDs, in the same snapshot), so that none is paid twice. The buyers that find it missing are past the shop's door, so
+// (orderdb.OwedIDs, in the same snapshot), so that none is paid twice. The buyers that find it missing are past the shop's door, so
 // one of them at a time per product reads the database and loads; the
 // others wait for that load (or for their ctx) and then accept again. The
 // load runs on a context of its own, bounded by the lock wait, since
@@ -90,15 +90,15 @@ func (s *Service) loadQueued(ctx context.Context, product string) error {
 		defer cancel()
 		var left int
 		var owed []string
-		err := sale.Snapshot(lctx, s.db, func(tx *gorm.DB) (err error) {
-			if left, err = sale.ReadStock(lctx, tx, product); err != nil {
+		err := orderdb.Snapshot(lctx, s.db, func(tx *gorm.DB) (err error) {
+			if left, err = orderdb.ReadStock(lctx, tx, product); err != nil {
 				return err
 			}
-			owed, err = sale.OwedIDs(tx, product, nil)
+			owed, err = orderdb.OwedIDs(tx, product, nil)
 			return err
 		})
 		if err != nil {
-			return nil, sale.FromWrite(lctx, err)
+			return nil, orderdb.FromWrite(lctx, err)
 		}
 		if _, err := s.opts.Queue.LoadIfMissing(lctx, product, left, owed...); err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)

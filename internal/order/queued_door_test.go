@@ -1,6 +1,6 @@
 package order_test
 
-// redis-queue's orders go past the shop's door (QueuesInside): what bounds
+// redis-queue's orders go past the shop's door (HasOwnQueue): what bounds
 // them there instead.
 
 import (
@@ -86,8 +86,8 @@ func TestQueuedNotLoadedLoadsOnce(t *testing.T) {
 		if _, err := shop.Place(ctx, order.Request{UserID: "first", ProductID: p.ID, Quantity: 1}); err != nil {
 			t.Fatal(err)
 		}
-		if !shop.QueuesInside(ctx, p.ID) {
-			t.Fatal("a redis-queue product sold here: QueuesInside = false")
+		if !shop.HasOwnQueue(ctx, p.ID) {
+			t.Fatal("a redis-queue product sold here: HasOwnQueue = false")
 		}
 		// Redis loses the stock (only this product's key: no FLUSHALL).
 		if err := b.Redis.Clients()[0].Del(ctx, "flashsale:stock:{"+p.ID+"}").Err(); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -61,7 +61,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	if s.opts.Queue != nil {
 		st, err := s.opts.Queue.Status(ctx, id)
 		if st.ProductID != "" && s.consumers != nil {
-			s.watchIfQueued(ctx, st.ProductID)
+			s.consumeIfQueued(ctx, st.ProductID)
 		}
 		if err == nil {
 			return OrderStatus{ID: id, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}, nil
@@ -72,7 +72,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 		}
 	}
 	// 2. The database, once written.
-	var r sale.Row
+	var r orderdb.Row
 	var deadline *int64
 	err := s.db.WithContext(ctx).Raw(
 		"SELECT id, user_id, product_id, quantity, strategy, created_at, state, deadline_ms FROM orders WHERE id = ?", id).
@@ -84,7 +84,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	case errors.Is(err, sql.ErrNoRows):
 		return OrderStatus{}, fmt.Errorf("%w %q", ErrUnknownOrder, id)
 	case err != nil:
-		return OrderStatus{}, sale.FromWrite(ctx, err)
+		return OrderStatus{}, orderdb.FromWrite(ctx, err)
 	}
 	o := Order{ID: r.ID, UserID: r.UserID, ProductID: r.ProductID, Quantity: r.Quantity,
 		Strategy: strategy.Name(r.Strategy), CreatedAt: r.CreatedAt.UTC()}
@@ -95,14 +95,14 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	return st, nil
 }
 
-// watchIfQueued starts product's consumer in this shop if product is a
+// consumeIfQueued starts product's consumer in this shop if product is a
 // redis-queue product of this shop's database (asked once, then cached):
 // a product of another database on the same Redis is not this shop's to
 // write.
-func (s *Service) watchIfQueued(ctx context.Context, product string) {
+func (s *Service) consumeIfQueued(ctx context.Context, product string) {
 	p, err := s.product(ctx, product)
 	if err == nil && p.Strategy == strategy.RedisQueue {
-		s.consumers.Watch(p.ID)
+		s.consumers.KeepConsuming(p.ID)
 	}
 }
 

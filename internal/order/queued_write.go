@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -37,7 +37,7 @@ import (
 //     stock cannot cover is refused (sold_out: the database has fewer
 //     units than Redis thought);
 //
-//  4. one conditional UPDATE (sale.TakeUnits) for the total of the orders
+//  4. one conditional UPDATE (orderdb.TakeUnits) for the total of the orders
 //     allocated, and one multi-row INSERT of them, which does nothing for an id
 //     already there (ON CONFLICT DO NOTHING, or MySQL's ON DUPLICATE KEY
 //     UPDATE id = id); the rows it inserted must be every one allocated,
@@ -63,10 +63,10 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 	} // (a product the database no longer has is refused below)
 	var refusals []*queue.Refusal
 	left := 0
-	err := s.w.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
+	err := s.writer.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
 		refusals, left = make([]*queue.Refusal, len(orders)), 0 // again after a deadlock
 		// 1. Take the product's row.
-		if err := sale.TakeRow(tx, product); err != nil {
+		if err := orderdb.TakeRow(tx, product); err != nil {
 			return err
 		}
 		// 1-2. Read its stock, and which of the batch's buyers have an order.
@@ -92,7 +92,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 			return err
 		}
 		// 3. Allocate in stream order.
-		var rows []sale.Row
+		var rows []orderdb.Row
 		left = sh.left
 		for i, o := range sales {
 			if id, has := sh.bought[o.UserID]; (has && id == o.ID) || written[o.ID] {
@@ -104,14 +104,14 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 				continue
 			}
 			left = n
-			rows = append(rows, sale.UniqueRowOf(o))
+			rows = append(rows, orderdb.UniqueRowOf(o))
 		}
 		total := sh.left - left
 		if len(rows) == 0 {
 			return nil
 		}
 		// 4. One conditional update for the batch's total, one INSERT.
-		res := tx.Exec(sale.TakeUnits, total, product, total)
+		res := tx.Exec(orderdb.TakeUnits, total, product, total)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -129,7 +129,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		return stampPending(tx, p, rows)
 	})
 	if err != nil {
-		return nil, 0, sale.FromWrite(ctx, err)
+		return nil, 0, orderdb.FromWrite(ctx, err)
 	}
 	if left == 0 {
 		s.markSoldOut(product)
@@ -176,7 +176,7 @@ func writtenAmong(tx *gorm.DB, p stock.Product, orders []queue.Order) (map[strin
 
 // stampPending has the database stamp the deadlines of rows, just
 // inserted in tx, if p has a pay window (life.Stamp): they are pending.
-func stampPending(tx *gorm.DB, p stock.Product, rows []sale.Row) error {
+func stampPending(tx *gorm.DB, p stock.Product, rows []orderdb.Row) error {
 	if p.PayWithin <= 0 {
 		return nil
 	}

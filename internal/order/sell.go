@@ -9,7 +9,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -44,14 +44,14 @@ type answer struct {
 // A buyer for whom claim(i) is false has given up before it was allocated
 // and is skipped (claim nil: nobody gives up). It returns one answer per
 // buyer, or an error when the sale failed, and then nothing was written
-// unless the error says it is in doubt (sale.Writer.AfterFailure).
+// unless the error says it is in doubt (orderdb.Writer.AfterFailure).
 func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, reqs []Request,
 	claim func(i int) bool, read *shelf) ([]answer, error) {
 	answers := make([]answer, len(reqs))
 	f := fenceOf(lock)
 	var sold []Order
-	row := s.w.RowHold() // off's hold: its lock holds nothing
-	err := s.w.Commit(ctx, lock, p, func(tx *gorm.DB) error {
+	row := s.writer.RowHold() // off's hold: its lock holds nothing
+	err := s.writer.Commit(ctx, lock, p, func(tx *gorm.DB) error {
 		sold = sold[:0] // commit may run this again after a deadlock
 		row.Began()
 		// 1. Register the fence: no older holder can commit after this.
@@ -94,17 +94,17 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 			return err
 		}
 		row.Took()
-		rows := make([]sale.Row, len(sold))
+		rows := make([]orderdb.Row, len(sold))
 		for i, o := range sold {
-			rows[i] = sale.RowOf(o)
+			rows[i] = orderdb.RowOf(o)
 		}
-		return sale.InsertRows(tx, rows)
+		return orderdb.InsertRows(tx, rows)
 	})
 	if p.Strategy == strategy.Off {
 		s.rowHeld(p, row)
 	}
 	if err != nil && len(sold) > 0 {
-		err = s.w.AfterFailure(ctx, sold[0], err)
+		err = s.writer.AfterFailure(ctx, sold[0], err)
 	}
 	if err != nil {
 		return nil, err
@@ -150,7 +150,7 @@ func refuse(req Request, left int, bought map[string]string) error {
 // the rush can be answered at once.
 // A product the database does not have is stock.ErrNotFound.
 func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []string) (shelf, error) {
-	left, err := sale.ReadStock(ctx, q, product)
+	left, err := orderdb.ReadStock(ctx, q, product)
 	if err != nil {
 		return shelf{}, err
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -84,7 +84,7 @@ type Options struct {
 // the background) stop.
 type Service struct {
 	db          *gorm.DB
-	w           *sale.Writer // db's, with the late-commit fault (commit_late.go)
+	writer      *orderdb.Writer // db's, with the late-commit fault (commit_late.go)
 	products    *stock.Store
 	lockers     map[dlock.Mode]dlock.Locker
 	opts        Options
@@ -98,8 +98,8 @@ type Service struct {
 	stopping context.Context // ended by Close: the leaders stop asking for the lock
 	stop     context.CancelFunc
 
-	decr *redisdecr.Seller // nil without Options.RedisDecr
-	bk   *buckets.Seller   // sql-atomic's bucketed products
+	redisDecr *redisdecr.Seller // nil without Options.RedisDecr
+	buckets   *buckets.Seller   // sql-atomic's bucketed products
 
 	consumers  *queue.Consumers   // nil without Options.Queue
 	queueLoads singleflight.Group // redis-queue product id; see loadQueued
@@ -128,7 +128,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		opts.Rand = rand.Float64
 	}
 	if opts.Sleep == nil {
-		opts.Sleep = sale.Sleep
+		opts.Sleep = orderdb.Sleep
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -147,11 +147,11 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 		m[mode] = l
 	}
 	s := &Service{db: db, products: products, lockers: m, opts: opts, owedKeep: defaultOwedKeep}
-	s.w = sale.NewWriter(db, s.withLateCommits)
-	s.bk = buckets.New(s.w, s.markSoldOut, s.rowHeld)
+	s.writer = orderdb.NewWriter(db, s.withLateCommits)
+	s.buckets = buckets.New(s.writer, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if opts.RedisDecr != nil {
-		s.decr = redisdecr.New(redisdecr.Options{Stock: opts.RedisDecr, Writer: s.w, Work: s.work,
+		s.redisDecr = redisdecr.New(redisdecr.Options{Stock: opts.RedisDecr, Writer: s.writer, Work: s.work,
 			SoldOut: s.markSoldOut, Logger: opts.Logger,
 			GivenBack: func(id string) { s.happened(id, strategy.RedisDecr, EventGivenBack) },
 			Reclaimed: func(id string) { s.happened(id, strategy.RedisDecr, EventReclaimed) },
@@ -191,7 +191,7 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 	}
 	s.startSweep(created)
 	if created.Strategy == strategy.RedisDecr {
-		if err := s.decr.Load(ctx, created); err != nil { // each bucket's share, if it has buckets
+		if err := s.redisDecr.Load(ctx, created); err != nil { // each bucket's share, if it has buckets
 			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
 		}
 	}
@@ -199,7 +199,7 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 		if err := s.opts.Queue.Load(ctx, created.ID, created.Stock); err != nil {
 			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
 		}
-		s.consumers.Watch(created.ID)
+		s.consumers.KeepConsuming(created.ID)
 	}
 	return created, nil
 }
@@ -211,8 +211,8 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 // sweep of unpaid orders (sweep.go), and waits for them all: call it after the last Place returned, and before closing
 // the database and Redis clients. Calling it again does nothing more.
 func (s *Service) Close() error {
-	if s.decr != nil {
-		s.decr.Close()
+	if s.redisDecr != nil {
+		s.redisDecr.Close()
 	}
 	s.stop()
 	if s.consumers != nil {

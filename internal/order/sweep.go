@@ -8,7 +8,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -23,7 +23,7 @@ import (
 // Exactly once, with no coordinator: the database's clock says which
 // orders are due (life.Due), and each one is expired by a compare-and-set
 // in the transaction that gives its units back (life.End, then
-// sale.Give, inside giveBack). Any number of shops may sweep at once: of
+// orderdb.Give, inside giveBack). Any number of shops may sweep at once: of
 // two that find one order, one ends it, and the other's End finds it
 // ended and gives nothing. A shop killed mid-sweep leaves nothing half
 // done: its transaction rolls back, and the next sweep, of any shop,
@@ -70,7 +70,7 @@ func (s *Service) runSweep() {
 // product.
 func (s *Service) sweepIfPending() {
 	defer s.sweeps.Done()
-	ctx, cancel := context.WithTimeout(s.stopping, sale.ReleaseTimeout)
+	ctx, cancel := context.WithTimeout(s.stopping, orderdb.ReleaseTimeout)
 	defer cancel()
 	var n int64
 	err := s.db.WithContext(ctx).Raw(`SELECT (SELECT COUNT(*) FROM (SELECT 1 FROM orders WHERE state = 'pending' LIMIT 1) AS one)

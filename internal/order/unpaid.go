@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -103,7 +103,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
 //     holder's late sale is refused after it).
 //   - The others write the stock relative to itself under the row's lock
 //     (sql-atomic, its buckets), or read it under that lock
-//     (sql-for-update), or check a version that sale.Give moves on
+//     (sql-for-update), or check a version that orderdb.Give moves on
 //     (sql-version): the transaction alone is enough.
 //
 // A strategy whose stock lives in Redis too (redis-decr, redis-queue) is
@@ -113,7 +113,7 @@ func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
 func (s *Service) giveBack(ctx context.Context, p stock.Product, change func(tx *gorm.DB) error) (err error) {
 	p.LateCommit = 0 // the late-commit fault is the sales'
 	if _, locks := p.Strategy.LockMode(); !locks {
-		return s.w.Commit(ctx, nil, p, change)
+		return s.writer.Commit(ctx, nil, p, change)
 	}
 	lockers, err := s.lockersFor(p.Strategy)
 	if err != nil {
@@ -125,7 +125,7 @@ func (s *Service) giveBack(ctx context.Context, p stock.Product, change func(tx 
 	}
 	got := time.Now()
 	defer func() { s.releaseProduct(ctx, p, lock, got, err) }()
-	err = s.w.Commit(lock.Context(), lock, p, func(tx *gorm.DB) error {
+	err = s.writer.Commit(lock.Context(), lock, p, func(tx *gorm.DB) error {
 		if err := s.registerFence(ctx, tx, p, fenceOf(lock)); err != nil {
 			return err
 		}
@@ -156,5 +156,5 @@ func (s *Service) fromLife(ctx context.Context, err error) error {
 		errors.Is(err, ErrLockTimeout), errors.Is(err, ErrLockLost), errors.Is(err, ErrFencedOut):
 		return err
 	}
-	return sale.FromWrite(ctx, err)
+	return orderdb.FromWrite(ctx, err)
 }

@@ -10,7 +10,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -43,7 +43,7 @@ func (s *Service) placeVersioned(ctx context.Context, p stock.Product, req Reque
 		if try == versionTries {
 			return Order{}, fmt.Errorf("%w: %q, %d tries", ErrVersionConflict, p.ID, try)
 		}
-		if err := sale.Sleep(ctx, versionPause(p, try)); err != nil {
+		if err := orderdb.Sleep(ctx, versionPause(p, try)); err != nil {
 			return Order{}, fmt.Errorf("order: %w: after %d tries outrun", err, try)
 		}
 	}
@@ -82,17 +82,17 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	var version int64
 	err := s.db.WithContext(ctx).Raw("SELECT stock, version FROM products WHERE id = ?", p.ID).
 		Row().Scan(&left, &version)
-	row := s.w.RowHold() // the window a rival's write would close opens here
+	row := s.writer.RowHold() // the window a rival's write would close opens here
 	row.Took()
 	if errors.Is(err, sql.ErrNoRows) {
 		return Order{}, fmt.Errorf("%w: product %q", stock.ErrNotFound, p.ID)
 	}
 	if err != nil {
-		return Order{}, sale.FromWrite(ctx, err)
+		return Order{}, orderdb.FromWrite(ctx, err)
 	}
 	sh, err := s.shelfOf(ctx, s.db, p.ID, left, []string{req.UserID})
 	if err != nil {
-		return Order{}, sale.FromWrite(ctx, err)
+		return Order{}, orderdb.FromWrite(ctx, err)
 	}
 	// 2. Check the buyer and the stock.
 	o := s.newOrder(p, req)
@@ -105,8 +105,8 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
 	// 4. The order, and the stock if nobody wrote since the read.
-	err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
-		if err := sale.Insert(tx, o); err != nil {
+	err = s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
+		if err := orderdb.Insert(tx, o); err != nil {
 			return err
 		}
 		res := tx.Exec(setIfVersion, left, p.ID, version)
@@ -121,11 +121,11 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	switch {
 	case errors.Is(err, errVersionMoved):
 		return Order{}, err
-	case errors.Is(err, sale.ErrDuplicateKey):
-		return Order{}, s.w.Duplicate(ctx, p.ID, req.UserID)
+	case errors.Is(err, orderdb.ErrDuplicateKey):
+		return Order{}, s.writer.Duplicate(ctx, p.ID, req.UserID)
 	case err != nil:
-		if err := s.w.AfterFailure(ctx, o, err); err != nil {
-			return Order{}, sale.FromWrite(ctx, err)
+		if err := s.writer.AfterFailure(ctx, o, err); err != nil {
+			return Order{}, orderdb.FromWrite(ctx, err)
 		}
 	}
 	s.rowHeld(p, row) // a winner's window: a lost try's overlapped it

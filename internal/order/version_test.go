@@ -9,7 +9,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -26,7 +26,7 @@ func TestVersionTriesRunOut(t *testing.T) {
 			if err := db.Exec("UPDATE products SET version = version + 1 WHERE id = ?", id).Error; err != nil {
 				return err
 			}
-			return sale.Sleep(ctx, d)
+			return orderdb.Sleep(ctx, d)
 		}
 		rec := &recorder{}
 		shop := newShops(t, b, 1, order.Options{Sleep: bump, Observer: rec})[0]

@@ -178,8 +178,8 @@ func (w *countWriter) WriteQueued(_ context.Context, _ string, orders []Order) (
 }
 
 // TestConsumerStopsAfterLingerAndStartsAgain: both writers of a product's
-// consumer stop once nobody watched it for Linger and its stream is empty,
-// and the next Watch starts it again, which writes what came since.
+// consumer stop once nobody asked for it for Linger and its stream is empty,
+// and the next KeepConsuming starts it again, which writes what came since.
 func TestConsumerStopsAfterLingerAndStartsAgain(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx, _, q, p := loadedQueue(t, r, "linger", 10)
@@ -195,7 +195,7 @@ func TestConsumerStopsAfterLingerAndStartsAgain(t *testing.T) {
 			if _, err := q.Accept(ctx, Order{ID: uuid.NewString(), UserID: user, ProductID: p, Quantity: 1, CreatedAt: time.Now()}); err != nil {
 				t.Fatal(err)
 			}
-			cs.Watch(p)
+			cs.KeepConsuming(p)
 			waitFor(t, "the order to be written", func() bool { return w.n.Load() == int64(round+1) })
 			waitFor(t, "the consumer to stop", func() bool { return !running() })
 		}

@@ -14,7 +14,7 @@ import "sync"
 // consumer nobody rings looks at its stream every pollEvery: the orders
 // another shop queued and left (it died, or its writers are busy) wait at
 // most that long. So the reads a shop sends grow with what it sells, not
-// with the products it watches.
+// with the products it consumes.
 
 // bells is the products' bells a Queue rings, one ringer per open
 // Consumers built on it. The zero value is ready; it is safe for

@@ -43,7 +43,7 @@ func (h *blockHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 	return next
 }
 
-// TestConsumersParkNoReadPerProduct: a shop watching twenty products parks
+// TestConsumersParkNoReadPerProduct: a shop consuming twenty products parks
 // no read on Redis (none of its XREADGROUPs blocks), so the connections it
 // holds waiting do not grow with its products; its own accepts ring its
 // consumers, and each product's order is written. An order another shop
@@ -66,7 +66,7 @@ func TestConsumersParkNoReadPerProduct(t *testing.T) {
 			if err := q.Load(ctx, ps[i], 10); err != nil {
 				t.Fatal(err)
 			}
-			cs.Watch(ps[i])
+			cs.KeepConsuming(ps[i])
 		}
 		for _, p := range ps {
 			if _, err := q.Accept(ctx, Order{ID: uuid.NewString(), UserID: "u", ProductID: p, Quantity: 1, CreatedAt: time.Now()}); err != nil {
@@ -98,13 +98,13 @@ func TestClosedConsumersHearNoBell(t *testing.T) {
 		ctx, _, q, p := loadedQueue(t, r, "closedbell", 10)
 		for range 3 {
 			cs := NewConsumers(q, &countWriter{}, ConsumerOptions{Writers: 2})
-			cs.Watch(p)
+			cs.KeepConsuming(p)
 			cs.Close()
 		}
 		w := &countWriter{}
 		cs := NewConsumers(q, w, ConsumerOptions{Writers: 2})
 		defer cs.Close()
-		cs.Watch(p)
+		cs.KeepConsuming(p)
 		if _, err := q.Accept(ctx, rvOrder(p, "u")); err != nil {
 			t.Fatal(err)
 		}

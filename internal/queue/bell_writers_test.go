@@ -65,7 +65,7 @@ func TestOneTripWakesBothWriters(t *testing.T) {
 		cs := NewConsumers(q, w, ConsumerOptions{Writers: 2, BatchMax: 1})
 		defer cs.Close()
 		defer close(w.release)
-		cs.Watch(p)
+		cs.KeepConsuming(p)
 		waitFor(t, "both writers to find the stream empty", func() bool {
 			reads.mu.Lock()
 			defer reads.mu.Unlock()

@@ -50,7 +50,7 @@ func TestConsumersCloseNoLeak(t *testing.T) {
 			if err := q.Load(ctx, p, 1000); err != nil {
 				t.Fatal(err)
 			}
-			cs.Watch(p)
+			cs.KeepConsuming(p)
 		}
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
@@ -70,7 +70,7 @@ func TestConsumersCloseNoLeak(t *testing.T) {
 		if n := w.running.Load(); n != 0 {
 			t.Errorf("%d writes still running after Close returned", n)
 		}
-		cs.Watch(ps[0])
+		cs.KeepConsuming(ps[0])
 		time.Sleep(500 * time.Millisecond)
 		close(stop)
 		wg.Wait()
@@ -126,13 +126,13 @@ func TestConsumersCutOffShopDoesNotStarveOthers(t *testing.T) {
 		fw := &failWriter{}
 		bad := queue.NewConsumers(q, fw, queue.ConsumerOptions{Name: "bad"})
 		defer bad.Close()
-		bad.Watch(p)
+		bad.KeepConsuming(p)
 		for fw.calls.Load() == 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
 		good := queue.NewConsumers(q, okWriter{}, queue.ConsumerOptions{Name: "good"})
 		defer good.Close()
-		good.Watch(p)
+		good.KeepConsuming(p)
 		start := time.Now()
 		for time.Since(start) < 20*time.Second {
 			if b, _ := q.Backlog(ctx, p); b.Drained() {

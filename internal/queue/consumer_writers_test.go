@@ -14,8 +14,8 @@ import (
 )
 
 // Faults against a consumer's two writers (consumer.go): a batch in
-// flight that the sibling must leave alone, Close mid-batch, Watch while
-// they linger, a failing batch's backoff.
+// flight that the sibling must leave alone, Close mid-batch,
+// KeepConsuming while they linger, a failing batch's backoff.
 
 // recWriter records every delivery of an order, and holds the first batch
 // until released.
@@ -68,7 +68,7 @@ func TestFaultSiblingLeavesInFlightBatch(t *testing.T) {
 		var observed atomic.Int64
 		cs := NewConsumers(q, w, ConsumerOptions{ClaimIdle: 100 * time.Millisecond, Writers: 2,
 			Observe: func(_ string, written, _ int) { observed.Add(int64(written)) }})
-		cs.Watch(p)
+		cs.KeepConsuming(p)
 		// Hold the first batch for longer than ClaimIdle + claimEvery.
 		waitFor(t, "the first batch", func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.seen) == 5 })
 		deadline := time.Now().Add(claimEvery + 500*time.Millisecond)
@@ -121,7 +121,7 @@ func TestFaultCloseMidBatchTwoWriters(t *testing.T) {
 		acceptSome(t, q, p, 3)
 		w := &blockWriter{started: make(chan struct{}), release: make(chan struct{})}
 		cs := NewConsumers(q, w, ConsumerOptions{Writers: 2, BatchMax: 1})
-		cs.Watch(p)
+		cs.KeepConsuming(p)
 		<-w.started
 		closed := make(chan struct{})
 		go func() { cs.Close(); close(closed) }()
@@ -145,10 +145,10 @@ func TestFaultCloseMidBatchTwoWriters(t *testing.T) {
 	})
 }
 
-// TestFaultLingerWatchRace: Watch hammered while the two writers linger
-// out, many times; at the end, a product watched recently has a consumer
+// TestFaultLingerKeepConsumingRace: KeepConsuming hammered while the two
+// writers linger out, many times; at the end, a product asked for recently has a consumer
 // running, writes go through, and Close returns.
-func TestFaultLingerWatchRace(t *testing.T) {
+func TestFaultLingerKeepConsumingRace(t *testing.T) {
 	testenv.SkipShort(t, "20 rounds of lingering out; TestConsumerStopsAfterLingerAndStartsAgain checks one")
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx, _, q, p := loadedQueue(t, r, "lingerrace", 1000)
@@ -163,7 +163,7 @@ func TestFaultLingerWatchRace(t *testing.T) {
 			accepted++
 			var wg sync.WaitGroup
 			for range 3 {
-				wg.Go(func() { cs.Watch(p) })
+				wg.Go(func() { cs.KeepConsuming(p) })
 			}
 			wg.Wait()
 			waitFor(t, fmt.Sprintf("round %d's order to be written", round), func() bool { return w.n.Load() >= accepted })
@@ -210,7 +210,7 @@ func TestFaultFailedBatchBackoffHoldsBothWriters(t *testing.T) {
 		const idle = 100 * time.Millisecond
 		cs := NewConsumers(q, w, ConsumerOptions{ClaimIdle: idle, Writers: 2})
 		defer cs.Close()
-		cs.Watch(p)
+		cs.KeepConsuming(p)
 		waitFor(t, "the first failed write", func() bool { w.mu.Lock(); defer w.mu.Unlock(); return len(w.calls) >= 1 })
 		window := idle + 2*claimEvery
 		deadline := time.Now().Add(window)

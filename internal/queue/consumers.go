@@ -13,8 +13,8 @@ import (
 )
 
 // The consumers a shop runs (consumer.go says what each does): their
-// options, one per product watched, started by Watch and stopped by
-// Close or once idle, and the problem the readiness probe reports.
+// options, one per product asked for, started by KeepConsuming and
+// stopped by Close or once idle, and the problem the readiness probe reports.
 
 // ConsumerOptions tune Consumers. The zero value is ready to use.
 type ConsumerOptions struct {
@@ -30,7 +30,7 @@ type ConsumerOptions struct {
 	// DefaultClaimIdle.
 	ClaimIdle time.Duration
 	// Linger is how long a consumer with nothing to write keeps going
-	// after its product was last watched; zero means DefaultLinger. A
+	// after its product was last asked for (KeepConsuming); zero means DefaultLinger. A
 	// consumer never stops while its product's stream has entries.
 	Linger time.Duration
 	// Writers is how many batches of one product this process writes at
@@ -63,7 +63,7 @@ const (
 )
 
 // Consumers runs this process's consumers, one goroutine per product
-// watched. Its methods are safe for concurrent use.
+// asked for. Its methods are safe for concurrent use.
 type Consumers struct {
 	q    *Queue
 	w    Writer
@@ -82,12 +82,12 @@ type Consumers struct {
 // consumer is one product's consumer in this process.
 type consumer struct {
 	product string
-	// watched is when the product was last watched, failed when a write
+	// wanted is when the product was last asked for, failed when a write
 	// last failed and why (zero: the last write worked); under
 	// Consumers.mu.
-	watched time.Time
-	failed  time.Time
-	why     string
+	wanted time.Time
+	failed time.Time
+	why    string
 	// inFlight is the entries one of its writers is writing, and quiet
 	// until when none of them claims (after a failed write); under
 	// Consumers.mu. Its writers share one consumer name, so each would
@@ -101,7 +101,7 @@ type consumer struct {
 }
 
 // NewConsumers returns the consumers of this process, writing through w.
-// None runs until Watch. Close it before closing q's client.
+// None runs until KeepConsuming. Close it before closing q's client.
 func NewConsumers(q *Queue, w Writer, opts ConsumerOptions) *Consumers {
 	if opts.Name == "" {
 		opts.Name = defaultName()
@@ -138,20 +138,20 @@ func defaultName() string {
 // Name is this process's consumer name.
 func (c *Consumers) Name() string { return c.opts.Name }
 
-// Watch starts product's consumer in this process, unless it runs, and
+// KeepConsuming starts product's consumer in this process, unless it runs, and
 // keeps it running for at least Linger from now. After Close it does
 // nothing.
-func (c *Consumers) Watch(product string) {
+func (c *Consumers) KeepConsuming(product string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return
 	}
 	if k, ok := c.running[product]; ok {
-		k.watched = time.Now()
+		k.wanted = time.Now()
 		return
 	}
-	k := &consumer{product: product, watched: time.Now(), inFlight: map[string]bool{}, bell: make(chan struct{}, 1)}
+	k := &consumer{product: product, wanted: time.Now(), inFlight: map[string]bool{}, bell: make(chan struct{}, 1)}
 	c.running[product] = k
 	for range c.opts.Writers {
 		c.wg.Add(1)
@@ -206,11 +206,11 @@ func (c *Consumers) Problem() string {
 	return ""
 }
 
-// done reports whether k stops: nobody watched its product for Linger and
+// done reports whether k stops: nobody asked for its product for Linger and
 // its stream is empty. Then it is no longer running.
 func (c *Consumers) done(ctx context.Context, k *consumer) bool {
 	c.mu.Lock()
-	idle := time.Since(k.watched) > c.opts.Linger
+	idle := time.Since(k.wanted) > c.opts.Linger
 	c.mu.Unlock()
 	if !idle {
 		return false
@@ -221,7 +221,7 @@ func (c *Consumers) done(ctx context.Context, k *consumer) bool {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if time.Since(k.watched) <= c.opts.Linger { // watched meanwhile
+	if time.Since(k.wanted) <= c.opts.Linger { // asked for meanwhile
 		return false
 	}
 	if c.running[k.product] == k { // (its other writer may have stopped it)

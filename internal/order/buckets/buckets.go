@@ -8,7 +8,7 @@
 // A buyer goes first to the bucket a hash of their id names (Home), and
 // to the others in turn (home+1, home+2, ... mod K) when it is empty.
 // Each try is one transaction, the same as sql-atomic's without buckets
-// (sale.InsertAndTake): the buyer's order row with its unique key, then
+// (orderdb.InsertAndTake): the buyer's order row with its unique key, then
 // the one conditional UPDATE, on that bucket's row.
 //
 // Why it is exact:
@@ -42,7 +42,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -50,9 +50,9 @@ import (
 // Seller stands for one shop process, and any number of them may share a
 // database.
 type Seller struct {
-	w       *sale.Writer
+	w       *orderdb.Writer
 	soldOut func(product string)
-	held    func(p stock.Product, h *sale.RowHold)
+	held    func(p stock.Product, h *orderdb.RowHold)
 	known   sync.Map // product id -> *known
 }
 
@@ -61,12 +61,12 @@ type Seller struct {
 // then answers its buyers at once); held, if not nil, hears of each
 // try's hold of its bucket's row once its transaction ended. Both must
 // be safe for concurrent use.
-func New(w *sale.Writer, soldOut func(product string), held func(p stock.Product, h *sale.RowHold)) *Seller {
+func New(w *orderdb.Writer, soldOut func(product string), held func(p stock.Product, h *orderdb.RowHold)) *Seller {
 	if soldOut == nil {
 		soldOut = func(string) {}
 	}
 	if held == nil {
-		held = func(stock.Product, *sale.RowHold) {}
+		held = func(stock.Product, *orderdb.RowHold) {}
 	}
 	return &Seller{w: w, soldOut: soldOut, held: held}
 }
@@ -83,11 +83,11 @@ func Home(user string, k int) int {
 // Place writes o, an order of p (p.Buckets >= 2), taking its units from
 // the buyer's home bucket, or from the next that holds enough.
 //
-// Errors, and then nothing was written: sale.ErrSoldOut when no bucket
-// holds o.Quantity; a *sale.DuplicateOrderError when the buyer has an
-// order for p; otherwise what sale.FromWrite makes of the database's
-// error (sale.ErrUnavailable, sale.ErrInDoubt, ctx's error).
-func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error {
+// Errors, and then nothing was written: orderdb.ErrSoldOut when no bucket
+// holds o.Quantity; a *orderdb.DuplicateOrderError when the buyer has an
+// order for p; otherwise what orderdb.FromWrite makes of the database's
+// error (orderdb.ErrUnavailable, orderdb.ErrInDoubt, ctx's error).
+func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	k := p.Buckets
 	kn := s.knownOf(p.ID, k)
 	home := Home(o.UserID, k)
@@ -99,7 +99,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 		row := s.w.RowHold()
 		err := s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 			row.Began()
-			if err := sale.InsertAndTake(tx, o, b); err != nil {
+			if err := orderdb.InsertAndTake(tx, o, b); err != nil {
 				return err
 			}
 			row.Took() // the bucket's UPDATE, the last statement, answered
@@ -109,17 +109,17 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 		switch {
 		case err == nil:
 			return nil
-		case errors.Is(err, sale.ErrNoUnits):
+		case errors.Is(err, orderdb.ErrNoUnits):
 			if p.PayWithin == 0 { // else an unpaid order may give units back
 				kn.mark(b, o.Quantity)
 			}
 			// and fall back to the next bucket
-		case errors.Is(err, sale.ErrDuplicateKey):
+		case errors.Is(err, orderdb.ErrDuplicateKey):
 			return s.w.Duplicate(ctx, p.ID, o.UserID)
 		default:
 			o.Bucket = &b // the row a COMMIT still landing holds (Settled)
 			if err := s.w.AfterFailure(ctx, o, err); err != nil {
-				return sale.FromWrite(ctx, err)
+				return orderdb.FromWrite(ctx, err)
 			}
 			return nil
 		}
@@ -127,7 +127,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 	if kn.empty() {
 		s.soldOut(p.ID)
 	}
-	return fmt.Errorf("%w: %q has no bucket with %d left", sale.ErrSoldOut, p.ID, o.Quantity)
+	return fmt.Errorf("%w: %q has no bucket with %d left", orderdb.ErrSoldOut, p.ID, o.Quantity)
 }
 
 // knownOf returns what this Seller knows of product's k buckets.

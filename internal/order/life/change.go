@@ -68,7 +68,7 @@ func Pay(ctx context.Context, db *gorm.DB, id string) (o Order, paid bool, err e
 // a buyer whose payment was refused as expired is never told cancelled. Ending an order also takes it out of the
 // unique key (unique_buyer NULL), so its buyer may buy again. It reports
 // whether this call ended it: then, and only then, the caller must give
-// its units back in tx (sale.Give, or the strategy's own return), and
+// its units back in tx (orderdb.Give, or the strategy's own return), and
 // commit both or neither.
 //
 // The row is read for update first (a current read on MySQL; SQLite's

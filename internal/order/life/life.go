@@ -14,7 +14,7 @@
 // deadline against the database's clock, not the shop's): of two changes
 // racing for one order, the database lets exactly one through, and the
 // other finds the row changed. The caller runs it in the transaction that
-// gives the order's units back (package sale's Give, or the strategy's own
+// gives the order's units back (package orderdb's Give, or the strategy's own
 // return: package order), so that a unit goes back once, with the state
 // change, or not at all. This package writes no stock and takes no lock.
 package life

@@ -11,16 +11,16 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/life"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 )
 
 // write inserts a pending order of product with a pay window of within,
 // as a sale does, and returns its id.
 func write(t *testing.T, db *gorm.DB, product, user string, within time.Duration) string {
 	t.Helper()
-	o := sale.Order{ID: uuid.NewString(), UserID: user, ProductID: product, Quantity: 1,
+	o := orderdb.Order{ID: uuid.NewString(), UserID: user, ProductID: product, Quantity: 1,
 		Strategy: "sql-atomic", CreatedAt: time.Now().UTC().Truncate(time.Microsecond), PayWithin: within}
-	if err := db.Transaction(func(tx *gorm.DB) error { return sale.Insert(tx, o) }); err != nil {
+	if err := db.Transaction(func(tx *gorm.DB) error { return orderdb.Insert(tx, o) }); err != nil {
 		t.Fatalf("insert: %v", err)
 	}
 	return o.ID

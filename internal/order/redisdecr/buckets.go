@@ -9,8 +9,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/life"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -53,7 +53,7 @@ import (
 //
 // Its keeping (the give-back, the sweep's lowering and reclaiming, the
 // settlement of a write in doubt) works bucket by bucket: an order knows
-// its bucket (sale.Order.Bucket), a bucket's ledger holds its own
+// its bucket (orderdb.Order.Bucket), a bucket's ledger holds its own
 // reservations, and its stock is lowered to the database's for it.
 
 // know records p's buckets' names (redisstock.Buckets), which this Seller
@@ -85,7 +85,7 @@ func (s *Seller) bucketsOf(product string) int { return len(s.bucketNames(produc
 
 // nameOf is the name under which Redis keeps o's units: its bucket's
 // (redisstock.Bucket), or its product's.
-func (s *Seller) nameOf(o sale.Order) string {
+func (s *Seller) nameOf(o orderdb.Order) string {
 	if o.Bucket == nil {
 		return o.ProductID
 	}
@@ -104,10 +104,10 @@ func (s *Seller) namesOf(product string) []string {
 // reserveAny reserves o's units: in p's stock, or in one of p's buckets,
 // the buyer's home first, then the others in turn while each is sold
 // out. It returns o with its bucket set. Its errors are reserve's; it is
-// sale.ErrSoldOut only when every bucket was found short. Any other
+// orderdb.ErrSoldOut only when every bucket was found short. Any other
 // error ends the search: a take that failed may have run (reserve gives
 // it back, to its bucket), and a duplicate is a duplicate in any bucket.
-func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o sale.Order) (sale.Order, error) {
+func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o orderdb.Order) (orderdb.Order, error) {
 	if p.Buckets < 2 {
 		return o, s.reserve(ctx, p, o)
 	}
@@ -116,22 +116,22 @@ func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o sale.Order) 
 		b := (home + i) % p.Buckets
 		o.Bucket = &b
 		err := s.reserve(ctx, p, o)
-		if !errors.Is(err, sale.ErrSoldOut) {
+		if !errors.Is(err, orderdb.ErrSoldOut) {
 			return o, err
 		}
 	}
 	o.Bucket = nil
-	return o, fmt.Errorf("%w: %q has no bucket with %d left", sale.ErrSoldOut, p.ID, o.Quantity)
+	return o, fmt.Errorf("%w: %q has no bucket with %d left", orderdb.ErrSoldOut, p.ID, o.Quantity)
 }
 
 // databaseStock reads the stock the database has for o's units, its
 // bucket's (bucketsLeft) or its product's, and the ended orders of that
-// stock whose returns it counts and Redis may not have (sale.OwedIDs), in
+// stock whose returns it counts and Redis may not have (orderdb.OwedIDs), in
 // one snapshot: what LoadIfMissing loads. Errors: the database's.
-func (s *Seller) databaseStock(ctx context.Context, o sale.Order) (left int, owed []string, err error) {
-	err = sale.Snapshot(ctx, s.db, func(tx *gorm.DB) error {
+func (s *Seller) databaseStock(ctx context.Context, o orderdb.Order) (left int, owed []string, err error) {
+	err = orderdb.Snapshot(ctx, s.db, func(tx *gorm.DB) error {
 		if o.Bucket == nil {
-			if left, err = sale.ReadStock(ctx, tx, o.ProductID); err != nil {
+			if left, err = orderdb.ReadStock(ctx, tx, o.ProductID); err != nil {
 				return err
 			}
 		} else {
@@ -141,7 +141,7 @@ func (s *Seller) databaseStock(ctx context.Context, o sale.Order) (left int, owe
 			}
 			left = max(all[*o.Bucket], 0)
 		}
-		owed, err = sale.OwedIDs(tx, o.ProductID, o.Bucket)
+		owed, err = orderdb.OwedIDs(tx, o.ProductID, o.Bucket)
 		return err
 	})
 	return left, owed, err
@@ -215,7 +215,7 @@ func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error 
 	}
 	var left []int
 	var total int
-	err := sale.Snapshot(ctx, s.db, func(tx *gorm.DB) (err error) {
+	err := orderdb.Snapshot(ctx, s.db, func(tx *gorm.DB) (err error) {
 		left, total, err = bucketsLeft(tx, product, k)
 		return err
 	})

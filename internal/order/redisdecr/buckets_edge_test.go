@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 )
 
 // The cold review's tests of redis-decr over buckets: the corners the
@@ -40,7 +40,7 @@ func TestBucketsTwoClicksTwoBuckets(t *testing.T) {
 		}
 		close(ug.release)
 		a, b := <-first, <-second
-		var dup *sale.DuplicateOrderError
+		var dup *orderdb.DuplicateOrderError
 		ok := a == nil && errors.As(b, &dup) || b == nil && errors.As(a, &dup)
 		if !ok {
 			t.Errorf("u's clicks: %v and %v, want one order and one duplicate", a, b)
@@ -94,7 +94,7 @@ func TestBucketsRefillWhileEmptied(t *testing.T) {
 				t.Errorf("buyer %d: %v", i, err)
 			}
 		}
-		if err := other.place(ctx, p, zero[4]); !errors.Is(err, sale.ErrSoldOut) {
+		if err := other.place(ctx, p, zero[4]); !errors.Is(err, orderdb.ErrSoldOut) {
 			t.Errorf("a fifth buyer: %v, want sold out", err)
 		}
 		e.checkBuckets(ctx, t, p, []int{0, 0, 0})
@@ -126,7 +126,7 @@ func TestBucketsSoldOutOnlyFarBucket(t *testing.T) {
 		if err := s.place(ctx, p, late[0]); err != nil {
 			t.Errorf("a buyer whose last bucket holds the last unit: %v, want it sold", err)
 		}
-		if err := s.place(ctx, p, late[1]); !errors.Is(err, sale.ErrSoldOut) {
+		if err := s.place(ctx, p, late[1]); !errors.Is(err, orderdb.ErrSoldOut) {
 			t.Errorf("the next: %v, want sold out", err)
 		}
 		e.checkBuckets(ctx, t, p, []int{0, 0, 0, 0})
@@ -183,7 +183,7 @@ func TestBucketsSoldOutOver256(t *testing.T) {
 		}
 		for _, u := range []string{"x", "y"} {
 			start := time.Now()
-			if err := s.place(ctx, p, u); !errors.Is(err, sale.ErrSoldOut) {
+			if err := s.place(ctx, p, u); !errors.Is(err, orderdb.ErrSoldOut) {
 				t.Fatalf("got %v", err)
 			}
 			t.Logf("a sold-out answer over 256 buckets (%s): %v", u, time.Since(start))

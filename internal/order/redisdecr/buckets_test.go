@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 )
 
 // Tests of redis-decr over stock buckets (buckets.go), each on one Redis
@@ -36,13 +36,13 @@ func TestBucketsSellExactly(t *testing.T) {
 			for click := range 2 {
 				wg.Go(func() {
 					err := shops[(i+click)%2].place(ctx, p, fmt.Sprint("u", i))
-					var d *sale.DuplicateOrderError
+					var d *orderdb.DuplicateOrderError
 					switch {
 					case err == nil:
 						sold.Add(1)
-					case errors.Is(err, sale.ErrSoldOut):
+					case errors.Is(err, orderdb.ErrSoldOut):
 						soldOut.Add(1)
-					case errors.As(err, &d), errors.Is(err, sale.ErrDuplicateRequest):
+					case errors.As(err, &d), errors.Is(err, orderdb.ErrDuplicateRequest):
 						dup.Add(1)
 					default:
 						errs <- err
@@ -83,8 +83,8 @@ func TestBucketsFallBack(t *testing.T) {
 		for _, u := range buyers[:3] {
 			s.mustPlace(ctx, t, p, u)
 		}
-		if err := s.place(ctx, p, buyers[3]); !errors.Is(err, sale.ErrSoldOut) {
-			t.Errorf("a fourth buyer: got %v, want %v", err, sale.ErrSoldOut)
+		if err := s.place(ctx, p, buyers[3]); !errors.Is(err, orderdb.ErrSoldOut) {
+			t.Errorf("a fourth buyer: got %v, want %v", err, orderdb.ErrSoldOut)
 		}
 		e.checkBuckets(ctx, t, p, []int{0, 0, 0})
 	})
@@ -121,7 +121,7 @@ func TestBucketsOneOrderPerBuyer(t *testing.T) {
 			t.Fatalf("after d left: database %v, Redis %v; want [1 0] in both", db, rs)
 		}
 
-		var dup *sale.DuplicateOrderError
+		var dup *orderdb.DuplicateOrderError
 		if err := s.place(ctx, p, c); !errors.As(err, &dup) || dup.OrderID == "" {
 			t.Errorf("c again: got %v, want a duplicate naming c's order", err)
 		}
@@ -155,8 +155,8 @@ func TestBucketsReclaimToItsBucket(t *testing.T) {
 		}
 
 		restarted := e.shop(t, Options{})
-		if err := restarted.place(ctx, p, zero[2]); !errors.Is(err, sale.ErrSoldOut) {
-			t.Fatalf("a buyer while the dead shop holds the unit: got %v, want %v", err, sale.ErrSoldOut)
+		if err := restarted.place(ctx, p, zero[2]); !errors.Is(err, orderdb.ErrSoldOut) {
+			t.Fatalf("a buyer while the dead shop holds the unit: got %v, want %v", err, orderdb.ErrSoldOut)
 		}
 		testenv.WaitFor(t, 3*sweepEvery, "the sweep to give the unit back to bucket 1", func() bool {
 			return restarted.reclaimed.Load() == 1

@@ -11,8 +11,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 )
 
 // The cold review's tests of a bucketed order's write: failing after the
@@ -107,7 +107,7 @@ func sweepDuringSlowWrite(t *testing.T, e bucketEnv, sweepFirst bool) {
 	sweeper.know(p)
 
 	row := e.db.WithContext(ctx).Begin()
-	if err := sale.TakeRow(row, p.ID); err != nil {
+	if err := orderdb.TakeRow(row, p.ID); err != nil {
 		t.Fatal(err)
 	}
 	answer := make(chan error, 1)
@@ -148,9 +148,9 @@ func sweepDuringSlowWrite(t *testing.T, e bucketEnv, sweepFirst bool) {
 	switch {
 	case err == nil && (n != 1 || left[1] != 0):
 		t.Errorf("sold: %d orders, buckets %v; want 1, [0 0]", n, left)
-	case errors.Is(err, sale.ErrUnavailable) && (n != 0 || left[1] != 1):
+	case errors.Is(err, orderdb.ErrUnavailable) && (n != 0 || left[1] != 1):
 		t.Errorf("reclaimed: %d orders, buckets %v; want 0, [0 1]", n, left)
-	case err != nil && !errors.Is(err, sale.ErrUnavailable):
+	case err != nil && !errors.Is(err, orderdb.ErrUnavailable):
 		t.Errorf("the slow write: %v", err)
 	}
 	t.Logf("the slow write: %v; buckets %v", err, left)

@@ -9,7 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -31,7 +31,7 @@ import (
 // and each of its orders is written alone (writeReserved), which tells
 // those cases apart. If its COMMIT fails, every order of the group is in
 // doubt together, and each buyer asks the database after its own
-// (sale.Writer.AfterFailure).
+// (orderdb.Writer.AfterFailure).
 
 // maxGroup is the most orders one group commit writes.
 const maxGroup = 64
@@ -58,7 +58,7 @@ type writeGroup struct {
 
 // groupedWrite is one order in a writeGroup.
 type groupedWrite struct {
-	o    sale.Order
+	o    orderdb.Order
 	seen int64 // reclaimsSeen before the reservation
 	ctx  context.Context
 	// taken is set by the writer when the order joins a group, or by its
@@ -74,7 +74,7 @@ type groupedWrite struct {
 // group. Once o has joined a group, writeGrouped waits for the group's
 // answer even if ctx ends: the order may be written, unless every buyer in
 // the group has gone (groupContext). Safe for concurrent use.
-func (s *Seller) writeGrouped(ctx context.Context, p stock.Product, o sale.Order, seen int64) error {
+func (s *Seller) writeGrouped(ctx context.Context, p stock.Product, o orderdb.Order, seen int64) error {
 	w := &groupedWrite{o: o, seen: seen, ctx: ctx, done: make(chan error, 1)}
 	v, _ := s.groups.LoadOrStore(p.ID, new(writeGroup))
 	g := v.(*writeGroup)
@@ -146,10 +146,10 @@ func (s *Seller) commitGroup(p stock.Product, group []*groupedWrite) error {
 		w := group[0]
 		return s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error { return s.writeReserved(tx, w.o, w.seen) })
 	}
-	rows := make([]sale.Row, len(group))
+	rows := make([]orderdb.Row, len(group))
 	total, oldest := 0, group[0].seen
 	for i, w := range group {
-		rows[i] = sale.UniqueRowOf(w.o)
+		rows[i] = orderdb.UniqueRowOf(w.o)
 		total += w.o.Quantity
 		oldest = min(oldest, w.seen)
 	}

@@ -12,8 +12,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -21,7 +21,7 @@ import (
 
 type placed struct {
 	user string
-	o    sale.Order
+	o    orderdb.Order
 	err  error
 }
 
@@ -101,7 +101,7 @@ func TestGroupCommitSweptBetweenInsertAndUpdate(t *testing.T) {
 		db, _ := b.DB.OpenPool(t)
 		s := newShop(t, b, db, Options{})
 		p := addProduct(ctx, t, b, db, "group-swept-mid", stock.Product{Stock: 5})
-		var victim atomic.Pointer[sale.Order]
+		var victim atomic.Pointer[orderdb.Order]
 		swept := make(chan error, 1)
 		err := db.Callback().Raw().Before("gorm:raw").Register("test:sweep", func(tx *gorm.DB) {
 			if !strings.Contains(tx.Statement.SQL.String(), "reclaims = ?") {
@@ -132,8 +132,8 @@ func TestGroupCommitSweptBetweenInsertAndUpdate(t *testing.T) {
 		for range 3 {
 			r := <-out
 			switch {
-			case r.user == v.UserID && !errors.Is(r.err, sale.ErrUnavailable):
-				t.Errorf("%s, reclaimed: got %v, want sale.ErrUnavailable", r.user, r.err)
+			case r.user == v.UserID && !errors.Is(r.err, orderdb.ErrUnavailable):
+				t.Errorf("%s, reclaimed: got %v, want orderdb.ErrUnavailable", r.user, r.err)
 			case r.user != v.UserID && r.err != nil:
 				t.Errorf("%s: %v", r.user, r.err)
 			}

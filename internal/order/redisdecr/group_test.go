@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -61,8 +61,8 @@ func TestGroupCommit(t *testing.T) {
 			if got, n := stockOf(ctx, t, db, p.ID), orders(t, p); got != 4 || n != 1 {
 				t.Fatalf("after the refused group: %d left, %d orders; want 4 and 1", got, n)
 			}
-			if err := s.commitGroup(p, g[1:2]); !errors.Is(err, sale.ErrDuplicateKey) {
-				t.Fatalf("the buyer who has an order, alone: got %v, want %v", err, sale.ErrDuplicateKey)
+			if err := s.commitGroup(p, g[1:2]); !errors.Is(err, orderdb.ErrDuplicateKey) {
+				t.Fatalf("the buyer who has an order, alone: got %v, want %v", err, orderdb.ErrDuplicateKey)
 			}
 		})
 		t.Run("fewer units than the group", func(t *testing.T) {
@@ -139,7 +139,7 @@ func TestGroupCommitUnderACrowd(t *testing.T) {
 		if err := db.WithContext(ctx).Raw("SELECT COUNT(*) FROM orders WHERE product_id = ?", p.ID).Row().Scan(&n); err != nil {
 			t.Fatal(err)
 		}
-		left, err := sale.ReadStock(ctx, db, p.ID)
+		left, err := orderdb.ReadStock(ctx, db, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -159,7 +159,7 @@ func TestGroupCommitLeftEarly(t *testing.T) {
 	s.groups.Store(p.ID, g)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := s.writeGrouped(ctx, p, sale.Order{ID: "o1", ProductID: p.ID}, 0)
+	err := s.writeGrouped(ctx, p, orderdb.Order{ID: "o1", ProductID: p.ID}, 0)
 	if !errors.Is(err, errLeftEarly) {
 		t.Fatalf("a buyer gone before the write: got %v, want %v", err, errLeftEarly)
 	}
@@ -207,7 +207,7 @@ func TestGroupCommitGroupsWhatWaits(t *testing.T) {
 		if len(s.grouped) != 1 || s.grouped[0] != buyers {
 			t.Fatalf("group commits of %v, want one of %d", s.grouped, buyers)
 		}
-		if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 10-buyers {
+		if left, err := orderdb.ReadStock(ctx, db, p.ID); err != nil || left != 10-buyers {
 			t.Fatalf("stock after the group: %d, %v; want %d", left, err, 10-buyers)
 		}
 	})

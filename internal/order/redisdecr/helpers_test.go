@@ -12,8 +12,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -43,7 +43,7 @@ func newShop(t *testing.T, b *testenv.Env, db *gorm.DB, opts Options) *shop {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	opts.Writer = sale.NewWriter(db, nil)
+	opts.Writer = orderdb.NewWriter(db, nil)
 	opts.GivenBack = func(string) { s.givenBack.Add(1) }
 	opts.Reclaimed = func(string) { s.reclaimed.Add(1) }
 	opts.Grouped = func(n int) {
@@ -73,15 +73,15 @@ func addProduct(ctx context.Context, t *testing.T, b *testenv.Env, db *gorm.DB, 
 }
 
 // newOrder is a new order of one unit of p for user.
-func newOrder(p stock.Product, user string) sale.Order {
-	return sale.Order{ID: uuid.NewString(), UserID: user, ProductID: p.ID, Quantity: 1, Strategy: p.Strategy,
+func newOrder(p stock.Product, user string) orderdb.Order {
+	return orderdb.Order{ID: uuid.NewString(), UserID: user, ProductID: p.ID, Quantity: 1, Strategy: p.Strategy,
 		CreatedAt: time.Now().UTC().Truncate(time.Microsecond)}
 }
 
 // place sells one unit of p to user, as a shop's Place does: it touches p
 // (its sweep starts), then places.
 func (s *shop) place(ctx context.Context, p stock.Product, user string) error {
-	s.Touch(p)
+	s.KeepSweeping(p)
 	return s.Place(ctx, p, newOrder(p, user))
 }
 
@@ -154,7 +154,7 @@ func ordersOf(ctx context.Context, t *testing.T, db *gorm.DB, product, user stri
 // stockOf reads product's stock in the database.
 func stockOf(ctx context.Context, t *testing.T, db *gorm.DB, product string) int {
 	t.Helper()
-	n, err := sale.ReadStock(ctx, db, product)
+	n, err := orderdb.ReadStock(ctx, db, product)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -47,7 +47,7 @@ func TestLowerAfterALoadThatCountedAReturn(t *testing.T) {
 					}
 				}
 				o := newOrder(p, "u1")
-				s.Touch(p)
+				s.KeepSweeping(p)
 				if err := s.Place(ctx, p, o); err != nil {
 					t.Fatalf("Place: %v", err)
 				}
@@ -101,7 +101,7 @@ func TestLowerAfterALoadThatCountedAReturn(t *testing.T) {
 // returnOwed ends o (cancelled) in db and gives its unit back there,
 // with the row that says Redis is owed it, in one transaction, as
 // package order's give does.
-func returnOwed(ctx context.Context, t *testing.T, db *gorm.DB, p stock.Product, o sale.Order) {
+func returnOwed(ctx context.Context, t *testing.T, db *gorm.DB, p stock.Product, o orderdb.Order) {
 	t.Helper()
 	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("UPDATE orders SET state = 'cancelled', unique_buyer = NULL WHERE id = ?", o.ID).Error; err != nil {
@@ -140,8 +140,8 @@ func TestLowerAfterALoadAndAReturnSinceTheRead(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				s.Touch(p)
-				var orders []sale.Order
+				s.KeepSweeping(p)
+				var orders []orderdb.Order
 				for _, u := range sameStockUsers(p, 3) {
 					o := newOrder(p, u)
 					if err := s.Place(ctx, p, o); err != nil {

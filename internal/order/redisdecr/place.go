@@ -7,8 +7,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -25,24 +25,24 @@ import (
 // the sweep does, once the reservation's hold has run out with no order
 // written (reclaim.go), and the database refuses the order of a
 // reservation given back that way, should its shop come back with it
-// (writeReserved): the buyer is told sale.ErrUnavailable, never 201.
+// (writeReserved): the buyer is told orderdb.ErrUnavailable, never 201.
 //
-// Errors, and o is not written in any of these cases: sale.ErrSoldOut;
-// a *sale.DuplicateOrderError naming the buyer's order;
-// sale.ErrDuplicateRequest while the buyer's other click is on its way
-// (or being given back); sale.ErrUnavailable when Redis or the database
+// Errors, and o is not written in any of these cases: orderdb.ErrSoldOut;
+// a *orderdb.DuplicateOrderError naming the buyer's order;
+// orderdb.ErrDuplicateRequest while the buyer's other click is on its way
+// (or being given back); orderdb.ErrUnavailable when Redis or the database
 // could not be reached, or the sweep gave the reservation back first; an
-// error wrapping ctx.Err() when ctx ends first. And sale.ErrInDoubt when
+// error wrapping ctx.Err() when ctx ends first. And orderdb.ErrInDoubt when
 // the COMMIT was sent and the database could not tell whether it landed:
 // o may exist (settle gives its units back if it does not). Safe for
 // concurrent use.
-func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error {
+func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	s.know(p)
 	// 0. What the database says of the sweep's reclaims before the
 	// reservation exists (write.go).
 	seen, err := s.reclaimsSeen(ctx, p.ID)
 	if err != nil {
-		return sale.FromWrite(ctx, err)
+		return orderdb.FromWrite(ctx, err)
 	}
 	// 1. Reserve in Redis: in the product's stock, or in the first of its
 	// buckets that has the units, the buyer's home first (buckets.go).
@@ -71,28 +71,28 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 	case errors.Is(err, errLeftEarly):
 		// The buyer left before the write: nothing was sent.
 		s.giveBack(ctx, o)
-		return sale.FromWrite(ctx, err)
+		return orderdb.FromWrite(ctx, err)
 	case errors.Is(err, errReclaimed):
 		// This shop was too slow: the units are back on sale. Giving back
 		// again is a no-op, or finishes a sweep that died after its
 		// commit.
 		s.giveBack(ctx, o)
-		return fmt.Errorf("%w: %w", sale.ErrUnavailable, err)
-	case errors.Is(err, sale.ErrDuplicateKey):
+		return fmt.Errorf("%w: %w", orderdb.ErrUnavailable, err)
+	case errors.Is(err, orderdb.ErrDuplicateKey):
 		// The database has an order of this buyer that Redis forgot.
 		s.giveBack(ctx, o)
 		return s.w.Duplicate(ctx, p.ID, o.UserID)
-	case errors.Is(err, sale.ErrNoUnits):
+	case errors.Is(err, orderdb.ErrNoUnits):
 		// Redis offered a unit the database does not have: they drifted
 		// apart (Redis lost its data and was loaded again mid-sale). The
 		// database wins: Redis comes down to it.
 		s.giveBack(ctx, o)
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orderdb.ReleaseTimeout)
 		if err := s.lowerToDatabase(lctx, p.ID); err != nil {
 			s.opts.Logger.WarnContext(ctx, "lower the redis stock to the database's; the next sweep will", "product", p.ID, "err", err)
 		}
 		cancel()
-		return fmt.Errorf("%w: %q: the database has fewer units than Redis had", sale.ErrSoldOut, p.ID)
+		return fmt.Errorf("%w: %q: the database has fewer units than Redis had", orderdb.ErrSoldOut, p.ID)
 	}
 	// 4. The write failed, and its COMMIT may have landed (its answer may
 	// be what was lost): the units are given back only once the database
@@ -101,21 +101,21 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o sale.Order) error
 		return nil
 	}
 	s.settle(o)
-	return sale.FromWrite(ctx, err)
+	return orderdb.FromWrite(ctx, err)
 }
 
 // reserve takes o's units in Redis, from its bucket's stock if it has
 // one (o.Bucket), held for s.hold(p) before the sweep may reclaim them. A
 // stock Redis does not have is loaded from the database first
 // (LoadIfMissing, with its row's stock and the returns it counts), once.
-func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) error {
+func (s *Seller) reserve(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	res, name := s.res, s.nameOf(o)
 	hold := s.hold(p)
 	_, err := res.Take(ctx, name, o.UserID, o.ID, o.Quantity, hold)
 	if errors.Is(err, redisstock.ErrNotLoaded) {
 		left, owed, rerr := s.databaseStock(ctx, o)
 		if rerr != nil {
-			return sale.FromWrite(ctx, rerr)
+			return orderdb.FromWrite(ctx, rerr)
 		}
 		if _, lerr := res.LoadIfMissing(ctx, name, left, owed...); lerr != nil {
 			err = lerr
@@ -128,17 +128,17 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) err
 	case err == nil:
 		return nil
 	case errors.Is(err, redisstock.ErrSoldOut):
-		return fmt.Errorf("%w: %w", sale.ErrSoldOut, err)
+		return fmt.Errorf("%w: %w", orderdb.ErrSoldOut, err)
 	case errors.Is(err, redisstock.ErrFull):
 		// Redis answered: nothing was reserved, nothing to give back.
-		return fmt.Errorf("%w: %w", sale.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", orderdb.ErrUnavailable, err)
 	case errors.As(err, &dup):
 		// An order, or a click still on its way (or being settled): the
 		// database tells which.
 		if found, qerr := s.w.Landed(ctx, dup.Reservation); qerr == nil && found {
-			return &sale.DuplicateOrderError{OrderID: dup.Reservation, UserID: o.UserID, ProductID: p.ID}
+			return &orderdb.DuplicateOrderError{OrderID: dup.Reservation, UserID: o.UserID, ProductID: p.ID}
 		}
-		return fmt.Errorf("%w: %w", sale.ErrDuplicateRequest, err)
+		return fmt.Errorf("%w: %w", orderdb.ErrDuplicateRequest, err)
 	}
 	// Redis did not answer, or ctx ended: the script may have run. Give the
 	// reservation back to be sure; it is given back only if it was made.
@@ -146,7 +146,7 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o sale.Order) err
 	if ctx.Err() != nil {
 		return fmt.Errorf("order: reserve: %w", err)
 	}
-	return fmt.Errorf("%w: %w", sale.ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", orderdb.ErrUnavailable, err)
 }
 
 // lowerToDatabase brings the Redis stock of product down to the
@@ -166,7 +166,7 @@ func (s *Seller) lowerToDatabase(ctx context.Context, product string) error {
 	if err != nil {
 		return err
 	}
-	left, err := sale.ReadStock(ctx, s.db, product)
+	left, err := orderdb.ReadStock(ctx, s.db, product)
 	if err != nil {
 		return err
 	}
@@ -180,8 +180,8 @@ func (s *Seller) lowerToDatabase(ctx context.Context, product string) error {
 
 // giveBack gives o's reservation back now, on a context that survives the
 // caller's; if Redis does not answer, settle keeps trying.
-func (s *Seller) giveBack(ctx context.Context, o sale.Order) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sale.ReleaseTimeout)
+func (s *Seller) giveBack(ctx context.Context, o orderdb.Order) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orderdb.ReleaseTimeout)
 	defer cancel()
 	if err := s.tryGiveBack(ctx, o); err != nil {
 		s.settle(o)
@@ -190,7 +190,7 @@ func (s *Seller) giveBack(ctx context.Context, o sale.Order) {
 
 // tryGiveBack is one GiveBack of o, to the stock it was taken from (its
 // bucket's, if it has one), counted.
-func (s *Seller) tryGiveBack(ctx context.Context, o sale.Order) error {
+func (s *Seller) tryGiveBack(ctx context.Context, o orderdb.Order) error {
 	held, err := s.res.GiveBack(ctx, s.nameOf(o), o.UserID, o.ID, o.Quantity)
 	if err == nil && held {
 		s.opts.GivenBack(o.ProductID)

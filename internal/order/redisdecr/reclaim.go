@@ -8,8 +8,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -32,7 +32,7 @@ import (
 // and no bound on time can tell "dead" from "late": that is the late commit
 // that breaks every lease. So the database decides, in one place, for good.
 // In one transaction the sweep takes the product's row (as
-// sale.Writer.Settled does, waiting for any order of it that is
+// orderdb.Writer.Settled does, waiting for any order of it that is
 // committing), looks for the orders, writes a row to table reclaimed for
 // each that is not there, counts the reclaim on the row (reclaims), and
 // commits; only then does it give the units back in Redis. The shop's write
@@ -40,7 +40,7 @@ import (
 // before its reservation was made, and looks in reclaimed when they moved
 // (write.go). Whichever takes the row first wins: the order is written and
 // the sweep finds it, or the reservation is reclaimed and the order refused
-// (the buyer is told sale.ErrUnavailable, and may buy again). A unit is
+// (the buyer is told orderdb.ErrUnavailable, and may buy again). A unit is
 // never both sold and given back, however late the commit.
 //
 // Every shop sweeps, and any of them may finish what another began: a
@@ -149,7 +149,7 @@ func (s *Seller) settleDue(ctx context.Context, product, name string, due []redi
 
 // reclaimIn is the sweep's transaction on tx, for reservations open of
 // product whose orders a plain read did not find. It takes the product's
-// row first (sale.TakeRow, as in sale.Writer.Settled: an order of it that
+// row first (orderdb.TakeRow, as in orderdb.Writer.Settled: an order of it that
 // is committing holds the row until it lands or rolls back, and every order
 // written after this transaction takes the row after it), looks for the
 // orders again, and writes a reclaimed row for each reservation that has
@@ -157,7 +157,7 @@ func (s *Seller) settleDue(ctx context.Context, product, name string, due []redi
 // give-back, stays). It returns the reservations to give back, and those
 // sold after all.
 func reclaimIn(tx *gorm.DB, product string, open []redisstock.Reservation) (reclaimed, sold []redisstock.Reservation, err error) {
-	if err := sale.TakeRow(tx, product); err != nil {
+	if err := orderdb.TakeRow(tx, product); err != nil {
 		return nil, nil, err
 	}
 	if sold, err = ordersAmong(tx, open); err != nil {

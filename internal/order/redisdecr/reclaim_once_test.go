@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/google/uuid"
 )
@@ -112,8 +112,8 @@ func TestReclaimKeepsSoldOrders(t *testing.T) {
 			t.Errorf("reclaimed %d, want 0", got)
 		}
 		checkLedger(t, b, p.ID, 0)
-		if err := shop.place(ctx, p, "u0"); !errors.Is(err, sale.ErrDuplicateOrder) {
-			t.Errorf("u0 again: got %v, want %v", err, sale.ErrDuplicateOrder)
+		if err := shop.place(ctx, p, "u0"); !errors.Is(err, orderdb.ErrDuplicateOrder) {
+			t.Errorf("u0 again: got %v, want %v", err, orderdb.ErrDuplicateOrder)
 		}
 		checkExact(ctx, t, b, db, p, sold)
 	})

@@ -11,8 +11,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -29,7 +29,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 		defer cancel()
 		db := b.DB.DB()
 		s := newShop(t, b, db, Options{})
-		newSale := func(t *testing.T, name string) (stock.Product, sale.Order, []redisstock.Reservation) {
+		newSale := func(t *testing.T, name string) (stock.Product, orderdb.Order, []redisstock.Reservation) {
 			p := addProduct(ctx, t, b, db, name, stock.Product{Stock: 3})
 			o := newOrder(p, "x")
 			return p, o, []redisstock.Reservation{{Product: p.ID, Buyer: "x", ID: o.ID, Quantity: 1}}
@@ -53,7 +53,7 @@ func TestReclaimAndWriteTakeTurns(t *testing.T) {
 			if n := ordersOf(ctx, t, db, p.ID, "x"); n != 0 {
 				t.Errorf("x's orders: %d, want 0", n)
 			}
-			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
+			if left, err := orderdb.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock: %d (%v), want 3: the refused order took nothing", left, err)
 			}
 		})

@@ -40,12 +40,12 @@ const (
 	sweepStuck = 2 * sweepEvery
 )
 
-// Touch records that this shop was asked to sell redis-decr product p
-// now (and its buckets, to sweep them), and starts the sweep if none
-// runs. The shop calls it for every order of such a product, sold out or
-// not (package order's Service does, before it answers sold out from what
-// it has seen). Safe for concurrent use.
-func (s *Seller) Touch(p stock.Product) {
+// KeepSweeping keeps redis-decr product p (and its buckets) swept for
+// sweepFor from now, this shop having been asked to sell it, and starts
+// the sweep if none runs. The shop calls it for every order of such a
+// product, sold out or not (package order's Service does, before it
+// answers sold out from what it has seen). Safe for concurrent use.
+func (s *Seller) KeepSweeping(p stock.Product) {
 	s.know(p)
 	s.sweepUntil(p.ID, time.Now().Add(sweepFor))
 	if s.sweeping.Load() || s.stopping.Err() != nil {
@@ -86,7 +86,7 @@ func (s *Seller) sweep() {
 		}
 		products := s.toSweep()
 		if len(products) == 0 {
-			// Stop, then look once more: a Touch that still saw this sweep
+			// Stop, then look once more: a KeepSweeping that saw this sweep
 			// running (and so started none) is in sweepTill by now.
 			s.sweeping.Store(false)
 			if len(s.toSweep()) == 0 || !s.sweeping.CompareAndSwap(false, true) {

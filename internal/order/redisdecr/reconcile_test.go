@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -29,7 +29,7 @@ func TestLowerSkipsAReturnAfterItsRead(t *testing.T) {
 					}
 				}
 				o := newOrder(p, "u1")
-				s.Touch(p)
+				s.KeepSweeping(p)
 				if err := s.Place(ctx, p, o); err != nil {
 					t.Fatalf("Place: %v", err)
 				}
@@ -59,7 +59,7 @@ func TestLowerSkipsAReturnAfterItsRead(t *testing.T) {
 
 // returnOrder returns o as a shop does: the database first (the order
 // ended, its unit back), then Redis.
-func returnOrder(ctx context.Context, t *testing.T, s *shop, p stock.Product, o sale.Order) {
+func returnOrder(ctx context.Context, t *testing.T, s *shop, p stock.Product, o orderdb.Order) {
 	t.Helper()
 	db := s.db.WithContext(ctx)
 	if err := db.Exec("UPDATE orders SET state = 'cancelled', unique_buyer = NULL WHERE id = ?", o.ID).Error; err != nil {
@@ -75,7 +75,7 @@ func returnOrder(ctx context.Context, t *testing.T, s *shop, p stock.Product, o 
 
 // checkReturned checks that p has all its stock again, in the database
 // and in Redis (o's bucket too, for a bucketed p).
-func checkReturned(ctx context.Context, t *testing.T, b *testenv.Env, s *shop, p stock.Product, o sale.Order) {
+func checkReturned(ctx context.Context, t *testing.T, b *testenv.Env, s *shop, p stock.Product, o orderdb.Order) {
 	t.Helper()
 	if got := stockOf(ctx, t, s.db, p.ID); got != p.InitialStock {
 		t.Errorf("database stock %d, want %d", got, p.InitialStock)

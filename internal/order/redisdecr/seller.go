@@ -36,8 +36,8 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -49,7 +49,7 @@ type Options struct {
 	// Stock is where the reservations are kept, in Redis.
 	Stock *redisstock.Stock
 	// Writer writes the orders to the database.
-	Writer *sale.Writer
+	Writer *orderdb.Writer
 	// Work is the business work of one order of p: it ends early, with
 	// ctx's error, if ctx ends.
 	Work func(ctx context.Context, p stock.Product) error
@@ -74,14 +74,14 @@ type Options struct {
 type Seller struct {
 	opts Options
 	res  *redisstock.Stock
-	w    *sale.Writer
+	w    *orderdb.Writer
 	db   *gorm.DB // w's
 
 	buckets sync.Map       // product id -> its stock buckets' names, if 2 or more; see know
 	groups  sync.Map       // product id -> *writeGroup; see writeGrouped
 	writers sync.WaitGroup // writeGroups' goroutines
 
-	sweepTill    sync.Map // product id -> *atomic.Int64, sweep it until then (Unix ns); see Touch
+	sweepTill    sync.Map // product id -> *atomic.Int64, sweep it until then (Unix ns); see KeepSweeping
 	sweeping     atomic.Bool
 	sweeps       sync.WaitGroup // sweep's goroutine
 	reclaimGrace time.Duration  // see hold
@@ -97,7 +97,7 @@ type Seller struct {
 }
 
 // New returns a Seller as opts say. It starts nothing until its first
-// order (Place) or Touch.
+// order (Place) or KeepSweeping.
 func New(opts Options) *Seller {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -153,7 +153,7 @@ func (s *Seller) Close() {
 // Its buyer may reserve again. It reports whether this call returned
 // them; false for a return that ran before, from any shop. Errors:
 // redisstock.ErrUnavailable (the return may have run: call again).
-func (s *Seller) Return(ctx context.Context, p stock.Product, o sale.Order) (bool, error) {
+func (s *Seller) Return(ctx context.Context, p stock.Product, o orderdb.Order) (bool, error) {
 	s.know(p)
 	name := s.nameOf(o)
 	return s.res.Return(ctx, name, redisstock.BuyersKey(name), o.UserID, o.ID, o.Quantity)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 )
 
 // How settle retries: it waits settleGrace before it first asks the
@@ -25,7 +25,7 @@ const (
 // sold nor offered. If settleFor runs out, the reservation stays: the error
 // is logged, and the audit's drift shows it. Close waits for the
 // settlements under way.
-func (s *Seller) settle(o sale.Order) {
+func (s *Seller) settle(o orderdb.Order) {
 	s.settling.Add(1)
 	go func() {
 		defer s.settling.Done()
@@ -34,7 +34,7 @@ func (s *Seller) settle(o sale.Order) {
 		pause := settleGrace
 		var err error
 		for {
-			if sale.Sleep(ctx, pause) != nil {
+			if orderdb.Sleep(ctx, pause) != nil {
 				break
 			}
 			pause = min(2*pause, settleMaxPause)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/flashsale/flashsale/internal/order/sale"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"gorm.io/gorm"
 )
 
@@ -43,9 +43,9 @@ import (
 // then remembers the new count. seen may be older than that, never
 // wrong: any count read before the reservation was made will do.
 
-// takeUnswept is sale.TakeUnits while the product's reclaims are still
+// takeUnswept is orderdb.TakeUnits while the product's reclaims are still
 // what the shop saw: its arguments are TakeUnits', then seen.
-const takeUnswept = sale.TakeUnits + " AND reclaims = ?"
+const takeUnswept = orderdb.TakeUnits + " AND reclaims = ?"
 
 // reclaimsSeen returns the product's reclaims as this shop last read them,
 // reading them first if it never has. Call it before the reservation is
@@ -72,11 +72,11 @@ func (s *Seller) rememberReclaims(product string, n int64) {
 // writeReserved writes o and takes its units in the database, for
 // redis-decr, unless the sweep has given o's reservation back; seen is what
 // reclaimsSeen said before the reservation was made. Errors:
-// sale.ErrDuplicateKey, sale.ErrNoUnits, errReclaimed, or the database's. A
+// orderdb.ErrDuplicateKey, orderdb.ErrNoUnits, errReclaimed, or the database's. A
 // buyer Redis let through twice (it lost its buyers) fails on the unique
 // key before the hot row is touched.
-func (s *Seller) writeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
-	if err := sale.Insert(tx, o); err != nil {
+func (s *Seller) writeReserved(tx *gorm.DB, o orderdb.Order, seen int64) error {
+	if err := orderdb.Insert(tx, o); err != nil {
 		return err
 	}
 	return s.takeReserved(tx, o, seen)
@@ -84,19 +84,19 @@ func (s *Seller) writeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
 
 // takeReserved is writeReserved's second step, after the order's INSERT:
 // it takes o's units, unless the sweep reclaimed o's reservation. Errors:
-// sale.ErrNoUnits, errReclaimed, or the database's.
-func (s *Seller) takeReserved(tx *gorm.DB, o sale.Order, seen int64) error {
+// orderdb.ErrNoUnits, errReclaimed, or the database's.
+func (s *Seller) takeReserved(tx *gorm.DB, o orderdb.Order, seen int64) error {
 	res := tx.Exec(takeUnswept, o.Quantity, o.ProductID, o.Quantity, seen)
 	if res.Error != nil || res.RowsAffected == 1 {
 		return res.Error
 	}
 	// No units, or a sweep reclaimed since seen: take the row, then look.
-	res = tx.Exec(sale.TakeUnits, o.Quantity, o.ProductID, o.Quantity)
+	res = tx.Exec(orderdb.TakeUnits, o.Quantity, o.ProductID, o.Quantity)
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
-		return sale.ErrNoUnits
+		return orderdb.ErrNoUnits
 	}
 	var reclaimed, now int64
 	err := tx.Raw("SELECT (SELECT COUNT(*) FROM reclaimed WHERE id = ?), reclaims FROM products WHERE id = ?", o.ID, o.ProductID).

@@ -9,8 +9,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -128,14 +128,14 @@ func TestReservedWriteCostsWhatAtomicCosts(t *testing.T) {
 			t.Fatal(err)
 		}
 		// As transact runs them: Transaction(stmts). sql-atomic's write
-		// (sale.InsertAndTake) is the INSERT, then TakeUnits.
+		// (orderdb.InsertAndTake) is the INSERT, then TakeUnits.
 		atomic := questions(ctx, t, db, func(conn *gorm.DB) error {
 			o := newOrder(ap, "a")
 			return conn.Transaction(func(tx *gorm.DB) error {
-				if err := sale.Insert(tx, o); err != nil {
+				if err := orderdb.Insert(tx, o); err != nil {
 					return err
 				}
-				return tx.Exec(sale.TakeUnits, o.Quantity, o.ProductID, o.Quantity).Error
+				return tx.Exec(orderdb.TakeUnits, o.Quantity, o.ProductID, o.Quantity).Error
 			})
 		})
 		reserved := questions(ctx, t, db, func(conn *gorm.DB) error {
@@ -171,7 +171,7 @@ func TestSlowPathHoldsUpNoSweep(t *testing.T) {
 		ob := newOrder(bp, "b1")
 		owner := db.WithContext(ctx).Begin()
 		defer owner.Rollback()
-		if err := sale.Insert(owner, ob); err != nil {
+		if err := orderdb.Insert(owner, ob); err != nil {
 			t.Fatal(err)
 		}
 		if err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

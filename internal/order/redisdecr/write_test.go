@@ -11,8 +11,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/order/sale"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -27,7 +27,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 		defer cancel()
 		db := b.DB.DB()
 		s := newShop(t, b, db, Options{})
-		sweep := func(t *testing.T, p stock.Product, o sale.Order) {
+		sweep := func(t *testing.T, p stock.Product, o orderdb.Order) {
 			t.Helper()
 			open := []redisstock.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -59,7 +59,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			o := newOrder(p, "slow")
 			tx := db.WithContext(ctx).Begin()
 			defer tx.Rollback()
-			if err := sale.Insert(tx, o); err != nil {
+			if err := orderdb.Insert(tx, o); err != nil {
 				t.Fatal(err)
 			}
 			// The sweep does not see the uncommitted order, and reclaims it.
@@ -71,7 +71,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			if n := ordersOf(ctx, t, db, p.ID, "slow"); n != 0 {
 				t.Errorf("slow's orders: %d, want 0", n)
 			}
-			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
+			if left, err := orderdb.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock: %d (%v), want 3: the refused order took nothing", left, err)
 			}
 			if got, want := seen(t, p), before+1; got != want {
@@ -88,7 +88,7 @@ func TestWriteAfterAReclaim(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the write of an order the sweep did not reclaim: %v", err)
 			}
-			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 2 {
+			if left, err := orderdb.ReadStock(ctx, db, p.ID); err != nil || left != 2 {
 				t.Errorf("stock: %d (%v), want 2", left, err)
 			}
 			if got, want := seen(t, p), before+1; got != want {
@@ -104,8 +104,8 @@ func TestWriteAfterAReclaim(t *testing.T) {
 				if i < 3 && err != nil {
 					t.Fatalf("order %d: %v", i+1, err)
 				}
-				if i == 3 && !errors.Is(err, sale.ErrNoUnits) {
-					t.Errorf("the fourth order of three units: got %v, want %v", err, sale.ErrNoUnits)
+				if i == 3 && !errors.Is(err, orderdb.ErrNoUnits) {
+					t.Errorf("the fourth order of three units: got %v, want %v", err, orderdb.ErrNoUnits)
 				}
 			}
 		})
@@ -145,12 +145,12 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 
-		refused := func(t *testing.T, s *shop, p stock.Product, o sale.Order) {
+		refused := func(t *testing.T, s *shop, p stock.Product, o orderdb.Order) {
 			t.Helper()
 			if n := ordersOf(ctx, t, db, p.ID, o.UserID); n != 0 {
 				t.Errorf("%s's orders: %d, want 0: sold and reclaimed", o.UserID, n)
 			}
-			if left, err := sale.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
+			if left, err := orderdb.ReadStock(ctx, db, p.ID); err != nil || left != 3 {
 				t.Errorf("stock %d (%v), want 3", left, err)
 			}
 		}
@@ -165,7 +165,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			open := []redisstock.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			order := db.WithContext(ctx).Begin() // as transact: the default isolation
 			defer order.Rollback()
-			if err := sale.Insert(order, o); err != nil {
+			if err := orderdb.Insert(order, o); err != nil {
 				t.Fatal(err)
 			}
 			sweep := db.WithContext(ctx).Begin()
@@ -197,7 +197,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			open := []redisstock.Reservation{{Product: p.ID, Buyer: o.UserID, ID: o.ID, Quantity: 1}}
 			order := db.WithContext(ctx).Begin() // as transact: the default isolation
 			defer order.Rollback()
-			if err := sale.Insert(order, o); err != nil {
+			if err := orderdb.Insert(order, o); err != nil {
 				t.Fatal(err)
 			}
 			first := db.WithContext(ctx).Begin()
@@ -239,7 +239,7 @@ func TestWriteMeetsASweepThatHoldsTheRow(t *testing.T) {
 			err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 				tries++
 				if tries == 1 {
-					if err := sale.Insert(tx, o); err != nil {
+					if err := orderdb.Insert(tx, o); err != nil {
 						return err
 					}
 					if err := db.WithContext(ctx).Transaction(func(sw *gorm.DB) error {

@@ -1,15 +1,15 @@
-// Package sale owns what every strategy of package order shares when it
-// writes a sale to the database: the order and the errors a sale ends
-// with; the one transaction that writes it (Writer.Commit: begin, the
-// statements, commit); what a COMMIT whose answer was lost means
-// (Writer.AfterFailure); the one-round-trip sale, one CALL that commits
-// on the server, and what its lost answer means (call.go); and the rows and statements on the orders and
-// products tables that more than one strategy runs (row.go,
-// product_sql.go).
+// Package orderdb is the order's database layer: what every strategy of
+// package order shares when it writes a sale to the database. It owns the
+// order and the errors a sale ends with; the one transaction that writes
+// it (Writer.Commit: begin, the statements, commit); what a COMMIT whose
+// answer was lost means (Writer.AfterFailure); the one-round-trip sale,
+// one CALL that commits on the server, and what its lost answer means
+// (call.go); and the rows and statements on the orders and products
+// tables that more than one strategy runs (row.go, product_sql.go).
 //
 // Package order imports it, and so do the strategy packages below order
 // (redisdecr); it imports none of them.
-package sale
+package orderdb
 
 import (
 	"context"

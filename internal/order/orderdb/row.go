@@ -1,4 +1,4 @@
-package sale
+package orderdb
 
 import (
 	"context"
@@ -22,7 +22,7 @@ type Row struct {
 	// UniqueBuyer is 1 where the database allows one order per buyer (a
 	// second INSERT fails on orders_unique_buyer): the lock-free
 	// strategies, the queue's writer and the database's own locks, whose
-	// rows sale.Insert writes. It is nil where the product lock must (the
+	// rows orderdb.Insert writes. It is nil where the product lock must (the
 	// locked flow, RowOf), and off, which has none, duplicates (see
 	// migrations 0009 and 0010).
 	UniqueBuyer *int `gorm:"column:unique_buyer"`
