@@ -48,7 +48,7 @@ func TestQueuedNotLoadedLoadsOnce(t *testing.T) {
 			db.Callback().Query().Remove("test:leave")
 		})
 		// The load's read of the returns owed to the product's stock
-		// (sale.OwedIDs), in the snapshot it reads the stock in: only a
+		// (orderdb.OwedIDs), in the snapshot it reads the stock in: only a
 		// load plucks their ids (the consumers read the stock too, in the
 		// transaction that writes a batch; the sweep reads whole rows).
 		// The SQL is not built yet when the query's callbacks start.
