@@ -46,6 +46,10 @@ const (
 	// longer than a Sentinel failover (its down-after, then an election),
 	// and a Redis Cluster's.
 	defaultOwedKeep = 15 * time.Second
+	// settleTxTimeout bounds the transaction that holds an owed row while
+	// its return is sent: longer than the send may take to give up (its
+	// ReleaseTimeout, and a Redis client's read timeout past it).
+	settleTxTimeout = 10 * time.Second
 	// owedBatch bounds the owed rows one sweep pays.
 	owedBatch = 256
 )
@@ -107,19 +111,25 @@ func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.O
 }
 
 // settleOwed settles order id's owed row, in a transaction that holds
-// the row (FOR UPDATE; SQLite's transactions take the write lock at
-// BEGIN), so that no two shops settle it at once and none sends a row
-// another has deleted (a load that ran after the delete did not mark it):
-// an owed row is sent to Redis and marked paid; a row paid owedKeep ago
-// is sent once more and deleted; a row paid since, or gone, is left. p is
-// the row's product. Errors: Redis's (the row is left as it was), or the
-// database's.
+// the row (FOR UPDATE SKIP LOCKED; SQLite's transactions take the write
+// lock at BEGIN), so that no two shops settle it at once and none sends a
+// row another has deleted (a load that ran after the delete did not mark
+// it): an owed row is sent to Redis and marked paid; a row paid owedKeep
+// ago is sent once more and deleted; a row paid since, gone, or being
+// settled by another shop (locked: skipped, so a shop frozen mid-settle
+// holds up nobody) is left. The send is bounded by ctx and
+// orderdb.ReleaseTimeout; the transaction outlives it (settleTxTimeout),
+// so the row stays held until the send has given up. On SQLite the one
+// write lock is held for the send's round trip. p is the row's product.
+// Errors: Redis's (the row is left as it was), or the database's.
 func (s *Service) settleOwed(ctx context.Context, p stock.Product, id string) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTxTimeout)
+	defer cancel()
+	return s.db.WithContext(txCtx).Transaction(func(tx *gorm.DB) error {
 		now := life.NowMs(tx)
 		q := "SELECT user_id, quantity, bucket, paid_ms, COALESCE(paid_ms <= " + now + " - ?, 0) FROM redis_owed WHERE order_id = ?"
 		if tx.Dialector.Name() != "sqlite" {
-			q += " FOR UPDATE"
+			q += " FOR UPDATE SKIP LOCKED"
 		}
 		o := life.Order{ID: id, ProductID: p.ID}
 		var paid *int64
@@ -127,13 +137,15 @@ func (s *Service) settleOwed(ctx context.Context, p stock.Product, id string) er
 		err := tx.Raw(q, s.owedKeep.Milliseconds(), id).Row().Scan(&o.UserID, &o.Quantity, &o.Bucket, &paid, &resend)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			return nil // settled by another shop
+			return nil // settled, or being settled, by another shop
 		case err != nil:
 			return err
 		case paid != nil && !resend:
 			return nil // paid, and not yet due its last send
 		}
-		if err := s.pay(ctx, p, o); err != nil {
+		sendCtx, cancel := context.WithTimeout(ctx, orderdb.ReleaseTimeout)
+		defer cancel()
+		if err := s.pay(sendCtx, p, o); err != nil {
 			return err
 		}
 		if paid == nil {
