@@ -29,11 +29,11 @@ func TestFailoverRefusesRedisCluster(t *testing.T) {
 // "drift +0 at the peak, not repaired: -3 at the end". The flags refuse
 // the pair; sql-atomic's buckets, in the database, stay allowed.
 func TestClusterFailoverRefusesBuckets(t *testing.T) {
-	if _, err := parseFlags([]string{"--cluster-failover", "--modes", "redis-decr+k3"}, io.Discard); err == nil ||
+	if _, err := parseFlags([]string{"--cluster-failover", "--strategies", "redis-decr+k3"}, io.Discard); err == nil ||
 		!strings.Contains(err.Error(), "cluster-failover: not with a redis-decr+kK row") {
 		t.Errorf("--cluster-failover with redis-decr+k3: %v, want refused", err)
 	}
-	if _, err := parseFlags([]string{"--cluster-failover", "--modes", "redis-decr,sql-atomic+k3"}, io.Discard); err != nil {
+	if _, err := parseFlags([]string{"--cluster-failover", "--strategies", "redis-decr,sql-atomic+k3"}, io.Discard); err != nil {
 		t.Errorf("--cluster-failover with redis-decr and sql-atomic+k3: %v, want accepted", err)
 	}
 }

@@ -37,7 +37,7 @@ func TestCrashUsageErrorsExit2(t *testing.T) {
 			"crash: not with --targets: the load generator kills only shop processes it started"},
 		{"negative", []string{"--crash", "-1"}, "crash: -1, want 0..20 shop kills per attack"},
 		{"too many", []string{"--crash", "21"}, "crash: 21, want 0..20"},
-		{"with another fault", []string{"--crash", "1", "--modes", "redlock", "--redlock-kill", "1"}, "crash: not with --redlock-kill: both strike the redlock row"},
+		{"with another fault", []string{"--crash", "1", "--strategies", "redlock", "--redlock-kill", "1"}, "crash: not with --redlock-kill: both strike the redlock row"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := t.TempDir()
@@ -69,7 +69,7 @@ func TestCrashRun(t *testing.T) {
 	}
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"--crash", "1", "--modes", "sql-atomic", "--users", "120", "--stock", "20",
+	code := run(context.Background(), []string{"--crash", "1", "--strategies", "sql-atomic", "--users", "120", "--stock", "20",
 		"--rate", "100", "--stall-rate", "0", "--fail-on-unsafe", "--out", out}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", code, stderr.String(), stdout.String())
@@ -99,12 +99,12 @@ func TestCrashSellsItsSale(t *testing.T) {
 	if s := c.settings; s.Stock != fault.CrashStock || !slices.Equal(s.Modes, want) || len(s.Faults) != 1 || s.Faults[0].(*fault.ShopCrash).Kills != 2 {
 		t.Errorf("settings: stock %d, modes %v, faults %v; want %d, %v, --crash 2", s.Stock, s.Modes, s.Faults, fault.CrashStock, want)
 	}
-	c, err = parseFlags([]string{"--crash", "1", "--modes", "lua", "--stock", "7"}, io.Discard)
+	c, err = parseFlags([]string{"--crash", "1", "--strategies", "lua", "--stock", "7"}, io.Discard)
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
 	if s := c.settings; s.Stock != 7 || len(s.Modes) != 1 || s.Modes[0] != "lua" {
-		t.Errorf("given --modes lua --stock 7: modes %v, stock %d", s.Modes, s.Stock)
+		t.Errorf("given --strategies lua --stock 7: modes %v, stock %d", s.Modes, s.Stock)
 	}
 	if c, _ := parseFlags(nil, io.Discard); c.settings.Stock != scenario.DefaultSettings().Stock || len(c.settings.Faults) != 0 {
 		t.Errorf("without --crash: stock %d, faults %v", c.settings.Stock, c.settings.Faults)

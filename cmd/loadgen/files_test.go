@@ -22,7 +22,7 @@ func TestSweepOutOfFilesExits4(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	cmd := loadgenProcess(ctx, t, "--modes", "sql-atomic", "--sweep", "50,4000", "--duration", "1s", "--out", out)
+	cmd := loadgenProcess(ctx, t, "--strategies", "sql-atomic", "--sweep", "50,4000", "--duration", "1s", "--out", out)
 	cmd.Args = append([]string{"sh", "-c", `ulimit -n 450 && exec "$0" "$@"`}, cmd.Args...)
 	cmd.Path = "/bin/sh"
 	var stdout, stderr bytes.Buffer

@@ -63,8 +63,9 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs := flag.NewFlagSet("loadgen", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var c config
-	var modes, targets, redis, etcd, zookeeper string
-	fs.StringVar(&modes, "modes", joinModes(d.Modes), "rows to run, in order, comma-separated: "+scenario.ModeList())
+	var strategies, targets, redis, etcd, zookeeper string
+	fs.StringVar(&strategies, "strategies", joinModes(d.Modes), "rows to run, one strategy each, in order, comma-separated: "+scenario.ModeList())
+	fs.StringVar(&strategies, "modes", joinModes(d.Modes), "the older name of --strategies")
 	fs.IntVar(&c.settings.Users, "users", d.Users, fmt.Sprintf("distinct buyers in the crowd, 0 for an open model (a fresh buyer for every click, at --rate, until --duration is up); with --late-commit, %d unless given (its held-back commits hold the hot row for seconds: a smaller crowd may not sell the stock out, and a lost update shows as oversold only once it has)", scenario.LateCommitUsers))
 	fs.IntVar(&c.settings.Stock, "stock", d.Stock, "units of the product on sale; with --products, of all the products together, split evenly (the remainder a unit each to the hottest)")
 	fs.IntVar(&c.settings.Products, "products", d.Products, "products each row sells at once, a catalogue: each buyer wants one, drawn by --skew from --seed; every figure is audited per product and summed, and report.md lists each product (1: one product, as without)")
@@ -98,7 +99,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.StringVar(&c.live, "live-addr", "", "serve the live page on this host:port instead, e.g. 0.0.0.0:8088 to show it to a room; implies --live (default "+defaultLiveAddr+" with --live)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof FILE): without --targets it holds the embedded shops and backends as well as the load generator (default none)")
 	fs.StringVar(&c.out, "out", "loadgen-report", "folder for the reports; each run writes a timestamped subfolder")
-	fs.BoolVar(&c.wide, "wide", false, fmt.Sprintf("print every column of report.md's table and whole why-lines to the terminal, as wide as they need; without it the terminal fits %d columns: mode, sold (201 and 202), oversold, dup_orders, consistent, orders/s, p99 and errors, each why-line cut at a word with an ellipsis (report.md always has every column and whole lines) (default off)", report.TerminalWidth))
+	fs.BoolVar(&c.wide, "wide", false, fmt.Sprintf("print every column of report.md's table and whole why-lines to the terminal, as wide as they need; without it the terminal fits %d columns: strategy, sold (201 and 202), oversold, dup_orders, consistent, orders/s, p99 and errors, each why-line cut at a word with an ellipsis (report.md always has every column and whole lines) (default off)", report.TerminalWidth))
 	fs.BoolVar(&c.failOnUnsafe, "fail-on-unsafe", false, "exit 3 if a strategy that claims to be safe oversold, duplicated an order or drifted from Redis: every one but off and naive, and under --late-commit only fenced, etcd and zookeeper (fenced and etcd batched or not), sql-for-update, sql-version, sql-atomic, sql-one-trip, redis-decr and redis-queue; also a row with an order answered 201 or 202 that was not written, or a queue that did not drain (default off: report only)")
 	fs.BoolVar(&c.calibrate, "calibrate", false, "measure the highest rate this machine's load generator sustains against a trivial local endpoint, print it, and exit (default off)")
 	fs.StringVar(&targets, "targets", "", "shop base URLs, comma-separated (default none: start the embedded fleet)")
@@ -132,7 +133,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		c.settings.Users = scenario.LateCommitUsers
 	}
 	// The sale a fault needs, unless given: set through the flags, which
-	// write the settings and --modes.
+	// write the settings and --strategies.
 	var bad []string
 	for _, d := range fault.Defaults(c.faults) {
 		if given(d.Flag) {
@@ -142,10 +143,10 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 			bad = append(bad, fmt.Sprintf("%s: %v", d.Flag, err))
 		}
 	}
-	for _, m := range split(modes) {
+	for _, m := range split(strategies) {
 		mode, err := scenario.ParseMode(m)
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("modes: %v", err))
+			bad = append(bad, fmt.Sprintf("strategies: %v", err))
 			continue
 		}
 		c.settings.Modes = append(c.settings.Modes, mode)
@@ -156,7 +157,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	c.targets, c.redis, c.etcd, c.sentinels, c.cluster = split(targets), split(redis), split(etcd), split(sentinels), split(cluster)
 	c.zookeeper = split(zookeeper)
-	bad = append(bad, checkZooKeeper(&c, zookeeper, modes == joinModes(d.Modes))...)
+	bad = append(bad, checkZooKeeper(&c, zookeeper, strategies == joinModes(d.Modes))...)
 	if cluster != "" && len(c.cluster) == 0 {
 		bad = append(bad, fmt.Sprintf("redis-cluster: %q: no address in it", cluster))
 	}
@@ -169,7 +170,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	bad = append(bad, c.checkLoad(given)...)
 	bad = append(bad, c.checkPart()...)
 	for _, p := range c.settings.Problems() {
-		if unknownMode && strings.HasPrefix(p, "modes:") {
+		if unknownMode && strings.HasPrefix(p, "strategies:") {
 			continue // already said which mode is unknown
 		}
 		bad = append(bad, p)
@@ -195,7 +196,7 @@ func (c *config) check() []string {
 		}
 	}
 	if len(c.targets) > 0 && c.adminToken == "" {
-		bad = append(bad, "admin-token: required with --targets (the run creates a product per mode and reads its audit)")
+		bad = append(bad, "admin-token: required with --targets (the run creates a product per strategy and reads its audit)")
 	}
 	if len(c.targets) == 0 && c.adminToken != "" {
 		bad = append(bad, "admin-token: only with --targets; the embedded shops make their own")

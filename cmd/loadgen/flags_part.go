@@ -17,7 +17,7 @@ type partFlags struct {
 // addPartFlags registers --part and --run-id on fs.
 func addPartFlags(fs *flag.FlagSet, c *config) {
 	fs.Var(&partFlag{p: &c.settings.Part}, "part", "i/n: send only part i of n of the crowd (1/1: the whole crowd, as no --part), for a crowd bigger than one generator sends: the buyers whose number is i-1 mod n, at 1/n of --rate, against the --targets fleet every part shares; give every part the same flags but --part and --out; part 1 creates each row's product, the others wait up to "+scenario.PartWait.String()+" for it; no part audits: 'loadgen merge' puts the parts' report folders together and audits the fleet once (default none: the whole crowd)")
-	fs.StringVar(&c.runID, "run-id", "", "name this run's products d11-<run-id>-<mode>; with --part, required and the same in every part, and new on the fleet's database (default none: the start time)")
+	fs.StringVar(&c.runID, "run-id", "", "name this run's products d11-<run-id>-<strategy>; with --part, required and the same in every part, and new on the fleet's database (default none: the start time)")
 }
 
 // runIDPattern is what a --run-id may hold: it goes into product ids and

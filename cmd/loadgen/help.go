@@ -41,7 +41,7 @@ attack it holds the replica's replication link, SIGKILLs the master right
 after it granted the product lock, and the Sentinels promote the replica,
 which never heard of that lock; --failovers times per attack. naive and lua
 oversell; fenced, redis-decr, redlock, etcd and sql-atomic stay exact.
-Unless given: --modes naive,lua,fenced,redis-decr,redlock,etcd,sql-atomic,
+Unless given: --strategies naive,lua,fenced,redis-decr,redlock,etcd,sql-atomic,
 --lock-ttl 12s, --work 3.5s, --stall-rate 0, --stock 3, --users 280, --rate 40,
 --duration 30s: a lease and a critical section longer than the promotion,
 and about 115 s on a 2-core machine. It cannot be pointed at another
@@ -62,7 +62,7 @@ processes of the load generator (its own binary, re-executed), on the same
 backends. fenced, sql-atomic, sql-one-trip, redis-decr, redis-queue and
 fenced+batch must stay exact: no unit oversold, no order duplicated, every buyer told
 201 or 202 with an order row after the drain, and Redis's stock back to
-the database's (read for up to 15 s). Unless given: --modes
+the database's (read for up to 15 s). Unless given: --strategies
 fenced,sql-atomic,sql-one-trip,redis-decr,redis-queue,fenced+batch and
 --stock 600, so
 that the lock-free rows still sell when the kills come. It

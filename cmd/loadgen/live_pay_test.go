@@ -27,7 +27,7 @@ func TestLivePageShowsTheOrdersLives(t *testing.T) {
 
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run(ctx, []string{"--modes", "sql-atomic", "--users", "160", "--stock", "20", "--rate", "100",
+		exit <- run(ctx, []string{"--strategies", "sql-atomic", "--users", "160", "--stock", "20", "--rate", "100",
 			"--stall-rate", "0", "--pay", "0.7", "--pay-within", "600ms", "--live-addr", addr, "--out", out}, io.Discard, io.Discard)
 	}()
 	url := "http://" + addr + "/"

@@ -37,7 +37,7 @@ func stubShop(t *testing.T) string {
 // is the last line, latest points at it, and report.json has every flag.
 func TestThresholdExits99AndReportIsLast(t *testing.T) {
 	out := t.TempDir()
-	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--buyer-secret", "stub-buyer-secret-16+", "--modes", "lua", "--users", "5", "--stock", "1",
+	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--buyer-secret", "stub-buyer-secret-16+", "--strategies", "lua", "--users", "5", "--stock", "1",
 		"--rate", "50/100ms", "--batch", "16", "--out", out, "--threshold", "oversold==0", "--threshold", "p99<10s"}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != exitThreshold {

@@ -16,9 +16,9 @@
 //
 //	go run ./cmd/loadgen
 //	go run ./cmd/loadgen --live
-//	go run ./cmd/loadgen --modes lua,redlock --redlock-kill 2
+//	go run ./cmd/loadgen --strategies lua,redlock --redlock-kill 2
 //	go run ./cmd/loadgen --late-commit 300ms
-//	go run ./cmd/loadgen --modes redlock,fenced --redis-restart 3 --restart-delay 1s
+//	go run ./cmd/loadgen --strategies redlock,fenced --redis-restart 3 --restart-delay 1s
 //	go run ./cmd/loadgen --failover
 //	go run ./cmd/loadgen --crash 2
 //	go run ./cmd/loadgen --targets http://127.0.0.1:8080 --admin-token secret
@@ -207,7 +207,7 @@ func finish(stdout io.Writer, cfg config, dir string, began time.Time, out *scen
 		fmt.Fprintf(stdout, "(no latest link: %v)\n", latestErr)
 	}
 	// The report's folder comes last, for scripts: tail -1.
-	files := "report.html, report.md, report.json, results-<mode>.bin"
+	files := "report.html, report.md, report.json, results-<strategy>.bin"
 	if len(out.Sweep) > 0 {
 		files = "report.html, report.md, report.json" // a sweep keeps no raw results
 	}

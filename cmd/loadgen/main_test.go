@@ -25,8 +25,8 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"negative users", []string{"--users", "-5"}, []string{"users: -5, want 0..1000000 buyers"}},
 		{"zero rate", []string{"--rate", "0"}, []string{"rate: 0, want 1..1000000 requests per second"}},
 		{"zookeeper member without a port", []string{"--zookeeper", "127.0.0.1"}, []string{"zookeeper: ", `"127.0.0.1": want host:port`}},
-		{"unknown mode", []string{"--modes", "lua,paxos"}, []string{`modes: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, etcd, zookeeper, sql-for-update, sql-version, sql-atomic, sql-one-trip, redis-decr, redis-queue, or one of lua, redlock, fenced, etcd followed by "+batch")`}},
-		{"batched mode that does not batch", []string{"--modes", "naive+batch"}, []string{`modes: "naive+batch": naive does not batch (only lua, redlock, fenced, etcd)`}},
+		{"unknown mode", []string{"--strategies", "lua,paxos"}, []string{`strategies: unknown strategy "paxos" (want off, naive, lua, redlock, fenced, etcd, zookeeper, sql-for-update, sql-version, sql-atomic, sql-one-trip, redis-decr, redis-queue, or one of lua, redlock, fenced, etcd followed by "+batch")`}},
+		{"batched mode that does not batch", []string{"--strategies", "naive+batch"}, []string{`strategies: "naive+batch": naive does not batch (only lua, redlock, fenced, etcd)`}},
 		{"batch too large", []string{"--batch", "1000"}, []string{"batch: 1000, want 1..256 buyers per batch"}},
 		{"every problem at once", []string{"--users=-1", "--rate=0", "--stall-rate=2"}, []string{"users: -1", "rate: 0", "stall-rate: 2"}},
 		{"not a number", []string{"--users", "many"}, []string{`invalid value "many" for flag -users`}},
@@ -36,7 +36,7 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"rtt with targets", []string{"--targets", "http://127.0.0.1:8080", "--admin-token", "x", "--rtt", "1ms"}, []string{"rtt: only without --targets"}},
 		{"targets without token", []string{"--targets", "http://127.0.0.1:8080"}, []string{"admin-token: required with --targets"}},
 		{"bad target", []string{"--targets", "127.0.0.1:8080", "--admin-token", "x"}, []string{`targets: "127.0.0.1:8080" is not a base URL`}},
-		{"kill without redlock", []string{"--modes", "lua", "--redlock-kill", "2"}, []string{"redlock-kill: needs redlock in --modes"}},
+		{"kill without redlock", []string{"--strategies", "lua", "--redlock-kill", "2"}, []string{"redlock-kill: needs redlock in --strategies"}},
 		{"kill external without nodes", []string{"--targets", "http://a:1", "--admin-token", "x", "--redlock-kill", "2"}, []string{"give the fleet's five Redis nodes in --redis"}},
 		{"late commit not whole ms", []string{"--late-commit", "1500us"}, []string{"late-commit: 1.5ms, want whole milliseconds"}},
 		{"late commit every 0", []string{"--late-commit-every", "0"}, []string{"late-commit-every: 0, want 1..1000000 orders"}},
@@ -45,15 +45,15 @@ func TestNonsenseFlagsExit2BeforeAnythingStarts(t *testing.T) {
 		{"database with targets", []string{"--targets", "http://a:1", "--admin-token", "x", "--mysql-dsn", "root@tcp(127.0.0.1:3306)/x"}, []string{"mysql-dsn: only without --targets"}},
 		{"bad redis address", []string{"--redis", "127.0.0.1"}, []string{`redis: "127.0.0.1": want host:port`}},
 		{"bad etcd endpoint", []string{"--etcd", "ftp://127.0.0.1:2379"}, []string{`etcd: "ftp://127.0.0.1:2379": want host:port or http://host:port`}},
-		{"etcd kill without etcd", []string{"--modes", "lua", "--etcd-kill", "1"}, []string{"etcd-kill: needs etcd in --modes"}},
-		{"etcd kill of an external cluster", []string{"--modes", "etcd", "--etcd", "127.0.0.1:2379", "--etcd-kill", "1"}, []string{"etcd-kill: only with the embedded etcd cluster"}},
-		{"etcd kill of four", []string{"--modes", "etcd", "--etcd-kill", "4"}, []string{"etcd-kill: 4, want 0..3 of the 3 etcd members"}},
+		{"etcd kill without etcd", []string{"--strategies", "lua", "--etcd-kill", "1"}, []string{"etcd-kill: needs etcd in --strategies"}},
+		{"etcd kill of an external cluster", []string{"--strategies", "etcd", "--etcd", "127.0.0.1:2379", "--etcd-kill", "1"}, []string{"etcd-kill: only with the embedded etcd cluster"}},
+		{"etcd kill of four", []string{"--strategies", "etcd", "--etcd-kill", "4"}, []string{"etcd-kill: 4, want 0..3 of the 3 etcd members"}},
 		{"ttl below the shop's minimum", []string{"--lock-ttl", "5ms"}, []string{"lock-ttl: 5ms, want 10ms..1m0s"}},
 		{"restart of six nodes", []string{"--redis-restart", "6"}, []string{"redis-restart: 6, want 0..5 of the 5 Redis nodes"}},
 		{"negative restart", []string{"--redis-restart", "-1"}, []string{"redis-restart: -1, want 0..5"}},
 		{"negative restart delay", []string{"--redis-restart", "3", "--restart-delay", "-1s"}, []string{"restart-delay: -1s, want 0..1m0s"}},
 		{"restart delay without a restart", []string{"--restart-delay", "1s"}, []string{"restart-delay: only with --redis-restart"}},
-		{"restart without redlock or fenced", []string{"--modes", "lua", "--redis-restart", "3"}, []string{"redis-restart: needs redlock or fenced in --modes"}},
+		{"restart without redlock or fenced", []string{"--strategies", "lua", "--redis-restart", "3"}, []string{"redis-restart: needs redlock or fenced in --strategies"}},
 		{"restart of an external fleet without nodes", []string{"--targets", "http://a:1", "--admin-token", "x", "--redis-restart", "3"}, []string{"redis-restart: --redis is missing"}},
 		{"restart with too few nodes", []string{"--redis", "127.0.0.1:7001,127.0.0.1:7002", "--redis-restart", "3"}, []string{"redis-restart: 3 nodes to restart, but --redis names 2"}},
 		{"restart and kill", []string{"--redis-restart", "3", "--redlock-kill", "2"}, []string{"redlock-kill: not with --redis-restart: both strike the redlock row"}},
@@ -131,7 +131,7 @@ func TestHelpListsEveryFlagWithItsDefault(t *testing.T) {
 // --redis-restart sells the product its restart needs, except what the
 // command line gave.
 func TestRedisRestartSellsItsProduct(t *testing.T) {
-	c, err := parseFlags([]string{"--modes", "redlock", "--redis-restart", "3", "--work", "20ms"}, io.Discard)
+	c, err := parseFlags([]string{"--strategies", "redlock", "--redis-restart", "3", "--work", "20ms"}, io.Discard)
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
@@ -147,12 +147,12 @@ func TestRedisRestartSellsItsProduct(t *testing.T) {
 func TestSmallEmbeddedRun(t *testing.T) {
 	out := t.TempDir()
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"--modes", "lua", "--users", "60", "--stock", "10", "--rate", "200",
+	code := run(context.Background(), []string{"--strategies", "lua", "--users", "60", "--stock", "10", "--rate", "200",
 		"--stall-rate", "0", "--fail-on-unsafe", "--out", out}, &stdout, &stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0; stderr:\n%s\nstdout:\n%s", code, stderr.String(), stdout.String())
 	}
-	if !strings.Contains(stdout.String(), "mode ") || !strings.Contains(stdout.String(), "\nlua ") {
+	if !strings.Contains(stdout.String(), "strategy ") || !strings.Contains(stdout.String(), "\nlua ") {
 		t.Errorf("no table on stdout:\n%s", stdout.String())
 	}
 	doc, _ := onlyReport(t, out)
@@ -186,7 +186,7 @@ func onlyReport(t *testing.T, out string) (report.Document, string) {
 // The shop here is a stub that claims an oversell in its audit (stubShop):
 // the point is the exit code, not the shop.
 func TestFailOnUnsafeExits3(t *testing.T) {
-	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--modes", "lua", "--users", "5", "--stock", "1",
+	args := []string{"--targets", stubShop(t), "--admin-token", "t", "--strategies", "lua", "--users", "5", "--stock", "1",
 		"--rate", "100", "--out", t.TempDir()}
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {
@@ -242,8 +242,8 @@ func TestFailoverSellsItsProduct(t *testing.T) {
 		t.Errorf("settings: ttl %v, work %v, stock %d, failover %+v, modes %v, %d users at %d/s; want %v, %v, 7 (given), %d rounds, 7 rows, %d at %d/s",
 			s.LockTTL, s.Work, s.Stock, f, s.Modes, s.Users, s.Rate, fault.FailoverLockTTL, fault.FailoverWork, fault.DefaultFailovers, fault.FailoverUsers, fault.FailoverRate)
 	}
-	if c, _ := parseFlags([]string{"--failover", "--modes", "lua"}, io.Discard); len(c.settings.Modes) != 1 {
-		t.Errorf("--modes lua with --failover: modes %v, want [lua]", c.settings.Modes)
+	if c, _ := parseFlags([]string{"--failover", "--strategies", "lua"}, io.Discard); len(c.settings.Modes) != 1 {
+		t.Errorf("--strategies lua with --failover: modes %v, want [lua]", c.settings.Modes)
 	}
 	if c, _ := parseFlags(nil, io.Discard); len(c.settings.Faults) != 0 {
 		t.Errorf("without --failover: faults %v, want none", c.settings.Faults)

@@ -68,7 +68,7 @@ func TestStoppedPartSaysSo(t *testing.T) {
 	}))
 	defer shop.Close()
 	out := t.TempDir()
-	code := run(ctx, []string{"--targets", shop.URL, "--admin-token", "tok", "--modes", "lua", "--users", "10",
+	code := run(ctx, []string{"--targets", shop.URL, "--admin-token", "tok", "--strategies", "lua", "--users", "10",
 		"--part", "2/2", "--run-id", "stopped", "--out", out}, io.Discard, io.Discard)
 	if code == exitOK {
 		t.Fatalf("a stopped part: exit %d, want a failure", code)

@@ -50,7 +50,7 @@ func TestMergeTwoGenerators(t *testing.T) {
 
 	const stock = 40
 	sale := []string{"--targets", strings.Join(f.Targets, ","), "--admin-token", f.AdminToken,
-		"--modes", "lua,sql-atomic", "--users", "150", "--clicks", "2", "--stock", fmt.Sprint(stock),
+		"--strategies", "lua,sql-atomic", "--users", "150", "--clicks", "2", "--stock", fmt.Sprint(stock),
 		"--rate", "300", "--stall-rate", "0", "--run-id", "two-generators"}
 	var dirs []string
 	var procs []*exec.Cmd

@@ -70,7 +70,7 @@ func checkLife(t *testing.T, doc report.Document) {
 // --pay 0.7: the unpaid units go back on sale once each and sell again,
 // redis-decr's to Redis too.
 func TestPayRun(t *testing.T) {
-	doc, stdout := payReport(t, "--pay", "0.7", "--modes", "sql-atomic,sql-for-update,redis-decr")
+	doc, stdout := payReport(t, "--pay", "0.7", "--strategies", "sql-atomic,sql-for-update,redis-decr")
 	if len(doc.Modes) != 3 {
 		t.Fatalf("rows %d, want sql-atomic, sql-for-update and redis-decr", len(doc.Modes))
 	}
@@ -94,7 +94,7 @@ func TestPayRun(t *testing.T) {
 // --late-pay: payments at and just after their deadline end paid or
 // expired, never both: nothing sold twice.
 func TestLatePayRun(t *testing.T) {
-	doc, _ := payReport(t, "--pay", "1", "--late-pay", "--modes", "sql-atomic")
+	doc, _ := payReport(t, "--pay", "1", "--late-pay", "--strategies", "sql-atomic")
 	checkLife(t, doc)
 	m := doc.Modes[0]
 	if p := m.Payments; p == nil || p.Paid+p.Expired != p.Chosen || p.Expired == 0 {
@@ -106,7 +106,7 @@ func TestLatePayRun(t *testing.T) {
 // the sale, as the database's clock decides every deadline: every payer,
 // paying within the window, is paid.
 func TestClockAheadRun(t *testing.T) {
-	doc, _ := payReport(t, "--pay", "1", "--users", "400", "--pay-within", "3s", "--clock-ahead", "2s", "--modes", "sql-atomic")
+	doc, _ := payReport(t, "--pay", "1", "--users", "400", "--pay-within", "3s", "--clock-ahead", "2s", "--strategies", "sql-atomic")
 	checkLife(t, doc)
 	if p := doc.Modes[0].Payments; p == nil || p.Chosen == 0 || p.Paid != p.Chosen {
 		t.Errorf("payments %+v: want every payer paid, whatever shop 1's clock says", p)

@@ -26,7 +26,7 @@ func TestWideTable(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("LOADGEN_WIDE", tc.env)
-			args := append([]string{"--targets", stubShop(t), "--admin-token", "t", "--modes", "lua", "--users", "5",
+			args := append([]string{"--targets", stubShop(t), "--admin-token", "t", "--strategies", "lua", "--users", "5",
 				"--stock", "1", "--rate", "50/100ms", "--out", t.TempDir()}, tc.args...)
 			var stdout, stderr bytes.Buffer
 			if code := run(context.Background(), args, &stdout, &stderr); code != exitOK {

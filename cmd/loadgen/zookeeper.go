@@ -21,10 +21,10 @@ import (
 // on an ensemble the load generator starts (zkproc) where java and
 // Debian's zookeeper are installed. Where they are not, the default rows
 // (defaultModes) show it as skipped, with the command that enables it,
-// and a --modes that names it is an error. Against --targets the default
+// and a --strategies that names it is an error. Against --targets the default
 // rows run it if the fleet's shops have an ensemble, which
 // skipWithoutEnsemble asks their /readyz once the run starts (probeZK),
-// and --modes that names it runs it there whatever they say.
+// and --strategies that names it runs it there whatever they say.
 func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 	var bad []string
 	if raw != "" && len(c.zookeeper) == 0 {
@@ -56,7 +56,7 @@ func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 		skip("no ZooKeeper ensemble: `" + zkproc.InstallHint + "` (with a Java runtime) lets the load generator start one, or --zookeeper host:port,... names one")
 		return bad
 	}
-	return append(bad, "modes: zookeeper needs --zookeeper host:port,... (no ZooKeeper server runs in process: "+
+	return append(bad, "strategies: zookeeper needs --zookeeper host:port,... (no ZooKeeper server runs in process: "+
 		zkproc.InstallHint+" lets the load generator start one)")
 }
 

@@ -19,7 +19,7 @@ func hasZooKeeper(modes []scenario.Mode) bool {
 
 // Where no ensemble can be started (no java on the PATH), the default
 // rows show zookeeper as skipped, with the command that enables it, and
-// run every other row; a --modes that names it is refused, naming the
+// run every other row; a --strategies that names it is refused, naming the
 // flag; --zookeeper runs it on the ensemble named.
 func TestZooKeeperRowWithoutJava(t *testing.T) {
 	t.Setenv("PATH", t.TempDir()) // no java
@@ -39,8 +39,8 @@ func TestZooKeeperRowWithoutJava(t *testing.T) {
 		t.Errorf("skipped %+v, want the zookeeper row with the install line and --zookeeper", c.skipped)
 	}
 
-	if _, err := parseFlags([]string{"--modes", "lua,zookeeper"}, io.Discard); err == nil || !strings.Contains(err.Error(), "modes: zookeeper needs --zookeeper") {
-		t.Errorf("--modes lua,zookeeper without java: err %v, want one naming --zookeeper", err)
+	if _, err := parseFlags([]string{"--strategies", "lua,zookeeper"}, io.Discard); err == nil || !strings.Contains(err.Error(), "strategies: zookeeper needs --zookeeper") {
+		t.Errorf("--strategies lua,zookeeper without java: err %v, want one naming --zookeeper", err)
 	}
 
 	c, err = parseFlags([]string{"--zookeeper", "127.0.0.1:2181"}, io.Discard)
@@ -54,7 +54,7 @@ func TestZooKeeperRowWithoutJava(t *testing.T) {
 
 // Against --targets the default rows keep zookeeper if the fleet's shops
 // say on /readyz that they lock on an ensemble, and show it as skipped if
-// they do not or cannot say; --modes that names it runs it there.
+// they do not or cannot say; --strategies that names it runs it there.
 func TestZooKeeperRowWithTargets(t *testing.T) {
 	shop := func(body string) string {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, body) }))
@@ -73,7 +73,7 @@ func TestZooKeeperRowWithTargets(t *testing.T) {
 		{"fleet with an ensemble", shop(`{"status":"ready","zookeeper":"quorum"}`), nil, true, false},
 		{"fleet without one", shop(`{"status":"ready","etcd":"quorum"}`), nil, false, true},
 		{"fleet that does not answer", closed.URL, nil, false, true},
-		{"row named", shop(`{"status":"ready"}`), []string{"--modes", "lua,zookeeper"}, true, false},
+		{"row named", shop(`{"status":"ready"}`), []string{"--strategies", "lua,zookeeper"}, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := parseFlags(append([]string{"--targets", tc.target, "--admin-token", "t"}, tc.args...), io.Discard)

@@ -7,5 +7,5 @@
 # after it; on MariaDB's REPEATABLE READ it can. About 40 s.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 results_begin batch-late-commit "The batched rows under the late commit"
-results_run --modes lua+batch,fenced+batch --late-commit 300ms
+results_run --strategies lua+batch,fenced+batch --late-commit 300ms
 results_end

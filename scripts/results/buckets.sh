@@ -11,7 +11,7 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 rows=sql-atomic,sql-atomic+k4,sql-atomic+k16
 results_begin buckets "A hot product's stock in buckets: sql-atomic over 1, 4 and 16 rows"
-results_run --modes "$rows" --sweep "${RATES:-400,800,1200,1600,2400,3200}" --users 0 --stock 1000000 \
+results_run --strategies "$rows" --sweep "${RATES:-400,800,1200,1600,2400,3200}" --users 0 --stock 1000000 \
 	--duration 3s --stall-rate 0
-results_run --modes "$rows" --fail-on-unsafe
+results_run --strategies "$rows" --fail-on-unsafe
 results_end

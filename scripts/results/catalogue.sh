@@ -17,7 +17,7 @@ results_begin catalogue "A catalogue: twenty products under a Zipf skew, audited
 results_run --products 20 --fail-on-unsafe
 if [ -n "${LOADGEN_REDIS_CLUSTER:-}" ]; then
 	results_out=docs/results/catalogue-cluster.md
-	results_run --modes lua,redis-decr,redis-queue --products 1
-	results_run --modes lua,redis-decr,redis-queue --products 20
+	results_run --strategies lua,redis-decr,redis-queue --products 1
+	results_run --strategies lua,redis-decr,redis-queue --products 20
 fi
 results_end

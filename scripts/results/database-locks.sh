@@ -25,9 +25,9 @@ else
 	unset FLASHSALE_TEST_MYSQL_DSN FLASHSALE_TEST_REDIS_ADDRS FLASHSALE_TEST_ETCD_ENDPOINTS
 fi
 results_begin database-locks "The database's own locks: sql-for-update and sql-version"
-results_run --modes sql-for-update,sql-version,sql-atomic
-results_run --modes sql-for-update,sql-version,sql-atomic --late-commit 300ms
-results_run --modes sql-version,sql-for-update,sql-atomic --sweep 100,200,400,800 --users 0 --stock 100000 \
+results_run --strategies sql-for-update,sql-version,sql-atomic
+results_run --strategies sql-for-update,sql-version,sql-atomic --late-commit 300ms
+results_run --strategies sql-version,sql-for-update,sql-atomic --sweep 100,200,400,800 --users 0 --stock 100000 \
 	--duration 3s --stall-rate 0
 for b in RowLockPool VersionCrowd; do
 	results_cmd "go test -run '^\$' -bench 'Benchmark$b/$bench/' -count ${COUNT:-3} ./internal/order | benchstat -"

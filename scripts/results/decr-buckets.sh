@@ -33,9 +33,9 @@ export results_work LOADGEN_REDIS_CLUSTER
 results_begin decr-buckets "A hot product's stock in buckets: redis-decr over 1 and 3 keys of a Redis Cluster"
 sweep=(--sweep "${RATES:-1000,2000,3000,4000,5000}" --users 0 --stock 1000000 --duration 3s --stall-rate 0)
 share quiet
-results_run --modes redis-decr "${sweep[@]}"
+results_run --strategies redis-decr "${sweep[@]}"
 results_cmd share
-results_run --modes redis-decr+k3 "${sweep[@]}"
+results_run --strategies redis-decr+k3 "${sweep[@]}"
 results_cmd share
-results_run --modes redis-decr,redis-decr+k3 --fail-on-unsafe
+results_run --strategies redis-decr,redis-decr+k3 --fail-on-unsafe
 results_end

@@ -14,7 +14,7 @@ results_end
 # The README's table: the same run on the embedded backends, its safety columns.
 [ "$results_name" = default ] || exit 0
 awk -v table="$(awk -F' \\| ' '
-	/^\| mode \| reqs/ { on = 1; next }
+	/^\| strategy \| reqs/ { on = 1; next }
 	on && /^\|---/ { next }
 	on && /^\| / { gsub(/^\| | \|$/, ""); split($0, c, / \| /)
 		printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", c[1], c[3], c[4], c[7], c[9], c[10], c[11], c[18]; next }

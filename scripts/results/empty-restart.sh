@@ -6,6 +6,6 @@
 # About a minute.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 results_begin empty-restart "A node that restarts empty"
-results_run --modes redlock,fenced --redis-restart 3 --count 3
-results_run --modes redlock,fenced --redis-restart 3 --restart-delay 1s --count 3
+results_run --strategies redlock,fenced --redis-restart 3 --count 3
+results_run --strategies redlock,fenced --redis-restart 3 --restart-delay 1s --count 3
 results_end

@@ -7,5 +7,5 @@
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 results_begin late-commit "The late commit: a lease is not a mutex"
 results_run --late-commit 300ms
-results_run --modes lua,fenced,etcd --late-commit 1500ms --stock 20
+results_run --strategies lua,fenced,etcd --late-commit 1500ms --stock 20
 results_end

@@ -7,6 +7,6 @@
 # (the load generator starts the ensemble). About a minute.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 results_begin node-kills "Lock servers down: a minority, then a majority"
-results_run --modes redlock,etcd,zookeeper --redlock-kill 2 --etcd-kill 1 --zookeeper-kill 1 --stock 500
-results_run --modes redlock,etcd,zookeeper --redlock-kill 3 --etcd-kill 2 --zookeeper-kill 2 --stock 500
+results_run --strategies redlock,etcd,zookeeper --redlock-kill 2 --etcd-kill 1 --zookeeper-kill 1 --stock 500
+results_run --strategies redlock,etcd,zookeeper --redlock-kill 3 --etcd-kill 2 --zookeeper-kill 2 --stock 500
 results_end

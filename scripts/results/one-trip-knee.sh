@@ -7,5 +7,5 @@
 # two. Meant for the real servers; about three minutes on two cores.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 results_begin one-trip-knee "The one-round-trip row beside sql-atomic at 2 ms, on a fine grid"
-results_run --modes sql-atomic,sql-one-trip --sweep 300,400,600,800,1200,1600,2400,3200 --rtt 2ms --count 3
+results_run --strategies sql-atomic,sql-one-trip --sweep 300,400,600,800,1200,1600,2400,3200 --rtt 2ms --count 3
 results_end

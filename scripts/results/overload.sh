@@ -27,9 +27,9 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 go build -o "$work/loadgen" ./cmd/loadgen
-cmd=(loadgen --modes "$modes" --sweep "$rates" --count "$count")
+cmd=(loadgen --strategies "$modes" --sweep "$rates" --count "$count")
 reports=${REPORT_DIR:-$work/report}
-"$work/loadgen" --modes "$modes" --sweep "$rates" --count "$count" --out "$reports" | tee "$work/stdout"
+"$work/loadgen" --strategies "$modes" --sweep "$rates" --count "$count" --out "$reports" | tee "$work/stdout"
 report=$(ls -d "$reports"/*/ | tail -n 1)
 
 {

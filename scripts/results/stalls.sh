@@ -5,6 +5,6 @@
 # naive with a 500 ms TTL, longer than every stall. About a minute.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 results_begin stalls "Stalls and TTLs"
-results_run --modes lua,sql-atomic --stall-rate 0.3
-results_run --modes naive --lock-ttl 500ms
+results_run --strategies lua,sql-atomic --stall-rate 0.3
+results_run --strategies naive --lock-ttl 500ms
 results_end

@@ -6,5 +6,5 @@
 # and the lock-free rows (a unique key; Redis's record of the buyer). About 40 s.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 results_begin two-clicks "Repeated clicks by one buyer"
-results_run --modes off,lua,fenced+batch,sql-atomic,redis-decr,redis-queue --users 300 --stock 1000 --clicks 10 --stall-rate 0
+results_run --strategies off,lua,fenced+batch,sql-atomic,redis-decr,redis-queue --users 300 --stock 1000 --clicks 10 --stall-rate 0
 results_end

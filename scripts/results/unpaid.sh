@@ -11,9 +11,9 @@
 results_begin unpaid "The unpaid order"
 safe=lua,redlock,fenced,etcd,zookeeper,sql-for-update,sql-version,sql-atomic,sql-one-trip,redis-decr,redis-queue,fenced+batch
 sale=(--users 400 --stock 40 --rate 80 --stall-rate 0 --pay-within 2s)
-results_run --modes "$safe" "${sale[@]}" --pay 0.7
-results_run --modes "$safe" "${sale[@]}" --pay 1 --late-pay
-results_run --modes fenced,sql-atomic,sql-one-trip,redis-decr,redis-queue "${sale[@]}" --pay 0.7 --crash 2
-results_run --modes fenced,sql-atomic,sql-for-update "${sale[@]}" --pay 0.7 --clock-ahead 500ms
-results_run --modes fenced,sql-atomic,sql-for-update "${sale[@]}" --pay 0.7 --clock-ahead 500ms --naive-expiry
+results_run --strategies "$safe" "${sale[@]}" --pay 0.7
+results_run --strategies "$safe" "${sale[@]}" --pay 1 --late-pay
+results_run --strategies fenced,sql-atomic,sql-one-trip,redis-decr,redis-queue "${sale[@]}" --pay 0.7 --crash 2
+results_run --strategies fenced,sql-atomic,sql-for-update "${sale[@]}" --pay 0.7 --clock-ahead 500ms
+results_run --strategies fenced,sql-atomic,sql-for-update "${sale[@]}" --pay 0.7 --clock-ahead 500ms --naive-expiry
 results_end

@@ -108,7 +108,7 @@ func (sc *ShopCrash) Provision(cfg *fleet.FleetConfig) { cfg.Processes = true }
 
 // Defaults are the rows and the stock the kills need (see above).
 func (sc *ShopCrash) Defaults() []Default {
-	return []Default{{"modes", crashModes}, {"stock", fmt.Sprint(CrashStock)}}
+	return []Default{{"strategies", crashModes}, {"stock", fmt.Sprint(CrashStock)}}
 }
 
 // Crash records one attack's --crash kills and what the load generator

@@ -201,7 +201,7 @@ func TestDefaultsInOrder(t *testing.T) {
 	for _, d := range Defaults([]Fault{&ShopCrash{Kills: 1}, &SentinelFailover{Enabled: true}, &EmptyRestart{Nodes: 1}}) {
 		flags = append(flags, d.Flag)
 	}
-	want := []string{"modes", "stock", "lock-ttl", "work", "stall-rate", "stock", "users", "rate", "duration", "modes", "lock-ttl", "work", "stall-rate", "stock"}
+	want := []string{"strategies", "stock", "lock-ttl", "work", "stall-rate", "stock", "users", "rate", "duration", "strategies", "lock-ttl", "work", "stall-rate", "stock"}
 	if !slices.Equal(flags, want) {
 		t.Errorf("Defaults set %v, want %v", flags, want)
 	}

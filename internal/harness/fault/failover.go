@@ -105,7 +105,7 @@ func (sf *SentinelFailover) Provision(cfg *fleet.FleetConfig) { cfg.StartSentine
 func (sf *SentinelFailover) Defaults() []Default {
 	return []Default{{"lock-ttl", FailoverLockTTL.String()}, {"work", FailoverWork.String()}, {"stall-rate", "0"},
 		{"stock", fmt.Sprint(FailoverStock)}, {"users", fmt.Sprint(FailoverUsers)}, {"rate", fmt.Sprint(FailoverRate)},
-		{"duration", FailoverDuration.String()}, {"modes", "naive,lua,fenced,redis-decr,redlock,etcd,sql-atomic"}}
+		{"duration", FailoverDuration.String()}, {"strategies", "naive,lua,fenced,redis-decr,redlock,etcd,sql-atomic"}}
 }
 
 // Breaks reports whether failovers break a row of st: lua, whose lock the

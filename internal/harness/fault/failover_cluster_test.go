@@ -47,8 +47,8 @@ func TestClusterFailoverChecks(t *testing.T) {
 		t.Errorf("Ready without a cluster: %v, want ErrNoControl", err)
 	}
 	d := (&ClusterFailover{}).Defaults()
-	if got := d[len(d)-1]; got.Flag != "modes" || !slices.Contains(strings.Split(got.Value, ","), "redis-queue") {
-		t.Errorf("Defaults' rows = %v, want --modes with redis-queue", got)
+	if got := d[len(d)-1]; got.Flag != "strategies" || !slices.Contains(strings.Split(got.Value, ","), "redis-queue") {
+		t.Errorf("Defaults' rows = %v, want --strategies with redis-queue", got)
 	}
 	cf := &ClusterFailover{}
 	for st, want := range map[strategy.Name]bool{strategy.Lua: true, strategy.RedisQueue: true, strategy.Fenced: false, strategy.RedisDecr: false} {

@@ -47,7 +47,7 @@ func TestSentinelFailoverChecks(t *testing.T) {
 		t.Errorf("Ready without a Sentinel set: %v, want ErrNoControl", err)
 	}
 	d := (&SentinelFailover{}).Defaults()
-	if len(d) != 8 || d[0] != (Default{"lock-ttl", "12s"}) || d[7].Flag != "modes" {
+	if len(d) != 8 || d[0] != (Default{"lock-ttl", "12s"}) || d[7].Flag != "strategies" {
 		t.Errorf("Defaults = %v, want the lease, the work and the rest of the sale, then the rows", d)
 	}
 	// The lease outlasts the promotion and the holder writes before its

@@ -177,15 +177,15 @@ func TestNodeKillChecks(t *testing.T) {
 		{"redlock, two of five", RedlockKill(2), Plan{Rows: both}, ""},
 		{"six of five", RedlockKill(6), Plan{Rows: both}, "redlock-kill: 6, want 0..5 of the 5 Redis nodes"},
 		{"negative", EtcdKill(-1), Plan{Rows: both}, "etcd-kill: -1, want 0..3 of the 3 etcd members"},
-		{"no redlock row", RedlockKill(2), Plan{Rows: []strategy.Name{strategy.Lua}}, "redlock-kill: needs redlock in --modes"},
-		{"no etcd row", EtcdKill(1), Plan{Rows: []strategy.Name{strategy.Lua}}, "etcd-kill: needs etcd in --modes"},
+		{"no redlock row", RedlockKill(2), Plan{Rows: []strategy.Name{strategy.Lua}}, "redlock-kill: needs redlock in --strategies"},
+		{"no etcd row", EtcdKill(1), Plan{Rows: []strategy.Name{strategy.Lua}}, "etcd-kill: needs etcd in --strategies"},
 		{"a fleet's nodes unnamed", RedlockKill(2), Plan{Rows: both, Targets: true}, "redlock-kill: 2 nodes to stop, but --redis names 0"},
 		{"too few nodes named", RedlockKill(3), Plan{Rows: both, Redis: 2}, "redlock-kill: 3 nodes to stop, but --redis names 2"},
 		{"the fleet's five nodes", RedlockKill(3), Plan{Rows: both, Targets: true, Redis: 5}, ""},
 		{"an etcd cluster of someone else's", EtcdKill(1), Plan{Rows: both, Etcd: true}, "etcd-kill: only with the embedded etcd cluster"},
 		{"off, anywhere", EtcdKill(0), Plan{Targets: true, Etcd: true}, ""},
 		{"zookeeper, two of three", ZooKeeperKill(2), Plan{Rows: []strategy.Name{strategy.ZooKeeper}}, ""},
-		{"no zookeeper row", ZooKeeperKill(1), Plan{Rows: both}, "zookeeper-kill: needs zookeeper in --modes"},
+		{"no zookeeper row", ZooKeeperKill(1), Plan{Rows: both}, "zookeeper-kill: needs zookeeper in --strategies"},
 		{"an ensemble of someone else's", ZooKeeperKill(1), Plan{Rows: []strategy.Name{strategy.ZooKeeper}, ZooKeeper: true}, "zookeeper-kill: only with the ensemble the load generator starts"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

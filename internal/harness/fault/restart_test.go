@@ -62,7 +62,7 @@ func TestEmptyRestartChecks(t *testing.T) {
 		{"six", EmptyRestart{Nodes: 6}, Plan{Rows: rows}, []string{"redis-restart: 6, want 0..5 of the 5 Redis nodes"}},
 		{"a negative delay", EmptyRestart{Nodes: 3, Delay: -time.Second}, Plan{Rows: rows}, []string{"restart-delay: -1s, want 0..1m0s"}},
 		{"a delay without a restart", EmptyRestart{Delay: time.Second}, Plan{Rows: rows}, []string{"restart-delay: only with --redis-restart"}},
-		{"no row it strikes", EmptyRestart{Nodes: 3}, Plan{Rows: []strategy.Name{strategy.Lua}}, []string{"redis-restart: needs redlock or fenced in --modes"}},
+		{"no row it strikes", EmptyRestart{Nodes: 3}, Plan{Rows: []strategy.Name{strategy.Lua}}, []string{"redis-restart: needs redlock or fenced in --strategies"}},
 		{"a fleet's nodes unnamed", EmptyRestart{Nodes: 3}, Plan{Rows: rows, Targets: true}, []string{"redis-restart: --redis is missing"}},
 		{"too few nodes named", EmptyRestart{Nodes: 3}, Plan{Rows: rows, Redis: 2}, []string{"redis-restart: 3 nodes to restart, but --redis names 2"}},
 		{"off, anywhere", EmptyRestart{}, Plan{Targets: true}, nil},

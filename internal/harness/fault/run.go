@@ -59,7 +59,7 @@ func Problems(faults []Fault, p Plan) []string {
 // needsRow is a Check's line for a fault on that strikes no row of p.
 func needsRow(f Fault, p Plan, rows string) []string {
 	if f.On() && len(p.Rows) > 0 && !slices.ContainsFunc(p.Rows, f.Strikes) {
-		return []string{fmt.Sprintf("%s: needs %s in --modes", Name(f), rows)}
+		return []string{fmt.Sprintf("%s: needs %s in --strategies", Name(f), rows)}
 	}
 	return nil
 }

@@ -86,7 +86,7 @@ func TestProblemsOneFaultPerRow(t *testing.T) {
 		{"a crash strikes every row", []Fault{crash, EtcdKill(1)}, []strategy.Name{strategy.Etcd}, "crash: not with --etcd-kill: both strike the etcd row"},
 		{"a failover and a restart, the first row both strike", []Fault{failover, restart}, []strategy.Name{strategy.Lua, strategy.Fenced, strategy.Redlock},
 			"failover: not with --redis-restart: both strike the fenced row"},
-		{"a crash and a restart the rows do not need", []Fault{crash, restart}, []strategy.Name{strategy.SQLAtomic}, "redis-restart: needs redlock or fenced in --modes"},
+		{"a crash and a restart the rows do not need", []Fault{crash, restart}, []strategy.Name{strategy.SQLAtomic}, "redis-restart: needs redlock or fenced in --strategies"},
 		{"one off", []Fault{crash, &EmptyRestart{}}, []strategy.Name{strategy.Redlock}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestProblemsOneFaultPerRow(t *testing.T) {
 func TestWhatFaultsAskOfTheRun(t *testing.T) {
 	on := []Fault{&ShopCrash{Kills: 1}, &EmptyRestart{}, &SentinelFailover{Rounds: 3}}
 	d := Defaults(on)
-	if len(d) != 2 || d[0] != (Default{"modes", crashModes}) || d[1] != (Default{"stock", "600"}) {
+	if len(d) != 2 || d[0] != (Default{"strategies", crashModes}) || d[1] != (Default{"stock", "600"}) {
 		t.Errorf("Defaults = %v, want the crash's alone: the restart and the failover are off", d)
 	}
 	var cfg fleet.FleetConfig

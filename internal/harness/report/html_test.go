@@ -84,7 +84,7 @@ func TestSweepPageShowsGoodputFirst(t *testing.T) {
 	if goodput < 0 || p99 < 0 || goodput > p99 {
 		t.Errorf("goodput chart at %d, p99 chart at %d: want both, goodput first", goodput, p99)
 	}
-	for _, absent := range []string{"<h2>Per mode</h2>", "<h2>Latency over time, per attack</h2>", "results-"} {
+	for _, absent := range []string{"<h2>Per strategy</h2>", "<h2>Latency over time, per attack</h2>", "results-"} {
 		if strings.Contains(page, absent) {
 			t.Errorf("sweep page contains %q, want it left out", absent)
 		}

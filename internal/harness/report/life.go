@@ -18,7 +18,7 @@ import (
 // resold: units sold
 // again after they came back; undersold: units neither sold nor back on
 // sale once the sale ended; pay_ok, pay_late: the payers' 200s and 409s.
-var LifeColumns = []string{"mode", "paid", "pending", "expired", "returned", "resold", "undersold", "pay_ok", "pay_late"}
+var LifeColumns = []string{"strategy", "paid", "pending", "expired", "returned", "resold", "undersold", "pay_ok", "pay_late"}
 
 // LifeRows returns the rows of the modes whose product had a pay window,
 // in LifeColumns order; nil if none had (a run without --pay-within,

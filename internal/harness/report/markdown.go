@@ -89,7 +89,7 @@ func settingsLine(o *scenario.Outcome) string {
 		}
 		rate = "--sweep " + strings.Join(rates, ",")
 	}
-	line := fmt.Sprintf("--modes %s --users %d --stock %d --clicks %d %s --duration %v --lock-ttl %v --work %v --stall %v --stall-rate %g --seed %d",
+	line := fmt.Sprintf("--strategies %s --users %d --stock %d --clicks %d %s --duration %v --lock-ttl %v --work %v --stall %v --stall-rate %g --seed %d",
 		strings.Join(modes, ","), s.Users, s.Stock, s.Clicks, rate, s.Duration, s.LockTTL, s.Work, s.Stall, s.StallRate, s.Seed)
 	for _, f := range s.Faults {
 		line += " " + strings.Join(fault.Args(f), " ")

@@ -126,7 +126,7 @@ func TestTextAndMarkdownTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(text.String(), "\n")
-	if !strings.HasPrefix(lines[0], "mode") || !strings.Contains(lines[0], "dup_orders") || !strings.Contains(lines[0], "p99") {
+	if !strings.HasPrefix(lines[0], "strategy") || !strings.Contains(lines[0], "dup_orders") || !strings.Contains(lines[0], "p99") {
 		t.Errorf("text header %q, want the table's columns", lines[0])
 	}
 	if !strings.HasPrefix(lines[1], "off ") || !strings.HasPrefix(lines[2], "redlock ") {
@@ -135,7 +135,7 @@ func TestTextAndMarkdownTables(t *testing.T) {
 	if !strings.Contains(text.String(), "UNSAFE") {
 		t.Errorf("text does not flag the unsafe redlock row (inconsistent audit):\n%s", text.String())
 	}
-	if !strings.Contains(md.String(), "| mode | reqs | 201 |") || !strings.Contains(md.String(), "---:|") {
+	if !strings.Contains(md.String(), "| strategy | reqs | 201 |") || !strings.Contains(md.String(), "---:|") {
 		t.Errorf("markdown table missing:\n%s", md.String())
 	}
 }

@@ -116,7 +116,7 @@ func heldPerOrder(m *scenario.ModeResult) float64 {
 }
 
 // SweepColumns are the sweep table's headers.
-var SweepColumns = []string{"mode", "offered", "req/s", "orders/s", "answered/s", "errors", "oversold", "p50", "p99", "shed", "shed p99", "cpu"}
+var SweepColumns = []string{"strategy", "offered", "req/s", "orders/s", "answered/s", "errors", "oversold", "p50", "p99", "shed", "shed p99", "cpu"}
 
 // SweepRows are the sweep table's cells: per row, its points in rate order.
 func SweepRows(o *scenario.Outcome) [][]string {

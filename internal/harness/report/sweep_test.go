@@ -132,7 +132,7 @@ func TestSweepTextAndMarkdown(t *testing.T) {
 	writeSweepText(&text, o, func(s string) string { return s })
 	lines := strings.Split(text.String(), "\n")
 	for i, want := range map[int]string{
-		0:  "mode        offered  req/s  orders/s  answered/s  errors  oversold    p50     p99  shed  shed p99  cpu",
+		0:  "strategy    offered  req/s  orders/s  answered/s  errors  oversold    p50     p99  shed  shed p99  cpu",
 		1:  "lua           250/s    250       240         240      20         0  4.0ms  40.0ms     0         -  50%",
 		3:  "",
 		4:  "sql-atomic    250/s    250       250         250       0         0  2.0ms   6.0ms     0         -  40%",
@@ -152,11 +152,11 @@ func TestSweepTextAndMarkdown(t *testing.T) {
 	}
 	for _, want := range []string{
 		"# Double 11 (双11) flash sale: a sweep, 250 and 50/100ms clicks/s offered\n",
-		"| mode | offered | req/s |",
+		"| strategy | offered | req/s |",
 		"|---|---:|---:|",
 		"| sql-atomic | 500/s | 500 | 495 | 495 | 10 | 2 | 3.0ms | 9.0ms | 0 | - | ? |\n",
 		"- lua:          p99 passed 100ms at 500/s offered (2500 ms)\n- sql-atomic:",
-		"Settings at each rate: `--modes",
+		"Settings at each rate: `--strategies",
 		"--sweep 250,50/100ms",
 	} {
 		if !strings.Contains(md.String(), want) {

@@ -10,10 +10,10 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
-// Columns are the table's headers, in order. The first column is the mode;
+// Columns are the table's headers, in order. The first column is the strategy;
 // every other is right-aligned.
 var Columns = []string{
-	"mode", "reqs", "201", "202", "sold_out", "dup_rejected", "errors", "orders",
+	"strategy", "reqs", "201", "202", "sold_out", "dup_rejected", "errors", "orders",
 	"oversold", "dup_orders", "consistent", "drain", "req/s", "orders/s", "cpu/order", "p50", "p95", "p99",
 }
 

@@ -21,7 +21,7 @@ func TestRows(t *testing.T) {
 	m.Drain, m.CPU = &tally.Drain{Took: 420 * time.Millisecond}, 250*time.Millisecond
 	got := Rows(&scenario.Outcome{Modes: []*scenario.ModeResult{m}})[0]
 	want := map[string]string{
-		"mode": "redis-queue", "reqs": "1200", "201": "60", "202": "40", "sold_out": "1000", "dup_rejected": "88",
+		"strategy": "redis-queue", "reqs": "1200", "201": "60", "202": "40", "sold_out": "1000", "dup_rejected": "88",
 		"errors": "0×2 503×10", "orders": "100", "oversold": "0", "dup_orders": "0", "consistent": "yes", "drain": "0.4s",
 		"req/s": "600", "orders/s": "50", "cpu/order": "2.50ms", "p50": "1.5ms", "p95": "626ms", "p99": "1.25s",
 	}
@@ -132,7 +132,7 @@ func TestSettingsLine(t *testing.T) {
 	o := &scenario.Outcome{Settings: scenario.DefaultSettings()}
 	o.Settings.Modes = []scenario.Mode{"lua", "fenced"}
 	plain := settingsLine(o)
-	for _, want := range []string{"--modes lua,fenced ", "--rate 280 ", "--lock-ttl 100ms", "--seed 2011"} {
+	for _, want := range []string{"--strategies lua,fenced ", "--rate 280 ", "--lock-ttl 100ms", "--seed 2011"} {
 		if !strings.Contains(plain, want) {
 			t.Errorf("settings line %q lacks %q", plain, want)
 		}
@@ -172,8 +172,8 @@ func TestMachineLine(t *testing.T) {
 // A command line is cut before each flag, so that the page breaks a long
 // one between flags.
 func TestFlagPieces(t *testing.T) {
-	got := flagPieces("loadgen --modes off,lua --users 660 --stall-rate 0.08 (1327 clicks planned)")
-	want := []string{"loadgen", "--modes off,lua", "--users 660", "--stall-rate 0.08 (1327 clicks planned)"}
+	got := flagPieces("loadgen --strategies off,lua --users 660 --stall-rate 0.08 (1327 clicks planned)")
+	want := []string{"loadgen", "--strategies off,lua", "--users 660", "--stall-rate 0.08 (1327 clicks planned)"}
 	if !slices.Equal(got, want) {
 		t.Errorf("flagPieces: got %q, want %q", got, want)
 	}

@@ -22,7 +22,7 @@ const TerminalWidth = 120
 // TerminalColumns are the terminal table's headers: Columns' lesson, with
 // sold standing for 201 and 202 together (a queued order is a sale) and
 // errors, the price a lock pays in refused clicks, last.
-var TerminalColumns = []string{"mode", "sold", "oversold", "dup_orders", "consistent", "orders/s", "p99", "errors"}
+var TerminalColumns = []string{"strategy", "sold", "oversold", "dup_orders", "consistent", "orders/s", "p99", "errors"}
 
 // errorsWidth caps the terminal's errors cell: a run that drew many kinds
 // of errors shows the first few, and report.md shows them all.
@@ -108,7 +108,7 @@ func writeText(w io.Writer, o *scenario.Outcome, wide bool) error {
 		}
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {
-		fmt.Fprintf(&b, "\nUNSAFE: a safe mode oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))
+		fmt.Fprintf(&b, "\nUNSAFE: a safe strategy oversold or duplicated:\n  %s\n", strings.Join(bad, "\n  "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -28,7 +28,7 @@ var saleRuns atomic.Int64
 // (each clicking once or twice, about 5 s of clicks) at that rate, with
 // the default work in the critical section and no stalls, as
 //
-//	go run ./cmd/loadgen --modes M --rate R --users R*5/2 --stock 1000000 --stall-rate 0
+//	go run ./cmd/loadgen --strategies M --rate R --users R*5/2 --stock 1000000 --stall-rate 0
 //
 // does. It reports orders/s, p99 in ms, the 503s, and the CPU
 // milliseconds per order of the whole test process (shops, embedded

@@ -162,14 +162,14 @@ func (s Settings) Problems() []string {
 	var bad []string
 	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	if len(s.Modes) == 0 {
-		add("modes: need at least one of %s", ModeList())
+		add("strategies: need at least one of %s", ModeList())
 	}
 	seen := map[Mode]bool{}
 	for _, m := range s.Modes {
 		if _, err := ParseMode(string(m)); err != nil {
-			add("modes: %v", err)
+			add("strategies: %v", err)
 		} else if seen[m] {
-			add("modes: %q listed twice", m)
+			add("strategies: %q listed twice", m)
 		}
 		seen[m] = true
 	}

@@ -24,7 +24,7 @@ func TestValidateRejectsNonsense(t *testing.T) {
 		{"negative users", func(s *Settings) { s.Users = -5 }, "users: -5"},
 		{"zero rate", func(s *Settings) { s.Rate = 0 }, "rate: 0"},
 		{"unknown mode", func(s *Settings) { s.Modes = []Mode{"paxos"} }, `unknown strategy "paxos"`},
-		{"no modes", func(s *Settings) { s.Modes = nil }, "modes: need at least one"},
+		{"no modes", func(s *Settings) { s.Modes = nil }, "strategies: need at least one"},
 		{"mode twice", func(s *Settings) { s.Modes = []Mode{"lua", "lua"} }, `"lua" listed twice`},
 		{"zero stock", func(s *Settings) { s.Stock = 0 }, "stock: 0"},
 		{"zero clicks", func(s *Settings) { s.Clicks = 0 }, "clicks: 0"},
