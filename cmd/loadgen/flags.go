@@ -242,9 +242,9 @@ func (c *config) check() []string {
 	}
 	var rows, bucketed []strategy.Name
 	for _, m := range c.settings.Modes {
-		rows = append(rows, m.Strategy())
+		rows = append(rows, m.Name())
 		if m.Buckets() > 0 {
-			bucketed = append(bucketed, m.Strategy())
+			bucketed = append(bucketed, m.Name())
 		}
 	}
 	return append(bad, fault.Problems(c.faults, fault.Plan{Rows: rows, Bucketed: bucketed, Targets: len(c.targets) > 0,

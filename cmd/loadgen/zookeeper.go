@@ -36,7 +36,7 @@ func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 	if len(c.targets) > 0 && len(c.zookeeper) > 0 {
 		bad = append(bad, "zookeeper: only without --targets; a running fleet has its own ensemble")
 	}
-	row := slices.IndexFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.ZooKeeper })
+	row := slices.IndexFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Name() == strategy.ZooKeeper })
 	if row < 0 || len(c.zookeeper) > 0 {
 		return bad
 	}
@@ -68,7 +68,7 @@ func skipWithoutEnsemble(ctx context.Context, c *config, shop string) {
 	if !c.probeZK || hasEnsemble(ctx, shop) {
 		return
 	}
-	row := slices.IndexFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.ZooKeeper })
+	row := slices.IndexFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Name() == strategy.ZooKeeper })
 	if row < 0 {
 		return
 	}

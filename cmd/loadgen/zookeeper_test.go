@@ -14,7 +14,7 @@ import (
 
 // hasZooKeeper reports whether modes has the zookeeper row.
 func hasZooKeeper(modes []scenario.Mode) bool {
-	return slices.ContainsFunc(modes, func(m scenario.Mode) bool { return m.Strategy() == strategy.ZooKeeper })
+	return slices.ContainsFunc(modes, func(m scenario.Mode) bool { return m.Name() == strategy.ZooKeeper })
 }
 
 // Where no ensemble can be started (no java on the PATH), the default

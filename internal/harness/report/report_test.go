@@ -41,7 +41,7 @@ func outcome() *scenario.Outcome {
 			m.Results = append(m.Results, r)
 		}
 		m.Metrics.Close()
-		if mode.Strategy() == strategy.Redlock {
+		if mode.Name() == strategy.Redlock {
 			m.Records = fault.Records{&fault.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}}
 		}
 		o.Modes = append(o.Modes, m)

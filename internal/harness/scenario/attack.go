@@ -75,7 +75,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	runtime.GC() // before the faults' clocks start, and the CPU's
 	stopped := make(chan struct{})
 	fa := &fault.Attack{
-		Strategy: a.mode.Strategy(), Product: a.productID, Work: s.Work,
+		Strategy: a.mode.Name(), Product: a.productID, Work: s.Work,
 		Fleet: a.fleet, Shop: a.api, Stopped: stopped,
 		Expected: min(s.Duration, time.Duration(float64(res.Planned)/s.PerSecond()*float64(time.Second))),
 	}
@@ -181,7 +181,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 // product is the product a mode's attack sells, under s.
 func product(id string, mode Mode, s Settings) fleet.Product {
 	p := fleet.Product{
-		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode.Strategy()),
+		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode.Name()),
 		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),
 		StallMs: s.Stall.Milliseconds(), StallRate: s.StallRate,
 		LateCommitMs: s.LateCommit.Milliseconds(), LateCommitEvery: s.LateCommitEvery,
@@ -191,7 +191,7 @@ func product(id string, mode Mode, s Settings) fleet.Product {
 		p.BatchMax = s.Batch
 	}
 	p.Buckets = mode.Buckets()
-	if p.Buckets == 0 && mode.Strategy() == strategy.SQLAtomic {
+	if p.Buckets == 0 && mode.Name() == strategy.SQLAtomic {
 		p.Buckets = s.Buckets
 	}
 	return p

@@ -23,7 +23,7 @@ func (a *attack) audit(ctx context.Context, res *ModeResult, faults []fault.Arme
 		return nil
 	}
 	var err error
-	if a.mode.Strategy().Queues() {
+	if a.mode.Name().Queues() {
 		// The orders are written behind the answers: the audit waits for
 		// the queue to drain.
 		if res.Drain, err = tally.WaitDrain(ctx, a.api, a.productID, a.drainFrom(res.Results), tick); err != nil {

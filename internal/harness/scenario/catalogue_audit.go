@@ -28,7 +28,7 @@ func (a *attack) auditCatalogue(ctx context.Context, res *ModeResult, tick func(
 		for j := range rs {
 			p.Tally.Add(&rs[j])
 		}
-		if a.mode.Strategy().Queues() {
+		if a.mode.Name().Queues() {
 			d, err := tally.WaitDrain(ctx, a.api, id, a.drainFrom(rs), tick)
 			if err != nil {
 				return err

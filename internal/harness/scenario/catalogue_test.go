@@ -81,7 +81,7 @@ func TestCatalogueExactPerProduct(t *testing.T) {
 		if hot, cold := m.Products[0].Buyers, m.Products[len(m.Products)-1].Buyers; hot < 5*cold {
 			t.Errorf("%s: hottest product has %d buyers, coldest %d: want a Zipf skew", m.Mode, hot, cold)
 		}
-		switch m.Mode.Strategy() {
+		switch m.Mode.Name() {
 		case strategy.Off, strategy.Naive:
 			if m.Audit.Oversold == 0 {
 				t.Errorf("%s: no product oversold, want the hot product's race to show", m.Mode)

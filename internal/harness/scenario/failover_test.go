@@ -39,7 +39,7 @@ func TestFailoverOversellsLuaNotFenced(t *testing.T) {
 		if f.Rounds[0].Behind <= 0 || f.Rounds[0].Promoted <= 0 {
 			t.Errorf("%s: round %+v, want the replica behind and a promotion time", m.Mode, f.Rounds[0])
 		}
-		switch m.Mode.Strategy() {
+		switch m.Mode.Name() {
 		case strategy.Lua:
 			if m.Audit.Oversold < 1 || f.Rounds[0].GrantedTwice < 1 {
 				t.Errorf("lua: oversold %d, granted twice %d; want both at least 1", m.Audit.Oversold, f.Rounds[0].GrantedTwice)

@@ -37,8 +37,8 @@ type settler interface {
 func (s Settings) rows() []strategy.Name {
 	var out []strategy.Name
 	for _, m := range s.Modes {
-		if !slices.Contains(out, m.Strategy()) {
-			out = append(out, m.Strategy())
+		if !slices.Contains(out, m.Name()) {
+			out = append(out, m.Name())
 		}
 	}
 	return out
@@ -49,8 +49,8 @@ func (s Settings) rows() []strategy.Name {
 func (s Settings) bucketed() []strategy.Name {
 	var out []strategy.Name
 	for _, m := range s.Modes {
-		if m.Buckets() > 0 && !slices.Contains(out, m.Strategy()) {
-			out = append(out, m.Strategy())
+		if m.Buckets() > 0 && !slices.Contains(out, m.Name()) {
+			out = append(out, m.Name())
 		}
 	}
 	return out

@@ -18,8 +18,8 @@ type Mode string
 // batchSuffix marks a batched mode.
 const batchSuffix = "+batch"
 
-// Strategy returns m's strategy.
-func (m Mode) Strategy() strategy.Name {
+// Name returns m's strategy.
+func (m Mode) Name() strategy.Name {
 	s, _, _ := strings.Cut(string(m), bucketsSuffix)
 	return strategy.Name(strings.TrimSuffix(s, batchSuffix))
 }
@@ -28,12 +28,12 @@ func (m Mode) Strategy() strategy.Name {
 func (m Mode) Batched() bool { return strings.HasSuffix(string(m), batchSuffix) }
 
 // Safe reports whether m claims to sell exactly the stock (strategy.Name.Safe).
-func (m Mode) Safe() bool { return m.Strategy().Safe() }
+func (m Mode) Safe() bool { return m.Name().Safe() }
 
 // SurvivesLateCommit reports whether m stays exact under a late commit
 // (strategy.Name.SurvivesLateCommit): batching shares a lease, and does not
 // change what the lease is worth.
-func (m Mode) SurvivesLateCommit() bool { return m.Strategy().SurvivesLateCommit() }
+func (m Mode) SurvivesLateCommit() bool { return m.Name().SurvivesLateCommit() }
 
 // Batch returns the batched mode of strategy n.
 func Batch(n strategy.Name) Mode { return Mode(string(n) + batchSuffix) }
@@ -43,7 +43,7 @@ func Batch(n strategy.Name) Mode { return Mode(string(n) + batchSuffix) }
 // by "+kK" (its stock in K buckets, 2..256).
 func ParseMode(s string) (Mode, error) {
 	m := Mode(s)
-	n, err := strategy.Parse(string(m.Strategy()))
+	n, err := strategy.Parse(string(m.Name()))
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("unknown strategy %q (want %s)", s, ModeList())

@@ -15,10 +15,10 @@ import (
 // or for a strategy whose hold is Free; why then says which, and
 // otherwise what the hold is made of ("1 redis + 6 db trips + work").
 func (m Mode) Ceiling(s Settings, sqlite bool) (perSecond float64, why string, ok bool) {
-	h, known := m.Strategy().Holds()
+	h, known := m.Name().Holds()
 	switch {
 	case !known:
-		return 0, "no hold counted for " + string(m.Strategy()), false
+		return 0, "no hold counted for " + string(m.Name()), false
 	case h.FreeOn(sqlite):
 		return 0, "no network ceiling: " + h.Free, false
 	case s.RTT.IsZero():
@@ -36,7 +36,7 @@ func (m Mode) Ceiling(s Settings, sqlite bool) (perSecond float64, why string, o
 // rows is how many rows m's stock is split over (its buckets), 0 for one.
 func (m Mode) rows(s Settings) int {
 	rows := m.Buckets()
-	if rows == 0 && m.Strategy() == strategy.SQLAtomic {
+	if rows == 0 && m.Name() == strategy.SQLAtomic {
 		rows = s.Buckets
 	}
 	return rows

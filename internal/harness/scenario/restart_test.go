@@ -69,7 +69,7 @@ func TestRedisRestartOversellsRedlock(t *testing.T) {
 		if !strings.Contains(m.Why, "restarted empty") {
 			t.Errorf("%s: why-line does not mention the restart: %s", m.Mode, m.Why)
 		}
-		switch m.Mode.Strategy() {
+		switch m.Mode.Name() {
 		case strategy.Redlock:
 			// The second majority is what the audit shows; the watch that
 			// counts it reads the nodes every millisecond, and on a loaded
@@ -112,7 +112,7 @@ func TestDelayedRedisRestartIsExact(t *testing.T) {
 		if down := r.Back - r.At; down < s.LockTTL {
 			t.Errorf("%s: nodes down for %v, want at least %v", m.Mode, down, s.LockTTL)
 		}
-		if want := map[strategy.Name]int{strategy.Redlock: 0, strategy.Fenced: -1}[m.Mode.Strategy()]; r.GrantedWhileHeld != want {
+		if want := map[strategy.Name]int{strategy.Redlock: 0, strategy.Fenced: -1}[m.Mode.Name()]; r.GrantedWhileHeld != want {
 			t.Errorf("%s: granted while held %d, want %d", m.Mode, r.GrantedWhileHeld, want)
 		}
 		if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent || a.Sold == 0 {

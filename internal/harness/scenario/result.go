@@ -105,7 +105,7 @@ func perCount(cpu time.Duration, n int) (time.Duration, bool) {
 // whyRow is what why.Line reads of res, a row run under s.
 func whyRow(s Settings, res *ModeResult) why.Row {
 	return why.Row{
-		Strategy: res.Mode.Strategy(), Batched: res.Mode.Batched(),
+		Strategy: res.Mode.Name(), Batched: res.Mode.Batched(),
 		Settings: why.Settings{LockTTL: s.LockTTL, Work: s.Work, Stall: s.Stall, LateCommit: s.LateCommit,
 			StallRate: s.StallRate, Batch: s.Batch},
 		Audit: res.Audit, Events: res.Events, Tally: res.Tally, Drain: res.Drain, Records: res.Records,

@@ -85,7 +85,7 @@ func (o *Outcome) Unsafe() []string {
 		if o.Settings.LateCommit > 0 {
 			claims = m.Mode.SurvivesLateCommit()
 		}
-		if fault.Breaks(o.Settings.Faults, m.Mode.Strategy(), o.Settings.LockTTL) {
+		if fault.Breaks(o.Settings.Faults, m.Mode.Name(), o.Settings.LockTTL) {
 			claims = false
 		}
 		a := m.Audit

@@ -92,7 +92,7 @@ func smallerSale() scenario.Settings {
 // cover the lock; here the row runs where CI starts an ensemble).
 func withoutZooKeeper(s scenario.Settings) scenario.Settings {
 	if os.Getenv(testenv.EnvZooKeeper) == "" {
-		s.Modes = slices.DeleteFunc(slices.Clone(s.Modes), func(m scenario.Mode) bool { return m.Strategy() == strategy.ZooKeeper })
+		s.Modes = slices.DeleteFunc(slices.Clone(s.Modes), func(m scenario.Mode) bool { return m.Name() == strategy.ZooKeeper })
 	}
 	return s
 }
@@ -117,7 +117,7 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 			if m.Sent != m.Planned {
 				t.Errorf("%s: sent %d of %d clicks", m.Mode, m.Sent, m.Planned)
 			}
-			switch m.Mode.Strategy() {
+			switch m.Mode.Name() {
 			case strategy.Off, strategy.Naive:
 				if a.Oversold <= 0 {
 					t.Errorf("%s: oversold %d, want > 0 (the race is certain with these settings)", m.Mode, a.Oversold)
@@ -136,19 +136,19 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 				// process on two cores; then it refuses cleanly (503) and
 				// the row only says so.
 				switch {
-				case a.Sold == 0 && m.Mode.Strategy() != strategy.Redlock:
+				case a.Sold == 0 && m.Mode.Name() != strategy.Redlock:
 					t.Errorf("%s sold nothing: answers %v", m.Mode, m.Tally.Errors)
 				case a.Sold == 0:
 					t.Logf("redlock sold nothing in this run: answers %v", m.Tally.Errors)
 				}
-				if s := m.Mode.Strategy(); (s == strategy.RedisDecr || s == strategy.RedisQueue) && (a.Drift == nil || *a.Drift != 0) {
+				if s := m.Mode.Name(); (s == strategy.RedisDecr || s == strategy.RedisQueue) && (a.Drift == nil || *a.Drift != 0) {
 					t.Errorf("%s: drift %v (%s), want 0", s, a.Drift, a.RedisError)
 				}
 				if a.Orders != m.Tally.Accepted() || m.Lost != 0 {
 					t.Errorf("%s: audit has %d orders, buyers got %d 201s and 202s, %d of them not written",
 						m.Mode, a.Orders, m.Tally.Accepted(), m.Lost)
 				}
-				if m.Mode.Strategy().Queues() && (m.Tally.Queued == 0 || m.Drain == nil || m.Drain.Err != "") {
+				if m.Mode.Name().Queues() && (m.Tally.Queued == 0 || m.Drain == nil || m.Drain.Err != "") {
 					t.Errorf("%s: %d 202s, drain %+v; want 202s and a drain", m.Mode, m.Tally.Queued, m.Drain)
 				}
 			}
