@@ -59,7 +59,7 @@ func readReportFile(path string) (report.Document, error) {
 	if err := json.Unmarshal(b, &d); err != nil {
 		return d, fmt.Errorf("%s: not a loadgen report.json: %v", path, err)
 	}
-	if len(d.Modes) == 0 && d.Sweep == nil {
+	if len(d.Strategies) == 0 && d.Sweep == nil {
 		return d, fmt.Errorf("%s: no rows to compare", path)
 	}
 	return d, nil
@@ -73,7 +73,7 @@ type figure struct {
 	ok        bool
 }
 
-func figureOf(m report.ModeDoc, name string) figure {
+func figureOf(m report.StrategyDoc, name string) figure {
 	if s, ok := m.Spread[name]; ok {
 		return figure{v: s.Median, lo: s.Min, hi: s.Max, spread: true, ok: true}
 	}
@@ -89,21 +89,21 @@ func writeComparison(w io.Writer, paths []string, a, b report.Document) {
 	if a.Sweep != nil || b.Sweep != nil {
 		fmt.Fprintln(w, "(a --sweep report has no rows of its own: compare its report.json's sweep section by eye, or compare two runs at one --rate)")
 	}
-	byMode := func(d report.Document) map[string]report.ModeDoc {
-		m := map[string]report.ModeDoc{}
-		for _, r := range d.Modes {
-			m[r.Mode] = r
+	byMode := func(d report.Document) map[string]report.StrategyDoc {
+		m := map[string]report.StrategyDoc{}
+		for _, r := range d.Strategies {
+			m[r.Strategy] = r
 		}
 		return m
 	}
 	am, bm := byMode(a), byMode(b)
 	var order []string
-	for _, r := range a.Modes {
-		order = append(order, r.Mode)
+	for _, r := range a.Strategies {
+		order = append(order, r.Strategy)
 	}
-	for _, r := range b.Modes {
-		if _, ok := am[r.Mode]; !ok {
-			order = append(order, r.Mode)
+	for _, r := range b.Strategies {
+		if _, ok := am[r.Strategy]; !ok {
+			order = append(order, r.Strategy)
 		}
 	}
 	for _, mode := range order {

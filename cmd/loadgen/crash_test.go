@@ -78,7 +78,7 @@ func TestCrashRun(t *testing.T) {
 		t.Errorf("the why-line does not tell of the kill:\n%s", stdout.String())
 	}
 	doc, file := onlyReport(t, out)
-	c := doc.Modes[0].Crash
+	c := doc.Strategies[0].Crash
 	if doc.Settings.Faults["crash"] != "1" || c == nil || c.Done != 1 || c.Kills[0].BackSeconds < c.Kills[0].AtSeconds || c.AnsweredWithoutRow != 0 {
 		t.Errorf("report.json: settings.faults %v, crash %+v: want one kill, the shop back, every order answered with its row", doc.Settings.Faults, c)
 	}
@@ -95,16 +95,16 @@ func TestCrashSellsItsSale(t *testing.T) {
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
-	want := []scenario.Mode{"fenced", "sql-atomic", "sql-one-trip", "redis-decr", "redis-queue", "fenced+batch"}
-	if s := c.settings; s.Stock != fault.CrashStock || !slices.Equal(s.Modes, want) || len(s.Faults) != 1 || s.Faults[0].(*fault.ShopCrash).Kills != 2 {
-		t.Errorf("settings: stock %d, modes %v, faults %v; want %d, %v, --crash 2", s.Stock, s.Modes, s.Faults, fault.CrashStock, want)
+	want := []scenario.Strategy{"fenced", "sql-atomic", "sql-one-trip", "redis-decr", "redis-queue", "fenced+batch"}
+	if s := c.settings; s.Stock != fault.CrashStock || !slices.Equal(s.Strategies, want) || len(s.Faults) != 1 || s.Faults[0].(*fault.ShopCrash).Kills != 2 {
+		t.Errorf("settings: stock %d, modes %v, faults %v; want %d, %v, --crash 2", s.Stock, s.Strategies, s.Faults, fault.CrashStock, want)
 	}
 	c, err = parseFlags([]string{"--crash", "1", "--strategies", "lua", "--stock", "7"}, io.Discard)
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
-	if s := c.settings; s.Stock != 7 || len(s.Modes) != 1 || s.Modes[0] != "lua" {
-		t.Errorf("given --strategies lua --stock 7: modes %v, stock %d", s.Modes, s.Stock)
+	if s := c.settings; s.Stock != 7 || len(s.Strategies) != 1 || s.Strategies[0] != "lua" {
+		t.Errorf("given --strategies lua --stock 7: modes %v, stock %d", s.Strategies, s.Stock)
 	}
 	if c, _ := parseFlags(nil, io.Discard); c.settings.Stock != scenario.DefaultSettings().Stock || len(c.settings.Faults) != 0 {
 		t.Errorf("without --crash: stock %d, faults %v", c.settings.Stock, c.settings.Faults)

@@ -64,8 +64,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.SetOutput(io.Discard)
 	var c config
 	var strategies, targets, redis, etcd, zookeeper string
-	fs.StringVar(&strategies, "strategies", joinModes(d.Modes), "rows to run, one strategy each, in order, comma-separated: "+scenario.ModeList())
-	fs.StringVar(&strategies, "modes", joinModes(d.Modes), "the older name of --strategies")
+	fs.StringVar(&strategies, "strategies", joinStrategies(d.Strategies), "rows to run, one strategy each, in order, comma-separated: "+scenario.StrategyList())
+	fs.StringVar(&strategies, "modes", joinStrategies(d.Strategies), "the older name of --strategies")
 	fs.IntVar(&c.settings.Users, "users", d.Users, fmt.Sprintf("distinct buyers in the crowd, 0 for an open model (a fresh buyer for every click, at --rate, until --duration is up); with --late-commit, %d unless given (its held-back commits hold the hot row for seconds: a smaller crowd may not sell the stock out, and a lost update shows as oversold only once it has)", scenario.LateCommitUsers))
 	fs.IntVar(&c.settings.Stock, "stock", d.Stock, "units of the product on sale; with --products, of all the products together, split evenly (the remainder a unit each to the hottest)")
 	fs.IntVar(&c.settings.Products, "products", d.Products, "products each row sells at once, a catalogue: each buyer wants one, drawn by --skew from --seed; every figure is audited per product and summed, and report.md lists each product (1: one product, as without)")
@@ -144,12 +144,12 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 	}
 	for _, m := range split(strategies) {
-		mode, err := scenario.ParseMode(m)
+		mode, err := scenario.ParseStrategy(m)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("strategies: %v", err))
 			continue
 		}
-		c.settings.Modes = append(c.settings.Modes, mode)
+		c.settings.Strategies = append(c.settings.Strategies, mode)
 	}
 	unknownMode := len(bad) > 0
 	if *live && c.live == "" {
@@ -157,7 +157,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	}
 	c.targets, c.redis, c.etcd, c.sentinels, c.cluster = split(targets), split(redis), split(etcd), split(sentinels), split(cluster)
 	c.zookeeper = split(zookeeper)
-	bad = append(bad, checkZooKeeper(&c, zookeeper, strategies == joinModes(d.Modes))...)
+	bad = append(bad, checkZooKeeper(&c, zookeeper, strategies == joinStrategies(d.Strategies))...)
 	if cluster != "" && len(c.cluster) == 0 {
 		bad = append(bad, fmt.Sprintf("redis-cluster: %q: no address in it", cluster))
 	}
@@ -241,7 +241,7 @@ func (c *config) check() []string {
 		bad = append(bad, "redis-cluster: not with --redis-sentinel: both name the Redis of the single-node roles")
 	}
 	var rows, bucketed []strategy.Name
-	for _, m := range c.settings.Modes {
+	for _, m := range c.settings.Strategies {
 		rows = append(rows, m.Name())
 		if m.Buckets() > 0 {
 			bucketed = append(bucketed, m.Name())
@@ -263,7 +263,7 @@ func split(s string) []string {
 	return out
 }
 
-func joinModes(ms []scenario.Mode) string {
+func joinStrategies(ms []scenario.Strategy) string {
 	s := make([]string, len(ms))
 	for i, m := range ms {
 		s[i] = string(m)

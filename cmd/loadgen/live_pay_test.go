@@ -71,7 +71,7 @@ func TestLivePageShowsTheOrdersLives(t *testing.T) {
 	if code := <-exit; code != exitOK {
 		t.Fatalf("loadgen exit %d", code)
 	}
-	m := readReport(t, out).Modes[0]
+	m := readReport(t, out).Strategies[0]
 	l := m.Audit.Life
 	if l == nil {
 		t.Fatal("report.json: no life in the audit")

@@ -105,7 +105,7 @@ func TestLivePageInABrowser(t *testing.T) {
 		t.Fatalf("loadgen exit %d", code)
 	}
 	doc := readReport(t, out)
-	for _, m := range doc.Modes {
+	for _, m := range doc.Strategies {
 		want := map[string]float64{
 			"units_left": float64(m.Audit.Stock), "initial_stock": float64(m.Audit.InitialStock),
 			"sold": float64(m.Audit.Sold), "oversold": float64(m.Audit.Oversold),
@@ -114,9 +114,9 @@ func TestLivePageInABrowser(t *testing.T) {
 			"p50_ms": m.Latency.P50, "p90_ms": m.Latency.P90, "p99_ms": m.Latency.P99,
 		}
 		for k, w := range want {
-			got, err := strconv.ParseFloat(page[m.Mode][k], 64)
+			got, err := strconv.ParseFloat(page[m.Strategy][k], 64)
 			if err != nil || got != w {
-				t.Errorf("%s %s: page shows %q, report.json says %v", m.Mode, k, page[m.Mode][k], w)
+				t.Errorf("%s %s: page shows %q, report.json says %v", m.Strategy, k, page[m.Strategy][k], w)
 			}
 		}
 	}

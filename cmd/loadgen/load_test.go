@@ -104,7 +104,7 @@ func TestSweepSellsItsProduct(t *testing.T) {
 func TestCompare(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name string, orders, lo, hi float64) string {
-		doc := report.Document{Modes: []report.ModeDoc{{Mode: "lua", Runs: 3,
+		doc := report.Document{Strategies: []report.StrategyDoc{{Strategy: "lua", Runs: 3,
 			Figures: map[string]float64{"orders/s": orders, "p99": 12},
 			Spread:  map[string]report.Spread{"orders/s": {Median: orders, Min: lo, Max: hi}, "p99": {Median: 12, Min: 11, Max: 13}}}}}
 		doc.Settings.Count = 3

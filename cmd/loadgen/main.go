@@ -145,7 +145,7 @@ func attack(ctx context.Context, cfg config, stdout io.Writer) error {
 	title := runTitle(cfg, len(f.Targets), f.Backend)
 	fmt.Fprintf(stdout, "%s\n\n", strings.Join(report.Wrap(title, report.TerminalWidth), "\n"))
 	opts := scenario.Options{Progress: stdout, Terminal: scenario.IsTerminal(stdout), RunID: cfg.runID}
-	board, closeLive, err := openLive(cfg.live, title, s.Modes, stdout)
+	board, closeLive, err := openLive(cfg.live, title, s.Strategies, stdout)
 	if err != nil {
 		return err
 	}
@@ -283,7 +283,7 @@ func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 // openLive starts the live page on addr, if addr is set, and prints its
 // address. The returned function stops it (the page keeps the last figures
 // it was sent). With no addr it returns a nil board.
-func openLive(addr, title string, modes []scenario.Mode, stdout io.Writer) (*live.Board, func(), error) {
+func openLive(addr, title string, modes []scenario.Strategy, stdout io.Writer) (*live.Board, func(), error) {
 	if addr == "" {
 		return nil, func() {}, nil
 	}

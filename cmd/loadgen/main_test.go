@@ -156,8 +156,8 @@ func TestSmallEmbeddedRun(t *testing.T) {
 		t.Errorf("no table on stdout:\n%s", stdout.String())
 	}
 	doc, _ := onlyReport(t, out)
-	if doc.Modes[0].Audit.Oversold != 0 {
-		t.Fatalf("report.json: %+v", doc.Modes)
+	if doc.Strategies[0].Audit.Oversold != 0 {
+		t.Fatalf("report.json: %+v", doc.Strategies)
 	}
 }
 
@@ -175,8 +175,8 @@ func onlyReport(t *testing.T, out string) (report.Document, string) {
 		t.Fatal(err)
 	}
 	var doc report.Document
-	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Modes) != 1 {
-		t.Fatalf("report.json: %v, %+v", err, doc.Modes)
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Strategies) != 1 {
+		t.Fatalf("report.json: %v, %+v", err, doc.Strategies)
 	}
 	return doc, files[0]
 }
@@ -238,12 +238,12 @@ func TestFailoverSellsItsProduct(t *testing.T) {
 	s := c.settings
 	f, _ := only[*fault.SentinelFailover](s.Faults)
 	if s.LockTTL != fault.FailoverLockTTL || s.Work != fault.FailoverWork || s.Stock != 7 || f == nil || f.Rounds != fault.DefaultFailovers ||
-		len(s.Modes) != 7 || s.Users != fault.FailoverUsers || s.Rate != fault.FailoverRate {
+		len(s.Strategies) != 7 || s.Users != fault.FailoverUsers || s.Rate != fault.FailoverRate {
 		t.Errorf("settings: ttl %v, work %v, stock %d, failover %+v, modes %v, %d users at %d/s; want %v, %v, 7 (given), %d rounds, 7 rows, %d at %d/s",
-			s.LockTTL, s.Work, s.Stock, f, s.Modes, s.Users, s.Rate, fault.FailoverLockTTL, fault.FailoverWork, fault.DefaultFailovers, fault.FailoverUsers, fault.FailoverRate)
+			s.LockTTL, s.Work, s.Stock, f, s.Strategies, s.Users, s.Rate, fault.FailoverLockTTL, fault.FailoverWork, fault.DefaultFailovers, fault.FailoverUsers, fault.FailoverRate)
 	}
-	if c, _ := parseFlags([]string{"--failover", "--strategies", "lua"}, io.Discard); len(c.settings.Modes) != 1 {
-		t.Errorf("--strategies lua with --failover: modes %v, want [lua]", c.settings.Modes)
+	if c, _ := parseFlags([]string{"--failover", "--strategies", "lua"}, io.Discard); len(c.settings.Strategies) != 1 {
+		t.Errorf("--strategies lua with --failover: modes %v, want [lua]", c.settings.Strategies)
 	}
 	if c, _ := parseFlags(nil, io.Discard); len(c.settings.Faults) != 0 {
 		t.Errorf("without --failover: faults %v, want none", c.settings.Faults)

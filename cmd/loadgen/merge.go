@@ -155,8 +155,8 @@ func readParts(dirs []string, targets, token, out string) (config, []scenario.Pa
 		return cfg, nil, fmt.Errorf("the parts' flags: %w", err)
 	}
 	var rows []scenario.PartsRow
-	for _, m := range docs[0].Modes {
-		row, err := readRow(dirs, docs, order, m.Mode)
+	for _, m := range docs[0].Strategies {
+		row, err := readRow(dirs, docs, order, m.Strategy)
 		if err != nil {
 			return cfg, nil, err
 		}
@@ -169,18 +169,18 @@ func readParts(dirs []string, targets, token, out string) (config, []scenario.Pa
 // must be as many as the part says it sent, and its span, which must
 // overlap the others' (scenario.Apart).
 func readRow(dirs []string, docs []report.Document, order []int, mode string) (scenario.PartsRow, error) {
-	row := scenario.PartsRow{Mode: scenario.Mode(mode)}
+	row := scenario.PartsRow{Strategy: scenario.Strategy(mode)}
 	var spans []scenario.Span
 	for _, i := range order {
 		d := docs[i]
-		if len(d.Modes) != len(docs[0].Modes) {
-			return row, fmt.Errorf("%s has %d rows, %s %d: a part did not finish", dirs[i], len(d.Modes), dirs[0], len(docs[0].Modes))
+		if len(d.Strategies) != len(docs[0].Strategies) {
+			return row, fmt.Errorf("%s has %d rows, %s %d: a part did not finish", dirs[i], len(d.Strategies), dirs[0], len(docs[0].Strategies))
 		}
-		k := slices.IndexFunc(d.Modes, func(x report.ModeDoc) bool { return x.Mode == mode })
+		k := slices.IndexFunc(d.Strategies, func(x report.StrategyDoc) bool { return x.Strategy == mode })
 		if k < 0 {
 			return row, fmt.Errorf("%s has no row %s", dirs[i], mode)
 		}
-		md := d.Modes[k]
+		md := d.Strategies[k]
 		rs, err := report.ReadRaw(filepath.Join(dirs[i], report.RawFile(mode)))
 		if err != nil {
 			return row, err

@@ -20,7 +20,7 @@ import (
 // apart by their clocks still merge.
 func TestMergeRefusesPartsOfNoOneCrowd(t *testing.T) {
 	later := func(d time.Duration) func(*report.Document) {
-		return func(doc *report.Document) { doc.Modes[0].Span.StartedAt = doc.Modes[0].Span.StartedAt.Add(d) }
+		return func(doc *report.Document) { doc.Strategies[0].Span.StartedAt = doc.Strategies[0].Span.StartedAt.Add(d) }
 	}
 	for _, tc := range []struct {
 		name string

@@ -31,7 +31,7 @@ func writePartDoc(t *testing.T, i, n, sent, kept int, edit func(*report.Document
 	doc.Settings.Part = fmt.Sprintf("%d/%d", i, n)
 	doc.PartRun = &report.PartRunDoc{Instance: fmt.Sprintf("run-of-part-%d", i), Finished: true}
 	t0 := time.Now()
-	doc.Modes = []report.ModeDoc{{Mode: "lua", Sent: sent, Planned: sent,
+	doc.Strategies = []report.StrategyDoc{{Strategy: "lua", Sent: sent, Planned: sent,
 		Span: &report.SpanDoc{StartedAt: t0, SendSeconds: float64(sent) / 1000, WaitSeconds: 0.001, PeriodSeconds: 0.001}}}
 	if edit != nil {
 		edit(&doc)

@@ -86,12 +86,12 @@ func TestMergeTwoGenerators(t *testing.T) {
 	}
 	merged := readReport(t, mergeOut)
 	parts := []report.Document{readReportDir(t, dirs[0]), readReportDir(t, dirs[1])}
-	if merged.Parts != 2 || len(merged.Modes) != 2 {
-		t.Fatalf("merged report: parts %d, %d rows; want 2 parts, 2 rows", merged.Parts, len(merged.Modes))
+	if merged.Parts != 2 || len(merged.Strategies) != 2 {
+		t.Fatalf("merged report: parts %d, %d rows; want 2 parts, 2 rows", merged.Parts, len(merged.Strategies))
 	}
-	for k, m := range merged.Modes {
-		a, b := parts[0].Modes[k], parts[1].Modes[k]
-		t.Run(m.Mode, func(t *testing.T) {
+	for k, m := range merged.Strategies {
+		a, b := parts[0].Strategies[k], parts[1].Strategies[k]
+		t.Run(m.Strategy, func(t *testing.T) {
 			if a.Sent == 0 || b.Sent == 0 {
 				t.Fatalf("parts sent %d and %d: want both to send", a.Sent, b.Sent)
 			}
@@ -115,7 +115,7 @@ func TestMergeTwoGenerators(t *testing.T) {
 			}
 			var ls []time.Duration
 			for _, dir := range dirs {
-				rs, err := report.ReadRaw(filepath.Join(dir, report.RawFile(m.Mode)))
+				rs, err := report.ReadRaw(filepath.Join(dir, report.RawFile(m.Strategy)))
 				if err != nil {
 					t.Fatal(err)
 				}

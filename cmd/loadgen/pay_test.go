@@ -48,21 +48,21 @@ func payReport(t *testing.T, args ...string) (report.Document, string) {
 // payments, once it has ended.
 func checkLife(t *testing.T, doc report.Document) {
 	t.Helper()
-	for _, m := range doc.Modes {
+	for _, m := range doc.Strategies {
 		a, l := m.Audit, m.Audit.Life
 		if l == nil {
-			t.Errorf("%s: no life in the audit", m.Mode)
+			t.Errorf("%s: no life in the audit", m.Strategy)
 			continue
 		}
 		if l.Paid > a.InitialStock || a.Oversold != 0 || l.Undersold != 0 || l.Pending != 0 {
 			t.Errorf("%s: paid %d of %d, oversold %d, undersold %d, pending %d; want paid ≤ initial, 0, 0, 0",
-				m.Mode, l.Paid, a.InitialStock, a.Oversold, l.Undersold, l.Pending)
+				m.Strategy, l.Paid, a.InitialStock, a.Oversold, l.Undersold, l.Pending)
 		}
 		if a.Stock+l.Paid != a.InitialStock {
-			t.Errorf("%s: stock %d + paid %d, want the initial %d", m.Mode, a.Stock, l.Paid, a.InitialStock)
+			t.Errorf("%s: stock %d + paid %d, want the initial %d", m.Strategy, a.Stock, l.Paid, a.InitialStock)
 		}
 		if got, want := m.Events.Returned, int64(l.Expired+l.Cancelled); got != want {
-			t.Errorf("%s: units returned %d, want one per expired unit, %d", m.Mode, got, want)
+			t.Errorf("%s: units returned %d, want one per expired unit, %d", m.Strategy, got, want)
 		}
 	}
 }
@@ -71,16 +71,16 @@ func checkLife(t *testing.T, doc report.Document) {
 // redis-decr's to Redis too.
 func TestPayRun(t *testing.T) {
 	doc, stdout := payReport(t, "--pay", "0.7", "--strategies", "sql-atomic,sql-for-update,redis-decr")
-	if len(doc.Modes) != 3 {
-		t.Fatalf("rows %d, want sql-atomic, sql-for-update and redis-decr", len(doc.Modes))
+	if len(doc.Strategies) != 3 {
+		t.Fatalf("rows %d, want sql-atomic, sql-for-update and redis-decr", len(doc.Strategies))
 	}
 	checkLife(t, doc)
-	for _, m := range doc.Modes {
+	for _, m := range doc.Strategies {
 		if l := m.Audit.Life; l.Expired == 0 || l.Resold == 0 {
-			t.Errorf("%s: expired %d, resold %d: want units unpaid, returned and sold again", m.Mode, l.Expired, l.Resold)
+			t.Errorf("%s: expired %d, resold %d: want units unpaid, returned and sold again", m.Strategy, l.Expired, l.Resold)
 		}
 		if p := m.Payments; p == nil || p.Chosen == 0 || p.Failed != 0 || p.Paid != m.Audit.Life.Paid {
-			t.Errorf("%s: payments %+v, want some, none failed, as many 200s as paid units (%d)", m.Mode, p, m.Audit.Life.Paid)
+			t.Errorf("%s: payments %+v, want some, none failed, as many 200s as paid units (%d)", m.Strategy, p, m.Audit.Life.Paid)
 		}
 	}
 	if len(doc.Skipped) != 0 {
@@ -96,7 +96,7 @@ func TestPayRun(t *testing.T) {
 func TestLatePayRun(t *testing.T) {
 	doc, _ := payReport(t, "--pay", "1", "--late-pay", "--strategies", "sql-atomic")
 	checkLife(t, doc)
-	m := doc.Modes[0]
+	m := doc.Strategies[0]
 	if p := m.Payments; p == nil || p.Paid+p.Expired != p.Chosen || p.Expired == 0 {
 		t.Errorf("payments %+v: want every one paid or refused as expired, some of them expired", p)
 	}
@@ -108,7 +108,7 @@ func TestLatePayRun(t *testing.T) {
 func TestClockAheadRun(t *testing.T) {
 	doc, _ := payReport(t, "--pay", "1", "--users", "400", "--pay-within", "3s", "--clock-ahead", "2s", "--strategies", "sql-atomic")
 	checkLife(t, doc)
-	if p := doc.Modes[0].Payments; p == nil || p.Chosen == 0 || p.Paid != p.Chosen {
+	if p := doc.Strategies[0].Payments; p == nil || p.Chosen == 0 || p.Paid != p.Chosen {
 		t.Errorf("payments %+v: want every payer paid, whatever shop 1's clock says", p)
 	}
 }

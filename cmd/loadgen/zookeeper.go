@@ -36,13 +36,13 @@ func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 	if len(c.targets) > 0 && len(c.zookeeper) > 0 {
 		bad = append(bad, "zookeeper: only without --targets; a running fleet has its own ensemble")
 	}
-	row := slices.IndexFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Name() == strategy.ZooKeeper })
+	row := slices.IndexFunc(c.settings.Strategies, func(m scenario.Strategy) bool { return m.Name() == strategy.ZooKeeper })
 	if row < 0 || len(c.zookeeper) > 0 {
 		return bad
 	}
 	skip := func(why string) {
-		c.skipped = append(c.skipped, scenario.Skipped{Mode: c.settings.Modes[row], Why: why})
-		c.settings.Modes = slices.Delete(c.settings.Modes, row, row+1)
+		c.skipped = append(c.skipped, scenario.Skipped{Strategy: c.settings.Strategies[row], Why: why})
+		c.settings.Strategies = slices.Delete(c.settings.Strategies, row, row+1)
 	}
 	if len(c.targets) > 0 {
 		c.probeZK = defaultModes
@@ -68,13 +68,13 @@ func skipWithoutEnsemble(ctx context.Context, c *config, shop string) {
 	if !c.probeZK || hasEnsemble(ctx, shop) {
 		return
 	}
-	row := slices.IndexFunc(c.settings.Modes, func(m scenario.Mode) bool { return m.Name() == strategy.ZooKeeper })
+	row := slices.IndexFunc(c.settings.Strategies, func(m scenario.Strategy) bool { return m.Name() == strategy.ZooKeeper })
 	if row < 0 {
 		return
 	}
-	c.skipped = append(c.skipped, scenario.Skipped{Mode: c.settings.Modes[row],
+	c.skipped = append(c.skipped, scenario.Skipped{Strategy: c.settings.Strategies[row],
 		Why: "the fleet's shops name no ZooKeeper ensemble (" + shop + "/readyz); start them with --zookeeper host:port,..."})
-	c.settings.Modes = slices.Delete(c.settings.Modes, row, row+1)
+	c.settings.Strategies = slices.Delete(c.settings.Strategies, row, row+1)
 }
 
 // hasEnsemble reports whether the shop's /readyz says it locks on a

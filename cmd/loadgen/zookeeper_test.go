@@ -13,8 +13,8 @@ import (
 )
 
 // hasZooKeeper reports whether modes has the zookeeper row.
-func hasZooKeeper(modes []scenario.Mode) bool {
-	return slices.ContainsFunc(modes, func(m scenario.Mode) bool { return m.Name() == strategy.ZooKeeper })
+func hasZooKeeper(modes []scenario.Strategy) bool {
+	return slices.ContainsFunc(modes, func(m scenario.Strategy) bool { return m.Name() == strategy.ZooKeeper })
 }
 
 // Where no ensemble can be started (no java on the PATH), the default
@@ -28,13 +28,13 @@ func TestZooKeeperRowWithoutJava(t *testing.T) {
 	if err != nil {
 		t.Fatalf("default flags: %v", err)
 	}
-	if hasZooKeeper(c.settings.Modes) || c.startZK {
-		t.Errorf("default modes %v, start an ensemble %v: want no zookeeper row and nothing started", c.settings.Modes, c.startZK)
+	if hasZooKeeper(c.settings.Strategies) || c.startZK {
+		t.Errorf("default modes %v, start an ensemble %v: want no zookeeper row and nothing started", c.settings.Strategies, c.startZK)
 	}
-	if got, want := len(c.settings.Modes), len(scenario.Modes())-1; got != want {
+	if got, want := len(c.settings.Strategies), len(scenario.Strategies())-1; got != want {
 		t.Errorf("%d rows run, want %d: every default row but zookeeper", got, want)
 	}
-	if len(c.skipped) != 1 || c.skipped[0].Mode != scenario.Mode(strategy.ZooKeeper) ||
+	if len(c.skipped) != 1 || c.skipped[0].Strategy != scenario.Strategy(strategy.ZooKeeper) ||
 		!strings.Contains(c.skipped[0].Why, "apt-get install zookeeper") || !strings.Contains(c.skipped[0].Why, "--zookeeper") {
 		t.Errorf("skipped %+v, want the zookeeper row with the install line and --zookeeper", c.skipped)
 	}
@@ -47,8 +47,8 @@ func TestZooKeeperRowWithoutJava(t *testing.T) {
 	if err != nil {
 		t.Fatalf("--zookeeper: %v", err)
 	}
-	if !hasZooKeeper(c.settings.Modes) || c.startZK || len(c.skipped) != 0 {
-		t.Errorf("--zookeeper: modes %v, start %v, skipped %v: want the row on the ensemble named", c.settings.Modes, c.startZK, c.skipped)
+	if !hasZooKeeper(c.settings.Strategies) || c.startZK || len(c.skipped) != 0 {
+		t.Errorf("--zookeeper: modes %v, start %v, skipped %v: want the row on the ensemble named", c.settings.Strategies, c.startZK, c.skipped)
 	}
 }
 
@@ -84,8 +84,8 @@ func TestZooKeeperRowWithTargets(t *testing.T) {
 				t.Error("an ensemble would be started for a fleet of someone else's")
 			}
 			skipWithoutEnsemble(t.Context(), &c, tc.target)
-			if got := hasZooKeeper(c.settings.Modes); got != tc.wantRow {
-				t.Errorf("zookeeper row run: %v, want %v (modes %v)", got, tc.wantRow, c.settings.Modes)
+			if got := hasZooKeeper(c.settings.Strategies); got != tc.wantRow {
+				t.Errorf("zookeeper row run: %v, want %v (modes %v)", got, tc.wantRow, c.settings.Strategies)
 			}
 			if got := len(c.skipped) == 1 && strings.Contains(c.skipped[0].Why, "--zookeeper"); got != tc.wantSkip {
 				t.Errorf("skipped %+v, want skipped %v", c.skipped, tc.wantSkip)

@@ -50,8 +50,8 @@ func TestQueueBacklog(t *testing.T) {
 		{"pending counted past the length", int64p(5), int64p(9), int64p(5), int64p(0)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := live.NewBoard("t", []scenario.Mode{"redis-queue"})
-			b.Watch(scenario.Snapshot{Mode: "redis-queue",
+			b := live.NewBoard("t", []scenario.Strategy{"redis-queue"})
+			b.Watch(scenario.Snapshot{Strategy: "redis-queue",
 				Audit: &tally.Audit{QueueLength: tc.length, QueuePending: tc.pending}})
 			r := state(t, b).Rows[0]
 			if !equal(r.QueueLength, tc.wantLen) || !equal(r.QueueLag, tc.wantLag) {
@@ -75,16 +75,16 @@ func show(p *int64) string {
 // milliseconds, and the attack's last snapshot marks the row done; the
 // other rows wait untouched.
 func TestWatchRow(t *testing.T) {
-	b := live.NewBoard("t", []scenario.Mode{"lua", "fenced"})
-	b.Watch(scenario.Snapshot{Mode: "fenced", Planned: 100, Sent: 100, Created: 9, SoldOut: 80, Unavailable: 11,
+	b := live.NewBoard("t", []scenario.Strategy{"lua", "fenced"})
+	b.Watch(scenario.Snapshot{Strategy: "fenced", Planned: 100, Sent: 100, Created: 9, SoldOut: 80, Unavailable: 11,
 		P50: 1500 * time.Microsecond, P99: 2 * time.Second, Done: true,
 		Audit: &tally.Audit{InitialStock: 10, Stock: 1, Sold: 9}})
 	st := state(t, b)
-	if r := st.Rows[0]; r.Mode != "lua" || r.State != "waiting" || r.Sent != 0 {
+	if r := st.Rows[0]; r.Strategy != "lua" || r.State != "waiting" || r.Sent != 0 {
 		t.Errorf("lua: %+v, want it waiting, untouched", r)
 	}
 	r := st.Rows[1]
-	if r.Mode != "fenced" || r.State != "done" || r.Created != 9 || r.SoldOut != 80 || r.Unavailable != 11 {
+	if r.Strategy != "fenced" || r.State != "done" || r.Created != 9 || r.SoldOut != 80 || r.Unavailable != 11 {
 		t.Errorf("fenced: %+v, want done with the snapshot's answers", r)
 	}
 	if r.P50 != 1.5 || r.P99 != 2000 {
@@ -99,20 +99,20 @@ func TestWatchRow(t *testing.T) {
 // "stopped", one it never reached "not run", and a mode that finished
 // shows the report's figures, its 503s from the answers' statuses.
 func TestFinishStates(t *testing.T) {
-	b := live.NewBoard("t", []scenario.Mode{"lua", "fenced", "etcd"})
-	b.Watch(scenario.Snapshot{Mode: "fenced", Sent: 3})
-	done := report.ModeDoc{Mode: "lua", Sent: 20, Why: "a reason",
+	b := live.NewBoard("t", []scenario.Strategy{"lua", "fenced", "etcd"})
+	b.Watch(scenario.Snapshot{Strategy: "fenced", Sent: 3})
+	done := report.StrategyDoc{Strategy: "lua", Sent: 20, Why: "a reason",
 		Audit:   tally.Audit{ProductID: "p", InitialStock: 10, Stock: 0, Sold: 10},
 		Answers: tally.Answers{Status: map[int]int{201: 10, 503: 4}}}
-	b.Finish(report.Document{Modes: []report.ModeDoc{done}}, nil)
+	b.Finish(report.Document{Strategies: []report.StrategyDoc{done}}, nil)
 	st := state(t, b)
 	if !st.Done || st.Err != "" {
 		t.Errorf("done %v, error %q; want done without an error", st.Done, st.Err)
 	}
 	want := map[string]string{"lua": "done", "fenced": "stopped", "etcd": "not run"}
 	for _, r := range st.Rows {
-		if r.State != want[r.Mode] {
-			t.Errorf("%s: state %q, want %q", r.Mode, r.State, want[r.Mode])
+		if r.State != want[r.Strategy] {
+			t.Errorf("%s: state %q, want %q", r.Strategy, r.State, want[r.Strategy])
 		}
 	}
 	if r := st.Rows[0]; r.Unavailable != 4 || r.Why != "a reason" || r.UnitsLeft == nil || *r.UnitsLeft != 0 {
@@ -125,9 +125,9 @@ func TestFinishStates(t *testing.T) {
 // events, its undersold ones once it is done, and at the end the
 // report's; a row without a pay window shows none of them, not zeros.
 func TestLife(t *testing.T) {
-	b := live.NewBoard("t", []scenario.Mode{"sql-atomic", "lua"})
-	b.Watch(scenario.Snapshot{Mode: "lua", Audit: &tally.Audit{InitialStock: 10, Stock: 4, Sold: 6}})
-	b.Watch(scenario.Snapshot{Mode: "sql-atomic",
+	b := live.NewBoard("t", []scenario.Strategy{"sql-atomic", "lua"})
+	b.Watch(scenario.Snapshot{Strategy: "lua", Audit: &tally.Audit{InitialStock: 10, Stock: 4, Sold: 6}})
+	b.Watch(scenario.Snapshot{Strategy: "sql-atomic",
 		Audit: &tally.Audit{InitialStock: 10, Stock: 1, Sold: 9, Life: &tally.Life{Paid: 5, Pending: 4, Expired: 2, Resold: 1, Undersold: 1}}})
 	st := state(t, b)
 	if l := st.Rows[0].Life; l == nil || l.Paid != 5 || l.Pending != 4 || l.Expired != 2 || l.Resold != 1 || l.Returned != nil || l.Undersold != nil {
@@ -137,16 +137,16 @@ func TestLife(t *testing.T) {
 		t.Errorf("lua: life %+v, want null (no pay window)", l)
 	}
 
-	b.Watch(scenario.Snapshot{Mode: "sql-atomic", Done: true, Events: &tally.Events{Returned: 2},
+	b.Watch(scenario.Snapshot{Strategy: "sql-atomic", Done: true, Events: &tally.Events{Returned: 2},
 		Audit: &tally.Audit{InitialStock: 10, Stock: 1, Sold: 9, Life: &tally.Life{Paid: 9, Expired: 2, Resold: 1}}})
 	if l := state(t, b).Rows[0].Life; l == nil || l.Paid != 9 || l.Returned == nil || *l.Returned != 2 || l.Undersold == nil || *l.Undersold != 0 {
 		t.Errorf("sql-atomic done: %+v, want paid 9, returned 2, undersold 0", l)
 	}
 
-	b.Finish(report.Document{Modes: []report.ModeDoc{
-		{Mode: "sql-atomic", Events: tally.Events{Returned: 3},
+	b.Finish(report.Document{Strategies: []report.StrategyDoc{
+		{Strategy: "sql-atomic", Events: tally.Events{Returned: 3},
 			Audit: tally.Audit{ProductID: "p", InitialStock: 10, Stock: 0, Sold: 10, Life: &tally.Life{Paid: 10, Expired: 3, Resold: 3}}},
-		{Mode: "lua", Audit: tally.Audit{ProductID: "q", InitialStock: 10, Sold: 10}},
+		{Strategy: "lua", Audit: tally.Audit{ProductID: "q", InitialStock: 10, Sold: 10}},
 	}}, nil)
 	st = state(t, b)
 	if l := st.Rows[0].Life; l == nil || l.Paid != 10 || l.Expired != 3 || *l.Returned != 3 || l.Resold != 3 || *l.Undersold != 0 {

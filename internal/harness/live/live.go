@@ -21,8 +21,8 @@ import (
 // Row is one strategy's line on the page. Figures the page has not had
 // yet are null (UnitsLeft before the first audit).
 type Row struct {
-	Mode  string `json:"mode"`
-	State string `json:"state"` // waiting, running, done; at the end "not run" or "stopped" for a run cut short
+	Strategy string `json:"strategy"`
+	State    string `json:"state"` // waiting, running, done; at the end "not run" or "stopped" for a run cut short
 	// Planned and Sent count the crowd's clicks.
 	Planned int `json:"planned_requests"`
 	Sent    int `json:"sent_requests"`
@@ -114,10 +114,10 @@ type Board struct {
 }
 
 // NewBoard returns the board of a run of modes, each waiting, under title.
-func NewBoard(title string, modes []scenario.Mode) *Board {
+func NewBoard(title string, modes []scenario.Strategy) *Board {
 	b := &Board{state: State{Title: title, Rows: []Row{}}, changed: make(chan struct{})}
 	for _, m := range modes {
-		b.state.Rows = append(b.state.Rows, Row{Mode: string(m), State: "waiting"})
+		b.state.Rows = append(b.state.Rows, Row{Strategy: string(m), State: "waiting"})
 	}
 	return b
 }
@@ -125,7 +125,7 @@ func NewBoard(title string, modes []scenario.Mode) *Board {
 // Watch takes an attack's snapshot (scenario.Options.Watch).
 func (b *Board) Watch(s scenario.Snapshot) {
 	r := Row{
-		Mode: string(s.Mode), State: "running", Planned: s.Planned, Sent: s.Sent,
+		Strategy: string(s.Strategy), State: "running", Planned: s.Planned, Sent: s.Sent,
 		Created: s.Created, Queued: s.Queued, SoldOut: s.SoldOut, DupRejected: s.DupRejected, Unavailable: s.Unavailable, Shed: s.Shed,
 		OrdersPerSec: s.OrdersPerSec, P50: ms(s.P50), P90: ms(s.P90), P99: ms(s.P99),
 		Elapsed: s.Elapsed.Seconds(),
@@ -147,10 +147,10 @@ func (b *Board) Watch(s scenario.Snapshot) {
 // holds it), and runErr, if not nil, is shown.
 func (b *Board) Finish(doc report.Document, runErr error) {
 	b.update(func(st *State) {
-		for _, m := range doc.Modes {
+		for _, m := range doc.Strategies {
 			left := m.Audit.Stock
 			r := Row{
-				Mode: m.Mode, State: "done", Planned: m.Planned, Sent: m.Sent,
+				Strategy: m.Strategy, State: "done", Planned: m.Planned, Sent: m.Sent,
 				InitialStock: m.Audit.InitialStock, UnitsLeft: &left, Sold: m.Audit.Sold,
 				Oversold: m.Audit.Oversold, DuplicateOrders: m.Audit.DuplicateOrders,
 				Created: m.Answers.Created, Queued: m.Answers.Queued, SoldOut: m.Answers.SoldOut, DupRejected: m.DupRejected,
@@ -161,7 +161,7 @@ func (b *Board) Finish(doc report.Document, runErr error) {
 			r.QueueLength, r.QueueLag = backlog(m.Audit.QueueLength, m.Audit.QueuePending)
 			r.Life = newLife(m.Audit, &m.Events, true)
 			if m.Audit.ProductID == "" { // interrupted before its audit: keep the last one seen
-				if prev, ok := st.row(m.Mode); ok {
+				if prev, ok := st.row(m.Strategy); ok {
 					r.InitialStock, r.UnitsLeft, r.Sold, r.Oversold, r.DuplicateOrders, r.Life =
 						prev.InitialStock, prev.UnitsLeft, prev.Sold, prev.Oversold, prev.DuplicateOrders, prev.Life
 				}
@@ -186,7 +186,7 @@ func (b *Board) Finish(doc report.Document, runErr error) {
 // row returns the row of mode, if there is one.
 func (st *State) row(mode string) (Row, bool) {
 	for _, r := range st.Rows {
-		if r.Mode == mode {
+		if r.Strategy == mode {
 			return r, true
 		}
 	}
@@ -196,7 +196,7 @@ func (st *State) row(mode string) (Row, bool) {
 // put replaces the row of r's mode, or adds it.
 func (st *State) put(r Row) {
 	for i := range st.Rows {
-		if st.Rows[i].Mode == r.Mode {
+		if st.Rows[i].Strategy == r.Strategy {
 			st.Rows[i] = r
 			return
 		}

@@ -22,7 +22,7 @@ import (
 // the page connects, every change after it, and the end of the stream once
 // the run is done, with the report's figures.
 func TestEvents(t *testing.T) {
-	b := live.NewBoard("a test run", []scenario.Mode{"lua"})
+	b := live.NewBoard("a test run", []scenario.Strategy{"lua"})
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 
@@ -69,12 +69,12 @@ func TestEvents(t *testing.T) {
 	if st := next(); st.Title != "a test run" || len(st.Rows) != 1 || st.Rows[0].State != "waiting" || st.Rows[0].UnitsLeft != nil {
 		t.Fatalf("first event: %+v, want the lua row waiting, with no figures", st)
 	}
-	b.Watch(scenario.Snapshot{Mode: scenario.Mode("lua"), Sent: 7, Created: 3,
+	b.Watch(scenario.Snapshot{Strategy: scenario.Strategy("lua"), Sent: 7, Created: 3,
 		Audit: &tally.Audit{InitialStock: 10, Stock: 7, Sold: 3}})
 	if r := next().Rows[0]; r.State != "running" || r.Sent != 7 || *r.UnitsLeft != 7 || r.Sold != 3 {
 		t.Fatalf("after a snapshot: %+v", r)
 	}
-	doc := report.Document{Modes: []report.ModeDoc{{Mode: "lua", Sent: 20, OrdersPerSec: 12.5,
+	doc := report.Document{Strategies: []report.StrategyDoc{{Strategy: "lua", Sent: 20, OrdersPerSec: 12.5,
 		Audit: tally.Audit{ProductID: "p", InitialStock: 10, Sold: 10}, Latency: report.LatencyDoc{P99: 4.25}}}}
 	b.Finish(doc, nil)
 	st := next()
@@ -90,10 +90,10 @@ func TestEvents(t *testing.T) {
 // report: the page keeps the last one it showed rather than zeros, and the
 // modes the run never reached say so.
 func TestFinishKeepsTheLastAuditOfAModeCutShort(t *testing.T) {
-	b := live.NewBoard("t", []scenario.Mode{"lua", "fenced"})
-	b.Watch(scenario.Snapshot{Mode: "lua", Sent: 50,
+	b := live.NewBoard("t", []scenario.Strategy{"lua", "fenced"})
+	b.Watch(scenario.Snapshot{Strategy: "lua", Sent: 50,
 		Audit: &tally.Audit{ProductID: "p", InitialStock: 100, Stock: 37, Sold: 63}})
-	b.Finish(report.Document{Modes: []report.ModeDoc{{Mode: "lua", Sent: 50}}}, errors.New("interrupted"))
+	b.Finish(report.Document{Strategies: []report.StrategyDoc{{Strategy: "lua", Sent: 50}}}, errors.New("interrupted"))
 	srv := httptest.NewServer(b.Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/state")
@@ -119,7 +119,7 @@ func TestFinishKeepsTheLastAuditOfAModeCutShort(t *testing.T) {
 // The page carries its own 双 in its style, in place of the comment that
 // names it, so that its title reads without a CJK font.
 func TestPageCarriesItsFont(t *testing.T) {
-	srv := httptest.NewServer(live.NewBoard("a test run", []scenario.Mode{"lua"}).Handler())
+	srv := httptest.NewServer(live.NewBoard("a test run", []scenario.Strategy{"lua"}).Handler())
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/")
 	if err != nil {

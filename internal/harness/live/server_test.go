@@ -44,7 +44,7 @@ func stream(t *testing.T, url string) <-chan live.State {
 // it at most ten a second (Handler's promise), and the last event always
 // carries the last snapshot.
 func TestEventsCoalesce(t *testing.T) {
-	b := live.NewBoard("t", []scenario.Mode{"lua"})
+	b := live.NewBoard("t", []scenario.Strategy{"lua"})
 	s, err := live.Serve(b, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestEventsCoalesce(t *testing.T) {
 	for time.Since(start) < 500*time.Millisecond { // a snapshot every millisecond
 		<-tick.C
 		sent++
-		b.Watch(scenario.Snapshot{Mode: "lua", Sent: sent})
+		b.Watch(scenario.Snapshot{Strategy: "lua", Sent: sent})
 	}
 	got := 0
 	deadline := time.After(10 * time.Second)
@@ -82,7 +82,7 @@ func TestEventsCoalesce(t *testing.T) {
 // still watching a run that is not done, so that a page left open does
 // not keep the load generator from exiting.
 func TestCloseEndsOpenPages(t *testing.T) {
-	b := live.NewBoard("t", []scenario.Mode{"lua"})
+	b := live.NewBoard("t", []scenario.Strategy{"lua"})
 	s, err := live.Serve(b, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

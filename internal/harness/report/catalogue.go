@@ -40,7 +40,7 @@ func catalogueFlags(s scenario.Settings) string {
 }
 
 // exactCount is how many of m's products came out exact.
-func exactCount(m *scenario.ModeResult) int {
+func exactCount(m *scenario.StrategyResult) int {
 	n := 0
 	for _, p := range m.Products {
 		if p.Exact() {
@@ -56,9 +56,9 @@ func catalogueLine(o *scenario.Outcome) string {
 	if !o.Settings.Catalogue() {
 		return ""
 	}
-	parts := make([]string, 0, len(o.Modes))
-	for _, m := range o.Modes {
-		parts = append(parts, fmt.Sprintf("%s %d/%d", m.Mode, exactCount(m), len(m.Products)))
+	parts := make([]string, 0, len(o.Strategies))
+	for _, m := range o.Strategies {
+		parts = append(parts, fmt.Sprintf("%s %d/%d", m.Strategy, exactCount(m), len(m.Products)))
 	}
 	return fmt.Sprintf("%d products, Zipf %g: every figure is the products' sum. Exact products: %s. Each product: report.md.",
 		o.Settings.Products, o.Settings.Skew, strings.Join(parts, ", "))
@@ -66,7 +66,7 @@ func catalogueLine(o *scenario.Outcome) string {
 
 // CatalogueRows are one row's products in CatalogueColumns order, hottest
 // first.
-func CatalogueRows(m *scenario.ModeResult) [][]string {
+func CatalogueRows(m *scenario.StrategyResult) [][]string {
 	rows := make([][]string, 0, len(m.Products))
 	for _, p := range m.Products {
 		a := p.Audit
@@ -102,7 +102,7 @@ func catalogueIntro(s scenario.Settings) string {
 
 // exactLine is a row's heading in the per-product section: "18 of 20
 // products exact".
-func exactLine(m *scenario.ModeResult) string {
+func exactLine(m *scenario.StrategyResult) string {
 	return fmt.Sprintf("%d of %d products exact", exactCount(m), len(m.Products))
 }
 
@@ -114,8 +114,8 @@ func writeCatalogueMarkdown(b *strings.Builder, o *scenario.Outcome) {
 		return
 	}
 	fmt.Fprintf(b, "\n## Each product\n\n%s\n", catalogueIntro(o.Settings))
-	for _, m := range o.Modes {
-		fmt.Fprintf(b, "\n### %s: %s\n\n", m.Mode, exactLine(m))
+	for _, m := range o.Strategies {
+		fmt.Fprintf(b, "\n### %s: %s\n\n", m.Strategy, exactLine(m))
 		markdownTable(b, CatalogueColumns, CatalogueRows(m))
 	}
 }

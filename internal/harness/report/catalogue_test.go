@@ -25,7 +25,7 @@ func TestCatalogueReport(t *testing.T) {
 	}
 
 	o.Settings.Products, o.Settings.Skew = 2, 1.1
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		m.Products = []tally.ProductFigures{
 			{ID: m.ProductID + "-p01", Buyers: 3, Clicks: 4, Audit: tally.Audit{InitialStock: 1, Orders: 2, Sold: 2, Oversold: 1, Consistent: true}},
 			{ID: m.ProductID + "-p02", Buyers: 1, Clicks: 1, Audit: tally.Audit{InitialStock: 1, Orders: 1, Sold: 1, Consistent: true}},
@@ -55,8 +55,8 @@ func TestCatalogueReport(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Modes[0].Products) != 2 || doc.Modes[0].Products[0].Audit.Oversold != 1 || doc.Settings.Products != 2 {
-		t.Errorf("report.json products %+v, settings %+v", doc.Modes[0].Products, doc.Settings)
+	if len(doc.Strategies[0].Products) != 2 || doc.Strategies[0].Products[0].Audit.Oversold != 1 || doc.Settings.Products != 2 {
+		t.Errorf("report.json products %+v, settings %+v", doc.Strategies[0].Products, doc.Settings)
 	}
 }
 
@@ -71,10 +71,10 @@ func TestMastersReport(t *testing.T) {
 	if strings.Contains(md.String(), "load landed") {
 		t.Errorf("no cluster, yet a load section:\n%s", md.String())
 	}
-	o.Modes[0].Load = []tally.MasterLoad{{Addr: "h:1", Commands: 300, Share: 0.75}, {Addr: "h:2", Commands: 100, Share: 0.25}}
-	o.Modes[0].ProductID, o.Modes[0].HotMaster = "d11-x-off-p01", "h:1"
-	o.Modes[0].Products = []tally.ProductFigures{{ID: "d11-x-off-p01"}}
-	o.Modes[1].Load, o.Modes[1].HotMaster = []tally.MasterLoad{{Addr: "h:2", Commands: 9, Share: 1}}, "h:2"
+	o.Strategies[0].Load = []tally.MasterLoad{{Addr: "h:1", Commands: 300, Share: 0.75}, {Addr: "h:2", Commands: 100, Share: 0.25}}
+	o.Strategies[0].ProductID, o.Strategies[0].HotMaster = "d11-x-off-p01", "h:1"
+	o.Strategies[0].Products = []tally.ProductFigures{{ID: "d11-x-off-p01"}}
+	o.Strategies[1].Load, o.Strategies[1].HotMaster = []tally.MasterLoad{{Addr: "h:2", Commands: 9, Share: 1}}, "h:2"
 	md.Reset()
 	if err := writeMarkdown(&md, o); err != nil {
 		t.Fatal(err)
@@ -84,8 +84,8 @@ func TestMastersReport(t *testing.T) {
 			t.Errorf("report.md lacks %q:\n%s", want, md.String())
 		}
 	}
-	if d := NewDocument(o); len(d.Modes[0].Load) != 2 || d.Modes[1].HotMaster != "h:2" {
-		t.Errorf("report.json load %+v, %+v", d.Modes[0].Load, d.Modes[1].Load)
+	if d := NewDocument(o); len(d.Strategies[0].Load) != 2 || d.Strategies[1].HotMaster != "h:2" {
+		t.Errorf("report.json load %+v, %+v", d.Strategies[0].Load, d.Strategies[1].Load)
 	}
 }
 
@@ -95,7 +95,7 @@ func TestMastersReport(t *testing.T) {
 func fleetCatalogue() *scenario.Outcome {
 	o := fleetOutcome()
 	o.Settings.Products, o.Settings.Skew = 3, 1.1
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		m.ProductID += "-p01"
 		m.HotMaster = "127.0.0.1:7301"
 		m.Load = []tally.MasterLoad{{Addr: "127.0.0.1:7301", Commands: 800, Share: 0.8}, {Addr: "127.0.0.1:7302", Commands: 200, Share: 0.2}}
@@ -106,9 +106,9 @@ func fleetCatalogue() *scenario.Outcome {
 			p := tally.ProductFigures{ID: id, Buyers: 6 * share, Clicks: 12 * share, Audit: a}
 			p.Tally.Created = 33
 			switch {
-			case m.Mode == "off" && i == 0:
+			case m.Strategy == "off" && i == 0:
 				p.Audit.Orders, p.Audit.Sold, p.Audit.Oversold = 36, 36, 3
-			case m.Mode == "redis-decr" && i == 2:
+			case m.Strategy == "redis-decr" && i == 2:
 				p.EarlySoldOut = 2
 			}
 			m.Products = append(m.Products, p)
@@ -141,7 +141,7 @@ func TestCataloguePage(t *testing.T) {
 			t.Errorf("page lacks %s", want)
 		}
 	}
-	if n := strings.Count(page, "<details"); n != len(fleetCatalogue().Modes) {
-		t.Errorf("%d product tables, want one per row (%d)", n, len(fleetCatalogue().Modes))
+	if n := strings.Count(page, "<details"); n != len(fleetCatalogue().Strategies) {
+		t.Errorf("%d product tables, want one per row (%d)", n, len(fleetCatalogue().Strategies))
 	}
 }

@@ -27,9 +27,9 @@ const busyCPU = 0.9
 // newSweepRowDoc is mode's row of o's sweep, its points still to add.
 // The ceiling counts SQLite's one write lock when the run's database is
 // the embedded SQLite.
-func newSweepRowDoc(o *scenario.Outcome, mode scenario.Mode) SweepRowDoc {
+func newSweepRowDoc(o *scenario.Outcome, mode scenario.Strategy) SweepRowDoc {
 	sqlite := strings.Contains(o.Backend, "SQLite")
-	r := SweepRowDoc{Mode: string(mode), HoldsAtOnce: mode.HoldsAtOnce(o.Settings, sqlite)}
+	r := SweepRowDoc{Strategy: string(mode), HoldsAtOnce: mode.HoldsAtOnce(o.Settings, sqlite)}
 	if !mode.Batched() {
 		r.DoorSlots = o.DoorSlots
 	}

@@ -10,7 +10,7 @@ import (
 // min–max over the row's --count runs (spreadCell): every column that is a
 // Figure, and "errors" as a count. consistent says yes only if every run
 // was. A row run once is left as it is.
-func withSpreads(row []string, m *scenario.ModeResult) {
+func withSpreads(row []string, m *scenario.StrategyResult) {
 	if len(m.Runs) < 2 {
 		return
 	}
@@ -20,7 +20,7 @@ func withSpreads(row []string, m *scenario.ModeResult) {
 		}
 	}
 	if i := slices.Index(Columns, "consistent"); i >= 0 {
-		all := !slices.ContainsFunc(m.Runs, func(r *scenario.ModeResult) bool { return !r.Audit.Consistent })
+		all := !slices.ContainsFunc(m.Runs, func(r *scenario.StrategyResult) bool { return !r.Audit.Consistent })
 		row[i] = yesNo(all)
 	}
 }

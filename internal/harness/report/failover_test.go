@@ -14,16 +14,16 @@ import (
 func TestFailoverInReportJSON(t *testing.T) {
 	o := outcome()
 	o.Settings.Faults = []fault.Fault{&fault.SentinelFailover{Enabled: true, Rounds: 2}}
-	o.Modes[1].Events.FencedOut = 3
-	o.Modes[1].Records = fault.Records{&fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
+	o.Strategies[1].Events.FencedOut = 3
+	o.Strategies[1].Records = fault.Records{&fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
 		{At: time.Second, Promoted: 1500 * time.Millisecond, Held: 30 * time.Millisecond, Behind: 500, Caught: true, GrantedTwice: 1, Resumed: 2 * time.Second},
 		{At: 6 * time.Second, Promoted: 1800 * time.Millisecond, Held: 20 * time.Millisecond, Behind: 300, GrantedTwice: -1, Resumed: -1},
 	}}}
 	doc := NewDocument(o)
-	if doc.Modes[0].Failover != nil {
-		t.Errorf("off row: failover %+v, want none", doc.Modes[0].Failover)
+	if doc.Strategies[0].Failover != nil {
+		t.Errorf("off row: failover %+v, want none", doc.Strategies[0].Failover)
 	}
-	f := doc.Modes[1].Failover
+	f := doc.Strategies[1].Failover
 	if f == nil || f.Planned != 2 || f.Done != 2 || f.FencedOut != 3 || f.PromotedMaxMs != 1800 || f.ResumedMaxSeconds != -1 ||
 		f.GrantedTwice == nil || *f.GrantedTwice != 1 || len(f.Rounds) != 2 {
 		t.Fatalf("failover %+v, want 2 of 2 rounds, fenced out 3, promoted ≤1800 ms, resumed -1, granted twice 1", f)
@@ -45,20 +45,20 @@ func TestFailoverInReportJSON(t *testing.T) {
 func TestFailoverDriftInReportJSON(t *testing.T) {
 	o := outcome()
 	o.Settings.Faults = []fault.Fault{&fault.SentinelFailover{Enabled: true, Rounds: 2}}
-	o.Modes[1].Records = fault.Records{&fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
+	o.Strategies[1].Records = fault.Records{&fault.Failover{Planned: 2, Rounds: []fault.FailoverRound{
 		{At: 3 * time.Second, Caught: true, GrantedTwice: -1, Phantom: 3},
 		{At: 8 * time.Second, GrantedTwice: -1, Phantom: 0},
 	}, Drift: &fault.FailoverDrift{Peak: 3, Repaired: 3500 * time.Millisecond, End: 0, Samples: 140}}}
-	o.Modes[0].Records = fault.Records{&fault.Failover{Planned: 2, Drift: &fault.FailoverDrift{Peak: 2, Repaired: -1, End: 2, Samples: 9}}}
+	o.Strategies[0].Records = fault.Records{&fault.Failover{Planned: 2, Drift: &fault.FailoverDrift{Peak: 2, Repaired: -1, End: 2, Samples: 9}}}
 	doc := NewDocument(o)
-	d := doc.Modes[1].Failover.Drift
+	d := doc.Strategies[1].Failover.Drift
 	if d == nil || *d != (FailoverDriftDoc{PeakUnits: 3, RepairedSeconds: 3.5, EndUnits: 0, Samples: 140}) {
 		t.Errorf("drift %+v, want peak 3, repaired 3.5 s, end 0, 140 samples", d)
 	}
-	if r := doc.Modes[1].Failover.Rounds; r[0].PhantomUnits == nil || *r[0].PhantomUnits != 3 || r[1].PhantomUnits == nil || *r[1].PhantomUnits != 0 {
+	if r := doc.Strategies[1].Failover.Rounds; r[0].PhantomUnits == nil || *r[0].PhantomUnits != 3 || r[1].PhantomUnits == nil || *r[1].PhantomUnits != 0 {
 		t.Errorf("rounds %+v, want 3 then 0 phantom units", r)
 	}
-	if d := doc.Modes[0].Failover.Drift; d == nil || d.RepairedSeconds != -1 || d.EndUnits != 2 {
+	if d := doc.Strategies[0].Failover.Drift; d == nil || d.RepairedSeconds != -1 || d.EndUnits != 2 {
 		t.Errorf("unrepaired drift %+v, want repaired -1, end 2", d)
 	}
 }

@@ -25,36 +25,36 @@ type Figure struct {
 	// does not read (loadgen merge does, once): a part neither shows nor
 	// checks it.
 	Audited bool
-	of      func(*scenario.ModeResult) float64
+	of      func(*scenario.StrategyResult) float64
 }
 
 // Of is the figure's value in m.
-func (f Figure) Of(m *scenario.ModeResult) float64 { return f.of(m) }
+func (f Figure) Of(m *scenario.StrategyResult) float64 { return f.of(m) }
 
 // Figures are every figure of a row, in the table's order.
 var Figures = []Figure{
-	{Name: "reqs", of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.Requests) }},
-	{Name: "201", of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.Created) }},
-	{Name: "sold_out", OfRequests: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.SoldOut) }},
-	{Name: "dup_rejected", OfRequests: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.DupRejected()) }},
-	{Name: "errors", OfRequests: true, Lower: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.ErrorCount()) }},
-	{Name: "503s", OfRequests: true, Lower: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Tally.Status[503]) }},
-	{Name: "orders", Audited: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.Orders) }},
-	{Name: "oversold", Lower: true, Audited: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.Oversold) }},
-	{Name: "dup_orders", Lower: true, Audited: true, of: func(m *scenario.ModeResult) float64 { return float64(m.Audit.DuplicateOrders) }},
-	{Name: "req/s", Unit: "/s", of: func(m *scenario.ModeResult) float64 { return m.ReqPerSec() }},
-	{Name: "orders/s", Unit: "/s", of: func(m *scenario.ModeResult) float64 { return m.OrdersPerSec() }},
+	{Name: "reqs", of: func(m *scenario.StrategyResult) float64 { return float64(m.Tally.Requests) }},
+	{Name: "201", of: func(m *scenario.StrategyResult) float64 { return float64(m.Tally.Created) }},
+	{Name: "sold_out", OfRequests: true, of: func(m *scenario.StrategyResult) float64 { return float64(m.Tally.SoldOut) }},
+	{Name: "dup_rejected", OfRequests: true, of: func(m *scenario.StrategyResult) float64 { return float64(m.Tally.DupRejected()) }},
+	{Name: "errors", OfRequests: true, Lower: true, of: func(m *scenario.StrategyResult) float64 { return float64(m.Tally.ErrorCount()) }},
+	{Name: "503s", OfRequests: true, Lower: true, of: func(m *scenario.StrategyResult) float64 { return float64(m.Tally.Status[503]) }},
+	{Name: "orders", Audited: true, of: func(m *scenario.StrategyResult) float64 { return float64(m.Audit.Orders) }},
+	{Name: "oversold", Lower: true, Audited: true, of: func(m *scenario.StrategyResult) float64 { return float64(m.Audit.Oversold) }},
+	{Name: "dup_orders", Lower: true, Audited: true, of: func(m *scenario.StrategyResult) float64 { return float64(m.Audit.DuplicateOrders) }},
+	{Name: "req/s", Unit: "/s", of: func(m *scenario.StrategyResult) float64 { return m.ReqPerSec() }},
+	{Name: "orders/s", Unit: "/s", of: func(m *scenario.StrategyResult) float64 { return m.OrdersPerSec() }},
 	{Name: "answered/s", Unit: "/s", of: answeredPerSec},
-	{Name: "p50", Unit: "ms", Lower: true, of: func(m *scenario.ModeResult) float64 { return ms(m.Metrics.Latencies.P50) }},
-	{Name: "p95", Unit: "ms", Lower: true, of: func(m *scenario.ModeResult) float64 { return ms(m.Metrics.Latencies.P95) }},
-	{Name: "p99", Unit: "ms", Lower: true, of: func(m *scenario.ModeResult) float64 { return ms(m.Metrics.Latencies.P99) }},
-	{Name: "max", Unit: "ms", Lower: true, of: func(m *scenario.ModeResult) float64 { return ms(m.Metrics.Latencies.Max) }},
+	{Name: "p50", Unit: "ms", Lower: true, of: func(m *scenario.StrategyResult) float64 { return ms(m.Metrics.Latencies.P50) }},
+	{Name: "p95", Unit: "ms", Lower: true, of: func(m *scenario.StrategyResult) float64 { return ms(m.Metrics.Latencies.P95) }},
+	{Name: "p99", Unit: "ms", Lower: true, of: func(m *scenario.StrategyResult) float64 { return ms(m.Metrics.Latencies.P99) }},
+	{Name: "max", Unit: "ms", Lower: true, of: func(m *scenario.StrategyResult) float64 { return ms(m.Metrics.Latencies.Max) }},
 }
 
 // answeredPerSec is goodput in answers: the requests answered with an
 // order or an expected 409 (sold out, a repeated click), per second of
 // attack. Errors (503s, timeouts) are not answers a buyer can act on.
-func answeredPerSec(m *scenario.ModeResult) float64 {
+func answeredPerSec(m *scenario.StrategyResult) float64 {
 	if s := m.Elapsed().Seconds(); s > 0 {
 		return float64(m.Tally.Requests-m.Tally.ErrorCount()) / s
 	}
@@ -72,7 +72,7 @@ func FigureNamed(name string) (Figure, bool) {
 
 // figureValues is every figure of m, a row of o, by name; a part's
 // leaves the audit's out.
-func figureValues(o *scenario.Outcome, m *scenario.ModeResult) map[string]float64 {
+func figureValues(o *scenario.Outcome, m *scenario.StrategyResult) map[string]float64 {
 	out := make(map[string]float64, len(Figures))
 	for _, f := range Figures {
 		if !unaudited(o, f) {
@@ -101,7 +101,7 @@ type Spread struct {
 
 // spreadOf is f over the runs: the median (the mean of the middle two for
 // an even count), the least and the most.
-func spreadOf(f Figure, runs []*scenario.ModeResult) Spread {
+func spreadOf(f Figure, runs []*scenario.StrategyResult) Spread {
 	v := make([]float64, len(runs))
 	for i, r := range runs {
 		v[i] = f.Of(r)
@@ -119,7 +119,7 @@ func spreadOf(f Figure, runs []*scenario.ModeResult) Spread {
 }
 
 // spreads is every figure over m's runs, or nil for a row run once.
-func spreads(m *scenario.ModeResult) map[string]Spread {
+func spreads(m *scenario.StrategyResult) map[string]Spread {
 	if len(m.Runs) < 2 {
 		return nil
 	}
@@ -133,7 +133,7 @@ func spreads(m *scenario.ModeResult) map[string]Spread {
 // spreadCell renders a figure over several runs for the table: "44 (40–48)",
 // or just "44" when every run reads the same as written (250 req/s and
 // 250.4 req/s both read "250").
-func spreadCell(f Figure, runs []*scenario.ModeResult) string {
+func spreadCell(f Figure, runs []*scenario.StrategyResult) string {
 	s := spreadOf(f, runs)
 	med, lo, hi := formatFigure(f, s.Median), formatFigure(f, s.Min), formatFigure(f, s.Max)
 	if lo == hi {

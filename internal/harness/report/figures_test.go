@@ -18,8 +18,8 @@ import (
 // requests sent over elapsed (Vegeta's rate is their quotient), created
 // 201s, queued 202s, errs by "status code" (counted by status too), the
 // p50 and p99.
-func counted(mode scenario.Mode, elapsed time.Duration, requests, created, queued int, errs map[string]int, p50, p99 time.Duration) *scenario.ModeResult {
-	m := &scenario.ModeResult{Mode: mode, CPU: -1,
+func counted(mode scenario.Strategy, elapsed time.Duration, requests, created, queued int, errs map[string]int, p50, p99 time.Duration) *scenario.StrategyResult {
+	m := &scenario.StrategyResult{Strategy: mode, CPU: -1,
 		Tally: tally.Answers{Requests: requests, Created: created, Queued: queued, Errors: errs, Status: map[int]int{}}}
 	for key, n := range errs {
 		status, _, _ := strings.Cut(key, " ")
@@ -39,7 +39,7 @@ func counted(mode scenario.Mode, elapsed time.Duration, requests, created, queue
 func TestGoodput(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
-		m                *scenario.ModeResult
+		m                *scenario.StrategyResult
 		orders, answered float64
 	}{
 		{"every click answered", counted("lua", 2*time.Second, 1000, 100, 0, nil, 0, 0), 50, 500},
@@ -106,9 +106,9 @@ func TestSpreadOf(t *testing.T) {
 		{"no runs", nil, Spread{}, "0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var runs []*scenario.ModeResult
+			var runs []*scenario.StrategyResult
 			for _, n := range tc.orders {
-				runs = append(runs, &scenario.ModeResult{Audit: tally.Audit{Orders: n}})
+				runs = append(runs, &scenario.StrategyResult{Audit: tally.Audit{Orders: n}})
 			}
 			if got := spreadOf(orders, runs); got != tc.want {
 				t.Errorf("spreadOf: got %+v, want %+v", got, tc.want)
@@ -129,7 +129,7 @@ func TestSpreadOf(t *testing.T) {
 		{"req/s", []time.Duration{2 * time.Second, 1999 * time.Millisecond}, "250"},
 		{"req/s", []time.Duration{2 * time.Second, 1900 * time.Millisecond}, "257 (250–263)"},
 	} {
-		var runs []*scenario.ModeResult
+		var runs []*scenario.StrategyResult
 		for _, v := range tc.values {
 			m := counted("lua", v, 500, 0, 0, nil, 0, v)
 			runs = append(runs, m)

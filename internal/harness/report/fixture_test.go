@@ -23,8 +23,8 @@ type answerFunc func(i, n int) (code uint16, errCode string, latency time.Durati
 
 // attack is a row of mode whose n requests were sent evenly over span and
 // answered by answer.
-func attack(mode scenario.Mode, n int, span time.Duration, answer answerFunc) *scenario.ModeResult {
-	m := &scenario.ModeResult{Mode: mode, ProductID: "p-" + string(mode), Planned: n, Sent: n, CPU: -1}
+func attack(mode scenario.Strategy, n int, span time.Duration, answer answerFunc) *scenario.StrategyResult {
+	m := &scenario.StrategyResult{Strategy: mode, ProductID: "p-" + string(mode), Planned: n, Sent: n, CPU: -1}
 	for i := range n {
 		code, errCode, lat := answer(i, n)
 		body := ""
@@ -63,10 +63,10 @@ func saleAnswers(stock, refuseEvery int, base time.Duration) answerFunc {
 // 1,200 clicks, off overselling 3 and naive 1, redis-queue queueing.
 func fleetOutcome() *scenario.Outcome {
 	s := scenario.DefaultSettings()
-	s.Modes = scenario.Modes()
+	s.Strategies = scenario.Strategies()
 	o := &scenario.Outcome{Settings: s, Env: scenario.CurrentEnv(), Targets: []string{"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"},
 		Backend: "embedded (fixture)", Started: fixtureStart, Wall: 40 * time.Second}
-	for i, mode := range s.Modes {
+	for i, mode := range s.Strategies {
 		m := attack(mode, 1200, 2*time.Second, saleAnswers(100, 7+i, time.Duration(2+i)*time.Millisecond))
 		m.CPU = time.Duration(150+20*i) * time.Millisecond
 		m.Audit = tally.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}
@@ -79,7 +79,7 @@ func fleetOutcome() *scenario.Outcome {
 			m.Drain = &tally.Drain{Took: 400 * time.Millisecond}
 		}
 		m.Why = fmt.Sprintf("%s sold %d of 100 units to 1,200 clicks.", mode, m.Audit.Sold)
-		o.Modes = append(o.Modes, m)
+		o.Strategies = append(o.Strategies, m)
 	}
 	return o
 }
@@ -87,7 +87,7 @@ func fleetOutcome() *scenario.Outcome {
 // sweepRow is a row of a sweep fixture: it serves up to capacity clicks
 // per second in 20 ms; past that, the rest wait and are refused.
 type sweepRow struct {
-	mode     scenario.Mode
+	mode     scenario.Strategy
 	capacity float64
 }
 
@@ -95,10 +95,10 @@ type sweepRow struct {
 // each collapsing past its own capacity (sql-atomic never).
 func fleetSweep() *scenario.Outcome {
 	s := scenario.DefaultSettings()
-	s.Modes = nil
+	s.Strategies = nil
 	rows := []sweepRow{{"off", 1800}, {"lua", 700}, {"sql-atomic", 4000}, {"redis-decr", 1200}, {"redis-queue", 900}, {"fenced+batch", 1500}}
 	for _, r := range rows {
-		s.Modes = append(s.Modes, r.mode)
+		s.Strategies = append(s.Strategies, r.mode)
 	}
 	o := &scenario.Outcome{Settings: s, Env: scenario.CurrentEnv(), Targets: []string{"http://127.0.0.1:1"},
 		Backend: "embedded (fixture)", Started: fixtureStart, Wall: 90 * time.Second}
@@ -113,7 +113,7 @@ func fleetSweep() *scenario.Outcome {
 				return 503, "lock_timeout", time.Duration(400/served) * time.Millisecond
 			})
 			m.Audit = tally.Audit{InitialStock: scenario.SweepStock, Orders: m.Tally.Created, Sold: m.Tally.Created, Consistent: true}
-			p.Modes = append(p.Modes, m)
+			p.Strategies = append(p.Strategies, m)
 		}
 		o.Sweep = append(o.Sweep, p)
 	}
@@ -125,15 +125,15 @@ func fleetSweep() *scenario.Outcome {
 func fleetCount() *scenario.Outcome {
 	o := fleetOutcome()
 	o.Settings.Count = 3
-	row := o.Modes[2]
+	row := o.Strategies[2]
 	for i := range 3 {
-		r := attack(row.Mode, 1200, 2*time.Second, saleAnswers(100, 9+i, time.Duration(3+i)*time.Millisecond))
+		r := attack(row.Strategy, 1200, 2*time.Second, saleAnswers(100, 9+i, time.Duration(3+i)*time.Millisecond))
 		r.Audit, r.CPU, r.Why = row.Audit, row.CPU, row.Why
 		r.Lost = i / 2
 		row.Runs = append(row.Runs, r)
 	}
-	o.Modes[2] = row.Runs[1]
-	o.Modes[2].Runs = row.Runs
+	o.Strategies[2] = row.Runs[1]
+	o.Strategies[2].Runs = row.Runs
 	return o
 }
 
@@ -143,13 +143,13 @@ func fleetCount() *scenario.Outcome {
 func fleetCrash() *scenario.Outcome {
 	o := fleetOutcome()
 	o.Settings.Faults = []fault.Fault{&fault.ShopCrash{Kills: 1}}
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		m.Records = fault.Records{&fault.Crash{Planned: 1, Kills: []fault.CrashKill{{Shop: 1, At: time.Second, Back: 1600 * time.Millisecond}}}}
-		switch m.Mode {
+		switch m.Strategy {
 		case "redis-decr":
 			m.Lost = 2
 		case "etcd":
-			*m = scenario.ModeResult{Mode: m.Mode, ProductID: m.ProductID, CPU: -1, Why: "etcd sent nothing: its shop never came back.",
+			*m = scenario.StrategyResult{Strategy: m.Strategy, ProductID: m.ProductID, CPU: -1, Why: "etcd sent nothing: its shop never came back.",
 				Audit: tally.Audit{InitialStock: 100, Stock: 100, Consistent: true}}
 		}
 	}
@@ -160,7 +160,7 @@ func fleetCrash() *scenario.Outcome {
 // no bar to draw.
 func fleetClean() *scenario.Outcome {
 	o := fleetOutcome()
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 100, 100, 0
 	}
 	return o
@@ -172,18 +172,18 @@ func fleetClean() *scenario.Outcome {
 func fleetRestart() *scenario.Outcome {
 	o := fleetOutcome()
 	o.Settings.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3}}
-	var rows []*scenario.ModeResult
-	for _, m := range o.Modes {
-		if m.Mode != "redlock" && m.Mode != "fenced" {
+	var rows []*scenario.StrategyResult
+	for _, m := range o.Strategies {
+		if m.Strategy != "redlock" && m.Strategy != "fenced" {
 			continue
 		}
 		m.Records = fault.Records{&fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true, At: 500 * time.Millisecond, Back: 500 * time.Millisecond, GrantedWhileHeld: -1}}
-		if m.Mode == "redlock" {
+		if m.Strategy == "redlock" {
 			m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 102, 102, 2
 		}
 		rows = append(rows, m)
 	}
-	o.Modes, o.Settings.Modes = rows, []scenario.Mode{"redlock", "fenced"}
+	o.Strategies, o.Settings.Strategies = rows, []scenario.Strategy{"redlock", "fenced"}
 	return o
 }
 
@@ -194,9 +194,9 @@ func fleetRestart() *scenario.Outcome {
 func fleetPay() *scenario.Outcome {
 	o := fleetOutcome()
 	o.Settings.Pay, o.Settings.PayWithin = 0.7, time.Second
-	var rows []*scenario.ModeResult
-	for _, m := range o.Modes {
-		switch m.Mode {
+	var rows []*scenario.StrategyResult
+	for _, m := range o.Strategies {
+		switch m.Strategy {
 		case "sql-atomic":
 			m.Audit.Life = &tally.Life{Paid: 100, Expired: 31, Placed: 131, Resold: 31}
 			m.Events.Returned = 31
@@ -210,6 +210,6 @@ func fleetPay() *scenario.Outcome {
 		}
 		rows = append(rows, m)
 	}
-	o.Modes, o.Settings.Modes = rows, []scenario.Mode{"sql-for-update", "sql-atomic"}
+	o.Strategies, o.Settings.Strategies = rows, []scenario.Strategy{"sql-for-update", "sql-atomic"}
 	return o
 }

@@ -21,7 +21,7 @@ import (
 // shedFigures counts the answers of m that turned a buyer away because
 // the shop was full (503 or 429), and the 99th percentile of their
 // latency; 0 and 0 if there were none.
-func shedFigures(m *scenario.ModeResult) (n int, p99 time.Duration) {
+func shedFigures(m *scenario.StrategyResult) (n int, p99 time.Duration) {
 	var lat []time.Duration
 	for _, r := range m.Results {
 		if shed(r) {

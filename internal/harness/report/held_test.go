@@ -13,7 +13,7 @@ import (
 // TestHeldLine: the peak, and each rate past it as a fraction of the
 // peak, with the p99 of the answers it shed.
 func TestHeldLine(t *testing.T) {
-	r := SweepRowDoc{Mode: "sql-atomic", Points: []SweepPointDoc{
+	r := SweepRowDoc{Strategy: "sql-atomic", Points: []SweepPointDoc{
 		{OfferedPerSecond: 1000, OrdersPerSecond: 1000},
 		{OfferedPerSecond: 2000, OrdersPerSecond: 2000, Shed: 3, ShedP99Ms: 1.5},
 		{OfferedPerSecond: 8000, OrdersPerSecond: 1500, Shed: 900, ShedP99Ms: 4},
@@ -31,7 +31,7 @@ func TestHeldLine(t *testing.T) {
 
 // TestShedFigures: only 503 and 429 answers count as shed.
 func TestShedFigures(t *testing.T) {
-	m := &scenario.ModeResult{}
+	m := &scenario.StrategyResult{}
 	for i, code := range []uint16{201, 503, 429, 409, 503, 0} {
 		m.Results = append(m.Results, vegeta.Result{Code: code, Latency: time.Duration(i+1) * time.Millisecond})
 	}

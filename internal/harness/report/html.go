@@ -37,8 +37,8 @@ type htmlData struct {
 	Rows    [][]htmlCell
 	// Life is a sale with payments' second table, nil without a pay
 	// window.
-	Life  *htmlLife
-	Modes []*scenario.ModeResult
+	Life       *htmlLife
+	Strategies []*scenario.StrategyResult
 	// Skipped are the skipped modes' why-lines, after Modes'.
 	Skipped []htmlWhy
 	Unsafe  []string
@@ -61,7 +61,7 @@ type htmlData struct {
 // htmlKnee is a row's line under the sweep's charts: its knee (kneeLine)
 // how it held its peak past it (heldLine), and its peak beside its
 // ceiling (ceilingLine).
-type htmlKnee struct{ Mode, Knee, Held, Ceiling string }
+type htmlKnee struct{ Strategy, Knee, Held, Ceiling string }
 
 // htmlSweep is the sweep's section: the goodput and p99 charts, where each
 // row's knee is, and the table.
@@ -80,17 +80,17 @@ type htmlSweep struct {
 // time).
 func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
-		FontFace: template.CSS(webfont.FaceCSS),
-		Title:    "Double 11 (双11) flash sale: strategies side by side" + rttTitle(o.Settings),
-		Machine:  machineLine(o),
-		Settings: flagPieces(settingsText(o)),
-		Columns:  headers(Columns),
-		Rows:     append(tableCells(o), skippedCells(o)...),
-		Life:     newHTMLLife(o),
-		Modes:    o.Modes,
-		Skipped:  skippedWhys(o),
-		Unsafe:   o.Unsafe(),
-		RunNotes: RunNotes(o),
+		FontFace:   template.CSS(webfont.FaceCSS),
+		Title:      "Double 11 (双11) flash sale: strategies side by side" + rttTitle(o.Settings),
+		Machine:    machineLine(o),
+		Settings:   flagPieces(settingsText(o)),
+		Columns:    headers(Columns),
+		Rows:       append(tableCells(o), skippedCells(o)...),
+		Life:       newHTMLLife(o),
+		Strategies: o.Strategies,
+		Skipped:    skippedWhys(o),
+		Unsafe:     o.Unsafe(),
+		RunNotes:   RunNotes(o),
 
 		Catalogue:    newHTMLCatalogue(o),
 		Masters:      mastersLines(o),
@@ -102,34 +102,34 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 			KneeMs: kneeMs, Columns: headers(SweepColumns), Rows: sweepCells(o),
 		}
 		for _, r := range sd.Rows {
-			d.Sweep.Knees = append(d.Sweep.Knees, htmlKnee{r.Mode, kneeLine(r), heldLine(r), ceilingLine(r)})
+			d.Sweep.Knees = append(d.Sweep.Knees, htmlKnee{r.Strategy, kneeLine(r), heldLine(r), ceilingLine(r)})
 		}
 	}
-	d.Charts, d.Notes = modeCharts(o.Modes)
-	for _, m := range o.Modes {
-		d.RawFiles = append(d.RawFiles, RawFile(string(m.Mode)))
+	d.Charts, d.Notes = strategyCharts(o.Strategies)
+	for _, m := range o.Strategies {
+		d.RawFiles = append(d.RawFiles, RawFile(string(m.Strategy)))
 		if len(m.Results) == 0 {
-			d.Notes = append(d.Notes, fmt.Sprintf("%s sent no requests: it has no latency over time to draw.", m.Mode))
+			d.Notes = append(d.Notes, fmt.Sprintf("%s sent no requests: it has no latency over time to draw.", m.Strategy))
 			continue
 		}
 		d.Scatters = append(d.Scatters, template.HTML(latencyScatter(m)))
 	}
-	if slices.ContainsFunc(o.Modes, func(m *scenario.ModeResult) bool { return len(m.Runs) > 1 }) {
+	if slices.ContainsFunc(o.Strategies, func(m *scenario.StrategyResult) bool { return len(m.Runs) > 1 }) {
 		d.Notes = append(d.Notes, "With --count, a row's charts show its run whose orders/s is the median; the table gives the median and min–max of every run.")
 	}
 	return page.Execute(w, d)
 }
 
-// modeCharts draws the per-mode bar charts of rows, and says which it left
+// strategyCharts draws the per-mode bar charts of rows, and says which it left
 // out because every bar would be 0.
-func modeCharts(rows []*scenario.ModeResult) (charts []template.HTML, notes []string) {
+func strategyCharts(rows []*scenario.StrategyResult) (charts []template.HTML, notes []string) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
 	var cats []string
 	var oversold, dups, reqs, orders, p50, p95, p99 []float64
 	for _, m := range rows {
-		cats = append(cats, string(m.Mode))
+		cats = append(cats, string(m.Strategy))
 		oversold = append(oversold, float64(m.Audit.Oversold))
 		dups = append(dups, float64(m.Audit.DuplicateOrders))
 		reqs = append(reqs, m.ReqPerSec())

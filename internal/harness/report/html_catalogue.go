@@ -24,9 +24,9 @@ type htmlCatalogue struct {
 // htmlProducts is one row's products: Summary says how many were exact,
 // Open whether the table starts unfolded (a product was not exact).
 type htmlProducts struct {
-	Mode, Summary string
-	Open          bool
-	Cells         [][]htmlCell
+	Strategy, Summary string
+	Open              bool
+	Cells             [][]htmlCell
 }
 
 // newHTMLCatalogue is o's per-product section; nil for one product.
@@ -35,9 +35,9 @@ func newHTMLCatalogue(o *scenario.Outcome) *htmlCatalogue {
 		return nil
 	}
 	c := &htmlCatalogue{Intro: catalogueIntro(o.Settings), Columns: headers(CatalogueColumns)}
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		c.Rows = append(c.Rows, htmlProducts{
-			Mode: string(m.Mode), Summary: exactLine(m),
+			Strategy: string(m.Strategy), Summary: exactLine(m),
 			Open:  exactCount(m) < len(m.Products),
 			Cells: productCells(m),
 		})
@@ -47,7 +47,7 @@ func newHTMLCatalogue(o *scenario.Outcome) *htmlCatalogue {
 
 // productCells are CatalogueRows(m) as the page shows them, each product's
 // broken promises red, and its exact "no" red with the reasons.
-func productCells(m *scenario.ModeResult) [][]htmlCell {
+func productCells(m *scenario.StrategyResult) [][]htmlCell {
 	rows := CatalogueRows(m)
 	out := make([][]htmlCell, len(rows))
 	for r, row := range rows {

@@ -29,7 +29,7 @@ func tableCells(o *scenario.Outcome) [][]htmlCell {
 	rows := Rows(o)
 	out := make([][]htmlCell, len(rows))
 	for r, row := range rows {
-		m := o.Modes[r]
+		m := o.Strategies[r]
 		wrong := wrongCells(m)
 		for i, c := range row {
 			cell := htmlCell{Text: c, Wrong: wrong[Columns[i]]}
@@ -60,12 +60,12 @@ func lostWhy(n int) string {
 
 // wrongCells says, by column, why a cell of m's row is wrong, looking at
 // every run of a --count row: one run that oversold is an oversell.
-func wrongCells(m *scenario.ModeResult) map[string]string {
+func wrongCells(m *scenario.StrategyResult) map[string]string {
 	runs := m.Runs
 	if len(runs) == 0 {
-		runs = []*scenario.ModeResult{m}
+		runs = []*scenario.StrategyResult{m}
 	}
-	most := func(f func(*scenario.ModeResult) int) int {
+	most := func(f func(*scenario.StrategyResult) int) int {
 		n := 0
 		for _, r := range runs {
 			n = max(n, f(r))
@@ -73,19 +73,19 @@ func wrongCells(m *scenario.ModeResult) map[string]string {
 		return n
 	}
 	wrong := map[string]string{}
-	if n := most(func(r *scenario.ModeResult) int { return r.Audit.Oversold }); n > 0 {
+	if n := most(func(r *scenario.StrategyResult) int { return r.Audit.Oversold }); n > 0 {
 		wrong["oversold"] = fmt.Sprintf(oversoldWhy, n)
 	}
-	if n := most(func(r *scenario.ModeResult) int { return r.Audit.DuplicateOrders }); n > 0 {
+	if n := most(func(r *scenario.StrategyResult) int { return r.Audit.DuplicateOrders }); n > 0 {
 		wrong["dup_orders"] = dupWhy(n)
 	}
-	if slices.ContainsFunc(runs, func(r *scenario.ModeResult) bool { return !r.Audit.Consistent }) {
+	if slices.ContainsFunc(runs, func(r *scenario.StrategyResult) bool { return !r.Audit.Consistent }) {
 		wrong["consistent"] = consistentWhy
 	}
-	if n := most(func(r *scenario.ModeResult) int { return r.Lost }); n > 0 {
+	if n := most(func(r *scenario.StrategyResult) int { return r.Lost }); n > 0 {
 		wrong["orders"] = lostWhy(n)
 	}
-	if i := slices.IndexFunc(runs, func(r *scenario.ModeResult) bool { return r.Drain != nil && r.Drain.Err != "" }); i >= 0 {
+	if i := slices.IndexFunc(runs, func(r *scenario.StrategyResult) bool { return r.Drain != nil && r.Drain.Err != "" }); i >= 0 {
 		wrong["drain"] = "the queue did not drain: " + runs[i].Drain.Err
 	}
 	return wrong

@@ -30,7 +30,7 @@ func newHTMLLife(o *scenario.Outcome) *htmlLife {
 	}
 	l := &htmlLife{Intro: lifeIntro, Columns: headers(LifeColumns)}
 	i := 0
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		if m.Audit.Life == nil {
 			continue
 		}
@@ -49,7 +49,7 @@ func newHTMLLife(o *scenario.Outcome) *htmlLife {
 // neither sold nor back on sale, or more units returned than orders that
 // ended unpaid (a unit returned twice). Fewer returned is not marked: a
 // shop killed mid-sale takes its counts with it.
-func lifeWrong(m *scenario.ModeResult) map[string]string {
+func lifeWrong(m *scenario.StrategyResult) map[string]string {
 	l, wrong := m.Audit.Life, map[string]string{}
 	if l.Undersold > 0 {
 		wrong["undersold"] = fmt.Sprintf("%s neither sold nor back on sale", plural(l.Undersold, "unit", "units"))

@@ -114,13 +114,13 @@ func TestPageSaysWhatItLeftOut(t *testing.T) {
 		t.Errorf("clean run: want the audit chart left out, and a line saying why")
 	}
 	page = render(t, fleetCrash())
-	if got, want := strings.Count(page, "latency of each request over time</text>"), len(fleetCrash().Modes)-1; got != want {
+	if got, want := strings.Count(page, "latency of each request over time</text>"), len(fleetCrash().Strategies)-1; got != want {
 		t.Errorf("crash run: got %d scatters, want %d (etcd sent nothing)", got, want)
 	}
 	if !strings.Contains(page, "etcd sent no requests") {
 		t.Errorf("crash run: no line says etcd's scatter is left out")
 	}
-	if got, want := strings.Count(page, ">shop 2 killed</text>"), len(fleetCrash().Modes)-1; got != want {
+	if got, want := strings.Count(page, ">shop 2 killed</text>"), len(fleetCrash().Strategies)-1; got != want {
 		t.Errorf("crash run: %d kill lines, want one per scatter (%d)", got, want)
 	}
 	if got := strings.Count(render(t, fleetRestart()), ">3 node(s) restarted empty</text>"); got != 2 {
@@ -148,7 +148,7 @@ func TestPageMarksOnlyWhatIsWrong(t *testing.T) {
 			for r, row := range tableCells(tc.o) {
 				for i, c := range row {
 					if c.Wrong != "" {
-						got = append(got, string(tc.o.Modes[r].Mode)+"/"+Columns[i])
+						got = append(got, string(tc.o.Strategies[r].Strategy)+"/"+Columns[i])
 					}
 				}
 			}

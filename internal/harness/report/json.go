@@ -21,9 +21,9 @@ type Document struct {
 	Backend     string       `json:"backend"`
 	Targets     []string     `json:"targets"`
 	// FaultMethods say how each fault struck the fleet.
-	FaultMethods []string    `json:"fault_methods,omitempty"`
-	Settings     SettingsDoc `json:"settings"`
-	Modes        []ModeDoc   `json:"modes"`
+	FaultMethods []string      `json:"fault_methods,omitempty"`
+	Settings     SettingsDoc   `json:"settings"`
+	Strategies   []StrategyDoc `json:"strategies"`
 	// Skipped are the modes asked for that could not run here, with why.
 	Skipped []SkippedDoc `json:"skipped,omitempty"`
 	Unsafe  []string     `json:"unsafe"`
@@ -80,7 +80,7 @@ func (d SpanDoc) Span() scenario.Span {
 
 // SettingsDoc is scenario.Settings with units.
 type SettingsDoc struct {
-	Modes           []string `json:"modes"`
+	Strategies      []string `json:"strategies"`
 	Users           int      `json:"users"`
 	Stock           int      `json:"stock"`
 	Clicks          int      `json:"clicks"`
@@ -113,9 +113,9 @@ type SettingsDoc struct {
 	LoadSettingsDoc
 }
 
-// ModeDoc is one row with every figure behind it.
-type ModeDoc struct {
-	Mode        string        `json:"mode"`
+// StrategyDoc is one row with every figure behind it.
+type StrategyDoc struct {
+	Strategy    string        `json:"strategy"`
 	ProductID   string        `json:"product_id"`
 	Planned     int           `json:"planned_requests"`
 	Sent        int           `json:"sent_requests"`
@@ -245,7 +245,7 @@ func NewDocument(o *scenario.Outcome) Document {
 		Stopped: o.Stopped,
 	}
 	for _, sk := range o.Skipped {
-		d.Skipped = append(d.Skipped, SkippedDoc{Mode: string(sk.Mode), Why: sk.Why})
+		d.Skipped = append(d.Skipped, SkippedDoc{Strategy: string(sk.Strategy), Why: sk.Why})
 	}
 	if rows := LifeRows(o); len(rows) > 0 {
 		d.LifeColumns, d.LifeTable = LifeColumns, rows
@@ -264,8 +264,8 @@ func NewDocument(o *scenario.Outcome) Document {
 	if d.Unsafe == nil {
 		d.Unsafe = []string{}
 	}
-	for _, m := range s.Modes {
-		d.Settings.Modes = append(d.Settings.Modes, string(m))
+	for _, m := range s.Strategies {
+		d.Settings.Strategies = append(d.Settings.Strategies, string(m))
 	}
 	for _, f := range s.Faults {
 		if d.Settings.Faults == nil {
@@ -273,10 +273,10 @@ func NewDocument(o *scenario.Outcome) Document {
 		}
 		maps.Copy(d.Settings.Faults, fault.Values(f))
 	}
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		l := m.Metrics.Latencies
-		md := ModeDoc{
-			Mode: string(m.Mode), ProductID: m.ProductID, Planned: m.Planned, Sent: m.Sent,
+		md := StrategyDoc{
+			Strategy: string(m.Strategy), ProductID: m.ProductID, Planned: m.Planned, Sent: m.Sent,
 			Answers: m.Tally, DupRejected: m.Tally.DupRejected(), ErrorsTotal: m.Tally.ErrorCount(),
 			Audit: m.Audit, Events: m.Events, Payments: m.Payments, ElapsedSecs: m.Elapsed().Seconds(), ReqPerSec: m.ReqPerSec(),
 			OrdersPerSec: m.OrdersPerSec(), Throughput: m.Metrics.Throughput,
@@ -284,7 +284,7 @@ func NewDocument(o *scenario.Outcome) Document {
 				Mean: ms(l.Mean), Min: ms(l.Min), P50: ms(l.P50), P90: ms(l.P90),
 				P95: ms(l.P95), P99: ms(l.P99), Max: ms(l.Max),
 			},
-			Why: m.Why, RawResults: RawFile(string(m.Mode)), LostOrders: m.Lost, EarlySoldOut: m.EarlySoldOut,
+			Why: m.Why, RawResults: RawFile(string(m.Strategy)), LostOrders: m.Lost, EarlySoldOut: m.EarlySoldOut,
 			Figures: figureValues(o, m), Runs: max(len(m.Runs), 1), Spread: spreads(m), Products: m.Products, Load: m.Load, HotMaster: m.HotMaster,
 		}
 		if !s.Part.Whole() {
@@ -318,7 +318,7 @@ func NewDocument(o *scenario.Outcome) Document {
 		if c := fault.Find[*fault.Crash](m.Records); c != nil {
 			md.Crash = newCrashDoc(c)
 		}
-		d.Modes = append(d.Modes, md)
+		d.Strategies = append(d.Strategies, md)
 	}
 	return d
 }

@@ -45,7 +45,7 @@ func kneeLine(r SweepRowDoc) string {
 func rowLines(d *SweepDoc, line func(SweepRowDoc) string) []string {
 	out := make([]string, len(d.Rows))
 	for i, r := range d.Rows {
-		out[i] = fmt.Sprintf("%-13s %s", r.Mode+":", line(r))
+		out[i] = fmt.Sprintf("%-13s %s", r.Strategy+":", line(r))
 	}
 	return out
 }

@@ -33,7 +33,7 @@ func TestKnee(t *testing.T) {
 		{"no points", nil, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, ok := knee(SweepRowDoc{Mode: "lua", Points: tc.points})
+			p, ok := knee(SweepRowDoc{Strategy: "lua", Points: tc.points})
 			if ok != tc.ok || p.OfferedPerSecond != tc.rate {
 				t.Errorf("knee: got %v at %v/s, want %v at %v/s", ok, p.OfferedPerSecond, tc.ok, tc.rate)
 			}
@@ -53,7 +53,7 @@ func TestKneeLine(t *testing.T) {
 		{pts(333.4, 101), "p99 passed 100ms at 333/s offered (101 ms)"},
 		{nil, "no points"},
 	} {
-		if got := kneeLine(SweepRowDoc{Mode: "lua", Points: tc.points}); got != tc.want {
+		if got := kneeLine(SweepRowDoc{Strategy: "lua", Points: tc.points}); got != tc.want {
 			t.Errorf("kneeLine(%v):\n got %q\nwant %q", tc.points, got, tc.want)
 		}
 	}
@@ -63,8 +63,8 @@ func TestKneeLine(t *testing.T) {
 // whatever the modes' lengths.
 func TestRowLines(t *testing.T) {
 	d := &SweepDoc{Rows: []SweepRowDoc{
-		{Mode: "lua", Points: pts(500, 30, 1000, 412)},
-		{Mode: "fenced+batch", Points: pts(500, 9, 1000, 60)},
+		{Strategy: "lua", Points: pts(500, 30, 1000, 412)},
+		{Strategy: "fenced+batch", Points: pts(500, 9, 1000, 60)},
 	}}
 	got := rowLines(d, kneeLine)
 	want := []string{

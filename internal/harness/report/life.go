@@ -25,7 +25,7 @@ var LifeColumns = []string{"strategy", "paid", "pending", "expired", "returned",
 // whose output then has no second table).
 func LifeRows(o *scenario.Outcome) [][]string {
 	var rows [][]string
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		l := m.Audit.Life
 		if l == nil {
 			continue
@@ -35,7 +35,7 @@ func LifeRows(o *scenario.Outcome) [][]string {
 			okPay, late = strconv.Itoa(p.Paid), strconv.Itoa(p.Expired)
 		}
 		rows = append(rows, []string{
-			string(m.Mode), strconv.Itoa(l.Paid), strconv.Itoa(l.Pending), strconv.Itoa(l.Expired),
+			string(m.Strategy), strconv.Itoa(l.Paid), strconv.Itoa(l.Pending), strconv.Itoa(l.Expired),
 			strconv.FormatInt(max(int64(l.Expired+l.Cancelled), m.Events.Returned), 10), strconv.Itoa(l.Resold), strconv.Itoa(l.Undersold),
 			okPay, late,
 		})

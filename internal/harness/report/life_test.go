@@ -102,7 +102,7 @@ func TestJSONHasTheOrdersLives(t *testing.T) {
 			if !slices.EqualFunc(doc.LifeTable, tc.want, slices.Equal) {
 				t.Errorf("life_table: got %v, want %v", doc.LifeTable, tc.want)
 			}
-			m := doc.Modes[0]
+			m := doc.Strategies[0]
 			if l := m.Audit.Life; l == nil || l.Paid != 98 || l.Undersold != 2 || m.Events.Returned != 31 || m.Payments == nil || m.Payments.Expired != 1 {
 				t.Errorf("sql-for-update's figures: life %+v, returned %d, payments %+v", l, m.Events.Returned, m.Payments)
 			}

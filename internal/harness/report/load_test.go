@@ -51,7 +51,7 @@ func TestCheckSaysWhichRowFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := Check(o, ts)
-	if len(got) != 1 || got[0].Mode != "off" || got[0].Threshold != "oversold==0" || got[0].Got != "1" {
+	if len(got) != 1 || got[0].Strategy != "off" || got[0].Threshold != "oversold==0" || got[0].Got != "1" {
 		t.Fatalf("Check = %+v, want one failure: off, oversold==0, 1", got)
 	}
 	ts, _ = ParseThresholds([]string{"errors<20%"})
@@ -63,8 +63,8 @@ func TestCheckSaysWhichRowFailed(t *testing.T) {
 // countOutcome is outcome() with its redlock row run three times.
 func countOutcome() *scenario.Outcome {
 	o := outcome()
-	row := o.Modes[1]
-	var runs []*scenario.ModeResult
+	row := o.Strategies[1]
+	var runs []*scenario.StrategyResult
 	for i, p99 := range []time.Duration{10, 30, 20} {
 		r := *row
 		r.Metrics = vegeta.Metrics{}
@@ -91,12 +91,12 @@ func TestCountShowsMedianAndSpread(t *testing.T) {
 		t.Errorf("p99 cell %q, want 20.0ms (10.0ms–30.0ms)", p99)
 	}
 	d := NewDocument(o)
-	sp := d.Modes[1].Spread["orders"]
-	if d.Modes[1].Runs != 3 || sp != (Spread{Median: 11, Min: 10, Max: 12}) {
-		t.Errorf("report.json: runs %d, orders spread %+v; want 3 and 11 (10–12)", d.Modes[1].Runs, sp)
+	sp := d.Strategies[1].Spread["orders"]
+	if d.Strategies[1].Runs != 3 || sp != (Spread{Median: 11, Min: 10, Max: 12}) {
+		t.Errorf("report.json: runs %d, orders spread %+v; want 3 and 11 (10–12)", d.Strategies[1].Runs, sp)
 	}
-	if d.Modes[0].Spread != nil || d.Modes[0].Runs != 1 {
-		t.Errorf("a row run once: runs %d, spread %v; want 1 and none", d.Modes[0].Runs, d.Modes[0].Spread)
+	if d.Strategies[0].Spread != nil || d.Strategies[0].Runs != 1 {
+		t.Errorf("a row run once: runs %d, spread %v; want 1 and none", d.Strategies[0].Runs, d.Strategies[0].Spread)
 	}
 }
 
@@ -122,7 +122,7 @@ func TestReportRecordsEverySetting(t *testing.T) {
 	if d.Flags["lock-wait"] != "1s" {
 		t.Errorf("flags %v: want lock-wait", d.Flags)
 	}
-	if d.Thresholds == nil || len(d.Thresholds.Failed) != 1 || d.Thresholds.Failed[0].Mode != "off" {
+	if d.Thresholds == nil || len(d.Thresholds.Failed) != 1 || d.Thresholds.Failed[0].Strategy != "off" {
 		t.Errorf("thresholds %+v: want off failing oversold==0", d.Thresholds)
 	}
 }
@@ -132,7 +132,7 @@ func TestReportRecordsEverySetting(t *testing.T) {
 func sweepOutcome() *scenario.Outcome {
 	o := outcome()
 	slow := outcome()
-	for _, m := range slow.Modes {
+	for _, m := range slow.Strategies {
 		m.Metrics = vegeta.Metrics{}
 		for j := range 4 {
 			r := vegeta.Result{Code: 201, Timestamp: m.Results[0].Timestamp.Add(time.Duration(j) * time.Millisecond), Latency: 250 * time.Millisecond}
@@ -141,10 +141,10 @@ func sweepOutcome() *scenario.Outcome {
 		m.Metrics.Close()
 	}
 	o.Sweep = []scenario.SweepPoint{
-		{Rate: vegeta.Rate{Freq: 250, Per: time.Second}, Modes: o.Modes},
-		{Rate: vegeta.Rate{Freq: 50, Per: 100 * time.Millisecond}, Modes: slow.Modes},
+		{Rate: vegeta.Rate{Freq: 250, Per: time.Second}, Strategies: o.Strategies},
+		{Rate: vegeta.Rate{Freq: 50, Per: 100 * time.Millisecond}, Strategies: slow.Strategies},
 	}
-	o.Modes = nil
+	o.Strategies = nil
 	return o
 }
 

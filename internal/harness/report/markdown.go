@@ -26,11 +26,11 @@ func writeMarkdown(w io.Writer, o *scenario.Outcome) error {
 		fmt.Fprintf(&b, "# Double 11 (双11) flash sale: %d buyers, %d units%s, %d req/s%s\n\n", s.Users, s.Stock, catalogueTitle(s), s.Rate, rttTitle(s))
 		markdownTable(&b, Columns, append(Rows(o), skippedRows(o, Columns)...))
 		writeLifeMarkdown(&b, o)
-		for _, m := range o.Modes {
-			fmt.Fprintf(&b, "- **%s**: %s\n", m.Mode, m.Why)
+		for _, m := range o.Strategies {
+			fmt.Fprintf(&b, "- **%s**: %s\n", m.Strategy, m.Why)
 		}
 		for _, sk := range o.Skipped {
-			fmt.Fprintf(&b, "- **%s**: %s\n", sk.Mode, skippedWhy(sk))
+			fmt.Fprintf(&b, "- **%s**: %s\n", sk.Strategy, skippedWhy(sk))
 		}
 		writeCatalogueMarkdown(&b, o)
 		writeMastersMarkdown(&b, o)
@@ -77,8 +77,8 @@ func sweepRates(o *scenario.Outcome) string {
 // settingsLine is the scenario as the flags that repeat it.
 func settingsLine(o *scenario.Outcome) string {
 	s := o.Settings
-	modes := make([]string, len(s.Modes))
-	for i, m := range s.Modes {
+	modes := make([]string, len(s.Strategies))
+	for i, m := range s.Strategies {
 		modes[i] = string(m)
 	}
 	rate := fmt.Sprintf("--rate %d", s.Rate)

@@ -9,13 +9,13 @@ import (
 )
 
 // Where each row's load landed on a Redis Cluster: each master's part of
-// the commands served while the row ran (ModeResult.Load), from INFO
+// the commands served while the row ran (StrategyResult.Load), from INFO
 // commandstats read before and after it. One product's keys share its
 // hash tag and so its master; a catalogue spreads over the masters.
 
 // mastersLine is one row's load per master: "127.0.0.1:7301 62% (1204),
 // 127.0.0.1:7302 21% (410), ..."; "" without a cluster.
-func mastersLine(m *scenario.ModeResult) string {
+func mastersLine(m *scenario.StrategyResult) string {
 	parts := make([]string, 0, len(m.Load))
 	for _, l := range m.Load {
 		parts = append(parts, fmt.Sprintf("%s %.0f%% (%d)", l.Addr, 100*l.Share, l.Commands))
@@ -32,7 +32,7 @@ func writeMastersMarkdown(b *strings.Builder, o *scenario.Outcome) {
 	}
 	b.WriteString("\n## Where the load landed\n\n" + mastersIntro + "\n\n")
 	for _, l := range lines {
-		fmt.Fprintf(b, "- **%s**: %s\n", l.Mode, l.Why)
+		fmt.Fprintf(b, "- **%s**: %s\n", l.Strategy, l.Why)
 	}
 }
 
@@ -42,11 +42,11 @@ const mastersIntro = "Each Redis Cluster master's share of the commands served f
 // mastersLines are each row's masters line, with where its product (or
 // its hottest) lives; none if no row has a cluster's figures.
 func mastersLines(o *scenario.Outcome) []htmlWhy {
-	if !slices.ContainsFunc(o.Modes, func(m *scenario.ModeResult) bool { return len(m.Load) > 0 }) {
+	if !slices.ContainsFunc(o.Strategies, func(m *scenario.StrategyResult) bool { return len(m.Load) > 0 }) {
 		return nil
 	}
-	out := make([]htmlWhy, 0, len(o.Modes))
-	for _, m := range o.Modes {
+	out := make([]htmlWhy, 0, len(o.Strategies))
+	for _, m := range o.Strategies {
 		line := mastersLine(m)
 		if line == "" {
 			line = "not read"
@@ -57,7 +57,7 @@ func mastersLines(o *scenario.Outcome) []htmlWhy {
 		case m.HotMaster != "":
 			line += "; the product on " + m.HotMaster
 		}
-		out = append(out, htmlWhy{string(m.Mode), line})
+		out = append(out, htmlWhy{string(m.Strategy), line})
 	}
 	return out
 }

@@ -17,7 +17,7 @@ func TestPartShowsNoAudit(t *testing.T) {
 	o := &scenario.Outcome{Settings: scenario.DefaultSettings()}
 	o.Settings.Part = scenario.Part{I: 1, N: 2}
 	row := counted("lua", time.Second, 100, 20, 0, nil, time.Millisecond, 2*time.Millisecond)
-	o.Modes = []*scenario.ModeResult{row}
+	o.Strategies = []*scenario.StrategyResult{row}
 	ts, err := ParseThresholds([]string{"orders>=1", "p99<100ms"})
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +28,7 @@ func TestPartShowsNoAudit(t *testing.T) {
 	if got := Unchecked(o, ts); len(got) != 1 || got[0].String() != "orders>=1" {
 		t.Errorf("Unchecked = %v, want orders>=1", got)
 	}
-	if f := NewDocument(o).Modes[0].Figures; f["p99"] == 0 || hasKey(f, "oversold") || hasKey(f, "orders") {
+	if f := NewDocument(o).Strategies[0].Figures; f["p99"] == 0 || hasKey(f, "oversold") || hasKey(f, "orders") {
 		t.Errorf("a part's figures %v: want p99, and no oversold or orders", f)
 	}
 	var b bytes.Buffer

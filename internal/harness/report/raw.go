@@ -15,7 +15,7 @@ import (
 // writeRaw writes m's raw results in Vegeta's gob encoding, the format
 // `vegeta attack` writes, so that `vegeta report results-lua.bin` and
 // `vegeta plot results-*.bin > plot.html` work on them.
-func writeRaw(path string, m *scenario.ModeResult) error {
+func writeRaw(path string, m *scenario.StrategyResult) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("report: %w", err)

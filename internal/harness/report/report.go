@@ -51,8 +51,8 @@ func Write(dir string, o *scenario.Outcome) error {
 	} {
 		errs = append(errs, writeFile(filepath.Join(dir, name), o, write))
 	}
-	for _, m := range o.Modes {
-		errs = append(errs, writeRaw(filepath.Join(dir, RawFile(string(m.Mode))), m))
+	for _, m := range o.Strategies {
+		errs = append(errs, writeRaw(filepath.Join(dir, RawFile(string(m.Strategy))), m))
 	}
 	return errors.Join(errs...)
 }

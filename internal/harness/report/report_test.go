@@ -22,11 +22,11 @@ import (
 func outcome() *scenario.Outcome {
 	start := time.Date(2025, 11, 11, 0, 0, 0, 0, time.UTC)
 	s := scenario.DefaultSettings()
-	s.Modes = []scenario.Mode{scenario.Mode(strategy.Off), scenario.Mode(strategy.Redlock)}
+	s.Strategies = []scenario.Strategy{scenario.Strategy(strategy.Off), scenario.Strategy(strategy.Redlock)}
 	o := &scenario.Outcome{Settings: s, Env: scenario.CurrentEnv(), Targets: []string{"http://127.0.0.1:1"},
 		Backend: "test", Started: start, Wall: 3 * time.Second}
-	for i, mode := range s.Modes {
-		m := &scenario.ModeResult{Mode: mode, ProductID: "p-" + string(mode), Planned: 4, Sent: 4,
+	for i, mode := range s.Strategies {
+		m := &scenario.StrategyResult{Strategy: mode, ProductID: "p-" + string(mode), Planned: 4, Sent: 4,
 			Audit: tally.Audit{InitialStock: 1, Orders: 2 - i, Sold: 2 - i, Oversold: 1 - i, DuplicateOrders: i, Consistent: i == 1},
 			Why:   "because <b>" + string(mode) + "</b>"}
 		for j, code := range []uint16{201, 409, 503, 201} {
@@ -44,7 +44,7 @@ func outcome() *scenario.Outcome {
 		if mode.Name() == strategy.Redlock {
 			m.Records = fault.Records{&fault.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}}
 		}
-		o.Modes = append(o.Modes, m)
+		o.Strategies = append(o.Strategies, m)
 	}
 	return o
 }
@@ -69,16 +69,16 @@ func TestWriteCreatesEveryFile(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("report.json does not parse: %v", err)
 	}
-	if got, want := len(doc.Modes), 2; got != want {
+	if got, want := len(doc.Strategies), 2; got != want {
 		t.Fatalf("report.json modes: got %d, want %d", got, want)
 	}
-	if got, want := doc.Modes[0].Audit.Oversold, 1; got != want {
+	if got, want := doc.Strategies[0].Audit.Oversold, 1; got != want {
 		t.Errorf("off oversold in report.json: got %d, want %d", got, want)
 	}
 	if doc.Env.NumCPU < 1 || doc.Env.GoVersion == "" || doc.Settings.Users != o.Settings.Users {
 		t.Errorf("report.json env/settings incomplete: %+v %+v", doc.Env, doc.Settings)
 	}
-	if got, want := doc.Modes[1].Kill.Nodes, []int{1, 2}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+	if got, want := doc.Strategies[1].Kill.Nodes, []int{1, 2}; len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("kill nodes in report.json: got %v, want %v (numbered from 1)", got, want)
 	}
 
@@ -89,8 +89,8 @@ func TestWriteCreatesEveryFile(t *testing.T) {
 	if got, want := len(raw), 4; got != want {
 		t.Fatalf("raw results read back: got %d, want %d", got, want)
 	}
-	if !raw[2].Equal(o.Modes[0].Results[2]) {
-		t.Errorf("raw result 2: got %+v, want %+v", raw[2], o.Modes[0].Results[2])
+	if !raw[2].Equal(o.Strategies[0].Results[2]) {
+		t.Errorf("raw result 2: got %+v, want %+v", raw[2], o.Strategies[0].Results[2])
 	}
 }
 
@@ -162,12 +162,12 @@ func TestRestartInReportJSON(t *testing.T) {
 	o.FaultMethods = []string{"redis-restart: test: restarted"}
 	restart := &fault.Restart{Nodes: []int{0, 1, 2}, Restarted: true,
 		At: 50 * time.Millisecond, Back: 1050 * time.Millisecond, Delay: time.Second, GrantedWhileHeld: 0}
-	o.Modes[1].Records = fault.Records{restart}
+	o.Strategies[1].Records = fault.Records{restart}
 	doc := NewDocument(o)
-	if doc.Modes[0].Restart != nil {
-		t.Errorf("off row: restart %+v, want none", doc.Modes[0].Restart)
+	if doc.Strategies[0].Restart != nil {
+		t.Errorf("off row: restart %+v, want none", doc.Strategies[0].Restart)
 	}
-	r := doc.Modes[1].Restart
+	r := doc.Strategies[1].Restart
 	if r == nil || len(r.Nodes) != 3 || r.Nodes[0] != 1 || r.Nodes[2] != 3 || !r.Restarted ||
 		r.AtSeconds != 0.05 || r.BackSeconds != 1.05 || r.DelayMs != 1000 || r.GrantedWhileHeld == nil || *r.GrantedWhileHeld != 0 {
 		t.Errorf("redlock row: restart %+v, want nodes 1,2,3 at 0.05s, back 1.05s, delay 1000ms, granted while held 0", r)
@@ -176,7 +176,7 @@ func TestRestartInReportJSON(t *testing.T) {
 		t.Errorf("settings %+v, methods %q: want the restart's", doc.Settings, doc.FaultMethods)
 	}
 	restart.GrantedWhileHeld = -1
-	if r := NewDocument(o).Modes[1].Restart; r.GrantedWhileHeld != nil {
+	if r := NewDocument(o).Strategies[1].Restart; r.GrantedWhileHeld != nil {
 		t.Errorf("granted while held not measured (-1): got %d, want the field left out", *r.GrantedWhileHeld)
 	}
 	if line := settingsLine(o); !strings.Contains(line, "--redis-restart 3 --restart-delay 1s") {

@@ -30,10 +30,10 @@ const maxPoints = 6000
 // kind of answer, with a line where --redlock-kill, --redis-restart or
 // --crash struck. m must have results (an attack without any has nothing
 // to draw; writeHTML says so instead).
-func latencyScatter(m *scenario.ModeResult) string {
+func latencyScatter(m *scenario.StrategyResult) string {
 	rs := m.Results
 	var b strings.Builder
-	svgOpen(&b, fmt.Sprintf("%s: latency of each request over time", m.Mode))
+	svgOpen(&b, fmt.Sprintf("%s: latency of each request over time", m.Strategy))
 	begin, span, lo, hi := rs[0].Timestamp, 0.0, math.Inf(1), 0.0
 	for _, r := range rs {
 		if r.Timestamp.Before(begin) {

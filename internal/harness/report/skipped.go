@@ -12,7 +12,7 @@ import (
 func skippedRows(o *scenario.Outcome, columns []string) [][]string {
 	rows := make([][]string, 0, len(o.Skipped))
 	for _, s := range o.Skipped {
-		row := append([]string{string(s.Mode), "skipped"}, slices.Repeat([]string{"-"}, len(columns)-2)...)
+		row := append([]string{string(s.Strategy), "skipped"}, slices.Repeat([]string{"-"}, len(columns)-2)...)
 		rows = append(rows, row)
 	}
 	return rows
@@ -22,7 +22,7 @@ func skippedRows(o *scenario.Outcome, columns []string) [][]string {
 func skippedWhy(s scenario.Skipped) string { return "skipped: " + s.Why }
 
 // htmlWhy is a why-line on the page.
-type htmlWhy struct{ Mode, Why string }
+type htmlWhy struct{ Strategy, Why string }
 
 // skippedCells are skippedRows as the page's cells.
 func skippedCells(o *scenario.Outcome) [][]htmlCell {
@@ -41,13 +41,13 @@ func skippedCells(o *scenario.Outcome) [][]htmlCell {
 func skippedWhys(o *scenario.Outcome) []htmlWhy {
 	var out []htmlWhy
 	for _, s := range o.Skipped {
-		out = append(out, htmlWhy{string(s.Mode), skippedWhy(s)})
+		out = append(out, htmlWhy{string(s.Strategy), skippedWhy(s)})
 	}
 	return out
 }
 
 // SkippedDoc is a skipped mode in report.json.
 type SkippedDoc struct {
-	Mode string `json:"mode"`
-	Why  string `json:"why"`
+	Strategy string `json:"strategy"`
+	Why      string `json:"why"`
 }

@@ -14,8 +14,8 @@ import (
 // after the rows that ran.
 func TestSkippedRowIsShown(t *testing.T) {
 	o := fleetOutcome()
-	o.Modes = o.Modes[:2]
-	o.Skipped = []scenario.Skipped{{Mode: "zookeeper", Why: "no ensemble: `apt-get install zookeeper` enables it"}}
+	o.Strategies = o.Strategies[:2]
+	o.Skipped = []scenario.Skipped{{Strategy: "zookeeper", Why: "no ensemble: `apt-get install zookeeper` enables it"}}
 	const why = "zookeeper: skipped: no ensemble: `apt-get install zookeeper` enables it"
 
 	var term bytes.Buffer
@@ -53,7 +53,7 @@ func TestSkippedRowIsShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(doc), `"skipped":[{"mode":"zookeeper","why":"no ensemble:`) {
+	if !strings.Contains(string(doc), `"skipped":[{"strategy":"zookeeper","why":"no ensemble:`) {
 		t.Errorf("report.json lacks the skipped row: %s", doc)
 	}
 }

@@ -21,15 +21,15 @@ type SweepDoc struct {
 
 // SweepRowDoc is one row's points.
 type SweepRowDoc struct {
-	Mode   string          `json:"mode"`
-	Points []SweepPointDoc `json:"points"`
+	Strategy string          `json:"strategy"`
+	Points   []SweepPointDoc `json:"points"`
 	// CeilingPerSecond is the row's ceiling at the run's RTT
-	// (scenario.Mode.Ceiling), absent without one; Hold says what the
+	// (scenario.Strategy.Ceiling), absent without one; Hold says what the
 	// hold is made of, or why there is no ceiling.
 	CeilingPerSecond *float64 `json:"ceiling_per_second,omitempty"`
 	Hold             string   `json:"hold"`
 	// HoldsAtOnce is how many holds of the row's product can run at once
-	// (scenario.Mode.HoldsAtOnce): a point's measured hold per order h
+	// (scenario.Strategy.HoldsAtOnce): a point's measured hold per order h
 	// allows HoldsAtOnce/h orders per second.
 	HoldsAtOnce int `json:"holds_at_once,omitempty"`
 	// DoorSlots is how many of the row's orders the shops let in at once
@@ -87,12 +87,12 @@ func newSweepDoc(o *scenario.Outcome) *SweepDoc {
 	for _, p := range o.Sweep {
 		d.Rates = append(d.Rates, scenario.FormatRate(p.Rate))
 		d.OfferedPerSecond = append(d.OfferedPerSecond, perSecond(p.Rate))
-		for _, m := range p.Modes {
-			i, ok := at[string(m.Mode)]
+		for _, m := range p.Strategies {
+			i, ok := at[string(m.Strategy)]
 			if !ok {
 				i = len(d.Rows)
-				at[string(m.Mode)] = i
-				d.Rows = append(d.Rows, newSweepRowDoc(o, m.Mode))
+				at[string(m.Strategy)] = i
+				d.Rows = append(d.Rows, newSweepRowDoc(o, m.Strategy))
 			}
 			shedN, shedP99 := shedFigures(m)
 			d.Rows[i].Points = append(d.Rows[i].Points, SweepPointDoc{
@@ -108,7 +108,7 @@ func newSweepDoc(o *scenario.Outcome) *SweepDoc {
 
 // heldPerOrder is m's hold per order written in ms, 0 without holds or
 // orders.
-func heldPerOrder(m *scenario.ModeResult) float64 {
+func heldPerOrder(m *scenario.StrategyResult) float64 {
 	if m.Events.Holds == 0 || m.Audit.Orders == 0 {
 		return 0
 	}
@@ -128,7 +128,7 @@ func SweepRows(o *scenario.Outcome) [][]string {
 	for _, r := range d.Rows {
 		for _, p := range r.Points {
 			rows = append(rows, []string{
-				r.Mode, fmt.Sprintf("%.0f/s", p.OfferedPerSecond), fmt.Sprintf("%.0f", p.ReqPerSecond),
+				r.Strategy, fmt.Sprintf("%.0f/s", p.OfferedPerSecond), fmt.Sprintf("%.0f", p.ReqPerSecond),
 				fmt.Sprintf("%.0f", p.OrdersPerSecond), fmt.Sprintf("%.0f", p.AnsweredPerSecond),
 				strconv.Itoa(p.Errors), strconv.Itoa(p.Oversold),
 				Millis(time.Duration(p.P50Ms * float64(time.Millisecond))), Millis(time.Duration(p.P99Ms * float64(time.Millisecond))),

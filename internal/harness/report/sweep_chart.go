@@ -106,7 +106,7 @@ func (p sweepPlot) legend(b *strings.Builder, key [][2]string) {
 	y := p.legendY0
 	for ri, r := range p.d.Rows {
 		fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="10" height="10" fill="%s"/><text x="%.1f" y="%.1f" class="tick">%s</text>`,
-			p.legendX, y, palette[ri%len(palette)], p.legendX+14, y+9, html.EscapeString(r.Mode))
+			p.legendX, y, palette[ri%len(palette)], p.legendX+14, y+9, html.EscapeString(r.Strategy))
 		y += 15
 	}
 	y += 6
@@ -163,13 +163,13 @@ func goodputChart(d *SweepDoc) string {
 			xs[i], orders[i], answered[i] = p.x(pt.OfferedPerSecond), y(pt.OrdersPerSecond), y(pt.AnsweredPerSecond)
 		}
 		line(&b, xs, answered, color, true, func(i int) string {
-			return fmt.Sprintf("%s at %.0f/s offered: %.0f answered/s", r.Mode, ps[i].OfferedPerSecond, ps[i].AnsweredPerSecond)
+			return fmt.Sprintf("%s at %.0f/s offered: %.0f answered/s", r.Strategy, ps[i].OfferedPerSecond, ps[i].AnsweredPerSecond)
 		})
 		line(&b, xs, orders, color, false, func(i int) string {
-			return fmt.Sprintf("%s at %.0f/s offered: %.0f orders/s", r.Mode, ps[i].OfferedPerSecond, ps[i].OrdersPerSecond)
+			return fmt.Sprintf("%s at %.0f/s offered: %.0f orders/s", r.Strategy, ps[i].OfferedPerSecond, ps[i].OrdersPerSecond)
 		})
 		if k >= 0 {
-			kneeRing(&b, xs[k], orders[k], color, r.Mode, ps[k])
+			kneeRing(&b, xs[k], orders[k], color, r.Strategy, ps[k])
 		}
 	}
 	p.legend(&b, [][2]string{{keySolid, "orders/s"}, {keyDashed, "answered/s"}, {keyGuide, "offered (y = x)"},
@@ -212,10 +212,10 @@ func p99Chart(d *SweepDoc) string {
 			xs[i], ys[i] = p.x(pt.OfferedPerSecond), y(pt.P99Ms)
 		}
 		line(&b, xs, ys, color, false, func(i int) string {
-			return fmt.Sprintf("%s at %.0f/s offered: p99 %s", r.Mode, ps[i].OfferedPerSecond, Millis(time.Duration(ps[i].P99Ms*float64(time.Millisecond))))
+			return fmt.Sprintf("%s at %.0f/s offered: p99 %s", r.Strategy, ps[i].OfferedPerSecond, Millis(time.Duration(ps[i].P99Ms*float64(time.Millisecond))))
 		})
 		if k >= 0 {
-			kneeRing(&b, xs[k], ys[k], color, r.Mode, ps[k])
+			kneeRing(&b, xs[k], ys[k], color, r.Strategy, ps[k])
 		}
 	}
 	p.legend(&b, [][2]string{{keyGuide, fmt.Sprintf("%d ms", kneeMs)}, {keyRing, "knee"}})

@@ -12,7 +12,7 @@ import (
 // offered, run out of order: it keeps up (orders/s = offered) until 500/s
 // and sells 600/s at 1,000/s, where its p99 passes kneeMs.
 func chartDoc() *SweepDoc {
-	return &SweepDoc{OfferedPerSecond: []float64{1000, 250, 500}, Rows: []SweepRowDoc{{Mode: "lua", Points: []SweepPointDoc{
+	return &SweepDoc{OfferedPerSecond: []float64{1000, 250, 500}, Rows: []SweepRowDoc{{Strategy: "lua", Points: []SweepPointDoc{
 		{OfferedPerSecond: 1000, OrdersPerSecond: 600, AnsweredPerSecond: 800, P99Ms: 1000},
 		{OfferedPerSecond: 250, OrdersPerSecond: 250, AnsweredPerSecond: 250, P99Ms: 10},
 		{OfferedPerSecond: 500, OrdersPerSecond: 500, AnsweredPerSecond: 500, P99Ms: 100},

@@ -20,18 +20,18 @@ func rate(n int, per time.Duration) vegeta.Rate { return vegeta.Rate{Freq: n, Pe
 func countedSweep() *scenario.Outcome {
 	o := &scenario.Outcome{Settings: scenario.DefaultSettings()}
 	o.Sweep = []scenario.SweepPoint{
-		{Rate: rate(250, time.Second), Modes: []*scenario.ModeResult{
+		{Rate: rate(250, time.Second), Strategies: []*scenario.StrategyResult{
 			counted("lua", 2*time.Second, 500, 480, 0, map[string]int{"503 busy": 20}, 4*time.Millisecond, 40*time.Millisecond),
 			counted("sql-atomic", 2*time.Second, 500, 500, 0, nil, 2*time.Millisecond, 6*time.Millisecond),
 		}},
-		{Rate: rate(50, 100*time.Millisecond), Modes: []*scenario.ModeResult{
+		{Rate: rate(50, 100*time.Millisecond), Strategies: []*scenario.StrategyResult{
 			counted("lua", 4*time.Second, 1000, 400, 0, map[string]int{"503 busy": 500, "0 timeout": 100}, 900*time.Millisecond, 2500*time.Millisecond),
 			counted("sql-atomic", 2*time.Second, 1000, 990, 0, map[string]int{"503 unavailable": 10}, 3*time.Millisecond, 9*time.Millisecond),
 		}},
 	}
-	o.Sweep[1].Modes[1].Audit.Oversold = 2
-	o.Sweep[0].Modes[0].Machine, o.Sweep[1].Modes[0].Machine = 0.5, 0.95
-	o.Sweep[0].Modes[1].Machine, o.Sweep[1].Modes[1].Machine = 0.4, -1
+	o.Sweep[1].Strategies[1].Audit.Oversold = 2
+	o.Sweep[0].Strategies[0].Machine, o.Sweep[1].Strategies[0].Machine = 0.5, 0.95
+	o.Sweep[0].Strategies[1].Machine, o.Sweep[1].Strategies[1].Machine = 0.4, -1
 	return o
 }
 
@@ -45,7 +45,7 @@ func TestNewSweepDoc(t *testing.T) {
 	if got, want := d.OfferedPerSecond, []float64{250, 500}; !slices.Equal(got, want) {
 		t.Errorf("offered: got %v, want %v", got, want)
 	}
-	if len(d.Rows) != 2 || d.Rows[0].Mode != "lua" || d.Rows[1].Mode != "sql-atomic" {
+	if len(d.Rows) != 2 || d.Rows[0].Strategy != "lua" || d.Rows[1].Strategy != "sql-atomic" {
 		t.Fatalf("rows: got %+v, want lua then sql-atomic", d.Rows)
 	}
 	for _, tc := range []struct {
@@ -62,7 +62,7 @@ func TestNewSweepDoc(t *testing.T) {
 			Requests: 1000, Errors: 10, Oversold: 2, P50Ms: 3, P99Ms: 9, MachineCPU: -1}},
 	} {
 		if got := d.Rows[tc.row].Points[tc.point]; got != tc.want {
-			t.Errorf("%s at %v/s:\n got %+v\nwant %+v", d.Rows[tc.row].Mode, tc.want.OfferedPerSecond, got, tc.want)
+			t.Errorf("%s at %v/s:\n got %+v\nwant %+v", d.Rows[tc.row].Strategy, tc.want.OfferedPerSecond, got, tc.want)
 		}
 	}
 	if newSweepDoc(&scenario.Outcome{}) != nil {
@@ -174,8 +174,8 @@ func TestSweepCeilingLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	o.Settings.RTT, o.Backend = rtt, "embedded SQLite"
-	o.Settings.Modes = append(o.Settings.Modes, "redis-decr")
-	o.Sweep[0].Modes = append(o.Sweep[0].Modes, counted("redis-decr", time.Second, 250, 250, 0, nil, time.Millisecond, 2*time.Millisecond))
+	o.Settings.Strategies = append(o.Settings.Strategies, "redis-decr")
+	o.Sweep[0].Strategies = append(o.Sweep[0].Strategies, counted("redis-decr", time.Second, 250, 250, 0, nil, time.Millisecond, 2*time.Millisecond))
 	d := newSweepDoc(o)
 	for i, want := range []string{
 		// 1 redis + 6 db trips at 2ms and 2ms of work: 16ms a sale.
@@ -185,7 +185,7 @@ func TestSweepCeilingLines(t *testing.T) {
 		"ceiling -: no network ceiling: its hot key is taken by one Redis script, held for Redis's own time only",
 	} {
 		if got := ceilingLine(d.Rows[i]); got != want {
-			t.Errorf("%s: got %q\nwant %q", d.Rows[i].Mode, got, want)
+			t.Errorf("%s: got %q\nwant %q", d.Rows[i].Strategy, got, want)
 		}
 	}
 	o.Backend = "MySQL"

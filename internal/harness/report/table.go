@@ -23,11 +23,11 @@ var Columns = []string{
 // after the last click ("-" for the others), Vegeta's rate, the fleet's CPU time per order
 // (tally.CPUMeter says whose), and Vegeta's latency figures.
 func Rows(o *scenario.Outcome) [][]string {
-	rows := make([][]string, 0, len(o.Modes))
-	for _, m := range o.Modes {
+	rows := make([][]string, 0, len(o.Strategies))
+	for _, m := range o.Strategies {
 		t, a := m.Tally, m.Audit
 		rows = append(rows, []string{
-			string(m.Mode),
+			string(m.Strategy),
 			strconv.Itoa(t.Requests),
 			strconv.Itoa(t.Created),
 			strconv.Itoa(t.Queued),
@@ -72,7 +72,7 @@ func Millis(d time.Duration) string {
 }
 
 // cpuCell renders the CPU per order: "0.84ms", or "-" if unknown.
-func cpuCell(m *scenario.ModeResult) string {
+func cpuCell(m *scenario.StrategyResult) string {
 	d, ok := m.CPUPerOrder()
 	if !ok {
 		return "-"

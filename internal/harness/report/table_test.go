@@ -19,7 +19,7 @@ func TestRows(t *testing.T) {
 	m.Tally.SoldOut, m.Tally.DuplicateRequests, m.Tally.DuplicateOrders = 1000, 70, 18
 	m.Audit = tally.Audit{Orders: 100, Oversold: 0, DuplicateOrders: 0, Consistent: true}
 	m.Drain, m.CPU = &tally.Drain{Took: 420 * time.Millisecond}, 250*time.Millisecond
-	got := Rows(&scenario.Outcome{Modes: []*scenario.ModeResult{m}})[0]
+	got := Rows(&scenario.Outcome{Strategies: []*scenario.StrategyResult{m}})[0]
 	want := map[string]string{
 		"strategy": "redis-queue", "reqs": "1200", "201": "60", "202": "40", "sold_out": "1000", "dup_rejected": "88",
 		"errors": "0×2 503×10", "orders": "100", "oversold": "0", "dup_orders": "0", "consistent": "yes", "drain": "0.4s",
@@ -44,7 +44,7 @@ func TestCPUAndDrainCells(t *testing.T) {
 	}{
 		{-1, 100, "-"}, {time.Second, 0, "-"}, {time.Second, 400, "2.50ms"}, {84 * time.Millisecond, 100, "0.84ms"},
 	} {
-		m := &scenario.ModeResult{CPU: tc.cpu, Tally: tally.Answers{Created: tc.created}}
+		m := &scenario.StrategyResult{CPU: tc.cpu, Tally: tally.Answers{Created: tc.created}}
 		if got := cpuCell(m); got != tc.want {
 			t.Errorf("cpuCell(%v for %d orders) = %q, want %q", tc.cpu, tc.created, got, tc.want)
 		}
@@ -64,32 +64,32 @@ func TestCPUAndDrainCells(t *testing.T) {
 // A cell is red for a broken promise, and says which; a --count row's is
 // red if any run broke it.
 func TestWrongCells(t *testing.T) {
-	clean := func() *scenario.ModeResult {
-		return &scenario.ModeResult{Audit: tally.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}}
+	clean := func() *scenario.StrategyResult {
+		return &scenario.StrategyResult{Audit: tally.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}}
 	}
 	for _, tc := range []struct {
 		name  string
-		spoil func(m *scenario.ModeResult)
+		spoil func(m *scenario.StrategyResult)
 		want  map[string]string
 	}{
-		{"exact", func(*scenario.ModeResult) {}, map[string]string{}},
-		{"oversold", func(m *scenario.ModeResult) { m.Audit.Oversold, m.Audit.Orders = 3, 103 },
+		{"exact", func(*scenario.StrategyResult) {}, map[string]string{}},
+		{"oversold", func(m *scenario.StrategyResult) { m.Audit.Oversold, m.Audit.Orders = 3, 103 },
 			map[string]string{"oversold": "sold 3 more units than the stock"}},
-		{"duplicated", func(m *scenario.ModeResult) { m.Audit.DuplicateOrders = 2 },
+		{"duplicated", func(m *scenario.StrategyResult) { m.Audit.DuplicateOrders = 2 },
 			map[string]string{"dup_orders": "2 buyers hold more than one order"}},
-		{"inconsistent", func(m *scenario.ModeResult) { m.Audit.Consistent = false },
+		{"inconsistent", func(m *scenario.StrategyResult) { m.Audit.Consistent = false },
 			map[string]string{"consistent": "stock left + sold is not the initial stock"}},
-		{"orders lost", func(m *scenario.ModeResult) { m.Lost = 4 },
+		{"orders lost", func(m *scenario.StrategyResult) { m.Lost = 4 },
 			map[string]string{"orders": "4 buyers answered 201 or 202 without an order"}},
-		{"one order lost", func(m *scenario.ModeResult) { m.Lost = 1 },
+		{"one order lost", func(m *scenario.StrategyResult) { m.Lost = 1 },
 			map[string]string{"orders": "1 buyer answered 201 or 202 without an order"}},
-		{"queue undrained", func(m *scenario.ModeResult) { m.Drain = &tally.Drain{Took: time.Minute, Err: "waited 60s"} },
+		{"queue undrained", func(m *scenario.StrategyResult) { m.Drain = &tally.Drain{Took: time.Minute, Err: "waited 60s"} },
 			map[string]string{"drain": "the queue did not drain: waited 60s"}},
-		{"a drained queue is fine", func(m *scenario.ModeResult) { m.Drain = &tally.Drain{Took: time.Second} }, map[string]string{}},
-		{"one --count run oversold, another duplicated", func(m *scenario.ModeResult) {
+		{"a drained queue is fine", func(m *scenario.StrategyResult) { m.Drain = &tally.Drain{Took: time.Second} }, map[string]string{}},
+		{"one --count run oversold, another duplicated", func(m *scenario.StrategyResult) {
 			a, b, c := clean(), clean(), clean()
 			b.Audit.Oversold, c.Audit.DuplicateOrders, c.Audit.Oversold = 2, 1, 1
-			m.Runs = []*scenario.ModeResult{a, b, c}
+			m.Runs = []*scenario.StrategyResult{a, b, c}
 		}, map[string]string{"oversold": "sold 2 more units than the stock", "dup_orders": "1 buyer holds more than one order"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +130,7 @@ func TestHeaders(t *testing.T) {
 // did not.
 func TestSettingsLine(t *testing.T) {
 	o := &scenario.Outcome{Settings: scenario.DefaultSettings()}
-	o.Settings.Modes = []scenario.Mode{"lua", "fenced"}
+	o.Settings.Strategies = []scenario.Strategy{"lua", "fenced"}
 	plain := settingsLine(o)
 	for _, want := range []string{"--strategies lua,fenced ", "--rate 280 ", "--lock-ttl 100ms", "--seed 2011"} {
 		if !strings.Contains(plain, want) {

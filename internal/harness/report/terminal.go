@@ -29,7 +29,7 @@ var TerminalColumns = []string{"strategy", "sold", "oversold", "dup_orders", "co
 const errorsWidth = 24
 
 // soldFigure is the terminal's sold column: answers 201 and 202.
-var soldFigure = Figure{Name: "sold", of: func(m *scenario.ModeResult) float64 {
+var soldFigure = Figure{Name: "sold", of: func(m *scenario.StrategyResult) float64 {
 	return float64(m.Tally.Created + m.Tally.Queued)
 }}
 
@@ -39,7 +39,7 @@ var soldFigure = Figure{Name: "sold", of: func(m *scenario.ModeResult) float64 {
 func TerminalRows(o *scenario.Outcome) [][]string {
 	full := Rows(o)
 	rows := make([][]string, len(full))
-	for i, m := range o.Modes {
+	for i, m := range o.Strategies {
 		for _, col := range TerminalColumns {
 			var cell string
 			switch col {
@@ -100,11 +100,11 @@ func writeText(w io.Writer, o *scenario.Outcome, wide bool) error {
 			}
 		}
 		b.WriteString("\n")
-		for _, m := range o.Modes {
-			b.WriteString(fit(fmt.Sprintf("%-11s %s", string(m.Mode)+":", m.Why)) + "\n")
+		for _, m := range o.Strategies {
+			b.WriteString(fit(fmt.Sprintf("%-11s %s", string(m.Strategy)+":", m.Why)) + "\n")
 		}
 		for _, sk := range o.Skipped {
-			b.WriteString(fit(fmt.Sprintf("%-11s %s", string(sk.Mode)+":", skippedWhy(sk))) + "\n")
+			b.WriteString(fit(fmt.Sprintf("%-11s %s", string(sk.Strategy)+":", skippedWhy(sk))) + "\n")
 		}
 	}
 	if bad := o.Unsafe(); len(bad) > 0 {

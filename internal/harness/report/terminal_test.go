@@ -18,10 +18,10 @@ const longWhy = "each holder's lease and place in the queue were written through
 // errors of every kind on its lua row.
 func fleetLong() *scenario.Outcome {
 	o := fleetOutcome()
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		m.Why = longWhy
 	}
-	lua := o.Modes[2]
+	lua := o.Strategies[2]
 	for _, k := range []string{"0 timeout", "500 internal", "502 bad_gateway", "503 busy", "504 gateway_timeout"} {
 		lua.Tally.Errors[k] += 1234
 	}
@@ -31,7 +31,7 @@ func fleetLong() *scenario.Outcome {
 // fleetCountLong is fleetCount with every row's why-line long.
 func fleetCountLong() *scenario.Outcome {
 	o := fleetCount()
-	for _, m := range o.Modes {
+	for _, m := range o.Strategies {
 		m.Why = longWhy
 	}
 	return o
@@ -68,9 +68,9 @@ func TestTerminalFitsWidth(t *testing.T) {
 			if got, want := strings.Join(header, " "), strings.Join(TerminalColumns, " "); got != want {
 				t.Errorf("header: got %q, want %q", got, want)
 			}
-			for _, m := range tc.o.Modes {
-				if !strings.Contains(b.String(), "\n"+string(m.Mode)+" ") {
-					t.Errorf("no row for %s:\n%s", m.Mode, b.String())
+			for _, m := range tc.o.Strategies {
+				if !strings.Contains(b.String(), "\n"+string(m.Strategy)+" ") {
+					t.Errorf("no row for %s:\n%s", m.Strategy, b.String())
 				}
 			}
 		})
@@ -81,16 +81,16 @@ func TestTerminalFitsWidth(t *testing.T) {
 // table's cells.
 func TestTerminalRows(t *testing.T) {
 	o := fleetOutcome()
-	o.Modes[0].Tally.Queued = 2
+	o.Strategies[0].Tally.Queued = 2
 	rows := TerminalRows(o)
 	off := rows[0]
-	if got, want := strings.Join(off[:5], " "), "off "+itoa(o.Modes[0].Tally.Created+2)+" 3 0 yes"; got != want {
+	if got, want := strings.Join(off[:5], " "), "off "+itoa(o.Strategies[0].Tally.Created+2)+" 3 0 yes"; got != want {
 		t.Errorf("off: got %q, want %q (sold is 201 and 202 together)", got, want)
 	}
-	if got, want := off[len(off)-1], o.Modes[0].Tally.ErrorsByStatus(); got != want {
+	if got, want := off[len(off)-1], o.Strategies[0].Tally.ErrorsByStatus(); got != want {
 		t.Errorf("off errors: got %q, want %q", got, want)
 	}
-	if got := fleetCount().Modes[2]; len(got.Runs) != 3 {
+	if got := fleetCount().Strategies[2]; len(got.Runs) != 3 {
 		t.Fatalf("fixture: lua runs %d, want 3", len(got.Runs))
 	}
 	if got := TerminalRows(fleetCount())[2][1]; got != "100" {
@@ -115,7 +115,7 @@ func TestWideTextAndMarkdownKeepEverything(t *testing.T) {
 		t.Errorf("wide header: got %q, want %q", got, want)
 	}
 	for name, out := range map[string]string{"wide": wide.String(), "report.md": md.String()} {
-		if got, want := strings.Count(out, longWhy), len(o.Modes); got != want {
+		if got, want := strings.Count(out, longWhy), len(o.Strategies); got != want {
 			t.Errorf("%s: got %d whole why-lines, want %d", name, got, want)
 		}
 	}

@@ -97,7 +97,7 @@ func shareFigures() []string {
 }
 
 // value is t's figure in m, as a percentage of m's requests if t asks.
-func (t Threshold) value(m *scenario.ModeResult) float64 {
+func (t Threshold) value(m *scenario.StrategyResult) float64 {
 	v := t.Figure.Of(m)
 	if t.Percent {
 		if m.Tally.Requests == 0 {
@@ -129,7 +129,7 @@ func (t Threshold) holds(v float64) bool {
 type Failure struct {
 	// Mode is the row: its mode, and in a sweep the offered rate ("lua at
 	// 500/s", "lua at 50/100ms").
-	Mode      string `json:"mode"`
+	Strategy  string `json:"strategy"`
 	Threshold string `json:"threshold"`
 	// Got is the row's figure, or, with --count, the first failing run's;
 	// Run is that run's number from 1 (0 for a row run once).
@@ -141,7 +141,7 @@ type Failure struct {
 // String says which row failed what, with what: "lua: p99<200ms failed:
 // p99 was 412ms (run 2 of 3)".
 func (f Failure) String() string {
-	s := fmt.Sprintf("%s: %s failed: it was %s", f.Mode, f.Threshold, f.Got)
+	s := fmt.Sprintf("%s: %s failed: it was %s", f.Strategy, f.Threshold, f.Got)
 	if f.Runs > 1 {
 		s += fmt.Sprintf(" (run %d of %d)", f.Run, f.Runs)
 	}
@@ -158,7 +158,7 @@ func Check(o *scenario.Outcome, ts []Threshold) []Failure {
 		m := row.m
 		runs := m.Runs
 		if len(runs) == 0 {
-			runs = []*scenario.ModeResult{m}
+			runs = []*scenario.StrategyResult{m}
 		}
 		for _, t := range ts {
 			if unaudited(o, t.Figure) {
@@ -169,7 +169,7 @@ func Check(o *scenario.Outcome, ts []Threshold) []Failure {
 				if t.holds(v) {
 					continue
 				}
-				f := Failure{Mode: row.label, Threshold: t.String(), Got: t.render(v), Runs: len(runs)}
+				f := Failure{Strategy: row.label, Threshold: t.String(), Got: t.render(v), Runs: len(runs)}
 				if len(runs) > 1 {
 					f.Run = i + 1
 				}
@@ -204,18 +204,18 @@ func (t Threshold) render(v float64) string {
 // labelled is a row with its name in messages.
 type labelled struct {
 	label string
-	m     *scenario.ModeResult
+	m     *scenario.StrategyResult
 }
 
 // labelledRows are o's rows, or a sweep's rows named with their rate.
 func labelledRows(o *scenario.Outcome) []labelled {
 	var out []labelled
-	for _, m := range o.Modes {
-		out = append(out, labelled{string(m.Mode), m})
+	for _, m := range o.Strategies {
+		out = append(out, labelled{string(m.Strategy), m})
 	}
 	for _, p := range o.Sweep {
-		for _, m := range p.Modes {
-			out = append(out, labelled{fmt.Sprintf("%s at %s", m.Mode, rateLabel(p.Rate)), m})
+		for _, m := range p.Strategies {
+			out = append(out, labelled{fmt.Sprintf("%s at %s", m.Strategy, rateLabel(p.Rate)), m})
 		}
 	}
 	return out

@@ -37,7 +37,7 @@ func TestThresholdHolds(t *testing.T) {
 func TestThresholdPercent(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		m        *scenario.ModeResult
+		m        *scenario.StrategyResult
 		expr     string
 		value    float64
 		rendered string
@@ -78,9 +78,9 @@ func TestCheckNamesTheRunAndTheRate(t *testing.T) {
 	for _, p99 := range []time.Duration{50, 150, 300} {
 		row.Runs = append(row.Runs, counted("lua", time.Second, 10, 1, 0, nil, 0, p99*time.Millisecond))
 	}
-	o.Modes = []*scenario.ModeResult{row}
+	o.Strategies = []*scenario.StrategyResult{row}
 	got := Check(o, ts)
-	want := []Failure{{Mode: "lua", Threshold: "p99<100ms", Got: "150ms", Run: 2, Runs: 3}}
+	want := []Failure{{Strategy: "lua", Threshold: "p99<100ms", Got: "150ms", Run: 2, Runs: 3}}
 	if !slices.Equal(got, want) {
 		t.Errorf("Check of a --count row:\n got %+v\nwant %+v", got, want)
 	}
@@ -90,8 +90,8 @@ func TestCheckNamesTheRunAndTheRate(t *testing.T) {
 
 	got = Check(countedSweep(), ts)
 	want = []Failure{
-		{Mode: "lua at 50/100ms", Threshold: "p99<100ms", Got: "2.50s", Runs: 1},
-		{Mode: "sql-atomic at 50/100ms", Threshold: "oversold==0", Got: "2", Runs: 1},
+		{Strategy: "lua at 50/100ms", Threshold: "p99<100ms", Got: "2.50s", Runs: 1},
+		{Strategy: "sql-atomic at 50/100ms", Threshold: "oversold==0", Got: "2", Runs: 1},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("Check of a sweep:\n got %+v\nwant %+v", got, want)

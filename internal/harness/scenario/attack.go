@@ -18,7 +18,7 @@ import (
 // attack is one mode's turn: a product, the crowd, and the fleet.
 type attack struct {
 	settings  Settings
-	mode      Mode
+	mode      Strategy
 	crowd     *crowd
 	fleet     *fleet.Fleet
 	api       *fleet.API
@@ -43,7 +43,7 @@ func (a *attack) drainFrom(rs vegeta.Results) vegeta.Results {
 
 // run creates the product, attacks it, and audits it. It returns what it
 // measured even when it also returns an error.
-func (a *attack) run(ctx context.Context) (*ModeResult, error) {
+func (a *attack) run(ctx context.Context) (*StrategyResult, error) {
 	s := a.settings
 	if len(a.products) == 0 {
 		a.products = []string{a.productID}
@@ -59,7 +59,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 	if s.Paying() {
 		pay = newPayer(ctx, s, a.fleet.Targets, tokens)
 	}
-	res := &ModeResult{Mode: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
+	res := &StrategyResult{Strategy: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
 	defer func() {
 		res.Load = load(ctx)
 		if f, ok := a.fleet.Commands.(tally.MasterFinder); ok && res.Load != nil {
@@ -179,7 +179,7 @@ func (a *attack) run(ctx context.Context) (*ModeResult, error) {
 }
 
 // product is the product a mode's attack sells, under s.
-func product(id string, mode Mode, s Settings) fleet.Product {
+func product(id string, mode Strategy, s Settings) fleet.Product {
 	p := fleet.Product{
 		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode.Name()),
 		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),

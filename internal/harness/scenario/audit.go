@@ -13,7 +13,7 @@ import (
 // orders not written, the events, and what the faults settle; then the
 // why-line. tick is called at every poll of a drain. It returns ctx's
 // end or a shop's error, with res filled as far as it got.
-func (a *attack) audit(ctx context.Context, res *ModeResult, faults []fault.Armed, tick func()) error {
+func (a *attack) audit(ctx context.Context, res *StrategyResult, faults []fault.Armed, tick func()) error {
 	s := a.settings
 	if len(a.products) > 1 {
 		if err := a.auditCatalogue(ctx, res, tick); err != nil {

@@ -43,7 +43,7 @@ func BenchmarkSale(b *testing.B) {
 	if testing.Short() {
 		b.Skip("an attack per op")
 	}
-	modes := []scenario.Mode{"sql-atomic", "redis-decr", "lua", "fenced+batch"}
+	modes := []scenario.Strategy{"sql-atomic", "redis-decr", "lua", "fenced+batch"}
 	for _, env := range testenv.EnvModes(b) {
 		e := testenv.NewEnv(b, env).WithEtcd(b)
 		f, err := fleet.StartFleet(context.Background(), fleet.FleetConfig{
@@ -57,7 +57,7 @@ func BenchmarkSale(b *testing.B) {
 			for _, mode := range modes {
 				b.Run(fmt.Sprintf("%s/mode=%s/rate=%d", env, mode, rate), func(b *testing.B) {
 					s := scenario.DefaultSettings()
-					s.Modes, s.Rate, s.Users = []scenario.Mode{mode}, rate, rate*5/2
+					s.Strategies, s.Rate, s.Users = []scenario.Strategy{mode}, rate, rate*5/2
 					s.Stock, s.StallRate, s.Duration = 1_000_000, 0, 8*time.Second
 					var orders, busy int
 					var elapsed, p99, cpu time.Duration
@@ -69,7 +69,7 @@ func BenchmarkSale(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						m := out.Modes[0]
+						m := out.Strategies[0]
 						orders += m.Tally.Accepted()
 						elapsed += m.Elapsed()
 						p99 = max(p99, m.Metrics.Latencies.P99)

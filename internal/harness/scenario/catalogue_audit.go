@@ -15,7 +15,7 @@ import (
 // the drain took as long as the slowest product's, and its first error
 // is kept. tick is called at every poll of a drain. It returns ctx's end
 // or a shop's error, with res filled as far as it got.
-func (a *attack) auditCatalogue(ctx context.Context, res *ModeResult, tick func()) error {
+func (a *attack) auditCatalogue(ctx context.Context, res *StrategyResult, tick func()) error {
 	by := tally.ByProduct(res.Results, a.products)
 	res.Products = make([]tally.ProductFigures, len(a.products))
 	audits := make([]tally.Audit, 0, len(a.products))

@@ -39,14 +39,14 @@ func TestCatalogueExactPerProduct(t *testing.T) {
 	env := testenv.NewEnv(t, testenv.Embedded).WithEtcd(t)
 	f := startFleet(t, env)
 	s := catalogueSale()
-	s.Modes = []scenario.Mode{"off", "naive", "lua", "sql-atomic", "redis-decr", "redis-queue"}
+	s.Strategies = []scenario.Strategy{"off", "naive", "lua", "sql-atomic", "redis-decr", "redis-queue"}
 	out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	for _, m := range out.Modes {
+	for _, m := range out.Strategies {
 		if len(m.Products) != s.Products {
-			t.Fatalf("%s: %d products audited, want %d", m.Mode, len(m.Products), s.Products)
+			t.Fatalf("%s: %d products audited, want %d", m.Strategy, len(m.Products), s.Products)
 		}
 		var audits []tally.Audit
 		buyers, requests, exact, oversold := 0, 0, 0, 0
@@ -55,12 +55,12 @@ func TestCatalogueExactPerProduct(t *testing.T) {
 			buyers += p.Buyers
 			requests += p.Tally.Requests
 			if p.Audit.ProductID != p.ID {
-				t.Errorf("%s: product %s audited as %s", m.Mode, p.ID, p.Audit.ProductID)
+				t.Errorf("%s: product %s audited as %s", m.Strategy, p.ID, p.Audit.ProductID)
 			}
 			// Every order a buyer was told of is written; one more is
 			// written only for a click that got no answer in time.
-			if m.Mode.Safe() && (p.Audit.Orders < p.Tally.Accepted() || (p.Audit.Orders > p.Tally.Accepted() && p.Tally.ErrorCount() == 0)) {
-				t.Errorf("%s/%s: %d orders written, its own buyers were told %d: answers %+v", m.Mode, p.ID, p.Audit.Orders, p.Tally.Accepted(), p.Tally)
+			if m.Strategy.Safe() && (p.Audit.Orders < p.Tally.Accepted() || (p.Audit.Orders > p.Tally.Accepted() && p.Tally.ErrorCount() == 0)) {
+				t.Errorf("%s/%s: %d orders written, its own buyers were told %d: answers %+v", m.Strategy, p.ID, p.Audit.Orders, p.Tally.Accepted(), p.Tally)
 			}
 			if p.Exact() {
 				exact++
@@ -70,32 +70,32 @@ func TestCatalogueExactPerProduct(t *testing.T) {
 			}
 		}
 		t.Logf("%-12s sold %d of %d, oversold %d (in %d products), %d of %d products exact; hottest %d buyers, coldest %d",
-			m.Mode, m.Audit.Sold, m.Audit.InitialStock, m.Audit.Oversold, oversold, exact, len(m.Products),
+			m.Strategy, m.Audit.Sold, m.Audit.InitialStock, m.Audit.Oversold, oversold, exact, len(m.Products),
 			m.Products[0].Buyers, m.Products[len(m.Products)-1].Buyers)
 		if buyers != s.Users || requests != m.Tally.Requests {
-			t.Errorf("%s: products have %d buyers and %d answers, the crowd %d and %d", m.Mode, buyers, requests, s.Users, m.Tally.Requests)
+			t.Errorf("%s: products have %d buyers and %d answers, the crowd %d and %d", m.Strategy, buyers, requests, s.Users, m.Tally.Requests)
 		}
 		if sum := tally.SumAudits(audits); sum.Sold != m.Audit.Sold || sum.Oversold != m.Audit.Oversold || m.Audit.InitialStock != s.Stock {
-			t.Errorf("%s: row audit %+v is not the products' sum %+v of %d units", m.Mode, m.Audit, sum, s.Stock)
+			t.Errorf("%s: row audit %+v is not the products' sum %+v of %d units", m.Strategy, m.Audit, sum, s.Stock)
 		}
 		if hot, cold := m.Products[0].Buyers, m.Products[len(m.Products)-1].Buyers; hot < 5*cold {
-			t.Errorf("%s: hottest product has %d buyers, coldest %d: want a Zipf skew", m.Mode, hot, cold)
+			t.Errorf("%s: hottest product has %d buyers, coldest %d: want a Zipf skew", m.Strategy, hot, cold)
 		}
-		switch m.Mode.Name() {
+		switch m.Strategy.Name() {
 		case strategy.Off, strategy.Naive:
 			if m.Audit.Oversold == 0 {
-				t.Errorf("%s: no product oversold, want the hot product's race to show", m.Mode)
+				t.Errorf("%s: no product oversold, want the hot product's race to show", m.Strategy)
 			}
 		default:
 			if exact != len(m.Products) {
 				for _, p := range m.Products {
 					if !p.Exact() {
-						t.Errorf("%s/%s: not exact: audit %+v, lost %d, early sold out %d", m.Mode, p.ID, p.Audit, p.Lost, p.EarlySoldOut)
+						t.Errorf("%s/%s: not exact: audit %+v, lost %d, early sold out %d", m.Strategy, p.ID, p.Audit, p.Lost, p.EarlySoldOut)
 					}
 				}
 			}
 			if m.Audit.Sold == 0 {
-				t.Errorf("%s sold nothing: answers %v", m.Mode, m.Tally.Errors)
+				t.Errorf("%s sold nothing: answers %v", m.Strategy, m.Tally.Errors)
 			}
 		}
 	}

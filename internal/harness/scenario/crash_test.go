@@ -23,7 +23,7 @@ import (
 // the kill is the only fault.
 func crashSale() scenario.Settings {
 	s := scenario.DefaultSettings()
-	s.Modes = []scenario.Mode{"fenced", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
+	s.Strategies = []scenario.Strategy{"fenced", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
 	s.Users, s.Stock, s.Clicks = 150, 100, 2
 	s.Rate, s.Duration = 100, 15*time.Second
 	s.StallRate = 0
@@ -57,34 +57,34 @@ func TestCrashKillsAShopAndTheSafeRowsStayExact(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		for _, m := range out.Modes {
-			t.Logf("%s: %s", m.Mode, m.Why)
+		for _, m := range out.Strategies {
+			t.Logf("%s: %s", m.Strategy, m.Why)
 			c, a := fault.Find[*fault.Crash](m.Records), m.Audit
 			if c == nil || len(c.Kills) != 1 {
-				t.Fatalf("%s: crash record %+v, want one kill", m.Mode, c)
+				t.Fatalf("%s: crash record %+v, want one kill", m.Strategy, c)
 			}
 			k := c.Kills[0]
 			if k.Back < k.At || k.NewPID == 0 || k.NewPID == k.PID {
-				t.Errorf("%s: kill %+v: want the shop back as a new process", m.Mode, k)
+				t.Errorf("%s: kill %+v: want the shop back as a new process", m.Strategy, k)
 			}
 			if k.Cut > k.InFlight || k.Cut+k.Refused > m.Tally.Status[0] {
-				t.Errorf("%s: kill %+v, %d requests without an answer: cut and refused are among them", m.Mode, k, m.Tally.Status[0])
+				t.Errorf("%s: kill %+v, %d requests without an answer: cut and refused are among them", m.Strategy, k, m.Tally.Status[0])
 			}
 			if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent {
-				t.Errorf("%s: audit %+v: want exact", m.Mode, a)
+				t.Errorf("%s: audit %+v: want exact", m.Strategy, a)
 			}
 			if told := m.Tally.Created + m.Tally.Queued; c.WithoutOrder != 0 || c.Answered != told {
-				t.Errorf("%s: %d of %d orders answered have no row (%d 201s and 202s)", m.Mode, c.WithoutOrder, c.Answered, told)
+				t.Errorf("%s: %d of %d orders answered have no row (%d 201s and 202s)", m.Strategy, c.WithoutOrder, c.Answered, told)
 			}
 			// Above 0 Redis offers units the database does not have; below,
 			// a reservation of the killed shop was not given back (the
 			// sweep's reclaim, internal/order/redisdecr/reclaim.go, must have done it
 			// within the wait).
 			if a.Drift != nil && (*a.Drift != 0 || c.Drift == nil || *c.Drift != 0) {
-				t.Errorf("%s: drift %d, the crash's %v after %v: want 0", m.Mode, *a.Drift, c.Drift, c.DriftWaited)
+				t.Errorf("%s: drift %d, the crash's %v after %v: want 0", m.Strategy, *a.Drift, c.Drift, c.DriftWaited)
 			}
 			if !strings.Contains(m.Why, "SIGKILLed") {
-				t.Errorf("%s: why-line %q does not tell of the kill", m.Mode, m.Why)
+				t.Errorf("%s: why-line %q does not tell of the kill", m.Strategy, m.Why)
 			}
 		}
 		// Every shop serves, and the killed ones are new processes.

@@ -25,14 +25,14 @@ func ExampleRun() {
 	defer f.Close()
 
 	s := scenario.DefaultSettings()
-	s.Modes = []scenario.Mode{scenario.Mode(strategy.Naive), scenario.Mode(strategy.Lua)}
+	s.Strategies = []scenario.Strategy{scenario.Strategy(strategy.Naive), scenario.Strategy(strategy.Lua)}
 	out, err := scenario.Run(ctx, s, f, scenario.Options{Progress: os.Stdout})
 	if err != nil {
 		log.Fatal(err)
 	}
 	report.WriteText(os.Stdout, out)
-	for _, m := range out.Modes {
-		fmt.Printf("%s oversold %d\n", m.Mode, m.Audit.Oversold)
+	for _, m := range out.Strategies {
+		fmt.Printf("%s oversold %d\n", m.Strategy, m.Audit.Oversold)
 	}
 }
 
@@ -43,7 +43,7 @@ func ExampleRun_externalFleet() {
 		[]string{"http://127.0.0.1:8080", "http://127.0.0.1:8081"}, "admin-token",
 		[]string{"127.0.0.1:7101", "127.0.0.1:7102", "127.0.0.1:7103", "127.0.0.1:7104", "127.0.0.1:7105"})
 	s := scenario.DefaultSettings()
-	s.Modes, s.Faults = []scenario.Mode{scenario.Mode(strategy.Redlock)}, []fault.Fault{fault.RedlockKill(2)}
+	s.Strategies, s.Faults = []scenario.Strategy{scenario.Strategy(strategy.Redlock)}, []fault.Fault{fault.RedlockKill(2)}
 	out, err := scenario.Run(context.Background(), s, f, scenario.Options{})
 	if err != nil {
 		log.Fatal(err)

@@ -30,16 +30,16 @@ func TestFailoverOversellsLuaNotFenced(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	for _, m := range out.Modes {
+	for _, m := range out.Strategies {
 		f := fault.Find[*fault.Failover](m.Records)
-		t.Logf("%-6s 201=%d audit=%+v events=%+v failover=%+v\n       %s", m.Mode, m.Tally.Created, m.Audit, m.Events, f, m.Why)
+		t.Logf("%-6s 201=%d audit=%+v events=%+v failover=%+v\n       %s", m.Strategy, m.Tally.Created, m.Audit, m.Events, f, m.Why)
 		if f == nil || len(f.Rounds) != 1 || f.Err != "" || !f.Rounds[0].Caught {
-			t.Fatalf("%s: failover %+v, want one round that caught a holder, without error", m.Mode, f)
+			t.Fatalf("%s: failover %+v, want one round that caught a holder, without error", m.Strategy, f)
 		}
 		if f.Rounds[0].Behind <= 0 || f.Rounds[0].Promoted <= 0 {
-			t.Errorf("%s: round %+v, want the replica behind and a promotion time", m.Mode, f.Rounds[0])
+			t.Errorf("%s: round %+v, want the replica behind and a promotion time", m.Strategy, f.Rounds[0])
 		}
-		switch m.Mode.Name() {
+		switch m.Strategy.Name() {
 		case strategy.Lua:
 			if m.Audit.Oversold < 1 || f.Rounds[0].GrantedTwice < 1 {
 				t.Errorf("lua: oversold %d, granted twice %d; want both at least 1", m.Audit.Oversold, f.Rounds[0].GrantedTwice)
@@ -70,7 +70,7 @@ func TestFailoverDriftRepaired(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	m := out.Modes[0]
+	m := out.Strategies[0]
 	f := fault.Find[*fault.Failover](m.Records)
 	t.Logf("201=%d audit=%+v events=%+v failover=%+v drift=%+v\n       %s", m.Tally.Created, m.Audit, m.Events, f, f.Drift, m.Why)
 	if f == nil || len(f.Rounds) != 1 || f.Err != "" || !f.Rounds[0].Caught || f.Drift == nil {
@@ -114,9 +114,9 @@ func failoverFleet(t *testing.T) (*testenv.Env, *fleet.Fleet) {
 // req/s, and one failover per attack.
 func oneFailover(strategies ...strategy.Name) scenario.Settings {
 	s := scenario.DefaultSettings()
-	s.Modes = nil
+	s.Strategies = nil
 	for _, n := range strategies {
-		s.Modes = append(s.Modes, scenario.Mode(n))
+		s.Strategies = append(s.Strategies, scenario.Strategy(n))
 	}
 	s.LockTTL, s.Work, s.StallRate = fault.FailoverLockTTL, fault.FailoverWork, 0
 	s.Stock, s.Users, s.Rate, s.Duration = 2, 160, 40, 20*time.Second

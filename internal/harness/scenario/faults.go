@@ -36,7 +36,7 @@ type settler interface {
 // rows are the strategies of s's rows, in order, each once.
 func (s Settings) rows() []strategy.Name {
 	var out []strategy.Name
-	for _, m := range s.Modes {
+	for _, m := range s.Strategies {
 		if !slices.Contains(out, m.Name()) {
 			out = append(out, m.Name())
 		}
@@ -48,7 +48,7 @@ func (s Settings) rows() []strategy.Name {
 // stock in buckets ("+kK").
 func (s Settings) bucketed() []strategy.Name {
 	var out []strategy.Name
-	for _, m := range s.Modes {
+	for _, m := range s.Strategies {
 		if m.Buckets() > 0 && !slices.Contains(out, m.Name()) {
 			out = append(out, m.Name())
 		}
@@ -95,7 +95,7 @@ func (s Settings) arm(ctx context.Context, a *fault.Attack) ([]fault.Armed, erro
 // stopFaults stops armed in the reverse of the order they were armed,
 // records what each measured in res, in the order they were armed, and
 // returns the first error.
-func stopFaults(ctx context.Context, armed []fault.Armed, res *ModeResult) error {
+func stopFaults(ctx context.Context, armed []fault.Armed, res *StrategyResult) error {
 	var first error
 	recs := make(fault.Records, len(armed))
 	for i := len(armed) - 1; i >= 0; i-- {

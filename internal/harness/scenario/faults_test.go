@@ -90,7 +90,7 @@ func (n probed) Why(s fault.Sale) string { return "PROBE saw " + string(s.Strate
 func TestRunArmsTheFaultsOfEachRow(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes = []Mode{Mode(strategy.Lua), Mode(strategy.Off)}
+	s.Strategies = []Strategy{Strategy(strategy.Lua), Strategy(strategy.Off)}
 	s.Users, s.Stock, s.Rate = 40, 10, 1000
 	p := &probe{row: strategy.Lua}
 	s.Faults = []fault.Fault{p}
@@ -98,7 +98,7 @@ func TestRunArmsTheFaultsOfEachRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lua, off := out.Modes[0], out.Modes[1]
+	lua, off := out.Strategies[0], out.Strategies[1]
 	if p.armed.Load() != 1 || p.stops.Load() != 1 || p.settled.Load() != 1 {
 		t.Errorf("armed %d, stopped %d, settled %d times; want once each, in the lua row", p.armed.Load(), p.stops.Load(), p.settled.Load())
 	}
@@ -126,10 +126,10 @@ func TestRunArmsTheFaultsOfEachRow(t *testing.T) {
 func TestRunWhenAFaultCannotStrike(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes, s.Users = []Mode{Mode(strategy.Lua)}, 10
+	s.Strategies, s.Users = []Strategy{Strategy(strategy.Lua)}, 10
 	s.Faults = []fault.Fault{&probe{row: strategy.Lua, armErr: errors.New("no nodes")}}
 	out, err := Run(t.Context(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
-	if err == nil || !strings.Contains(err.Error(), "no nodes") || len(out.Modes) != 1 || out.Modes[0].Sent != 0 {
+	if err == nil || !strings.Contains(err.Error(), "no nodes") || len(out.Strategies) != 1 || out.Strategies[0].Sent != 0 {
 		t.Fatalf("Run = %v; want the arming error and a row without a click", err)
 	}
 	first := &probe{row: strategy.Lua}
@@ -140,12 +140,12 @@ func TestRunWhenAFaultCannotStrike(t *testing.T) {
 	if err == nil || len(armed) != 1 {
 		t.Fatalf("arm = %d armed, %v; want the first armed and the second's error", len(armed), err)
 	}
-	res := &ModeResult{}
+	res := &StrategyResult{}
 	if err := stopFaults(t.Context(), armed, res); err != nil || first.stops.Load() != 1 || len(res.Records) != 1 {
 		t.Errorf("stopFaults = %v, stops %d, records %v; want the first stopped and recorded", err, first.stops.Load(), res.Records)
 	}
 	s.Faults = []fault.Fault{fault.RedlockKill(2)}
-	s.Modes = []Mode{Mode(strategy.Redlock)}
+	s.Strategies = []Strategy{Strategy(strategy.Redlock)}
 	if _, err := Run(t.Context(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{}); !errors.Is(err, fault.ErrNoControl) {
 		t.Errorf("Run with a kill and no nodes: %v, want fault.ErrNoControl", err)
 	}
@@ -157,7 +157,7 @@ func TestRunWhenAFaultCannotStrike(t *testing.T) {
 func TestRunStopsItsFaultsWhenTheContextEnds(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes, s.Users, s.Rate, s.Duration = []Mode{Mode(strategy.Lua)}, 5000, 100, time.Minute
+	s.Strategies, s.Users, s.Rate, s.Duration = []Strategy{Strategy(strategy.Lua)}, 5000, 100, time.Minute
 	p := &probe{row: strategy.Lua}
 	s.Faults = []fault.Fault{p}
 	ctx, cancel := context.WithCancel(t.Context())
@@ -169,7 +169,7 @@ func TestRunStopsItsFaultsWhenTheContextEnds(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
-	m := out.Modes[0]
+	m := out.Strategies[0]
 	if p.stops.Load() != 1 || m.Sent >= m.Planned || fault.Find[probed](m.Records) == 0 {
 		t.Errorf("stopped %d times, sent %d of %d, record %v; want the fault stopped once with what was sent", p.stops.Load(), m.Sent, m.Planned, m.Records)
 	}
@@ -181,9 +181,9 @@ func TestRunStopsItsFaultsWhenTheContextEnds(t *testing.T) {
 // A row is held to what it claims unless a fault of the run is expected
 // to break it.
 func TestUnsafeSparesWhatAFaultBreaks(t *testing.T) {
-	o := &Outcome{Settings: DefaultSettings(), Modes: []*ModeResult{
-		{Mode: Mode(strategy.Lua), Audit: tally.Audit{Oversold: 2, Sold: 12, InitialStock: 10}},
-		{Mode: Mode(strategy.Fenced), Audit: tally.Audit{Oversold: 1, Sold: 11, InitialStock: 10}},
+	o := &Outcome{Settings: DefaultSettings(), Strategies: []*StrategyResult{
+		{Strategy: Strategy(strategy.Lua), Audit: tally.Audit{Oversold: 2, Sold: 12, InitialStock: 10}},
+		{Strategy: Strategy(strategy.Fenced), Audit: tally.Audit{Oversold: 1, Sold: 11, InitialStock: 10}},
 	}}
 	o.Settings.Faults = []fault.Fault{&probe{row: strategy.Lua}}
 	if bad := o.Unsafe(); len(bad) != 1 || !strings.HasPrefix(bad[0], "fenced: oversold 1") {

@@ -15,28 +15,28 @@ import (
 func TestRunCountRunsEachRowNTimes(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes = []Mode{Mode(strategy.Lua), Mode(strategy.SQLAtomic)}
+	s.Strategies = []Strategy{Strategy(strategy.Lua), Strategy(strategy.SQLAtomic)}
 	s.Users, s.Stock, s.Rate, s.Count = 40, 10, 2000, 3
 	out, err := Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if len(out.Modes) != 2 {
-		t.Fatalf("rows: %d, want 2", len(out.Modes))
+	if len(out.Strategies) != 2 {
+		t.Fatalf("rows: %d, want 2", len(out.Strategies))
 	}
-	for _, m := range out.Modes {
+	for _, m := range out.Strategies {
 		if len(m.Runs) != 3 {
-			t.Fatalf("%s: %d runs, want 3", m.Mode, len(m.Runs))
+			t.Fatalf("%s: %d runs, want 3", m.Strategy, len(m.Runs))
 		}
 		products := map[string]bool{}
 		for _, r := range m.Runs {
 			products[r.ProductID] = true
 			if r.Audit.Orders != s.Stock {
-				t.Errorf("%s %s: %d orders, want %d: each run sells a fresh product", m.Mode, r.ProductID, r.Audit.Orders, s.Stock)
+				t.Errorf("%s %s: %d orders, want %d: each run sells a fresh product", m.Strategy, r.ProductID, r.Audit.Orders, s.Stock)
 			}
 		}
 		if len(products) != 3 {
-			t.Errorf("%s: products %v, want 3 distinct", m.Mode, products)
+			t.Errorf("%s: products %v, want 3 distinct", m.Strategy, products)
 		}
 	}
 }
@@ -46,13 +46,13 @@ func TestRunCountRunsEachRowNTimes(t *testing.T) {
 func TestRunOpenModel(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes = []Mode{Mode(strategy.SQLAtomic)}
+	s.Strategies = []Strategy{Strategy(strategy.SQLAtomic)}
 	s.Users, s.Stock, s.Rate, s.RatePer, s.Duration = 0, 1000, 50, 100*time.Millisecond, 400*time.Millisecond
 	out, err := Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	m := out.Modes[0]
+	m := out.Strategies[0]
 	if m.Planned != 200 || m.Sent < 150 || m.Sent > 200 {
 		t.Errorf("planned %d, sent %d; want 200 planned (500/s for 400ms) and about as many sent", m.Planned, m.Sent)
 	}
@@ -65,23 +65,23 @@ func TestRunOpenModel(t *testing.T) {
 func TestSweepRunsEachRate(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings().ForSweep(func(string) bool { return false })
-	s.Modes, s.Duration = []Mode{Mode(strategy.Lua), Mode(strategy.SQLAtomic)}, 200*time.Millisecond
+	s.Strategies, s.Duration = []Strategy{Strategy(strategy.Lua), Strategy(strategy.SQLAtomic)}, 200*time.Millisecond
 	rates := []vegeta.Rate{{Freq: 100, Per: time.Second}, {Freq: 40, Per: 100 * time.Millisecond}}
 	out, err := Sweep(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{}, rates)
 	if err != nil {
 		t.Fatalf("Sweep: %v", err)
 	}
-	if len(out.Sweep) != 2 || len(out.Modes) != 0 {
-		t.Fatalf("points %d, rows %d; want 2 points and no rows of its own", len(out.Sweep), len(out.Modes))
+	if len(out.Sweep) != 2 || len(out.Strategies) != 0 {
+		t.Fatalf("points %d, rows %d; want 2 points and no rows of its own", len(out.Sweep), len(out.Strategies))
 	}
 	for i, p := range out.Sweep {
-		if p.Rate != rates[i] || len(p.Modes) != 2 {
-			t.Errorf("point %d: rate %v, %d rows; want %v and 2", i, p.Rate, len(p.Modes), rates[i])
+		if p.Rate != rates[i] || len(p.Strategies) != 2 {
+			t.Errorf("point %d: rate %v, %d rows; want %v and 2", i, p.Rate, len(p.Strategies), rates[i])
 		}
-		for _, m := range p.Modes {
+		for _, m := range p.Strategies {
 			want := int(float64(p.Rate.Freq) / p.Rate.Per.Seconds() * 0.2)
 			if m.Planned != want {
-				t.Errorf("point %d %s: planned %d, want %d", i, m.Mode, m.Planned, want)
+				t.Errorf("point %d %s: planned %d, want %d", i, m.Strategy, m.Planned, want)
 			}
 		}
 	}

@@ -14,8 +14,8 @@ import (
 // PartsRow is one row's answers from every part of a crowd (Part),
 // gathered for Merge: Parts[i] is part i+1's.
 type PartsRow struct {
-	Mode  Mode
-	Parts []PartRow
+	Strategy Strategy
+	Parts    []PartRow
 }
 
 // PartRow is one part's answers to a row: the requests it sent, its raw
@@ -43,7 +43,7 @@ type PartRow struct {
 // the drain.
 //
 // It returns the outcome so far with the first error: ErrInvalidSettings
-// for a row that is not in s.Modes, a shop's (ErrShop) or ctx's.
+// for a row that is not in s.Strategies, a shop's (ErrShop) or ctx's.
 func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts int, rows []PartsRow) (*Outcome, error) {
 	s.Part = Part{}
 	o := &Outcome{Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend, DoorSlots: fl.DoorSlots, Started: time.Now(), Parts: parts}
@@ -51,18 +51,18 @@ func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts
 	c := newCrowd(s)
 	api := fleet.NewAPI(fl.Targets[0], fl.AdminToken)
 	for _, row := range rows {
-		if !slices.Contains(s.Modes, row.Mode) {
-			return o, fmt.Errorf("%w: row %s is not among the modes %v", ErrInvalidSettings, row.Mode, s.Modes)
+		if !slices.Contains(s.Strategies, row.Strategy) {
+			return o, fmt.Errorf("%w: row %s is not among the modes %v", ErrInvalidSettings, row.Strategy, s.Strategies)
 		}
-		a := &attack{settings: s, mode: row.Mode, crowd: c, fleet: fl, api: api, productID: productBase(runID, row.Mode, 0), merged: true}
+		a := &attack{settings: s, mode: row.Strategy, crowd: c, fleet: fl, api: api, productID: productBase(runID, row.Strategy, 0), merged: true}
 		a.products = s.productIDs(a.productID)
 		a.productID = a.products[0]
 		res := mergeRow(row)
 		res.ProductID, res.Planned = a.productID, len(c.clicks)
 		err := a.audit(ctx, res, nil, func() {})
-		o.Modes = append(o.Modes, res)
+		o.Strategies = append(o.Strategies, res)
 		if err != nil {
-			return o, fmt.Errorf("mode %s: %w", row.Mode, err)
+			return o, fmt.Errorf("mode %s: %w", row.Strategy, err)
 		}
 	}
 	return o, nil
@@ -70,13 +70,13 @@ func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts
 
 // mergeRow is row's parts put together: their answers counted, their
 // samples' latencies, the longest part's times (mergeTimes).
-func mergeRow(row PartsRow) *ModeResult {
-	res := &ModeResult{Mode: row.Mode, CPU: -1}
+func mergeRow(row PartsRow) *StrategyResult {
+	res := &StrategyResult{Strategy: row.Strategy, CPU: -1}
 	spans := make([]Span, len(row.Parts))
 	for i, p := range row.Parts {
 		res.Sent += p.Sent
 		spans[i] = p.Span
-		name := fmt.Sprintf("%s part %d/%d", row.Mode, i+1, len(row.Parts))
+		name := fmt.Sprintf("%s part %d/%d", row.Strategy, i+1, len(row.Parts))
 		for _, r := range p.Results {
 			r.Attack = name
 			res.Results = append(res.Results, r)

@@ -86,7 +86,7 @@ func TestQuantile(t *testing.T) {
 func TestPartRefusedTokenFailsAtOnce(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes, s.Users, s.Part = []Mode{Mode(strategy.Lua)}, 20, Part{I: 2, N: 2}
+	s.Strategies, s.Users, s.Part = []Strategy{Strategy(strategy.Lua)}, 20, Part{I: 2, N: 2}
 	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
 	defer cancel()
 	_, err := Run(ctx, s, fleet.ExternalFleet([]string{srv.URL}, "wrong", nil), Options{RunID: "token"})

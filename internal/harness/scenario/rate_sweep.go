@@ -38,8 +38,8 @@ func (s Settings) ForSweep(given func(flag string) bool) Settings {
 
 // SweepPoint is every row at one offered rate.
 type SweepPoint struct {
-	Rate  vegeta.Rate
-	Modes []*ModeResult
+	Rate       vegeta.Rate
+	Strategies []*StrategyResult
 }
 
 // Sweep runs every row of s at each rate, in order (Run for each, with
@@ -62,7 +62,7 @@ func Sweep(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options, rates
 		}
 		out, err := Run(ctx, at, fl, opts)
 		if out != nil {
-			o.Sweep = append(o.Sweep, SweepPoint{Rate: r, Modes: out.Modes})
+			o.Sweep = append(o.Sweep, SweepPoint{Rate: r, Strategies: out.Strategies})
 		}
 		if err != nil {
 			return o, fmt.Errorf("sweep at %s: %w", FormatRate(r), err)

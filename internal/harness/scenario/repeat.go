@@ -18,7 +18,7 @@ func runSuffix(n int) string {
 // whose orders per second is the median stands for the row (its why-line is
 // the row's), and carries every run in Runs. Nothing is appended for no
 // runs.
-func appendRow(rows []*ModeResult, runs []*ModeResult) []*ModeResult {
+func appendRow(rows []*StrategyResult, runs []*StrategyResult) []*StrategyResult {
 	switch len(runs) {
 	case 0:
 		return rows
@@ -26,7 +26,7 @@ func appendRow(rows []*ModeResult, runs []*ModeResult) []*ModeResult {
 		return append(rows, runs[0])
 	}
 	byRate := slices.Clone(runs)
-	slices.SortStableFunc(byRate, func(a, b *ModeResult) int {
+	slices.SortStableFunc(byRate, func(a, b *StrategyResult) int {
 		switch x, y := a.OrdersPerSec(), b.OrdersPerSec(); {
 		case x < y:
 			return -1
@@ -42,11 +42,11 @@ func appendRow(rows []*ModeResult, runs []*ModeResult) []*ModeResult {
 
 // allRuns is every run of every row: what Unsafe holds to account, since
 // one run of several that oversold is an oversell.
-func (o *Outcome) allRuns() []*ModeResult {
-	var out []*ModeResult
-	rows := o.Modes
+func (o *Outcome) allRuns() []*StrategyResult {
+	var out []*StrategyResult
+	rows := o.Strategies
 	for _, p := range o.Sweep {
-		rows = append(rows, p.Modes...)
+		rows = append(rows, p.Strategies...)
 	}
 	for _, m := range rows {
 		if len(m.Runs) > 0 {

@@ -18,9 +18,9 @@ import (
 // units; its lease and work below) sold to 80 buyers at 40 req/s, about
 // four seconds of clicks, with three of the five nodes restarted as soon
 // as a holder takes the lock, after delay.
-func restartSale(delay time.Duration, modes ...scenario.Mode) scenario.Settings {
+func restartSale(delay time.Duration, modes ...scenario.Strategy) scenario.Settings {
 	s := scenario.DefaultSettings()
-	s.Modes, s.StallRate, s.Stock = modes, 0, fault.RestartStock
+	s.Strategies, s.StallRate, s.Stock = modes, 0, fault.RestartStock
 	s.Users, s.Rate, s.Duration, s.Seed = 80, 40, 15*time.Second, 11
 	s.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3, Delay: delay}}
 	// Wider than the load generator's product, for a loaded CI machine: a
@@ -54,22 +54,22 @@ func startEmbeddedFleet(t *testing.T) (*fleet.Fleet, *testenv.Env) {
 func TestRedisRestartOversellsRedlock(t *testing.T) {
 	testenv.SkipShort(t, "three nodes restarted under a holder; order's TestFenceRefusesStaleHolder checks the fence that keeps fenced exact")
 	f, env := startEmbeddedFleet(t)
-	s := restartSale(0, scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced))
+	s := restartSale(0, scenario.Strategy(strategy.Redlock), scenario.Strategy(strategy.Fenced))
 	out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	for _, m := range out.Modes {
+	for _, m := range out.Strategies {
 		a, r := m.Audit, fault.Find[*fault.Restart](m.Records)
 		t.Logf("%-8s 201=%d errors=%v audit=%+v restart=%+v events=%+v\n         %s",
-			m.Mode, m.Tally.Created, m.Tally.Errors, a, r, m.Events, m.Why)
+			m.Strategy, m.Tally.Created, m.Tally.Errors, a, r, m.Events, m.Why)
 		if r == nil || !r.Restarted || r.Err != "" || len(r.Nodes) != 3 {
-			t.Fatalf("%s: restart %+v, want 3 nodes restarted without error", m.Mode, r)
+			t.Fatalf("%s: restart %+v, want 3 nodes restarted without error", m.Strategy, r)
 		}
 		if !strings.Contains(m.Why, "restarted empty") {
-			t.Errorf("%s: why-line does not mention the restart: %s", m.Mode, m.Why)
+			t.Errorf("%s: why-line does not mention the restart: %s", m.Strategy, m.Why)
 		}
-		switch m.Mode.Name() {
+		switch m.Strategy.Name() {
 		case strategy.Redlock:
 			// The second majority is what the audit shows; the watch that
 			// counts it reads the nodes every millisecond, and on a loaded
@@ -98,26 +98,26 @@ func TestRedisRestartOversellsRedlock(t *testing.T) {
 func TestDelayedRedisRestartIsExact(t *testing.T) {
 	testenv.SkipShort(t, "three nodes restarted a TTL late; TestRedlockSurvivesTwoNodesDown checks redlock with nodes down")
 	f, env := startEmbeddedFleet(t)
-	s := restartSale(2*time.Second, scenario.Mode(strategy.Redlock), scenario.Mode(strategy.Fenced)) // one TTL
+	s := restartSale(2*time.Second, scenario.Strategy(strategy.Redlock), scenario.Strategy(strategy.Fenced)) // one TTL
 	out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	for _, m := range out.Modes {
+	for _, m := range out.Strategies {
 		a, r := m.Audit, fault.Find[*fault.Restart](m.Records)
-		t.Logf("%-8s 201=%d errors=%v audit=%+v restart=%+v\n         %s", m.Mode, m.Tally.Created, m.Tally.Errors, a, r, m.Why)
+		t.Logf("%-8s 201=%d errors=%v audit=%+v restart=%+v\n         %s", m.Strategy, m.Tally.Created, m.Tally.Errors, a, r, m.Why)
 		if r == nil || !r.Restarted || r.Err != "" {
-			t.Fatalf("%s: restart %+v, want the nodes restarted without error", m.Mode, r)
+			t.Fatalf("%s: restart %+v, want the nodes restarted without error", m.Strategy, r)
 		}
 		if down := r.Back - r.At; down < s.LockTTL {
-			t.Errorf("%s: nodes down for %v, want at least %v", m.Mode, down, s.LockTTL)
+			t.Errorf("%s: nodes down for %v, want at least %v", m.Strategy, down, s.LockTTL)
 		}
-		if want := map[strategy.Name]int{strategy.Redlock: 0, strategy.Fenced: -1}[m.Mode.Name()]; r.GrantedWhileHeld != want {
-			t.Errorf("%s: granted while held %d, want %d", m.Mode, r.GrantedWhileHeld, want)
+		if want := map[strategy.Name]int{strategy.Redlock: 0, strategy.Fenced: -1}[m.Strategy.Name()]; r.GrantedWhileHeld != want {
+			t.Errorf("%s: granted while held %d, want %d", m.Strategy, r.GrantedWhileHeld, want)
 		}
 		if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent || a.Sold == 0 {
 			t.Errorf("%s: oversold %d, duplicate orders %d, consistent %v, sold %d; want 0, 0, true, some",
-				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold)
+				m.Strategy, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold)
 		}
 	}
 	if bad := out.Unsafe(); len(bad) > 0 {

@@ -10,10 +10,10 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/why"
 )
 
-// ModeResult is one row of the table: what one strategy's attack did to its
+// StrategyResult is one row of the table: what one strategy's attack did to its
 // product. It is filled by Run and read-only afterwards.
-type ModeResult struct {
-	Mode      Mode
+type StrategyResult struct {
+	Strategy  Strategy
 	ProductID string
 	// Planned is how many clicks the crowd makes; Sent how many were sent
 	// (fewer if Settings.Duration ended the attack first).
@@ -66,17 +66,17 @@ type ModeResult struct {
 	Results vegeta.Results
 	// Runs are every run of this row under Settings.Count, this one among
 	// them (count.go); nil when the row ran once.
-	Runs []*ModeResult
+	Runs []*StrategyResult
 }
 
 // Elapsed is the attack's length, first request to last answer.
-func (m *ModeResult) Elapsed() time.Duration { return m.Metrics.Duration + m.Metrics.Wait }
+func (m *StrategyResult) Elapsed() time.Duration { return m.Metrics.Duration + m.Metrics.Wait }
 
 // ReqPerSec is the rate at which requests were sent (Vegeta's Rate).
-func (m *ModeResult) ReqPerSec() float64 { return m.Metrics.Rate }
+func (m *StrategyResult) ReqPerSec() float64 { return m.Metrics.Rate }
 
 // OrdersPerSec is orders per second of attack: 201s and 202s.
-func (m *ModeResult) OrdersPerSec() float64 {
+func (m *StrategyResult) OrdersPerSec() float64 {
 	if s := m.Elapsed().Seconds(); s > 0 {
 		return float64(m.Tally.Accepted()) / s
 	}
@@ -86,12 +86,12 @@ func (m *ModeResult) OrdersPerSec() float64 {
 // CPUPerOrder is the fleet's CPU time per order made (201), and
 // CPUPerAnswer per request answered; ok is false if the CPU is unknown or
 // nothing was made or answered.
-func (m *ModeResult) CPUPerOrder() (d time.Duration, ok bool) {
+func (m *StrategyResult) CPUPerOrder() (d time.Duration, ok bool) {
 	return perCount(m.CPU, m.Tally.Accepted())
 }
 
 // CPUPerAnswer: see CPUPerOrder.
-func (m *ModeResult) CPUPerAnswer() (d time.Duration, ok bool) {
+func (m *StrategyResult) CPUPerAnswer() (d time.Duration, ok bool) {
 	return perCount(m.CPU, m.Tally.Requests)
 }
 
@@ -103,9 +103,9 @@ func perCount(cpu time.Duration, n int) (time.Duration, bool) {
 }
 
 // whyRow is what why.Line reads of res, a row run under s.
-func whyRow(s Settings, res *ModeResult) why.Row {
+func whyRow(s Settings, res *StrategyResult) why.Row {
 	return why.Row{
-		Strategy: res.Mode.Name(), Batched: res.Mode.Batched(),
+		Strategy: res.Strategy.Name(), Batched: res.Strategy.Batched(),
 		Settings: why.Settings{LockTTL: s.LockTTL, Work: s.Work, Stall: s.Stall, LateCommit: s.LateCommit,
 			StallRate: s.StallRate, Batch: s.Batch},
 		Audit: res.Audit, Events: res.Events, Tally: res.Tally, Drain: res.Drain, Records: res.Records,

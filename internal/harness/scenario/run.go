@@ -45,7 +45,7 @@ type Outcome struct {
 	FaultMethods []string
 	Started      time.Time
 	Wall         time.Duration
-	Modes        []*ModeResult
+	Strategies   []*StrategyResult
 	// Skipped are the rows asked for that could not run here (Skipped).
 	Skipped []Skipped
 	// Sweep holds a --sweep's points (Sweep), Modes then being empty.
@@ -81,11 +81,11 @@ func (o *Outcome) Unsafe() []string {
 	}
 	var out []string
 	for _, m := range o.allRuns() {
-		claims := m.Mode.Safe()
+		claims := m.Strategy.Safe()
 		if o.Settings.LateCommit > 0 {
-			claims = m.Mode.SurvivesLateCommit()
+			claims = m.Strategy.SurvivesLateCommit()
 		}
-		if fault.Breaks(o.Settings.Faults, m.Mode.Name(), o.Settings.LockTTL) {
+		if fault.Breaks(o.Settings.Faults, m.Strategy.Name(), o.Settings.LockTTL) {
 			claims = false
 		}
 		a := m.Audit
@@ -98,7 +98,7 @@ func (o *Outcome) Unsafe() []string {
 		if claims && (undersold > 0 || a.Oversold > 0 || a.DuplicateOrders > 0 || !a.Consistent || drift || m.Lost > 0 || undrained ||
 			m.EarlySoldOut > 0) {
 			line := fmt.Sprintf("%s: oversold %d, duplicate orders %d, consistent %v",
-				m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent)
+				m.Strategy, a.Oversold, a.DuplicateOrders, a.Consistent)
 			if drift {
 				line += fmt.Sprintf(", redis drift %d", *a.Drift)
 			}
@@ -120,7 +120,7 @@ func (o *Outcome) Unsafe() []string {
 	return out
 }
 
-// Run runs the scenario against fleet: for each mode in s.Modes it creates
+// Run runs the scenario against fleet: for each mode in s.Strategies it creates
 // a fresh product, attacks it with the crowd at s.Rate, and reads the
 // shop's audit. It returns the outcome so far with the first error: invalid
 // settings (ErrInvalidSettings), a shop that refuses the product or the
@@ -154,8 +154,8 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 		runID = o.Started.Format("20060102-150405.000")
 	}
 	api := fleet.NewAPI(fl.Targets[0], fl.AdminToken)
-	for _, mode := range s.Modes {
-		var runs []*ModeResult
+	for _, mode := range s.Strategies {
+		var runs []*StrategyResult
 		for n := range s.Runs() {
 			a := &attack{
 				settings: s, mode: mode, crowd: c, fleet: fl, api: api, opts: opts,
@@ -173,17 +173,17 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 				runs = append(runs, res)
 			}
 			if err != nil {
-				o.Modes = appendRow(o.Modes, runs)
+				o.Strategies = appendRow(o.Strategies, runs)
 				return o, fmt.Errorf("mode %s: %w", mode, err)
 			}
 		}
-		o.Modes = appendRow(o.Modes, runs)
+		o.Strategies = appendRow(o.Strategies, runs)
 	}
 	return o, nil
 }
 
 // productBase names the product of run n of mode's row in run runID
 // (a catalogue's products add -pNN to it).
-func productBase(runID string, mode Mode, n int) string {
+func productBase(runID string, mode Strategy, n int) string {
 	return "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-") + runSuffix(n)
 }

@@ -18,7 +18,7 @@ import (
 func TestRunAgainstFakeShop(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes = []Mode{Mode(strategy.Lua), Mode(strategy.Off)}
+	s.Strategies = []Strategy{Strategy(strategy.Lua), Strategy(strategy.Off)}
 	s.Users, s.Stock, s.Rate, s.Duration = 200, 50, 2000, 10*time.Second
 	var progress bytes.Buffer
 	f := fleet.ExternalFleet([]string{srv.URL, srv.URL + "/"}, "tok", nil)
@@ -27,24 +27,24 @@ func TestRunAgainstFakeShop(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if got, want := len(out.Modes), 2; got != want {
+	if got, want := len(out.Strategies), 2; got != want {
 		t.Fatalf("modes run: got %d, want %d", got, want)
 	}
-	for _, m := range out.Modes {
+	for _, m := range out.Strategies {
 		if m.Sent != m.Planned || m.Tally.Requests != m.Planned || len(m.Results) != m.Planned {
-			t.Errorf("%s: planned %d, sent %d, answered %d, results %d; want all equal", m.Mode, m.Planned, m.Sent, m.Tally.Requests, len(m.Results))
+			t.Errorf("%s: planned %d, sent %d, answered %d, results %d; want all equal", m.Strategy, m.Planned, m.Sent, m.Tally.Requests, len(m.Results))
 		}
 		if m.Tally.Created != s.Stock || m.Audit.Orders != s.Stock || m.Audit.Stock != 0 {
-			t.Errorf("%s: 201s %d, audit orders %d, stock left %d; want %d, %d, 0", m.Mode, m.Tally.Created, m.Audit.Orders, m.Audit.Stock, s.Stock, s.Stock)
+			t.Errorf("%s: 201s %d, audit orders %d, stock left %d; want %d, %d, 0", m.Strategy, m.Tally.Created, m.Audit.Orders, m.Audit.Stock, s.Stock, s.Stock)
 		}
 		if m.Tally.SoldOut+m.Tally.DupRejected()+m.Tally.Created != m.Tally.Requests {
-			t.Errorf("%s: answers %+v do not add up to %d", m.Mode, m.Tally, m.Tally.Requests)
+			t.Errorf("%s: answers %+v do not add up to %d", m.Strategy, m.Tally, m.Tally.Requests)
 		}
 		if m.Why == "" {
-			t.Errorf("%s: no why-line", m.Mode)
+			t.Errorf("%s: no why-line", m.Strategy)
 		}
-		if !strings.Contains(progress.String(), string(m.Mode)) {
-			t.Errorf("progress output has no line for %s:\n%s", m.Mode, progress.String())
+		if !strings.Contains(progress.String(), string(m.Strategy)) {
+			t.Errorf("progress output has no line for %s:\n%s", m.Strategy, progress.String())
 		}
 	}
 	if got := out.Unsafe(); len(got) != 0 {
@@ -55,13 +55,13 @@ func TestRunAgainstFakeShop(t *testing.T) {
 func TestRunStopsWhenDurationEnds(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes = []Mode{Mode(strategy.Lua)}
+	s.Strategies = []Strategy{Strategy(strategy.Lua)}
 	s.Users, s.Rate, s.Duration = 1000, 100, 300*time.Millisecond
 	out, err := Run(context.Background(), s, fleet.ExternalFleet([]string{srv.URL}, "tok", nil), Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	m := out.Modes[0]
+	m := out.Strategies[0]
 	if m.Sent >= m.Planned || m.Sent < 20 || m.Sent > 40 {
 		t.Fatalf("sent %d of %d in 300ms at 100/s, want about 30", m.Sent, m.Planned)
 	}

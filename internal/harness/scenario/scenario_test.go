@@ -83,7 +83,7 @@ func (p proxyNodes) Kill(_ context.Context, nodes []int, _ time.Duration) (func(
 func smallerSale() scenario.Settings {
 	s := smallSale()
 	s.Users, s.Stock = 40, 10
-	s.Modes = []scenario.Mode{"off", "lua", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
+	s.Strategies = []scenario.Strategy{"off", "lua", "sql-atomic", "redis-decr", "redis-queue", "fenced+batch"}
 	return s
 }
 
@@ -92,7 +92,7 @@ func smallerSale() scenario.Settings {
 // cover the lock; here the row runs where CI starts an ensemble).
 func withoutZooKeeper(s scenario.Settings) scenario.Settings {
 	if os.Getenv(testenv.EnvZooKeeper) == "" {
-		s.Modes = slices.DeleteFunc(slices.Clone(s.Modes), func(m scenario.Mode) bool { return m.Name() == strategy.ZooKeeper })
+		s.Strategies = slices.DeleteFunc(slices.Clone(s.Strategies), func(m scenario.Strategy) bool { return m.Name() == strategy.ZooKeeper })
 	}
 	return s
 }
@@ -107,20 +107,20 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		if got, want := len(out.Modes), len(s.Modes); got != want {
+		if got, want := len(out.Strategies), len(s.Strategies); got != want {
 			t.Fatalf("modes run: got %d, want %d", got, want)
 		}
-		for _, m := range out.Modes {
+		for _, m := range out.Strategies {
 			a := m.Audit
-			t.Logf("%-8s 201=%d sold_out=%d dup=%d errors=%v audit=%+v\n         %s", m.Mode,
+			t.Logf("%-8s 201=%d sold_out=%d dup=%d errors=%v audit=%+v\n         %s", m.Strategy,
 				m.Tally.Created, m.Tally.SoldOut, m.Tally.DupRejected(), m.Tally.Errors, a, m.Why)
 			if m.Sent != m.Planned {
-				t.Errorf("%s: sent %d of %d clicks", m.Mode, m.Sent, m.Planned)
+				t.Errorf("%s: sent %d of %d clicks", m.Strategy, m.Sent, m.Planned)
 			}
-			switch m.Mode.Name() {
+			switch m.Strategy.Name() {
 			case strategy.Off, strategy.Naive:
 				if a.Oversold <= 0 {
-					t.Errorf("%s: oversold %d, want > 0 (the race is certain with these settings)", m.Mode, a.Oversold)
+					t.Errorf("%s: oversold %d, want > 0 (the race is certain with these settings)", m.Strategy, a.Oversold)
 				}
 			default:
 				// Always true: never more than the stock, never twice to
@@ -128,7 +128,7 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 				// Redis agrees too.
 				if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent || a.Sold > s.Stock {
 					t.Errorf("%s: oversold %d, duplicate orders %d, consistent %v, sold %d of %d; want 0, 0, true, at most %d",
-						m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold, s.Stock, s.Stock)
+						m.Strategy, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold, s.Stock, s.Stock)
 				}
 				// Selling something is what makes the above mean anything.
 				// Redlock's five parallel round trips, each with a ~100 ms
@@ -136,20 +136,20 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 				// process on two cores; then it refuses cleanly (503) and
 				// the row only says so.
 				switch {
-				case a.Sold == 0 && m.Mode.Name() != strategy.Redlock:
-					t.Errorf("%s sold nothing: answers %v", m.Mode, m.Tally.Errors)
+				case a.Sold == 0 && m.Strategy.Name() != strategy.Redlock:
+					t.Errorf("%s sold nothing: answers %v", m.Strategy, m.Tally.Errors)
 				case a.Sold == 0:
 					t.Logf("redlock sold nothing in this run: answers %v", m.Tally.Errors)
 				}
-				if s := m.Mode.Name(); (s == strategy.RedisDecr || s == strategy.RedisQueue) && (a.Drift == nil || *a.Drift != 0) {
+				if s := m.Strategy.Name(); (s == strategy.RedisDecr || s == strategy.RedisQueue) && (a.Drift == nil || *a.Drift != 0) {
 					t.Errorf("%s: drift %v (%s), want 0", s, a.Drift, a.RedisError)
 				}
 				if a.Orders != m.Tally.Accepted() || m.Lost != 0 {
 					t.Errorf("%s: audit has %d orders, buyers got %d 201s and 202s, %d of them not written",
-						m.Mode, a.Orders, m.Tally.Accepted(), m.Lost)
+						m.Strategy, a.Orders, m.Tally.Accepted(), m.Lost)
 				}
-				if m.Mode.Name().Queues() && (m.Tally.Queued == 0 || m.Drain == nil || m.Drain.Err != "") {
-					t.Errorf("%s: %d 202s, drain %+v; want 202s and a drain", m.Mode, m.Tally.Queued, m.Drain)
+				if m.Strategy.Name().Queues() && (m.Tally.Queued == 0 || m.Drain == nil || m.Drain.Err != "") {
+					t.Errorf("%s: %d 202s, drain %+v; want 202s and a drain", m.Strategy, m.Tally.Queued, m.Drain)
 				}
 			}
 		}
@@ -174,13 +174,13 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 		if err := json.Unmarshal(b, &doc); err != nil {
 			t.Fatalf("report.json: %v", err)
 		}
-		for i, mode := range s.Modes {
-			if i >= len(doc.Modes) || doc.Modes[i].Mode != string(mode) {
-				t.Fatalf("report.json modes %+v, want %v in order", doc.Modes, s.Modes)
+		for i, mode := range s.Strategies {
+			if i >= len(doc.Strategies) || doc.Strategies[i].Strategy != string(mode) {
+				t.Fatalf("report.json modes %+v, want %v in order", doc.Strategies, s.Strategies)
 			}
-			raw, err := report.ReadRaw(filepath.Join(dir, doc.Modes[i].RawResults))
-			if err != nil || len(raw) != doc.Modes[i].Answers.Requests {
-				t.Errorf("%s raw results: %d read (%v), want %d", mode, len(raw), err, doc.Modes[i].Answers.Requests)
+			raw, err := report.ReadRaw(filepath.Join(dir, doc.Strategies[i].RawResults))
+			if err != nil || len(raw) != doc.Strategies[i].Answers.Requests {
+				t.Errorf("%s raw results: %d read (%v), want %d", mode, len(raw), err, doc.Strategies[i].Answers.Requests)
 			}
 		}
 	})
@@ -194,24 +194,24 @@ func TestLateCommitScenario(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		f := startFleet(t, env)
 		s := smallSale()
-		s.Modes = []scenario.Mode{"lua", "fenced", "sql-atomic", "redis-decr", "fenced+batch"}
+		s.Strategies = []scenario.Strategy{"lua", "fenced", "sql-atomic", "redis-decr", "fenced+batch"}
 		s.Work, s.StallRate = 2*time.Millisecond, 0
 		s.LateCommit, s.LateCommitEvery = 300*time.Millisecond, 3
 		out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		for _, m := range out.Modes {
+		for _, m := range out.Strategies {
 			a := m.Audit
-			t.Logf("%-10s 201=%d errors=%v audit=%+v events=%+v\n           %s", m.Mode,
+			t.Logf("%-10s 201=%d errors=%v audit=%+v events=%+v\n           %s", m.Strategy,
 				m.Tally.Created, m.Tally.Errors, a, m.Events, m.Why)
 			if m.Events.LateCommits == 0 {
-				t.Errorf("%s: no late commits", m.Mode)
+				t.Errorf("%s: no late commits", m.Strategy)
 			}
 			if !strings.Contains(m.Why, "held back") {
-				t.Errorf("%s: why line does not mention the late commits: %s", m.Mode, m.Why)
+				t.Errorf("%s: why line does not mention the late commits: %s", m.Strategy, m.Why)
 			}
-			if m.Mode == "lua" {
+			if m.Strategy == "lua" {
 				if a.Oversold <= 0 {
 					t.Errorf("lua: oversold %d, want > 0 under late commits", a.Oversold)
 				}
@@ -219,7 +219,7 @@ func TestLateCommitScenario(t *testing.T) {
 			}
 			if a.Oversold != 0 || a.DuplicateOrders != 0 || !a.Consistent || a.Sold != s.Stock {
 				t.Errorf("%s: oversold %d, duplicate orders %d, consistent %v, sold %d; want 0, 0, true, %d",
-					m.Mode, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold, s.Stock)
+					m.Strategy, a.Oversold, a.DuplicateOrders, a.Consistent, a.Sold, s.Stock)
 			}
 		}
 		if bad := out.Unsafe(); len(bad) > 0 {
@@ -234,14 +234,14 @@ func TestRedlockSurvivesTwoNodesDown(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, env *testenv.Env) {
 		f := startFleet(t, env)
 		s := testenv.Short(smallerSale(), smallSale())
-		s.Modes = []scenario.Mode{"redlock"}
+		s.Strategies = []scenario.Strategy{"redlock"}
 		s.Faults = []fault.Fault{fault.RedlockKill(2)}
 		s.Work, s.StallRate = 10*time.Millisecond, 0.05
 		out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		m := out.Modes[0]
+		m := out.Strategies[0]
 		a := m.Audit
 		t.Logf("201=%d errors=%v audit=%+v\n%s", m.Tally.Created, m.Tally.Errors, a, m.Why)
 		if k := fault.Find[*fault.Kill](m.Records); k == nil || len(k.Nodes) != 2 || k.Err != "" {

@@ -18,8 +18,8 @@ var ErrInvalidSettings = errors.New("scenario: invalid settings")
 // freely. The report package writes it to report.json with explicit units.
 type Settings struct {
 	// Modes are the rows to run, in order: strategies, alone or batched
-	// (Mode); each gets a fresh product.
-	Modes []Mode
+	// (Strategy); each gets a fresh product.
+	Strategies []Strategy
 	// Users is the number of distinct buyers in the crowd.
 	Users int
 	// Stock is the number of units each mode's product starts with; in a
@@ -124,7 +124,7 @@ const (
 //     (503 lock_timeout) or be turned away at the shop's door.
 func DefaultSettings() Settings {
 	return Settings{
-		Modes:       Modes(),
+		Strategies:  Strategies(),
 		Users:       660,
 		Stock:       100,
 		Clicks:      3,
@@ -161,12 +161,12 @@ func (s Settings) Validate() error {
 func (s Settings) Problems() []string {
 	var bad []string
 	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
-	if len(s.Modes) == 0 {
-		add("strategies: need at least one of %s", ModeList())
+	if len(s.Strategies) == 0 {
+		add("strategies: need at least one of %s", StrategyList())
 	}
-	seen := map[Mode]bool{}
-	for _, m := range s.Modes {
-		if _, err := ParseMode(string(m)); err != nil {
+	seen := map[Strategy]bool{}
+	for _, m := range s.Strategies {
+		if _, err := ParseStrategy(string(m)); err != nil {
 			add("strategies: %v", err)
 		} else if seen[m] {
 			add("strategies: %q listed twice", m)

@@ -23,9 +23,9 @@ func TestValidateRejectsNonsense(t *testing.T) {
 	}{
 		{"negative users", func(s *Settings) { s.Users = -5 }, "users: -5"},
 		{"zero rate", func(s *Settings) { s.Rate = 0 }, "rate: 0"},
-		{"unknown mode", func(s *Settings) { s.Modes = []Mode{"paxos"} }, `unknown strategy "paxos"`},
-		{"no modes", func(s *Settings) { s.Modes = nil }, "strategies: need at least one"},
-		{"mode twice", func(s *Settings) { s.Modes = []Mode{"lua", "lua"} }, `"lua" listed twice`},
+		{"unknown mode", func(s *Settings) { s.Strategies = []Strategy{"paxos"} }, `unknown strategy "paxos"`},
+		{"no modes", func(s *Settings) { s.Strategies = nil }, "strategies: need at least one"},
+		{"mode twice", func(s *Settings) { s.Strategies = []Strategy{"lua", "lua"} }, `"lua" listed twice`},
 		{"zero stock", func(s *Settings) { s.Stock = 0 }, "stock: 0"},
 		{"zero clicks", func(s *Settings) { s.Clicks = 0 }, "clicks: 0"},
 		{"zero duration", func(s *Settings) { s.Duration = 0 }, "duration: 0s"},
@@ -34,7 +34,9 @@ func TestValidateRejectsNonsense(t *testing.T) {
 		{"negative stall", func(s *Settings) { s.Stall = -time.Second }, "stall: -1s"},
 		{"stall rate above 1", func(s *Settings) { s.StallRate = 1.5 }, "stall-rate: 1.5"},
 		{"kill six nodes", func(s *Settings) { s.Faults = []fault.Fault{fault.RedlockKill(6)} }, "redlock-kill: 6"},
-		{"restart without redlock or fenced", func(s *Settings) { s.Modes, s.Faults = []Mode{"lua"}, []fault.Fault{&fault.EmptyRestart{Nodes: 3}} },
+		{"restart without redlock or fenced", func(s *Settings) {
+			s.Strategies, s.Faults = []Strategy{"lua"}, []fault.Fault{&fault.EmptyRestart{Nodes: 3}}
+		},
 			"redis-restart: needs redlock or fenced"},
 		{"two faults on one row", func(s *Settings) { s.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3}, fault.RedlockKill(2)} },
 			"redis-restart: not with --redlock-kill: both strike the redlock row"},

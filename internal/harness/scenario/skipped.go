@@ -5,7 +5,7 @@ package scenario
 // report shows it as skipped, with Why, so that no row is silently
 // missing.
 type Skipped struct {
-	Mode Mode
+	Strategy Strategy
 	// Why says what is missing and the command that runs the row.
 	Why string
 }
@@ -14,4 +14,4 @@ type Skipped struct {
 // Run records the Skipped and goes on with the next row.
 type skipError struct{ Skipped }
 
-func (e *skipError) Error() string { return string(e.Mode) + ": skipped: " + e.Why }
+func (e *skipError) Error() string { return string(e.Strategy) + ": skipped: " + e.Why }

@@ -13,10 +13,10 @@ import (
 // shop's latest audit of the product. The last Snapshot of an attack has
 // Done set.
 type Snapshot struct {
-	Mode    Mode
-	Planned int
-	Sent    int
-	Elapsed time.Duration
+	Strategy Strategy
+	Planned  int
+	Sent     int
+	Elapsed  time.Duration
 	// Created, SoldOut, DupRejected and Unavailable (503s) count answers;
 	// Failed counts requests that got no answer.
 	Created, SoldOut, DupRejected, Unavailable, Failed int
@@ -95,7 +95,7 @@ func (w *watcher) poll(ctx context.Context) {
 }
 
 // update sends a snapshot of res if one is due.
-func (w *watcher) update(sent int, res *ModeResult) {
+func (w *watcher) update(sent int, res *StrategyResult) {
 	if w == nil || time.Since(w.last) < watchEvery {
 		return
 	}
@@ -105,7 +105,7 @@ func (w *watcher) update(sent int, res *ModeResult) {
 
 // finish stops the polling and sends the attack's last snapshot, from its
 // result: the final audit, and Vegeta's closed metrics.
-func (w *watcher) finish(res *ModeResult) {
+func (w *watcher) finish(res *StrategyResult) {
 	if w == nil {
 		return
 	}
@@ -124,10 +124,10 @@ func (w *watcher) finish(res *ModeResult) {
 	w.a.opts.Watch(s)
 }
 
-func (w *watcher) snapshot(sent int, res *ModeResult, elapsed time.Duration) Snapshot {
+func (w *watcher) snapshot(sent int, res *StrategyResult, elapsed time.Duration) Snapshot {
 	t := &res.Tally
 	s := Snapshot{
-		Mode: w.a.mode, Planned: res.Planned, Sent: sent, Elapsed: elapsed,
+		Strategy: w.a.mode, Planned: res.Planned, Sent: sent, Elapsed: elapsed,
 		Created: t.Created, Queued: t.Queued, SoldOut: t.SoldOut, DupRejected: t.DupRejected(),
 		Unavailable: t.Status[503], Failed: t.Status[0], Shed: t.Shed(),
 		P50: res.Metrics.Latencies.Quantile(0.5), P90: res.Metrics.Latencies.Quantile(0.9),

@@ -24,7 +24,7 @@ func (sp Span) End() time.Time { return sp.Started.Add(sp.Send + sp.Wait) }
 
 // SpanOf is the span of m, a row run under s, read while m's results
 // still carry their monotonic readings (before report.Write).
-func SpanOf(s Settings, m *ModeResult) Span {
+func SpanOf(s Settings, m *StrategyResult) Span {
 	sp := Span{Started: m.Metrics.Earliest, Send: m.Metrics.Duration, Wait: m.Metrics.Wait}
 	if r := s.Part.rate(s.VegetaRate()); r.Freq > 0 {
 		sp.Period = r.Per / time.Duration(r.Freq)

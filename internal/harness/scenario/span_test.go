@@ -40,11 +40,11 @@ func TestMergeRowTimes(t *testing.T) {
 		skew time.Duration
 	}{{"clocks that agree", 0}, {"clocks an hour apart", time.Hour}} {
 		t.Run(tc.name, func(t *testing.T) {
-			row := PartsRow{Mode: "lua"}
+			row := PartsRow{Strategy: "lua"}
 			for i, skew := range []time.Duration{0, tc.skew} {
 				s.Part = Part{I: i + 1, N: 2}
 				rs, m := paced(t0.Add(skew), clicks/2, 20*time.Millisecond)
-				row.Parts = append(row.Parts, PartRow{Sent: len(rs), Results: rs, Span: SpanOf(s, &ModeResult{Metrics: *m})})
+				row.Parts = append(row.Parts, PartRow{Sent: len(rs), Results: rs, Span: SpanOf(s, &StrategyResult{Metrics: *m})})
 			}
 			got := mergeRow(row)
 			if got.Sent != clicks || got.Tally.Requests != clicks {
@@ -89,13 +89,13 @@ func TestApart(t *testing.T) {
 func TestMergeDrainOnOneClock(t *testing.T) {
 	srv := newFakeShop(t, "tok")
 	s := DefaultSettings()
-	s.Modes, s.Users = []Mode{Mode(strategy.RedisQueue)}, 20
+	s.Strategies, s.Users = []Strategy{Strategy(strategy.RedisQueue)}, 20
 	fl := fleet.ExternalFleet([]string{srv.URL}, "tok", nil)
-	id := productBase("skew", s.Modes[0], 0)
-	if err := fleet.NewAPI(srv.URL, "tok").CreateProduct(t.Context(), product(id, s.Modes[0], s)); err != nil {
+	id := productBase("skew", s.Strategies[0], 0)
+	if err := fleet.NewAPI(srv.URL, "tok").CreateProduct(t.Context(), product(id, s.Strategies[0], s)); err != nil {
 		t.Fatal(err)
 	}
-	row := PartsRow{Mode: s.Modes[0]}
+	row := PartsRow{Strategy: s.Strategies[0]}
 	for i := range 2 {
 		s.Part = Part{I: i + 1, N: 2}
 		rs, m := paced(time.Now().Add(time.Hour), 10, 20*time.Millisecond)
@@ -103,14 +103,14 @@ func TestMergeDrainOnOneClock(t *testing.T) {
 			rs[k].Code = 409 // sold out: no order to look up
 			rs[k].Body = []byte(`{"error":{"code":"sold_out","message":"sold out"}}`)
 		}
-		row.Parts = append(row.Parts, PartRow{Sent: len(rs), Results: rs, Span: SpanOf(s, &ModeResult{Metrics: *m})})
+		row.Parts = append(row.Parts, PartRow{Sent: len(rs), Results: rs, Span: SpanOf(s, &StrategyResult{Metrics: *m})})
 	}
 	s.Part = Part{}
 	o, err := Merge(t.Context(), s, fl, "skew", 2, []PartsRow{row})
 	if err != nil {
 		t.Fatalf("Merge: %v", err)
 	}
-	if d := o.Modes[0].Drain; d == nil || d.Took < 0 || d.Took > time.Minute {
+	if d := o.Strategies[0].Drain; d == nil || d.Took < 0 || d.Took > time.Minute {
 		t.Errorf("merged drain %+v: want one timed on this machine, from 0 to a minute", d)
 	}
 }

@@ -37,18 +37,18 @@ func TestScenarioWithBuyerTokens(t *testing.T) {
 
 		s := scenario.DefaultSettings()
 		s.Users, s.Stock, s.Clicks, s.Rate = 30, 10, 2, 300
-		s.Modes = []scenario.Mode{scenario.Mode(strategy.Lua), scenario.Mode(strategy.SQLAtomic)}
+		s.Strategies = []scenario.Strategy{scenario.Strategy(strategy.Lua), scenario.Strategy(strategy.SQLAtomic)}
 		out, err := scenario.Run(context.Background(), s, f, scenario.Options{RunID: runID(env)})
 		if err != nil {
 			t.Fatalf("Run: %v", err)
 		}
-		for _, m := range out.Modes {
+		for _, m := range out.Strategies {
 			if n := m.Tally.Status[http.StatusUnauthorized] + m.Tally.Status[http.StatusForbidden]; n > 0 {
-				t.Errorf("%s: %d clicks refused for their token; answers %v", m.Mode, n, m.Tally.Errors)
+				t.Errorf("%s: %d clicks refused for their token; answers %v", m.Strategy, n, m.Tally.Errors)
 			}
 			if m.Audit.Sold != s.Stock || m.Audit.Orders != m.Tally.Accepted() {
 				t.Errorf("%s: sold %d of %d, %d orders for %d accepted; want the stock sold, every order accepted",
-					m.Mode, m.Audit.Sold, s.Stock, m.Audit.Orders, m.Tally.Accepted())
+					m.Strategy, m.Audit.Sold, s.Stock, m.Audit.Orders, m.Tally.Accepted())
 			}
 		}
 	})

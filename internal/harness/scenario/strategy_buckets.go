@@ -13,7 +13,7 @@ const bucketsSuffix = "+k"
 // Buckets returns the K of a "+kK" mode, or 0 for a mode without one (its
 // product then gets Settings.Buckets, the --buckets flag, if its strategy
 // splits).
-func (m Mode) Buckets() int {
+func (m Strategy) Buckets() int {
 	_, k, ok := strings.Cut(string(m), bucketsSuffix)
 	if !ok {
 		return 0

@@ -8,45 +8,45 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// Mode is one row of the table: a strategy, alone ("fenced") or batched
+// Strategy is one row of the table: a strategy, alone ("fenced") or batched
 // ("fenced+batch": its product is created with batch_max, so that a holder
 // of the product lock serves every buyer its shop has queued in one
 // transaction). Only the strategies that batch (strategy.Name.Batches)
 // have a batched mode.
-type Mode string
+type Strategy string
 
 // batchSuffix marks a batched mode.
 const batchSuffix = "+batch"
 
 // Name returns m's strategy.
-func (m Mode) Name() strategy.Name {
+func (m Strategy) Name() strategy.Name {
 	s, _, _ := strings.Cut(string(m), bucketsSuffix)
 	return strategy.Name(strings.TrimSuffix(s, batchSuffix))
 }
 
 // Batched reports whether m batches.
-func (m Mode) Batched() bool { return strings.HasSuffix(string(m), batchSuffix) }
+func (m Strategy) Batched() bool { return strings.HasSuffix(string(m), batchSuffix) }
 
 // Safe reports whether m claims to sell exactly the stock (strategy.Name.Safe).
-func (m Mode) Safe() bool { return m.Name().Safe() }
+func (m Strategy) Safe() bool { return m.Name().Safe() }
 
 // SurvivesLateCommit reports whether m stays exact under a late commit
 // (strategy.Name.SurvivesLateCommit): batching shares a lease, and does not
 // change what the lease is worth.
-func (m Mode) SurvivesLateCommit() bool { return m.Name().SurvivesLateCommit() }
+func (m Strategy) SurvivesLateCommit() bool { return m.Name().SurvivesLateCommit() }
 
 // Batch returns the batched mode of strategy n.
-func Batch(n strategy.Name) Mode { return Mode(string(n) + batchSuffix) }
+func Batch(n strategy.Name) Strategy { return Strategy(string(n) + batchSuffix) }
 
-// ParseMode returns the mode named s: a strategy's name, or the name of one
+// ParseStrategy returns the mode named s: a strategy's name, or the name of one
 // that batches followed by "+batch", or sql-atomic or redis-decr followed
 // by "+kK" (its stock in K buckets, 2..256).
-func ParseMode(s string) (Mode, error) {
-	m := Mode(s)
+func ParseStrategy(s string) (Strategy, error) {
+	m := Strategy(s)
 	n, err := strategy.Parse(string(m.Name()))
 	switch {
 	case err != nil:
-		return "", fmt.Errorf("unknown strategy %q (want %s)", s, ModeList())
+		return "", fmt.Errorf("unknown strategy %q (want %s)", s, StrategyList())
 	case m.Batched() && !n.Batches():
 		return "", fmt.Errorf("%q: %s does not batch (only %s)", s, n, batchList())
 	}
@@ -65,16 +65,16 @@ func ParseMode(s string) (Mode, error) {
 // generator runs them, then fenced batched. No ZooKeeper server runs
 // inside a Go process: the load generator starts an ensemble for the
 // zookeeper row, or shows the row as skipped (Skipped) where it cannot.
-func Modes() []Mode {
-	var ms []Mode
+func Strategies() []Strategy {
+	var ms []Strategy
 	for _, n := range strategy.All() {
-		ms = append(ms, Mode(n))
+		ms = append(ms, Strategy(n))
 	}
 	return append(ms, Batch(strategy.Fenced))
 }
 
-// ModeList returns the mode names for messages and --help.
-func ModeList() string {
+// StrategyList returns the mode names for messages and --help.
+func StrategyList() string {
 	return strategy.List() + `, or one of ` + batchList() + ` followed by "+batch"`
 }
 

@@ -14,7 +14,7 @@ import (
 // with sqlite, SQLite's one write lock counts too. ok is false at RTT 0
 // or for a strategy whose hold is Free; why then says which, and
 // otherwise what the hold is made of ("1 redis + 6 db trips + work").
-func (m Mode) Ceiling(s Settings, sqlite bool) (perSecond float64, why string, ok bool) {
+func (m Strategy) Ceiling(s Settings, sqlite bool) (perSecond float64, why string, ok bool) {
 	h, known := m.Name().Holds()
 	switch {
 	case !known:
@@ -34,7 +34,7 @@ func (m Mode) Ceiling(s Settings, sqlite bool) (perSecond float64, why string, o
 }
 
 // rows is how many rows m's stock is split over (its buckets), 0 for one.
-func (m Mode) rows(s Settings) int {
+func (m Strategy) rows(s Settings) int {
 	rows := m.Buckets()
 	if rows == 0 && m.Name() == strategy.SQLAtomic {
 		rows = s.Buckets
@@ -46,7 +46,7 @@ func (m Mode) rows(s Settings) int {
 // bucket where the database locks rows, else one (a lock, one row, or
 // SQLite's one write lock). A measured hold per order h then allows
 // HoldsAtOnce/h orders per second, as Ceiling allows its counted one.
-func (m Mode) HoldsAtOnce(s Settings, sqlite bool) int {
+func (m Strategy) HoldsAtOnce(s Settings, sqlite bool) int {
 	if sqlite {
 		return 1
 	}
