@@ -106,10 +106,10 @@ func writeComparison(w io.Writer, paths []string, a, b report.Document) {
 			order = append(order, r.Strategy)
 		}
 	}
-	for _, mode := range order {
-		ar, inA := am[mode]
-		br, inB := bm[mode]
-		fmt.Fprintf(w, "\n%s\n", mode)
+	for _, strategy := range order {
+		ar, inA := am[strategy]
+		br, inB := bm[strategy]
+		fmt.Fprintf(w, "\n%s\n", strategy)
 		if !inA || !inB {
 			fmt.Fprintf(w, "  only in %s\n", map[bool]string{true: "A", false: "B"}[inA])
 			continue

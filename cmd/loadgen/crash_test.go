@@ -97,14 +97,14 @@ func TestCrashSellsItsSale(t *testing.T) {
 	}
 	want := []scenario.Strategy{"fenced", "sql-atomic", "sql-one-trip", "redis-decr", "redis-queue", "fenced+batch"}
 	if s := c.settings; s.Stock != fault.CrashStock || !slices.Equal(s.Strategies, want) || len(s.Faults) != 1 || s.Faults[0].(*fault.ShopCrash).Kills != 2 {
-		t.Errorf("settings: stock %d, modes %v, faults %v; want %d, %v, --crash 2", s.Stock, s.Strategies, s.Faults, fault.CrashStock, want)
+		t.Errorf("settings: stock %d, strategies %v, faults %v; want %d, %v, --crash 2", s.Stock, s.Strategies, s.Faults, fault.CrashStock, want)
 	}
 	c, err = parseFlags([]string{"--crash", "1", "--strategies", "lua", "--stock", "7"}, io.Discard)
 	if err != nil {
 		t.Fatalf("parseFlags: %v", err)
 	}
 	if s := c.settings; s.Stock != 7 || len(s.Strategies) != 1 || s.Strategies[0] != "lua" {
-		t.Errorf("given --strategies lua --stock 7: modes %v, stock %d", s.Strategies, s.Stock)
+		t.Errorf("given --strategies lua --stock 7: strategies %v, stock %d", s.Strategies, s.Stock)
 	}
 	if c, _ := parseFlags(nil, io.Discard); c.settings.Stock != scenario.DefaultSettings().Stock || len(c.settings.Faults) != 0 {
 		t.Errorf("without --crash: stock %d, faults %v", c.settings.Stock, c.settings.Faults)

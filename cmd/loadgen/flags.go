@@ -144,12 +144,12 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 	}
 	for _, m := range split(strategies) {
-		mode, err := scenario.ParseStrategy(m)
+		strategy, err := scenario.ParseStrategy(m)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("strategies: %v", err))
 			continue
 		}
-		c.settings.Strategies = append(c.settings.Strategies, mode)
+		c.settings.Strategies = append(c.settings.Strategies, strategy)
 	}
 	unknownMode := len(bad) > 0
 	if *live && c.live == "" {
@@ -171,7 +171,7 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	bad = append(bad, c.checkPart()...)
 	for _, p := range c.settings.Problems() {
 		if unknownMode && strings.HasPrefix(p, "strategies:") {
-			continue // already said which mode is unknown
+			continue // already said which strategy is unknown
 		}
 		bad = append(bad, p)
 	}

@@ -89,8 +89,8 @@ func TestLivePageInABrowser(t *testing.T) {
 
 	// At the end: the figures of report.json, to the last digit.
 	var page map[string]map[string]string
-	err := chromedp.Run(bctx, chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll('[data-mode]')].map(c =>
-		[c.dataset.mode, Object.fromEntries([...c.querySelectorAll('[data-k]')].map(e => [e.dataset.k, e.dataset.value]))]))`, &page))
+	err := chromedp.Run(bctx, chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll('[data-strategy]')].map(c =>
+		[c.dataset.strategy, Object.fromEntries([...c.querySelectorAll('[data-k]')].map(e => [e.dataset.k, e.dataset.value]))]))`, &page))
 	if err != nil {
 		t.Fatal(err)
 	}

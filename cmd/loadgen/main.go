@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // errUnsafe is returned by attack when --fail-on-unsafe is set and a safe
-// mode oversold or duplicated.
+// strategy oversold or duplicated.
 var errUnsafe = errors.New("unsafe: a strategy that claims to be safe oversold, duplicated an order or drifted (--fail-on-unsafe)")
 
 // attack starts or finds the fleet, runs the scenario, prints the table and
@@ -283,11 +283,11 @@ func (l redisLog) Printf(ctx context.Context, format string, v ...any) {
 // openLive starts the live page on addr, if addr is set, and prints its
 // address. The returned function stops it (the page keeps the last figures
 // it was sent). With no addr it returns a nil board.
-func openLive(addr, title string, modes []scenario.Strategy, stdout io.Writer) (*live.Board, func(), error) {
+func openLive(addr, title string, strategies []scenario.Strategy, stdout io.Writer) (*live.Board, func(), error) {
 	if addr == "" {
 		return nil, func() {}, nil
 	}
-	board := live.NewBoard(title, modes)
+	board := live.NewBoard(title, strategies)
 	srv, err := live.Serve(board, addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--live-addr: %w", err)

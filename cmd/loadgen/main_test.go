@@ -228,7 +228,7 @@ func TestLateCommitCrowd(t *testing.T) {
 	}
 }
 
-// --failover runs its own modes and product, except what the command line
+// --failover runs its own strategies and product, except what the command line
 // gave, with three rounds per attack unless told otherwise.
 func TestFailoverSellsItsProduct(t *testing.T) {
 	c, err := parseFlags([]string{"--failover", "--stock", "7"}, io.Discard)
@@ -239,11 +239,11 @@ func TestFailoverSellsItsProduct(t *testing.T) {
 	f, _ := only[*fault.SentinelFailover](s.Faults)
 	if s.LockTTL != fault.FailoverLockTTL || s.Work != fault.FailoverWork || s.Stock != 7 || f == nil || f.Rounds != fault.DefaultFailovers ||
 		len(s.Strategies) != 7 || s.Users != fault.FailoverUsers || s.Rate != fault.FailoverRate {
-		t.Errorf("settings: ttl %v, work %v, stock %d, failover %+v, modes %v, %d users at %d/s; want %v, %v, 7 (given), %d rounds, 7 rows, %d at %d/s",
+		t.Errorf("settings: ttl %v, work %v, stock %d, failover %+v, strategies %v, %d users at %d/s; want %v, %v, 7 (given), %d rounds, 7 rows, %d at %d/s",
 			s.LockTTL, s.Work, s.Stock, f, s.Strategies, s.Users, s.Rate, fault.FailoverLockTTL, fault.FailoverWork, fault.DefaultFailovers, fault.FailoverUsers, fault.FailoverRate)
 	}
 	if c, _ := parseFlags([]string{"--failover", "--strategies", "lua"}, io.Discard); len(c.settings.Strategies) != 1 {
-		t.Errorf("--strategies lua with --failover: modes %v, want [lua]", c.settings.Strategies)
+		t.Errorf("--strategies lua with --failover: strategies %v, want [lua]", c.settings.Strategies)
 	}
 	if c, _ := parseFlags(nil, io.Discard); len(c.settings.Faults) != 0 {
 		t.Errorf("without --failover: faults %v, want none", c.settings.Faults)

@@ -25,7 +25,7 @@ Puts together the report folders of the generators that each sent a part of
 one crowd (loadgen --part i/n, every part's folder given once), once every
 part is done, and writes one report of the whole crowd into a new folder
 under --out: each row's answers are the parts' summed, its latencies are
-those of every part's raw results (results-<mode>.bin) together, never an
+those of every part's raw results (results-<strategy>.bin) together, never an
 average of the parts' percentiles, and its audit (the shop's count, the
 queue's drain, the answered orders not written, the events) is read once
 from the --targets fleet, with the admin token the parts used. The parts'
@@ -165,23 +165,23 @@ func readParts(dirs []string, targets, token, out string) (config, []scenario.Pa
 	return cfg, rows, nil
 }
 
-// readRow reads row mode of every part, in order: its results, which
+// readRow reads row strategy of every part, in order: its results, which
 // must be as many as the part says it sent, and its span, which must
 // overlap the others' (scenario.Apart).
-func readRow(dirs []string, docs []report.Document, order []int, mode string) (scenario.PartsRow, error) {
-	row := scenario.PartsRow{Strategy: scenario.Strategy(mode)}
+func readRow(dirs []string, docs []report.Document, order []int, strategy string) (scenario.PartsRow, error) {
+	row := scenario.PartsRow{Strategy: scenario.Strategy(strategy)}
 	var spans []scenario.Span
 	for _, i := range order {
 		d := docs[i]
 		if len(d.Strategies) != len(docs[0].Strategies) {
 			return row, fmt.Errorf("%s has %d rows, %s %d: a part did not finish", dirs[i], len(d.Strategies), dirs[0], len(docs[0].Strategies))
 		}
-		k := slices.IndexFunc(d.Strategies, func(x report.StrategyDoc) bool { return x.Strategy == mode })
+		k := slices.IndexFunc(d.Strategies, func(x report.StrategyDoc) bool { return x.Strategy == strategy })
 		if k < 0 {
-			return row, fmt.Errorf("%s has no row %s", dirs[i], mode)
+			return row, fmt.Errorf("%s has no row %s", dirs[i], strategy)
 		}
 		md := d.Strategies[k]
-		rs, err := report.ReadRaw(filepath.Join(dirs[i], report.RawFile(mode)))
+		rs, err := report.ReadRaw(filepath.Join(dirs[i], report.RawFile(strategy)))
 		if err != nil {
 			return row, err
 		}
@@ -189,10 +189,10 @@ func readRow(dirs []string, docs []report.Document, order []int, mode string) (s
 			// A results file still being written, or cut short: its
 			// sums and samples would be short with no word said.
 			return row, fmt.Errorf("%s: %d results for row %s, whose report says %d sent: a part still writing, or a file cut short",
-				dirs[i], len(rs), mode, md.Sent)
+				dirs[i], len(rs), strategy, md.Sent)
 		}
 		if md.Span == nil {
-			return row, fmt.Errorf("%s: row %s has no span (an older loadgen): run the parts again", dirs[i], mode)
+			return row, fmt.Errorf("%s: row %s has no span (an older loadgen): run the parts again", dirs[i], strategy)
 		}
 		row.Parts = append(row.Parts, scenario.PartRow{Sent: md.Sent, Results: rs, Span: md.Span.Span()})
 		spans = append(spans, md.Span.Span())
@@ -202,7 +202,7 @@ func readRow(dirs []string, docs []report.Document, order []int, mode string) (s
 		// product, summed as one: two runs that share a --run-id, or a
 		// part run again after the others.
 		return row, fmt.Errorf("%s began row %s %.1fs after %s had ended it, by their clocks: the parts did not run together, so they are not one crowd (two runs that share a --run-id, or a part run again?); run the crowd again, every part started together, with a new --run-id",
-			dirs[order[later]], mode, gap.Seconds(), dirs[order[earlier]])
+			dirs[order[later]], strategy, gap.Seconds(), dirs[order[earlier]])
 	}
 	return row, nil
 }

@@ -64,7 +64,7 @@ func writePartDoc(t *testing.T, i, n, sent, kept int, edit func(*report.Document
 	return dir
 }
 
-// A part's results-<mode>.bin that holds fewer results than its
+// A part's results-<strategy>.bin that holds fewer results than its
 // report.json says it sent: cut at a record's end (a copy stopped short, a
 // full disk) or still empty (merge started while the part was writing its
 // report: report.json is written before the .bin files). The merge must

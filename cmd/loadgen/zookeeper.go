@@ -63,7 +63,7 @@ func checkZooKeeper(c *config, raw string, defaultModes bool) []string {
 // skipWithoutEnsemble is the --targets half of checkZooKeeper: when
 // c.probeZK, it asks the first shop's /readyz whether the fleet locks on
 // a ZooKeeper ensemble, and if it does not, or does not say, moves the
-// zookeeper row from c's modes to its skipped rows.
+// zookeeper row from c's strategies to its skipped rows.
 func skipWithoutEnsemble(ctx context.Context, c *config, shop string) {
 	if !c.probeZK || hasEnsemble(ctx, shop) {
 		return

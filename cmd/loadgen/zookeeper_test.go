@@ -12,9 +12,9 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// hasZooKeeper reports whether modes has the zookeeper row.
-func hasZooKeeper(modes []scenario.Strategy) bool {
-	return slices.ContainsFunc(modes, func(m scenario.Strategy) bool { return m.Name() == strategy.ZooKeeper })
+// hasZooKeeper reports whether strategies has the zookeeper row.
+func hasZooKeeper(strategies []scenario.Strategy) bool {
+	return slices.ContainsFunc(strategies, func(m scenario.Strategy) bool { return m.Name() == strategy.ZooKeeper })
 }
 
 // Where no ensemble can be started (no java on the PATH), the default
@@ -29,7 +29,7 @@ func TestZooKeeperRowWithoutJava(t *testing.T) {
 		t.Fatalf("default flags: %v", err)
 	}
 	if hasZooKeeper(c.settings.Strategies) || c.startZK {
-		t.Errorf("default modes %v, start an ensemble %v: want no zookeeper row and nothing started", c.settings.Strategies, c.startZK)
+		t.Errorf("default strategies %v, start an ensemble %v: want no zookeeper row and nothing started", c.settings.Strategies, c.startZK)
 	}
 	if got, want := len(c.settings.Strategies), len(scenario.Strategies())-1; got != want {
 		t.Errorf("%d rows run, want %d: every default row but zookeeper", got, want)
@@ -48,7 +48,7 @@ func TestZooKeeperRowWithoutJava(t *testing.T) {
 		t.Fatalf("--zookeeper: %v", err)
 	}
 	if !hasZooKeeper(c.settings.Strategies) || c.startZK || len(c.skipped) != 0 {
-		t.Errorf("--zookeeper: modes %v, start %v, skipped %v: want the row on the ensemble named", c.settings.Strategies, c.startZK, c.skipped)
+		t.Errorf("--zookeeper: strategies %v, start %v, skipped %v: want the row on the ensemble named", c.settings.Strategies, c.startZK, c.skipped)
 	}
 }
 
@@ -85,7 +85,7 @@ func TestZooKeeperRowWithTargets(t *testing.T) {
 			}
 			skipWithoutEnsemble(t.Context(), &c, tc.target)
 			if got := hasZooKeeper(c.settings.Strategies); got != tc.wantRow {
-				t.Errorf("zookeeper row run: %v, want %v (modes %v)", got, tc.wantRow, c.settings.Strategies)
+				t.Errorf("zookeeper row run: %v, want %v (strategies %v)", got, tc.wantRow, c.settings.Strategies)
 			}
 			if got := len(c.skipped) == 1 && strings.Contains(c.skipped[0].Why, "--zookeeper"); got != tc.wantSkip {
 				t.Errorf("skipped %+v, want skipped %v", c.skipped, tc.wantSkip)

@@ -1,6 +1,6 @@
 // Command shop is the flash-sale order service: a Gin API that deducts
 // stock in the database inside a per-product Redis lock, with a dedupe lock
-// against repeated clicks, in the lock mode each product was created with.
+// against repeated clicks, in the strategy each product was created with.
 //
 // With no flags it runs on embedded backends (an SQLite file in a temporary
 // directory, five in-process Redis servers), serves on :8080 and logs a

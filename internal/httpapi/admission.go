@@ -19,8 +19,8 @@ import (
 // buyers' attempts queue up on a node, they all time out together, every
 // failed attempt adds a clean-up round, and the sale collapses into 503s.
 // Queuing here, before any Redis call, keeps the lock traffic bounded. The
-// lesson of the lock modes is untouched: the buyers inside still race for
-// the stock (mode off still oversells).
+// lesson of the strategies is untouched: the buyers inside still race for
+// the stock (strategy off still oversells).
 //
 // The queue is bounded by what the shop can serve within the wait, not by
 // the wait alone. A flash sale's crowd is always bigger than the shop: a

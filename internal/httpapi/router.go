@@ -174,7 +174,7 @@ type api struct {
 	statuses Statuses // nil: no order is known
 	db       *gorm.DB
 	redis    []*redis.Client
-	master   RedisMaster // nil: Redis[0] serves the single-node modes
+	master   RedisMaster // nil: Redis[0] serves the single-node strategies
 	door     *admission  // never nil; it may admit every order at once
 	limit    *buyerLimit // nil: no per-buyer rate
 	etcd     Readier     // nil: no etcd to ask

@@ -35,9 +35,9 @@ func state(t *testing.T, b *live.Board) live.State {
 
 func int64p(n int64) *int64 { return &n }
 
-// TestQueueBacklog: a queued mode's row shows the orders accepted and not
+// TestQueueBacklog: a queued strategy's row shows the orders accepted and not
 // written (the queue's length) and, of them, those no consumer has read
-// (the lag); a mode without a queue shows neither, not zeros.
+// (the lag); a strategy without a queue shows neither, not zeros.
 func TestQueueBacklog(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -95,8 +95,8 @@ func TestWatchRow(t *testing.T) {
 	}
 }
 
-// TestFinishStates: at the end a mode the run left running says
-// "stopped", one it never reached "not run", and a mode that finished
+// TestFinishStates: at the end a strategy the run left running says
+// "stopped", one it never reached "not run", and a strategy that finished
 // shows the report's figures, its 503s from the answers' statuses.
 func TestFinishStates(t *testing.T) {
 	b := live.NewBoard("t", []scenario.Strategy{"lua", "fenced", "etcd"})

@@ -1,7 +1,7 @@
 // Package live serves the load generator's live page: one self-contained
 // HTML page (no CDN: it works offline) that shows, per strategy, the units
 // left, sold and oversold, the duplicate orders, the 503s, orders/s and
-// latency percentiles (and a queued mode's queue length and consumer lag,
+// latency percentiles (and a queued strategy's queue length and consumer lag,
 // and in a sale with payments the units paid, expired, returned and sold
 // again) while the attack runs, pushed to the browser as
 // server-sent events; when the run is over, the same figures as
@@ -32,9 +32,9 @@ type Row struct {
 	Sold            int  `json:"sold"`
 	Oversold        int  `json:"oversold"`
 	DuplicateOrders int  `json:"duplicate_orders"`
-	// QueueLength and QueueLag are a queued mode's backlog (redis-queue):
+	// QueueLength and QueueLag are a queued strategy's backlog (redis-queue):
 	// orders accepted and not yet written, and those no consumer has read
-	// yet. Null for the other modes.
+	// yet. Null for the other strategies.
 	QueueLength *int64 `json:"queue_length"`
 	QueueLag    *int64 `json:"queue_lag"`
 	// Life is a sale with payments' (a pay window): what became of the
@@ -113,10 +113,10 @@ type Board struct {
 	lastSent time.Time
 }
 
-// NewBoard returns the board of a run of modes, each waiting, under title.
-func NewBoard(title string, modes []scenario.Strategy) *Board {
+// NewBoard returns the board of a run of strategies, each waiting, under title.
+func NewBoard(title string, strategies []scenario.Strategy) *Board {
 	b := &Board{state: State{Title: title, Rows: []Row{}}, changed: make(chan struct{})}
-	for _, m := range modes {
+	for _, m := range strategies {
 		b.state.Rows = append(b.state.Rows, Row{Strategy: string(m), State: "waiting"})
 	}
 	return b
@@ -168,7 +168,7 @@ func (b *Board) Finish(doc report.Document, runErr error) {
 			}
 			st.put(r)
 		}
-		for i := range st.Rows { // the modes the run did not reach, or left
+		for i := range st.Rows { // the strategies the run did not reach, or left
 			switch st.Rows[i].State {
 			case "waiting":
 				st.Rows[i].State = "not run"
@@ -183,17 +183,17 @@ func (b *Board) Finish(doc report.Document, runErr error) {
 	})
 }
 
-// row returns the row of mode, if there is one.
-func (st *State) row(mode string) (Row, bool) {
+// row returns the row of strategy, if there is one.
+func (st *State) row(strategy string) (Row, bool) {
 	for _, r := range st.Rows {
-		if r.Strategy == mode {
+		if r.Strategy == strategy {
 			return r, true
 		}
 	}
 	return Row{}, false
 }
 
-// put replaces the row of r's mode, or adds it.
+// put replaces the row of r's strategy, or adds it.
 func (st *State) put(r Row) {
 	for i := range st.Rows {
 		if st.Rows[i].Strategy == r.Strategy {

@@ -86,9 +86,9 @@ func TestEvents(t *testing.T) {
 	}
 }
 
-// A mode cut short (Ctrl-C, or its final audit failed) has no audit in the
+// A strategy cut short (Ctrl-C, or its final audit failed) has no audit in the
 // report: the page keeps the last one it showed rather than zeros, and the
-// modes the run never reached say so.
+// strategies the run never reached say so.
 func TestFinishKeepsTheLastAuditOfAModeCutShort(t *testing.T) {
 	b := live.NewBoard("t", []scenario.Strategy{"lua", "fenced"})
 	b.Watch(scenario.Snapshot{Strategy: "lua", Sent: 50,

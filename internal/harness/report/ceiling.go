@@ -24,16 +24,16 @@ const ceilingShare = 0.8
 // busyCPU is a machine busy enough to be what limits a row.
 const busyCPU = 0.9
 
-// newSweepRowDoc is mode's row of o's sweep, its points still to add.
+// newSweepRowDoc is strategy's row of o's sweep, its points still to add.
 // The ceiling counts SQLite's one write lock when the run's database is
 // the embedded SQLite.
-func newSweepRowDoc(o *scenario.Outcome, mode scenario.Strategy) SweepRowDoc {
+func newSweepRowDoc(o *scenario.Outcome, strategy scenario.Strategy) SweepRowDoc {
 	sqlite := strings.Contains(o.Backend, "SQLite")
-	r := SweepRowDoc{Strategy: string(mode), HoldsAtOnce: mode.HoldsAtOnce(o.Settings, sqlite)}
-	if !mode.Batched() {
+	r := SweepRowDoc{Strategy: string(strategy), HoldsAtOnce: strategy.HoldsAtOnce(o.Settings, sqlite)}
+	if !strategy.Batched() {
 		r.DoorSlots = o.DoorSlots
 	}
-	c, why, ok := mode.Ceiling(o.Settings, sqlite)
+	c, why, ok := strategy.Ceiling(o.Settings, sqlite)
 	r.Hold = why
 	if ok {
 		r.CeilingPerSecond = &c

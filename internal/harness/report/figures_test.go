@@ -18,8 +18,8 @@ import (
 // requests sent over elapsed (Vegeta's rate is their quotient), created
 // 201s, queued 202s, errs by "status code" (counted by status too), the
 // p50 and p99.
-func counted(mode scenario.Strategy, elapsed time.Duration, requests, created, queued int, errs map[string]int, p50, p99 time.Duration) *scenario.StrategyResult {
-	m := &scenario.StrategyResult{Strategy: mode, CPU: -1,
+func counted(strategy scenario.Strategy, elapsed time.Duration, requests, created, queued int, errs map[string]int, p50, p99 time.Duration) *scenario.StrategyResult {
+	m := &scenario.StrategyResult{Strategy: strategy, CPU: -1,
 		Tally: tally.Answers{Requests: requests, Created: created, Queued: queued, Errors: errs, Status: map[int]int{}}}
 	for key, n := range errs {
 		status, _, _ := strings.Cut(key, " ")

@@ -21,17 +21,17 @@ var fixtureStart = time.Date(2025, 11, 11, 0, 0, 0, 0, time.UTC)
 // ("" for none) and how long it took.
 type answerFunc func(i, n int) (code uint16, errCode string, latency time.Duration)
 
-// attack is a row of mode whose n requests were sent evenly over span and
+// attack is a row of strategy whose n requests were sent evenly over span and
 // answered by answer.
-func attack(mode scenario.Strategy, n int, span time.Duration, answer answerFunc) *scenario.StrategyResult {
-	m := &scenario.StrategyResult{Strategy: mode, ProductID: "p-" + string(mode), Planned: n, Sent: n, CPU: -1}
+func attack(strategy scenario.Strategy, n int, span time.Duration, answer answerFunc) *scenario.StrategyResult {
+	m := &scenario.StrategyResult{Strategy: strategy, ProductID: "p-" + string(strategy), Planned: n, Sent: n, CPU: -1}
 	for i := range n {
 		code, errCode, lat := answer(i, n)
 		body := ""
 		if errCode != "" {
 			body = fmt.Sprintf(`{"error":{"code":%q}}`, errCode)
 		}
-		r := vegeta.Result{Attack: string(mode), Seq: uint64(i), Code: code, Body: []byte(body),
+		r := vegeta.Result{Attack: string(strategy), Seq: uint64(i), Code: code, Body: []byte(body),
 			Timestamp: fixtureStart.Add(span * time.Duration(i) / time.Duration(n)), Latency: lat}
 		m.Tally.Add(&r)
 		m.Metrics.Add(&r)
@@ -66,11 +66,11 @@ func fleetOutcome() *scenario.Outcome {
 	s.Strategies = scenario.Strategies()
 	o := &scenario.Outcome{Settings: s, Env: scenario.CurrentEnv(), Targets: []string{"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3"},
 		Backend: "embedded (fixture)", Started: fixtureStart, Wall: 40 * time.Second}
-	for i, mode := range s.Strategies {
-		m := attack(mode, 1200, 2*time.Second, saleAnswers(100, 7+i, time.Duration(2+i)*time.Millisecond))
+	for i, strategy := range s.Strategies {
+		m := attack(strategy, 1200, 2*time.Second, saleAnswers(100, 7+i, time.Duration(2+i)*time.Millisecond))
 		m.CPU = time.Duration(150+20*i) * time.Millisecond
 		m.Audit = tally.Audit{InitialStock: 100, Orders: 100, Sold: 100, Consistent: true}
-		switch mode {
+		switch strategy {
 		case "off":
 			m.Audit.Orders, m.Audit.Sold, m.Audit.Oversold = 103, 103, 3
 		case "naive":
@@ -78,7 +78,7 @@ func fleetOutcome() *scenario.Outcome {
 		case "redis-queue":
 			m.Drain = &tally.Drain{Took: 400 * time.Millisecond}
 		}
-		m.Why = fmt.Sprintf("%s sold %d of 100 units to 1,200 clicks.", mode, m.Audit.Sold)
+		m.Why = fmt.Sprintf("%s sold %d of 100 units to 1,200 clicks.", strategy, m.Audit.Sold)
 		o.Strategies = append(o.Strategies, m)
 	}
 	return o
@@ -87,7 +87,7 @@ func fleetOutcome() *scenario.Outcome {
 // sweepRow is a row of a sweep fixture: it serves up to capacity clicks
 // per second in 20 ms; past that, the rest wait and are refused.
 type sweepRow struct {
-	mode     scenario.Strategy
+	strategy scenario.Strategy
 	capacity float64
 }
 
@@ -98,7 +98,7 @@ func fleetSweep() *scenario.Outcome {
 	s.Strategies = nil
 	rows := []sweepRow{{"off", 1800}, {"lua", 700}, {"sql-atomic", 4000}, {"redis-decr", 1200}, {"redis-queue", 900}, {"fenced+batch", 1500}}
 	for _, r := range rows {
-		s.Strategies = append(s.Strategies, r.mode)
+		s.Strategies = append(s.Strategies, r.strategy)
 	}
 	o := &scenario.Outcome{Settings: s, Env: scenario.CurrentEnv(), Targets: []string{"http://127.0.0.1:1"},
 		Backend: "embedded (fixture)", Started: fixtureStart, Wall: 90 * time.Second}
@@ -106,7 +106,7 @@ func fleetSweep() *scenario.Outcome {
 		p := scenario.SweepPoint{Rate: vegeta.Rate{Freq: rate, Per: time.Second}}
 		for _, r := range rows {
 			served := min(1, r.capacity/float64(rate))
-			m := attack(r.mode, rate/2, 500*time.Millisecond, func(i, n int) (uint16, string, time.Duration) {
+			m := attack(r.strategy, rate/2, 500*time.Millisecond, func(i, n int) (uint16, string, time.Duration) {
 				if int(float64(i+1)*served) > int(float64(i)*served) {
 					return 201, "", time.Duration(20/served) * time.Millisecond
 				}

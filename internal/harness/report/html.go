@@ -31,7 +31,7 @@ type htmlData struct {
 	// to a piece, so that a line breaks between flags, not inside one.
 	Settings []string
 	// Sweep is a --sweep's section, nil for a run at one rate; a sweep has
-	// no per-mode table, charts or scatters.
+	// no per-strategy table, charts or scatters.
 	Sweep   *htmlSweep
 	Columns []template.HTML
 	Rows    [][]htmlCell
@@ -39,7 +39,7 @@ type htmlData struct {
 	// window.
 	Life       *htmlLife
 	Strategies []*scenario.StrategyResult
-	// Skipped are the skipped modes' why-lines, after Modes'.
+	// Skipped are the skipped strategies' why-lines, after Strategies'.
 	Skipped []htmlWhy
 	Unsafe  []string
 	// RunNotes say how the run differs from one generator's complete run.
@@ -50,7 +50,7 @@ type htmlData struct {
 	Catalogue    *htmlCatalogue
 	Masters      []htmlWhy
 	MastersIntro string
-	// Charts are the per-mode bar charts, Scatters each attack's latency
+	// Charts are the per-strategy bar charts, Scatters each attack's latency
 	// over time; Notes say which were left out, and why.
 	Charts   []template.HTML
 	Scatters []template.HTML
@@ -76,7 +76,7 @@ type htmlSweep struct {
 // writeHTML writes a self-contained page: for a --sweep, goodput and p99
 // against the offered rate and the sweep's table; for a run at one rate,
 // the table, the why-lines, and the charts (oversold and duplicate orders,
-// throughput, latency percentiles per mode, each attack's latency over
+// throughput, latency percentiles per strategy, each attack's latency over
 // time).
 func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	d := htmlData{
@@ -120,7 +120,7 @@ func writeHTML(w io.Writer, o *scenario.Outcome) error {
 	return page.Execute(w, d)
 }
 
-// strategyCharts draws the per-mode bar charts of rows, and says which it left
+// strategyCharts draws the per-strategy bar charts of rows, and says which it left
 // out because every bar would be 0.
 func strategyCharts(rows []*scenario.StrategyResult) (charts []template.HTML, notes []string) {
 	if len(rows) == 0 {

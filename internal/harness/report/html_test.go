@@ -77,7 +77,7 @@ func TestReportHasNoEmptyChartOrTable(t *testing.T) {
 }
 
 // A sweep's page shows the sweep, goodput first, and says in one line why
-// it has no per-mode table or charts instead of drawing them empty.
+// it has no per-strategy table or charts instead of drawing them empty.
 func TestSweepPageShowsGoodputFirst(t *testing.T) {
 	page := render(t, fleetSweep())
 	goodput, p99 := strings.Index(page, "Goodput against the offered rate"), strings.Index(page, "p99 against the offered rate")
@@ -90,7 +90,7 @@ func TestSweepPageShowsGoodputFirst(t *testing.T) {
 		}
 	}
 	if !strings.Contains(page, "drawn for runs at one rate") {
-		t.Errorf("sweep page does not say why it has no per-mode charts")
+		t.Errorf("sweep page does not say why it has no per-strategy charts")
 	}
 	if got, want := strings.Count(page, `class="guide"><title>y = x`), 1; got != want {
 		t.Errorf("y = x guides: got %d, want %d", got, want)
@@ -134,7 +134,7 @@ func TestPageMarksOnlyWhatIsWrong(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		o    *scenario.Outcome
-		want []string // mode/column of every red cell
+		want []string // strategy/column of every red cell
 	}{
 		{"default", fleetOutcome(), []string{"off/oversold", "naive/oversold"}},
 		{"clean", fleetClean(), nil},

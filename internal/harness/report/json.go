@@ -24,7 +24,7 @@ type Document struct {
 	FaultMethods []string      `json:"fault_methods,omitempty"`
 	Settings     SettingsDoc   `json:"settings"`
 	Strategies   []StrategyDoc `json:"strategies"`
-	// Skipped are the modes asked for that could not run here, with why.
+	// Skipped are the strategies asked for that could not run here, with why.
 	Skipped []SkippedDoc `json:"skipped,omitempty"`
 	Unsafe  []string     `json:"unsafe"`
 	Columns []string     `json:"columns"`
@@ -37,7 +37,7 @@ type Document struct {
 	LifeTable   [][]string `json:"life_table,omitempty"`
 	// Flags are every flag's value, as the command line would repeat them
 	// (defaults included); Thresholds the --threshold results; Sweep a
-	// --sweep's points (Modes and Table are then empty).
+	// --sweep's points (Strategies and Table are then empty).
 	Flags      map[string]string `json:"flags,omitempty"`
 	Thresholds *ThresholdsDoc    `json:"thresholds,omitempty"`
 	Sweep      *SweepDoc         `json:"sweep,omitempty"`
@@ -143,7 +143,7 @@ type StrategyDoc struct {
 	Restart    *RestartDoc  `json:"restart,omitempty"`
 	Failover   *FailoverDoc `json:"failover,omitempty"`
 	Crash      *CrashDoc    `json:"crash,omitempty"`
-	// Drain is how a queued mode's queue drained after the last click.
+	// Drain is how a queued strategy's queue drained after the last click.
 	Drain *DrainDoc `json:"drain,omitempty"`
 	// LostOrders counts buyers answered 201 or 202 whose order was not
 	// written by the end of the drain.
@@ -184,7 +184,7 @@ type LatencyDoc struct {
 	Max  float64 `json:"max"`
 }
 
-// DrainDoc records a queued mode's drain (tally.Drain).
+// DrainDoc records a queued strategy's drain (tally.Drain).
 type DrainDoc struct {
 	// Seconds from the last click until nothing was left to write.
 	Seconds float64 `json:"seconds"`

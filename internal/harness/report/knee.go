@@ -39,7 +39,7 @@ func kneeLine(r SweepRowDoc) string {
 	return fmt.Sprintf("p99 stayed under %dms up to %.0f/s offered", kneeMs, top)
 }
 
-// rowLines is line for every row of d, each after its mode, the modes
+// rowLines is line for every row of d, each after its strategy, the strategies
 // padded so that the lines start in one column: the knee lines
 // (kneeLine) and the held lines (heldLine) under a sweep's table.
 func rowLines(d *SweepDoc, line func(SweepRowDoc) string) []string {

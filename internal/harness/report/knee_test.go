@@ -59,8 +59,8 @@ func TestKneeLine(t *testing.T) {
 	}
 }
 
-// Each row's line stands after its mode, the lines starting in one column
-// whatever the modes' lengths.
+// Each row's line stands after its strategy, the lines starting in one column
+// whatever the strategies' lengths.
 func TestRowLines(t *testing.T) {
 	d := &SweepDoc{Rows: []SweepRowDoc{
 		{Strategy: "lua", Points: pts(500, 30, 1000, 412)},

@@ -20,7 +20,7 @@ import (
 // sale once the sale ended; pay_ok, pay_late: the payers' 200s and 409s.
 var LifeColumns = []string{"strategy", "paid", "pending", "expired", "returned", "resold", "undersold", "pay_ok", "pay_late"}
 
-// LifeRows returns the rows of the modes whose product had a pay window,
+// LifeRows returns the rows of the strategies whose product had a pay window,
 // in LifeColumns order; nil if none had (a run without --pay-within,
 // whose output then has no second table).
 func LifeRows(o *scenario.Outcome) [][]string {

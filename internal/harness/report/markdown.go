@@ -77,9 +77,9 @@ func sweepRates(o *scenario.Outcome) string {
 // settingsLine is the scenario as the flags that repeat it.
 func settingsLine(o *scenario.Outcome) string {
 	s := o.Settings
-	modes := make([]string, len(s.Strategies))
+	strategies := make([]string, len(s.Strategies))
 	for i, m := range s.Strategies {
-		modes[i] = string(m)
+		strategies[i] = string(m)
 	}
 	rate := fmt.Sprintf("--rate %d", s.Rate)
 	if len(o.Sweep) > 0 {
@@ -90,7 +90,7 @@ func settingsLine(o *scenario.Outcome) string {
 		rate = "--sweep " + strings.Join(rates, ",")
 	}
 	line := fmt.Sprintf("--strategies %s --users %d --stock %d --clicks %d %s --duration %v --lock-ttl %v --work %v --stall %v --stall-rate %g --seed %d",
-		strings.Join(modes, ","), s.Users, s.Stock, s.Clicks, rate, s.Duration, s.LockTTL, s.Work, s.Stall, s.StallRate, s.Seed)
+		strings.Join(strategies, ","), s.Users, s.Stock, s.Clicks, rate, s.Duration, s.LockTTL, s.Work, s.Stall, s.StallRate, s.Seed)
 	for _, f := range s.Faults {
 		line += " " + strings.Join(fault.Args(f), " ")
 	}

@@ -35,7 +35,7 @@ func writeRaw(path string, m *scenario.StrategyResult) error {
 	return f.Close()
 }
 
-// ReadRaw reads back a file written for one mode's raw results.
+// ReadRaw reads back a file written for one strategy's raw results.
 func ReadRaw(path string) (vegeta.Results, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -2,7 +2,7 @@
 // terminal, and a report folder with report.json (every figure, for
 // scripts and checks), report.md (the table, ready for a README),
 // report.html (one self-contained page with inline SVG charts, no network
-// needed to view it) and Vegeta's raw results per mode (results-<mode>.bin,
+// needed to view it) and Vegeta's raw results per strategy (results-<strategy>.bin,
 // gob, for `vegeta report` and `vegeta plot`).
 //
 // The writers only read the scenario.Outcome; they are safe for concurrent
@@ -27,8 +27,8 @@ const (
 	HTMLFile     = "report.html"
 )
 
-// RawFile names the file holding one mode's raw Vegeta results.
-func RawFile(mode string) string { return "results-" + mode + ".bin" }
+// RawFile names the file holding one strategy's raw Vegeta results.
+func RawFile(strategy string) string { return "results-" + strategy + ".bin" }
 
 // Dir is the report folder of a run that started at t under base
 // (base/20060102-150405). It does not create it.

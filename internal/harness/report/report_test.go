@@ -25,23 +25,23 @@ func outcome() *scenario.Outcome {
 	s.Strategies = []scenario.Strategy{scenario.Strategy(strategy.Off), scenario.Strategy(strategy.Redlock)}
 	o := &scenario.Outcome{Settings: s, Env: scenario.CurrentEnv(), Targets: []string{"http://127.0.0.1:1"},
 		Backend: "test", Started: start, Wall: 3 * time.Second}
-	for i, mode := range s.Strategies {
-		m := &scenario.StrategyResult{Strategy: mode, ProductID: "p-" + string(mode), Planned: 4, Sent: 4,
+	for i, row := range s.Strategies {
+		m := &scenario.StrategyResult{Strategy: row, ProductID: "p-" + string(row), Planned: 4, Sent: 4,
 			Audit: tally.Audit{InitialStock: 1, Orders: 2 - i, Sold: 2 - i, Oversold: 1 - i, DuplicateOrders: i, Consistent: i == 1},
-			Why:   "because <b>" + string(mode) + "</b>"}
+			Why:   "because <b>" + string(row) + "</b>"}
 		for j, code := range []uint16{201, 409, 503, 201} {
 			body := `{"error":{"code":"sold_out"}}`
 			if code == 503 {
 				body = `{"error":{"code":"lock_timeout"}}`
 			}
-			r := vegeta.Result{Attack: string(mode), Seq: uint64(j), Code: code, Body: []byte(body),
+			r := vegeta.Result{Attack: string(row), Seq: uint64(j), Code: code, Body: []byte(body),
 				Timestamp: start.Add(time.Duration(j) * 100 * time.Millisecond), Latency: time.Duration(j+1) * time.Millisecond}
 			m.Tally.Add(&r)
 			m.Metrics.Add(&r)
 			m.Results = append(m.Results, r)
 		}
 		m.Metrics.Close()
-		if mode.Name() == strategy.Redlock {
+		if row.Name() == strategy.Redlock {
 			m.Records = fault.Records{&fault.Kill{Nodes: []int{0, 1}, At: 150 * time.Millisecond}}
 		}
 		o.Strategies = append(o.Strategies, m)
@@ -70,7 +70,7 @@ func TestWriteCreatesEveryFile(t *testing.T) {
 		t.Fatalf("report.json does not parse: %v", err)
 	}
 	if got, want := len(doc.Strategies), 2; got != want {
-		t.Fatalf("report.json modes: got %d, want %d", got, want)
+		t.Fatalf("report.json strategies: got %d, want %d", got, want)
 	}
 	if got, want := doc.Strategies[0].Audit.Oversold, 1; got != want {
 		t.Errorf("off oversold in report.json: got %d, want %d", got, want)
@@ -101,7 +101,7 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	}
 	page := b.String()
 	if got, want := strings.Count(page, "<svg"), 3+2; got != want {
-		t.Errorf("charts: got %d <svg>, want %d (3 bar charts, 1 scatter per mode)", got, want)
+		t.Errorf("charts: got %d <svg>, want %d (3 bar charts, 1 scatter per strategy)", got, want)
 	}
 	for _, bad := range []string{"<script", "src=", "href=\"http", "@import"} {
 		if strings.Contains(page, bad) {

@@ -6,8 +6,8 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/scenario"
 )
 
-// skippedRows are the table rows of the run's skipped modes, in columns'
-// order: the mode, "skipped" in the next column, and "-" in the rest.
+// skippedRows are the table rows of the run's skipped strategies, in columns'
+// order: the strategy, "skipped" in the next column, and "-" in the rest.
 // Their why-lines (o.Skipped's Why) say what runs them.
 func skippedRows(o *scenario.Outcome, columns []string) [][]string {
 	rows := make([][]string, 0, len(o.Skipped))
@@ -18,7 +18,7 @@ func skippedRows(o *scenario.Outcome, columns []string) [][]string {
 	return rows
 }
 
-// skippedWhy is a skipped mode's why-line.
+// skippedWhy is a skipped strategy's why-line.
 func skippedWhy(s scenario.Skipped) string { return "skipped: " + s.Why }
 
 // htmlWhy is a why-line on the page.
@@ -37,7 +37,7 @@ func skippedCells(o *scenario.Outcome) [][]htmlCell {
 	return out
 }
 
-// skippedWhys are the skipped modes' why-lines for the page.
+// skippedWhys are the skipped strategies' why-lines for the page.
 func skippedWhys(o *scenario.Outcome) []htmlWhy {
 	var out []htmlWhy
 	for _, s := range o.Skipped {
@@ -46,7 +46,7 @@ func skippedWhys(o *scenario.Outcome) []htmlWhy {
 	return out
 }
 
-// SkippedDoc is a skipped mode in report.json.
+// SkippedDoc is a skipped strategy in report.json.
 type SkippedDoc struct {
 	Strategy string `json:"strategy"`
 	Why      string `json:"why"`

@@ -95,9 +95,9 @@ func line(b *strings.Builder, xs, ys []float64, color string, dashed bool, tip f
 }
 
 // kneeRing circles a row's knee at x, y.
-func kneeRing(b *strings.Builder, x, y float64, color, mode string, p SweepPointDoc) {
+func kneeRing(b *strings.Builder, x, y float64, color, strategy string, p SweepPointDoc) {
 	fmt.Fprintf(b, `<circle class="knee" cx="%.1f" cy="%.1f" r="6.5" fill="none" stroke="%s" stroke-width="1.6"><title>%s's knee: p99 passed %d ms at %.0f/s offered</title></circle>`,
-		x, y, color, html.EscapeString(mode), kneeMs, p.OfferedPerSecond)
+		x, y, color, html.EscapeString(strategy), kneeMs, p.OfferedPerSecond)
 }
 
 // legend writes the rows' names down the right in their lines' colours,

@@ -17,9 +17,9 @@ var Columns = []string{
 	"oversold", "dup_orders", "consistent", "drain", "req/s", "orders/s", "cpu/order", "p50", "p95", "p99",
 }
 
-// Rows returns the table's cells, one row per mode, in Columns order:
+// Rows returns the table's cells, one row per strategy, in Columns order:
 // answers counted by the load generator (reqs..errors), the shop's audit
-// (orders..consistent), the seconds a queued mode's queue took to drain
+// (orders..consistent), the seconds a queued strategy's queue took to drain
 // after the last click ("-" for the others), Vegeta's rate, the fleet's CPU time per order
 // (tally.CPUMeter says whose), and Vegeta's latency figures.
 func Rows(o *scenario.Outcome) [][]string {
@@ -81,7 +81,7 @@ func cpuCell(m *scenario.StrategyResult) string {
 }
 
 // drainCell renders a queue's drain: "0.4s", "60s!" if it did not drain,
-// "-" for a mode without a queue.
+// "-" for a strategy without a queue.
 func drainCell(d *tally.Drain) string {
 	switch {
 	case d == nil:

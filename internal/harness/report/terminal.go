@@ -33,7 +33,7 @@ var soldFigure = Figure{Name: "sold", of: func(m *scenario.StrategyResult) float
 	return float64(m.Tally.Created + m.Tally.Queued)
 }}
 
-// TerminalRows returns the terminal table's cells, one row per mode, in
+// TerminalRows returns the terminal table's cells, one row per strategy, in
 // TerminalColumns order, taken from Rows (so a --count row shows the same
 // median and min–max).
 func TerminalRows(o *scenario.Outcome) [][]string {
@@ -61,7 +61,7 @@ func TerminalRows(o *scenario.Outcome) [][]string {
 
 // WriteText writes the run for a terminal in TerminalWidth columns: the
 // TerminalColumns table, a line that says where the rest is, then one
-// why-line per mode cut to fit, and the unsafe modes if any. A sweep
+// why-line per strategy cut to fit, and the unsafe strategies if any. A sweep
 // writes its table and its knee and held lines, cut the same way.
 func WriteText(w io.Writer, o *scenario.Outcome) error {
 	return writeText(w, o, false)

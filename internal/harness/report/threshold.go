@@ -127,7 +127,7 @@ func (t Threshold) holds(v float64) bool {
 
 // A Failure is a threshold a row did not meet.
 type Failure struct {
-	// Mode is the row: its mode, and in a sweep the offered rate ("lua at
+	// Strategy is the row: its strategy, and in a sweep the offered rate ("lua at
 	// 500/s", "lua at 50/100ms").
 	Strategy  string `json:"strategy"`
 	Threshold string `json:"threshold"`

@@ -15,10 +15,10 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// attack is one mode's turn: a product, the crowd, and the fleet.
+// attack is one strategy's turn: a product, the crowd, and the fleet.
 type attack struct {
 	settings  Settings
-	mode      Strategy
+	strategy  Strategy
 	crowd     *crowd
 	fleet     *fleet.Fleet
 	api       *fleet.API
@@ -59,7 +59,7 @@ func (a *attack) run(ctx context.Context) (*StrategyResult, error) {
 	if s.Paying() {
 		pay = newPayer(ctx, s, a.fleet.Targets, tokens)
 	}
-	res := &StrategyResult{Strategy: a.mode, ProductID: a.productID, Planned: len(tg.targets)}
+	res := &StrategyResult{Strategy: a.strategy, ProductID: a.productID, Planned: len(tg.targets)}
 	defer func() {
 		res.Load = load(ctx)
 		if f, ok := a.fleet.Commands.(tally.MasterFinder); ok && res.Load != nil {
@@ -75,7 +75,7 @@ func (a *attack) run(ctx context.Context) (*StrategyResult, error) {
 	runtime.GC() // before the faults' clocks start, and the CPU's
 	stopped := make(chan struct{})
 	fa := &fault.Attack{
-		Strategy: a.mode.Name(), Product: a.productID, Work: s.Work,
+		Strategy: a.strategy.Name(), Product: a.productID, Work: s.Work,
 		Fleet: a.fleet, Shop: a.api, Stopped: stopped,
 		Expected: min(s.Duration, time.Duration(float64(res.Planned)/s.PerSecond()*float64(time.Second))),
 	}
@@ -99,9 +99,9 @@ func (a *attack) run(ctx context.Context) (*StrategyResult, error) {
 			targeter = c.Targeter(targeter)
 		}
 	}
-	results := atk.Attack(targeter, newPacer(s.Part.rate(s.VegetaRate()), res.Planned), s.Duration, string(a.mode))
+	results := atk.Attack(targeter, newPacer(s.Part.rate(s.VegetaRate()), res.Planned), s.Duration, string(a.strategy))
 
-	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.mode))
+	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.strategy))
 	watch := a.watch(ctx)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -178,20 +178,20 @@ func (a *attack) run(ctx context.Context) (*StrategyResult, error) {
 	return res, a.audit(ctx, res, faults, func() { watch.update(res.Sent, res) })
 }
 
-// product is the product a mode's attack sells, under s.
-func product(id string, mode Strategy, s Settings) fleet.Product {
+// product is the product a strategy's attack sells, under s.
+func product(id string, row Strategy, s Settings) fleet.Product {
 	p := fleet.Product{
-		ID: id, Name: "双11 " + string(mode), Stock: s.Stock, Strategy: string(mode.Name()),
+		ID: id, Name: "双11 " + string(row), Stock: s.Stock, Strategy: string(row.Name()),
 		LockTTLMs: s.LockTTL.Milliseconds(), WorkMs: s.Work.Milliseconds(),
 		StallMs: s.Stall.Milliseconds(), StallRate: s.StallRate,
 		LateCommitMs: s.LateCommit.Milliseconds(), LateCommitEvery: s.LateCommitEvery,
 		PayWithinMs: s.PayWithin.Milliseconds(),
 	}
-	if mode.Batched() {
+	if row.Batched() {
 		p.BatchMax = s.Batch
 	}
-	p.Buckets = mode.Buckets()
-	if p.Buckets == 0 && mode.Name() == strategy.SQLAtomic {
+	p.Buckets = row.Buckets()
+	if p.Buckets == 0 && row.Name() == strategy.SQLAtomic {
 		p.Buckets = s.Buckets
 	}
 	return p

@@ -23,7 +23,7 @@ func (a *attack) audit(ctx context.Context, res *StrategyResult, faults []fault.
 		return nil
 	}
 	var err error
-	if a.mode.Name().Queues() {
+	if a.strategy.Name().Queues() {
 		// The orders are written behind the answers: the audit waits for
 		// the queue to drain.
 		if res.Drain, err = tally.WaitDrain(ctx, a.api, a.productID, a.drainFrom(res.Results), tick); err != nil {

@@ -43,7 +43,7 @@ func BenchmarkSale(b *testing.B) {
 	if testing.Short() {
 		b.Skip("an attack per op")
 	}
-	modes := []scenario.Strategy{"sql-atomic", "redis-decr", "lua", "fenced+batch"}
+	strategies := []scenario.Strategy{"sql-atomic", "redis-decr", "lua", "fenced+batch"}
 	for _, env := range testenv.EnvModes(b) {
 		e := testenv.NewEnv(b, env).WithEtcd(b)
 		f, err := fleet.StartFleet(context.Background(), fleet.FleetConfig{
@@ -54,10 +54,10 @@ func BenchmarkSale(b *testing.B) {
 		}
 		b.Cleanup(func() { f.Close() })
 		for _, rate := range []int{1000, 2000} {
-			for _, mode := range modes {
-				b.Run(fmt.Sprintf("%s/mode=%s/rate=%d", env, mode, rate), func(b *testing.B) {
+			for _, strategy := range strategies {
+				b.Run(fmt.Sprintf("%s/strategy=%s/rate=%d", env, strategy, rate), func(b *testing.B) {
 					s := scenario.DefaultSettings()
-					s.Strategies, s.Rate, s.Users = []scenario.Strategy{mode}, rate, rate*5/2
+					s.Strategies, s.Rate, s.Users = []scenario.Strategy{strategy}, rate, rate*5/2
 					s.Stock, s.StallRate, s.Duration = 1_000_000, 0, 8*time.Second
 					var orders, busy int
 					var elapsed, p99, cpu time.Duration

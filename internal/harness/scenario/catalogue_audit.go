@@ -28,7 +28,7 @@ func (a *attack) auditCatalogue(ctx context.Context, res *StrategyResult, tick f
 		for j := range rs {
 			p.Tally.Add(&rs[j])
 		}
-		if a.mode.Name().Queues() {
+		if a.strategy.Name().Queues() {
 			d, err := tally.WaitDrain(ctx, a.api, id, a.drainFrom(rs), tick)
 			if err != nil {
 				return err

@@ -44,7 +44,7 @@ func (s Settings) rows() []strategy.Name {
 	return out
 }
 
-// bucketed returns the strategies of s's rows whose mode splits the
+// bucketed returns the strategies of s's rows whose strategy splits the
 // stock in buckets ("+kK").
 func (s Settings) bucketed() []strategy.Name {
 	var out []strategy.Name

@@ -52,9 +52,9 @@ func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts
 	api := fleet.NewAPI(fl.Targets[0], fl.AdminToken)
 	for _, row := range rows {
 		if !slices.Contains(s.Strategies, row.Strategy) {
-			return o, fmt.Errorf("%w: row %s is not among the modes %v", ErrInvalidSettings, row.Strategy, s.Strategies)
+			return o, fmt.Errorf("%w: row %s is not among the strategies %v", ErrInvalidSettings, row.Strategy, s.Strategies)
 		}
-		a := &attack{settings: s, mode: row.Strategy, crowd: c, fleet: fl, api: api, productID: productBase(runID, row.Strategy, 0), merged: true}
+		a := &attack{settings: s, strategy: row.Strategy, crowd: c, fleet: fl, api: api, productID: productBase(runID, row.Strategy, 0), merged: true}
 		a.products = s.productIDs(a.productID)
 		a.productID = a.products[0]
 		res := mergeRow(row)
@@ -62,7 +62,7 @@ func Merge(ctx context.Context, s Settings, fl *fleet.Fleet, runID string, parts
 		err := a.audit(ctx, res, nil, func() {})
 		o.Strategies = append(o.Strategies, res)
 		if err != nil {
-			return o, fmt.Errorf("mode %s: %w", row.Strategy, err)
+			return o, fmt.Errorf("strategy %s: %w", row.Strategy, err)
 		}
 	}
 	return o, nil

@@ -92,10 +92,10 @@ func (a *attack) createProducts(ctx context.Context) error {
 	s := a.settings
 	if s.Part.Whole() || s.Part.I == 1 {
 		for i, id := range a.products {
-			p := product(id, a.mode, s)
+			p := product(id, a.strategy, s)
 			p.Stock = s.stockOf(i)
 			if err := a.api.CreateProduct(ctx, p); err != nil {
-				if sk, ok := payRefused(s, a.mode, err); ok {
+				if sk, ok := payRefused(s, a.strategy, err); ok {
 					return &skipError{sk}
 				}
 				return err

@@ -158,7 +158,7 @@ var errPayRefused = errors.New("scenario: the shop refuses a pay window for this
 
 // payRefused reports whether err, the shop's answer to creating a
 // product of s, refuses its pay window, and returns the row's Skipped.
-func payRefused(s Settings, mode Strategy, err error) (Skipped, bool) {
+func payRefused(s Settings, strategy Strategy, err error) (Skipped, bool) {
 	if !s.Paying() || !errors.Is(err, fleet.ErrShop) || !strings.Contains(err.Error(), "pay_within_ms") {
 		return Skipped{}, false
 	}
@@ -169,7 +169,7 @@ func payRefused(s Settings, mode Strategy, err error) (Skipped, bool) {
 			msg = msg[:j]
 		}
 	}
-	return Skipped{Strategy: mode, Why: "--pay-within: the shop refuses a pay window here (" + msg + ")"}, true
+	return Skipped{Strategy: strategy, Why: "--pay-within: the shop refuses a pay window here (" + msg + ")"}, true
 }
 
 // saleEndWait bounds how long an attack waits, after its last payment,

@@ -9,18 +9,18 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/tally"
 )
 
-// progress prints the live line of one attack: mode, elapsed time,
+// progress prints the live line of one attack: strategy, elapsed time,
 // requests sent, answers by class. On a terminal it redraws one line with
 // \r several times a second; elsewhere (a pipe, a CI log) it prints a plain
 // line each second. A nil *progress prints nothing. Not safe for concurrent
 // use: the goroutine reading the results owns it.
 type progress struct {
-	w     io.Writer
-	tty   bool
-	mode  string
-	start time.Time
-	last  time.Time
-	width int
+	w        io.Writer
+	tty      bool
+	strategy string
+	start    time.Time
+	last     time.Time
+	width    int
 }
 
 // IsTerminal reports whether w is a terminal (a character device), which is
@@ -34,12 +34,12 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-func newProgress(w io.Writer, tty bool, mode string) *progress {
+func newProgress(w io.Writer, tty bool, strategy string) *progress {
 	if w == nil {
 		return nil
 	}
 	now := time.Now()
-	return &progress{w: w, tty: tty, mode: mode, start: now, last: now}
+	return &progress{w: w, tty: tty, strategy: strategy, start: now, last: now}
 }
 
 // every is how often the line is printed.
@@ -70,7 +70,7 @@ func (p *progress) done(sent int, t *tally.Answers) {
 func (p *progress) print(sent int, t *tally.Answers, final bool) {
 	c2, c4, c5, other := t.Class()
 	line := fmt.Sprintf("%-8s %5.1fs  sent %6d  2xx %5d  4xx %5d  5xx %5d",
-		p.mode, time.Since(p.start).Seconds(), sent, c2, c4, c5)
+		p.strategy, time.Since(p.start).Seconds(), sent, c2, c4, c5)
 	if other > 0 {
 		line += fmt.Sprintf("  failed %d", other)
 	}

@@ -44,7 +44,7 @@ type SweepPoint struct {
 
 // Sweep runs every row of s at each rate, in order (Run for each, with
 // s.Rate replaced), and returns one outcome whose Sweep holds the points
-// and whose Modes are empty. It stops at the first error, returning the
+// and whose Strategies are empty. It stops at the first error, returning the
 // points so far.
 func Sweep(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options, rates []vegeta.Rate) (*Outcome, error) {
 	o := &Outcome{Settings: s, Env: CurrentEnv(), Targets: fl.Targets, Backend: fl.Backend, DoorSlots: fl.DoorSlots, Started: time.Now()}

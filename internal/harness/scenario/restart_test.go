@@ -18,9 +18,9 @@ import (
 // units; its lease and work below) sold to 80 buyers at 40 req/s, about
 // four seconds of clicks, with three of the five nodes restarted as soon
 // as a holder takes the lock, after delay.
-func restartSale(delay time.Duration, modes ...scenario.Strategy) scenario.Settings {
+func restartSale(delay time.Duration, strategies ...scenario.Strategy) scenario.Settings {
 	s := scenario.DefaultSettings()
-	s.Strategies, s.StallRate, s.Stock = modes, 0, fault.RestartStock
+	s.Strategies, s.StallRate, s.Stock = strategies, 0, fault.RestartStock
 	s.Users, s.Rate, s.Duration, s.Seed = 80, 40, 15*time.Second, 11
 	s.Faults = []fault.Fault{&fault.EmptyRestart{Nodes: 3, Delay: delay}}
 	// Wider than the load generator's product, for a loaded CI machine: a

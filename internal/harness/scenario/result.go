@@ -28,7 +28,7 @@ type StrategyResult struct {
 	// Records are what the run's faults measured in this attack, one per
 	// fault that fired (fault.Find picks one out by its type).
 	Records fault.Records
-	// Drain records how a queued mode's orders reached the database
+	// Drain records how a queued strategy's orders reached the database
 	// after the last click (redis-queue only, else nil).
 	Drain *tally.Drain
 	// Lost counts the buyers told they have an order (201 or 202) whose

@@ -24,14 +24,14 @@ type Options struct {
 	// while it runs, and once more when it is over (Snapshot.Done), from
 	// the goroutine running the attack; it must return quickly.
 	Watch func(Snapshot)
-	// RunID names this run's products ("d11-<RunID>-<mode>", a + as -); it must be
+	// RunID names this run's products ("d11-<RunID>-<strategy>", a + as -); it must be
 	// unique among runs on the same database. Empty means the start time
 	// to the millisecond.
 	RunID string
 }
 
 // Outcome is everything one run measured: the settings, the machine, and
-// one result per mode, in the order the modes ran.
+// one result per strategy, in the order the strategies ran.
 type Outcome struct {
 	Settings Settings
 	Env      Env
@@ -48,7 +48,7 @@ type Outcome struct {
 	Strategies   []*StrategyResult
 	// Skipped are the rows asked for that could not run here (Skipped).
 	Skipped []Skipped
-	// Sweep holds a --sweep's points (Sweep), Modes then being empty.
+	// Sweep holds a --sweep's points (Sweep), Strategies then being empty.
 	Sweep []SweepPoint
 	// Flags are every flag's value as the command line would repeat it,
 	// set by the caller for report.json; nil if not given.
@@ -120,7 +120,7 @@ func (o *Outcome) Unsafe() []string {
 	return out
 }
 
-// Run runs the scenario against fleet: for each mode in s.Strategies it creates
+// Run runs the scenario against fleet: for each strategy in s.Strategies it creates
 // a fresh product, attacks it with the crowd at s.Rate, and reads the
 // shop's audit. It returns the outcome so far with the first error: invalid
 // settings (ErrInvalidSettings), a shop that refuses the product or the
@@ -154,12 +154,12 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 		runID = o.Started.Format("20060102-150405.000")
 	}
 	api := fleet.NewAPI(fl.Targets[0], fl.AdminToken)
-	for _, mode := range s.Strategies {
+	for _, strategy := range s.Strategies {
 		var runs []*StrategyResult
 		for n := range s.Runs() {
 			a := &attack{
-				settings: s, mode: mode, crowd: c, fleet: fl, api: api, opts: opts,
-				productID: productBase(runID, mode, n),
+				settings: s, strategy: strategy, crowd: c, fleet: fl, api: api, opts: opts,
+				productID: productBase(runID, strategy, n),
 			}
 			a.products = s.productIDs(a.productID)
 			a.productID = a.products[0]
@@ -174,7 +174,7 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 			}
 			if err != nil {
 				o.Strategies = appendRow(o.Strategies, runs)
-				return o, fmt.Errorf("mode %s: %w", mode, err)
+				return o, fmt.Errorf("strategy %s: %w", strategy, err)
 			}
 		}
 		o.Strategies = appendRow(o.Strategies, runs)
@@ -182,8 +182,8 @@ func Run(ctx context.Context, s Settings, fl *fleet.Fleet, opts Options) (*Outco
 	return o, nil
 }
 
-// productBase names the product of run n of mode's row in run runID
+// productBase names the product of run n of strategy's row in run runID
 // (a catalogue's products add -pNN to it).
-func productBase(runID string, mode Strategy, n int) string {
-	return "d11-" + runID + "-" + strings.ReplaceAll(string(mode), "+", "-") + runSuffix(n)
+func productBase(runID string, strategy Strategy, n int) string {
+	return "d11-" + runID + "-" + strings.ReplaceAll(string(strategy), "+", "-") + runSuffix(n)
 }

@@ -28,7 +28,7 @@ func TestRunAgainstFakeShop(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	if got, want := len(out.Strategies), 2; got != want {
-		t.Fatalf("modes run: got %d, want %d", got, want)
+		t.Fatalf("strategies run: got %d, want %d", got, want)
 	}
 	for _, m := range out.Strategies {
 		if m.Sent != m.Planned || m.Tally.Requests != m.Planned || len(m.Results) != m.Planned {

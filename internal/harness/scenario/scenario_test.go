@@ -108,7 +108,7 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 			t.Fatalf("Run: %v", err)
 		}
 		if got, want := len(out.Strategies), len(s.Strategies); got != want {
-			t.Fatalf("modes run: got %d, want %d", got, want)
+			t.Fatalf("strategies run: got %d, want %d", got, want)
 		}
 		for _, m := range out.Strategies {
 			a := m.Audit
@@ -174,13 +174,13 @@ func TestScenarioShowsTheLesson(t *testing.T) {
 		if err := json.Unmarshal(b, &doc); err != nil {
 			t.Fatalf("report.json: %v", err)
 		}
-		for i, mode := range s.Strategies {
-			if i >= len(doc.Strategies) || doc.Strategies[i].Strategy != string(mode) {
-				t.Fatalf("report.json modes %+v, want %v in order", doc.Strategies, s.Strategies)
+		for i, strategy := range s.Strategies {
+			if i >= len(doc.Strategies) || doc.Strategies[i].Strategy != string(strategy) {
+				t.Fatalf("report.json strategies %+v, want %v in order", doc.Strategies, s.Strategies)
 			}
 			raw, err := report.ReadRaw(filepath.Join(dir, doc.Strategies[i].RawResults))
 			if err != nil || len(raw) != doc.Strategies[i].Answers.Requests {
-				t.Errorf("%s raw results: %d read (%v), want %d", mode, len(raw), err, doc.Strategies[i].Answers.Requests)
+				t.Errorf("%s raw results: %d read (%v), want %d", strategy, len(raw), err, doc.Strategies[i].Answers.Requests)
 			}
 		}
 	})

@@ -14,15 +14,15 @@ import (
 var ErrInvalidSettings = errors.New("scenario: invalid settings")
 
 // Settings describe one run of the 双11 scenario: the crowd, the pace, and
-// the product every mode sells. A Settings value is plain data; copy it
+// the product every strategy sells. A Settings value is plain data; copy it
 // freely. The report package writes it to report.json with explicit units.
 type Settings struct {
-	// Modes are the rows to run, in order: strategies, alone or batched
+	// Strategies are the rows to run, in order: strategies, alone or batched
 	// (Strategy); each gets a fresh product.
 	Strategies []Strategy
 	// Users is the number of distinct buyers in the crowd.
 	Users int
-	// Stock is the number of units each mode's product starts with; in a
+	// Stock is the number of units each strategy's product starts with; in a
 	// catalogue (Products above 1), the units of all its products
 	// together, split evenly (stockOf).
 	Stock int
@@ -63,11 +63,11 @@ type Settings struct {
 	// Seed makes the crowd (who clicks how often, in which order, on which
 	// shop) reproducible.
 	Seed uint64
-	// Batch is the most buyers one batch serves in the batched modes
+	// Batch is the most buyers one batch serves in the batched strategies
 	// (batch_max).
 	Batch int
 	// Buckets splits a sql-atomic row's stock over that many buckets
-	// (buckets; 0 or 1: one row), unless its mode names its own ("+kK").
+	// (buckets; 0 or 1: one row), unless its strategy names its own ("+kK").
 	Buckets int
 	// Faults are the run's faults (package fault), those that are on,
 	// in the order each attack arms them; their values are read-only
@@ -120,7 +120,7 @@ const (
 //     lock expires under its holder about eight times per 100 sales (the
 //     chance of a run without a single stall is 0.92^100, 0.02%), while
 //     lua and redlock renew through it. The stalls are also the cost the
-//     safe modes pay: buyers queued behind a stalled holder may time out
+//     safe strategies pay: buyers queued behind a stalled holder may time out
 //     (503 lock_timeout) or be turned away at the shop's door.
 func DefaultSettings() Settings {
 	return Settings{

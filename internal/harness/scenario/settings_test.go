@@ -23,9 +23,9 @@ func TestValidateRejectsNonsense(t *testing.T) {
 	}{
 		{"negative users", func(s *Settings) { s.Users = -5 }, "users: -5"},
 		{"zero rate", func(s *Settings) { s.Rate = 0 }, "rate: 0"},
-		{"unknown mode", func(s *Settings) { s.Strategies = []Strategy{"paxos"} }, `unknown strategy "paxos"`},
-		{"no modes", func(s *Settings) { s.Strategies = nil }, "strategies: need at least one"},
-		{"mode twice", func(s *Settings) { s.Strategies = []Strategy{"lua", "lua"} }, `"lua" listed twice`},
+		{"unknown strategy", func(s *Settings) { s.Strategies = []Strategy{"paxos"} }, `unknown strategy "paxos"`},
+		{"no strategies", func(s *Settings) { s.Strategies = nil }, "strategies: need at least one"},
+		{"strategy twice", func(s *Settings) { s.Strategies = []Strategy{"lua", "lua"} }, `"lua" listed twice`},
 		{"zero stock", func(s *Settings) { s.Stock = 0 }, "stock: 0"},
 		{"zero clicks", func(s *Settings) { s.Clicks = 0 }, "clicks: 0"},
 		{"zero duration", func(s *Settings) { s.Duration = 0 }, "duration: 0s"},

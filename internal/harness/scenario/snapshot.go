@@ -127,7 +127,7 @@ func (w *watcher) finish(res *StrategyResult) {
 func (w *watcher) snapshot(sent int, res *StrategyResult, elapsed time.Duration) Snapshot {
 	t := &res.Tally
 	s := Snapshot{
-		Strategy: w.a.mode, Planned: res.Planned, Sent: sent, Elapsed: elapsed,
+		Strategy: w.a.strategy, Planned: res.Planned, Sent: sent, Elapsed: elapsed,
 		Created: t.Created, Queued: t.Queued, SoldOut: t.SoldOut, DupRejected: t.DupRejected(),
 		Unavailable: t.Status[503], Failed: t.Status[0], Shed: t.Shed(),
 		P50: res.Metrics.Latencies.Quantile(0.5), P90: res.Metrics.Latencies.Quantile(0.9),

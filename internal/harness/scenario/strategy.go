@@ -12,10 +12,10 @@ import (
 // ("fenced+batch": its product is created with batch_max, so that a holder
 // of the product lock serves every buyer its shop has queued in one
 // transaction). Only the strategies that batch (strategy.Name.Batches)
-// have a batched mode.
+// have a batched strategy.
 type Strategy string
 
-// batchSuffix marks a batched mode.
+// batchSuffix marks a batched strategy.
 const batchSuffix = "+batch"
 
 // Name returns m's strategy.
@@ -35,10 +35,10 @@ func (m Strategy) Safe() bool { return m.Name().Safe() }
 // change what the lease is worth.
 func (m Strategy) SurvivesLateCommit() bool { return m.Name().SurvivesLateCommit() }
 
-// Batch returns the batched mode of strategy n.
+// Batch returns the batched strategy of strategy n.
 func Batch(n strategy.Name) Strategy { return Strategy(string(n) + batchSuffix) }
 
-// ParseStrategy returns the mode named s: a strategy's name, or the name of one
+// ParseStrategy returns the strategy named s: a strategy's name, or the name of one
 // that batches followed by "+batch", or sql-atomic or redis-decr followed
 // by "+kK" (its stock in K buckets, 2..256).
 func ParseStrategy(s string) (Strategy, error) {
@@ -61,7 +61,7 @@ func ParseStrategy(s string) (Strategy, error) {
 	return m, nil
 }
 
-// Modes returns the default rows: every strategy, in the order the load
+// Strategies returns the default rows: every strategy, in the order the load
 // generator runs them, then fenced batched. No ZooKeeper server runs
 // inside a Go process: the load generator starts an ensemble for the
 // zookeeper row, or shows the row as skipped (Skipped) where it cannot.
@@ -73,7 +73,7 @@ func Strategies() []Strategy {
 	return append(ms, Batch(strategy.Fenced))
 }
 
-// StrategyList returns the mode names for messages and --help.
+// StrategyList returns the strategy names for messages and --help.
 func StrategyList() string {
 	return strategy.List() + `, or one of ` + batchList() + ` followed by "+batch"`
 }

@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// bucketsSuffix marks a mode whose product's stock is split over K
+// bucketsSuffix marks a strategy whose product's stock is split over K
 // buckets ("sql-atomic+k4", "redis-decr+k3": stock.Product.Buckets), so
 // that one sweep can run one strategy at several K side by side.
 const bucketsSuffix = "+k"
 
-// Buckets returns the K of a "+kK" mode, or 0 for a mode without one (its
+// Buckets returns the K of a "+kK" strategy, or 0 for a strategy without one (its
 // product then gets Settings.Buckets, the --buckets flag, if its strategy
 // splits).
 func (m Strategy) Buckets() int {

@@ -31,7 +31,7 @@ type Events struct {
 	// shops' consumers wrote, and those they dead-lettered.
 	QueueWritten int64 `json:"queue_written"`
 	QueueRefused int64 `json:"queue_refused"`
-	// Batches and BatchedBuyers: the batched modes' batches, and the buyers
+	// Batches and BatchedBuyers: the batched strategies' batches, and the buyers
 	// answered in them.
 	Batches       int64 `json:"batches"`
 	BatchedBuyers int64 `json:"batched_buyers"`

@@ -8,7 +8,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// Drain records how a queued mode's orders (redis-queue) reached the
+// Drain records how a queued strategy's orders (redis-queue) reached the
 // database after the attack: its buyers were answered 202 at once, and the
 // shops' consumers wrote the orders behind them.
 type Drain struct {
