@@ -106,7 +106,9 @@ type Locker interface {
 	Close() error
 }
 
-// Mode names a locking strategy. The zero value is not a valid mode.
+// Mode names a lock's algorithm, not a strategy (package strategy): a
+// strategy takes its lock in one mode, and several may share one (fenced,
+// batched or not). The zero value is not a valid mode.
 type Mode string
 
 // The lock modes, from no protection to Redlock, then the lua lock with

@@ -8,17 +8,20 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// Strategy is one row of the table: a strategy, alone ("fenced") or batched
-// ("fenced+batch": its product is created with batch_max, so that a holder
-// of the product lock serves every buyer its shop has queued in one
-// transaction). Only the strategies that batch (strategy.Name.Batches)
-// have a batched strategy.
+// Strategy is one row of the table, as --strategies and the first column
+// name it: a strategy.Name alone ("fenced"), batched ("fenced+batch": its
+// product is created with batch_max, so that a holder of the product lock
+// serves every buyer its shop has queued in one transaction), or with its
+// stock in buckets ("sql-atomic+k4"). Name is the strategy.Name the shop
+// is given; the suffixes are the product's settings, which is why this is
+// not a strategy.Name. Only the strategies that batch
+// (strategy.Name.Batches) have a batched row.
 type Strategy string
 
 // batchSuffix marks a batched strategy.
 const batchSuffix = "+batch"
 
-// Name returns m's strategy.
+// Name returns m's strategy.Name, without "+batch" or "+kK".
 func (m Strategy) Name() strategy.Name {
 	s, _, _ := strings.Cut(string(m), bucketsSuffix)
 	return strategy.Name(strings.TrimSuffix(s, batchSuffix))
@@ -35,11 +38,11 @@ func (m Strategy) Safe() bool { return m.Name().Safe() }
 // change what the lease is worth.
 func (m Strategy) SurvivesLateCommit() bool { return m.Name().SurvivesLateCommit() }
 
-// Batch returns the batched strategy of strategy n.
+// Batch returns the batched row of strategy n.
 func Batch(n strategy.Name) Strategy { return Strategy(string(n) + batchSuffix) }
 
-// ParseStrategy returns the strategy named s: a strategy's name, or the name of one
-// that batches followed by "+batch", or sql-atomic or redis-decr followed
+// ParseStrategy returns the row named s: a strategy's name, or the name of
+// one that batches followed by "+batch", or sql-atomic or redis-decr followed
 // by "+kK" (its stock in K buckets, 2..256).
 func ParseStrategy(s string) (Strategy, error) {
 	m := Strategy(s)
