@@ -110,8 +110,8 @@ func List() string {
 	return strings.Join(names, ", ")
 }
 
-// LockMode returns the distributed lock (package dlock) that guards n's
-// read-check-write, and false for the strategies that take none: those
+// LockMode returns the algorithm (dlock.Mode) of the distributed lock that
+// guards n's read-check-write, and false for the strategies that take none: those
 // that lock in the database (sql-for-update, sql-version) and those that
 // take no lock for the stock (sql-atomic, sql-one-trip, redis-decr,
 // redis-queue).
