@@ -70,11 +70,16 @@ results_run() {
 	} >>"$results_work/out.md"
 }
 
+# results_browser: the path of a Chromium to run headless, or nothing.
+results_browser() {
+	command -v chromium chromium-browser google-chrome 2>/dev/null | head -n 1 || true
+}
+
 # results_screenshot PNG: renders the last run's report.html into PNG
 # (1280×1400, the top of the page) with a headless Chromium, if one is here.
 results_screenshot() {
 	local browser
-	browser=$(command -v chromium chromium-browser google-chrome 2>/dev/null | head -n 1)
+	browser=$(results_browser)
 	if [ -z "$browser" ]; then
 		echo "no chromium: $1 left as it was" >&2
 		return 0
