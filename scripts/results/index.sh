@@ -7,11 +7,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=docs/results/index.md
 
 # backends FILE: "real", "none", or "embedded", the last followed by the
-# servers a run started of its own: "+ redis-server" (a Redis Cluster or a
+# real servers beside it: "+ redis-server" (a Redis Cluster or a
 # Sentinel-managed master) and "+ ZooKeeper" (an ensemble). The head's
 # "Backends:" line (or, in the overload files, its Command line) says which
 # of the three; the servers show in that line or in a report's "Backend:"
-# clause, which loadgen writes from what it started.
+# clause, which loadgen writes from what it ran on.
 backends() {
 	local head said extra=
 	head=$(sed '/^[|#]/{1!q}' "$1")
@@ -25,7 +25,7 @@ backends() {
 		return
 	fi
 	said=$(grep -E '^Backends: |^Machine: ' "$1" || true)
-	! grep -qE 'Redis Cluster|Sentinel' <<<"$said" || extra+=" + redis-server"
+	! grep -qE 'Redis Cluster|Sentinel|redis-server' <<<"$said" || extra+=" + redis-server"
 	! grep -q 'ZooKeeper' <<<"$said" || extra+=" + ZooKeeper"
 	echo "embedded$extra"
 }
