@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks README.md and docs/*.md (not the generated docs/results files):
-#   - README.md has at most 250 lines;
+#   - README.md has at most 250 lines, every chapter in docs/ at most 200, and
+#     no prose line (outside code blocks and tables) more than 120 characters;
 #   - every relative link resolves to a file, and every #anchor to a heading;
 #   - no commit hash, and no run-history prose ("one run", "re-run", "slower day");
 #   - every number of two digits or more in the prose (outside code) appears in
@@ -16,6 +17,14 @@ fail() { printf '%s\n' "$*"; bad=1; }
 
 n=$(wc -l <README.md)
 [ "$n" -le 250 ] || fail "README.md: $n lines, more than 250"
+for f in docs/*.md; do
+	n=$(wc -l <"$f")
+	[ "$n" -le 200 ] || fail "$f: $n lines, more than 200"
+done
+long=$(for f in "${docs[@]}"; do
+	awk -v f="$f" '/^```/{c=!c; next} !c && !/^\|/ && length($0) > 120 {print f ":" FNR ": " length($0) " characters"}' "$f"
+done)
+[ -z "$long" ] || fail "prose lines over 120 characters (a table row or code may be longer):"$'\n'"$long"
 
 # anchors FILE: the GitHub anchors of FILE's headings, one per line.
 anchors() {

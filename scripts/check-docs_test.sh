@@ -9,6 +9,8 @@
 #     stale results files still show (or another candidate where a
 #     regeneration put it in default.md), where the paragraph links
 #     results/default.md.
+# It also fails on a chapter longer than 200 lines and on a prose line
+# longer than 120 characters.
 # Each seed must be in some results file (or it proves nothing new) and not
 # in the file its paragraph links to. Prints what failed; exits 1 if anything
 # did. .ci/run runs it in its "check docs" step.
@@ -79,6 +81,13 @@ if n=$(pick default.md 250 1200 2392); then
 	seed batch docs/batch.md "At 280 clicks/s the queue is short" "At $n clicks/s the queue is short" &&
 		expect_fail batch "docs/batch.md: $n is not in docs/results/default.md"
 fi
+
+tree long
+# A chapter past 200 lines, and a prose line past 120 characters.
+yes '' | head -n 200 >>"$work/long/docs/empty-restart.md"
+expect_fail long "docs/empty-restart.md: $(wc -l <"$work/long/docs/empty-restart.md") lines, more than 200"
+printf '%s\n' "$(printf 'word %.0s' $(seq 25))" >>"$work/long/docs/lua.md"
+expect_fail long "prose lines over 120 characters"
 
 [ $bad -eq 0 ] && echo "check-docs_test: ok"
 exit $bad

@@ -17,17 +17,22 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	err := run(ctx, os.Args[1:])
+	cancel()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "createdb:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
-	if len(os.Args) != 3 {
+// run creates the database args[1] on the server of the DSN args[0],
+// waiting for the server until ctx ends.
+func run(ctx context.Context, args []string) error {
+	if len(args) != 2 {
 		return fmt.Errorf("usage: createdb DSN-without-database NAME")
 	}
-	dsn, name := os.Args[1], os.Args[2]
+	dsn, name := args[0], args[1]
 	if !regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`).MatchString(name) {
 		return fmt.Errorf("database name %q: want 1-64 of [A-Za-z0-9_]", name)
 	}
@@ -36,8 +41,6 @@ func run() error {
 		return err
 	}
 	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	for {
 		if err = db.PingContext(ctx); err == nil {
 			break

@@ -25,8 +25,8 @@ import (
 // browser bundle to fetch), watches a small embedded run. While the run
 // goes the counters change, with no reload; when it is over the page shows
 // exactly the figures of report.json. Screenshots, light and dark, go to
-// FLASHSALE_LIVE_SCREENSHOTS if set (README's picture comes from there),
-// else to the test's temp dir.
+// FLASHSALE_LIVE_SCREENSHOTS if set, else to the test's temp dir
+// (docs/live.png is scripts/results/live.sh's, of a full-size sale).
 func TestLivePageInABrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: skips the browser test (it starts Chromium and a sale)")

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates every docs/results file, then docs/results/index.md.
+# Regenerates every docs/results file, then docs/results/index.md, then
+# docs/live.png (live.sh: the live page at the end of a short sale).
 #
 # On the embedded backends always: default, two-clicks, late-commit, batch-late-commit, stalls,
 # database-locks, node-kills, empty-restart, crash, failover (needs
@@ -33,3 +34,4 @@ if [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
 fi
 [ -z "${LOADGEN_REDIS_CLUSTER:-}" ] || run ./catalogue.sh
 ./index.sh
+run ./live.sh

@@ -6,6 +6,7 @@
 # redis-server and redis-cli on the PATH; the database is embedded or
 # LOADGEN_MYSQL_DSN. About two and a half minutes on a 2-core machine.
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+RESULTS_ALSO="a Redis Cluster of six redis-server nodes, started by the load generator"
 results_begin cluster-failover "A failover on a Redis Cluster: the replica never heard of the lock"
 results_run --cluster-failover
 results_end

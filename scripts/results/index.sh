@@ -5,6 +5,31 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=docs/results/index.md
+
+# backends FILE: "real", "none", or "embedded", the last followed by the
+# real servers beside it: "+ redis-server" (a Redis Cluster or a
+# Sentinel-managed master) and "+ ZooKeeper" (an ensemble). The head's
+# "Backends:" line (or, in the overload files, its Command line) says which
+# of the three; the servers show in that line or in a report's "Backend:"
+# clause, which loadgen writes from what it ran on.
+backends() {
+	local head said extra=
+	head=$(sed '/^[|#]/{1!q}' "$1")
+	said=$(grep -m1 -oE '^Backends: [a-z]+' <<<"$head" | cut -d' ' -f2 || true)
+	if [ "$said" = real ] || grep -q LOADGEN_MYSQL_DSN <<<"$head"; then
+		echo real
+		return
+	fi
+	if [ "$said" = none ]; then
+		echo none
+		return
+	fi
+	said=$(grep -E '^Backends: |^Machine: ' "$1" || true)
+	! grep -qE 'Redis Cluster|Sentinel|redis-server' <<<"$said" || extra+=" + redis-server"
+	! grep -q 'ZooKeeper' <<<"$said" || extra+=" + ZooKeeper"
+	echo "embedded$extra"
+}
+
 emb=0 real=0
 rows=$(for f in docs/results/*.md; do
 	[ "$f" = "$out" ] && continue
@@ -16,10 +41,9 @@ rows=$(for f in docs/results/*.md; do
 	secs=$(grep -m1 -oE 'Regenerating this file took [0-9]+ s' "$f" | grep -oE '[0-9]+' ||
 		grep -m1 -oE 'Run took [0-9.]+s' "$f" | grep -oE '[0-9]+' | head -n 1 ||
 		grep -m1 -oE '\([0-9.]+ s wall' "$f" | grep -oE '[0-9]+' | head -n 1 || echo 0)
-	if grep -qE '^Backends: real|LOADGEN_MYSQL_DSN' "$f"; then kind=real; else kind=embedded; fi
-	printf '| [%s](%s) | %s | `%s` | %s | %s | %s |\n' "$(basename "$f" .md)" "$(basename "$f")" "$title" "$script" "$kind" "$date" "$secs"
+	printf '| [%s](%s) | %s | `%s` | %s | %s | %s |\n' "$(basename "$f" .md)" "$(basename "$f")" "$title" "$script" "$(backends "$f")" "$date" "$secs"
 done)
-emb=$(printf '%s\n' "$rows" | awk -F'|' '$5 ~ /embedded/ {s += $7} END {print s + 0}')
+emb=$(printf '%s\n' "$rows" | awk -F'|' '$5 !~ /real/ {s += $7} END {print s + 0}')
 real=$(printf '%s\n' "$rows" | awk -F'|' '$5 ~ /real/ {s += $7} END {print s + 0}')
 {
 	echo "# Results"
@@ -27,6 +51,11 @@ real=$(printf '%s\n' "$rows" | awk -F'|' '$5 ~ /real/ {s += $7} END {print s + 0
 	echo "Every figure in README.md and docs/ comes from one of these files. Each file is written by its"
 	echo "script and heads itself with the command, the machine, the Go version, the backends and the date."
 	echo "\`scripts/results/all.sh\` runs every script, then \`scripts/results/index.sh\`, which wrote this page."
+	echo
+	echo "Backends: *embedded* is SQLite, five miniredis nodes and three etcd members in the load generator's"
+	echo "process; *+ redis-server* and *+ ZooKeeper* are real servers beside them (a Redis Cluster or a"
+	echo "Sentinel-managed master; a ZooKeeper ensemble, which needs Java); *real* is the servers named in"
+	echo "\`LOADGEN_MYSQL_DSN\` and \`LOADGEN_REDIS\`; *none* is no backend at all."
 	echo
 	echo "| file | what | script | backends | date | seconds |"
 	echo "|---|---|---|---|---|---:|"

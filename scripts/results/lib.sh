@@ -5,7 +5,8 @@
 # Backends: embedded unless LOADGEN_MYSQL_DSN and LOADGEN_REDIS name real
 # servers (LOADGEN_ETCD too, optionally), as loadgen reads them; with real
 # servers the file is <name>-real.md, so one script keeps both. A script that
-# uses no backend says so in RESULTS_BACKENDS.
+# uses no backend says so in RESULTS_BACKENDS; one whose load generator starts
+# servers of its own (a failover's) names them in RESULTS_ALSO.
 #
 #   results_begin NAME TITLE   build loadgen, open the file, write the head
 #   results_run FLAGS...       run loadgen FLAGS, append its table and why-lines
@@ -21,6 +22,7 @@ results_backends() {
 	local cluster=
 	[ -z "${LOADGEN_REDIS_CLUSTER:-}" ] ||
 		cluster=", and a Redis Cluster at ${LOADGEN_REDIS_CLUSTER} (three masters, a replica each) for lua, naive, fenced, dedupe, redis-decr and redis-queue"
+	[ -z "${RESULTS_ALSO:-}" ] || cluster+=", and $RESULTS_ALSO"
 	if [ -n "${RESULTS_BACKENDS:-}" ]; then
 		echo "$RESULTS_BACKENDS"
 	elif [ -n "${LOADGEN_MYSQL_DSN:-}" ]; then
@@ -70,11 +72,16 @@ results_run() {
 	} >>"$results_work/out.md"
 }
 
+# results_browser: the path of a Chromium to run headless, or nothing.
+results_browser() {
+	command -v chromium chromium-browser google-chrome 2>/dev/null | head -n 1 || true
+}
+
 # results_screenshot PNG: renders the last run's report.html into PNG
 # (1280×1400, the top of the page) with a headless Chromium, if one is here.
 results_screenshot() {
 	local browser
-	browser=$(command -v chromium chromium-browser google-chrome 2>/dev/null | head -n 1)
+	browser=$(results_browser)
 	if [ -z "$browser" ]; then
 		echo "no chromium: $1 left as it was" >&2
 		return 0
