@@ -24,14 +24,14 @@ func (a *api) healthz(c *gin.Context) {
 }
 
 // readyz handles GET /readyz: 200 when the database answers a ping and the
-// Redis servers the lock modes need answer PING, 503 unavailable (with
+// Redis servers the strategies need answer PING, 503 unavailable (with
 // Retry-After) otherwise.
 //
-// The lock modes need a majority of the nodes for redlock, etcd's quorum
+// The strategies need a majority of the nodes for redlock, etcd's quorum
 // for strategy etcd (when the shop has an etcd cluster), the ZooKeeper
 // ensemble's for strategy zookeeper (when it has one), and the one
 // Redis that alone serves lua, naive, fenced, the dedupe locks of every
-// mode and redis-decr: the first node, or, with a Sentinel-managed master,
+// strategy and redis-decr: the first node, or, with a Sentinel-managed master,
 // the master the Sentinels name now, whose address the answer carries
 // (redis_master). A shop whose queue consumers cannot write their
 // batches (redis-queue) is not ready either, and says which product.
