@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order/orderdb"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -38,21 +38,21 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	o := s.newOrder(p, req)
 	sendBy := time.Now().Add(s.opts.LockWait)
 	_, err := s.accept(ctx, o, sendBy)
-	if errors.Is(err, queue.ErrNotLoaded) {
+	if errors.Is(err, redisqueue.ErrNotLoaded) {
 		// 1b. Redis has no stock for p: load the database's, once.
 		if lerr := s.loadQueued(ctx, p.ID); lerr != nil {
 			return Order{}, lerr // nothing was sent
 		}
 		_, err = s.accept(ctx, o, sendBy)
 	}
-	var dup *queue.DuplicateError
+	var dup *redisqueue.DuplicateError
 	switch {
 	case err == nil:
 		o.Queued = true
 		return o, nil
-	case errors.Is(err, queue.ErrBusy):
+	case errors.Is(err, redisqueue.ErrBusy):
 		return Order{}, fmt.Errorf("%w: %w", ErrBusy, err)
-	case errors.Is(err, queue.ErrSoldOut):
+	case errors.Is(err, redisqueue.ErrSoldOut):
 		return Order{}, fmt.Errorf("%w: %w", ErrSoldOut, err)
 	case errors.As(err, &dup):
 		return Order{}, &DuplicateOrderError{OrderID: dup.Order, UserID: o.UserID, ProductID: p.ID}
@@ -69,7 +69,7 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 // redis-queue's orders go past the shop's door (HasOwnQueue), and this
 // is what bounds their queue.
 func (s *Service) accept(ctx context.Context, o Order, sendBy time.Time) (int, error) {
-	return s.opts.Queue.AcceptBy(ctx, queue.Order{
+	return s.opts.Queue.AcceptBy(ctx, redisqueue.Order{
 		ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, CreatedAt: o.CreatedAt,
 	}, sendBy)
 }

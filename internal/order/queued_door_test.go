@@ -23,7 +23,7 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -133,7 +133,7 @@ func TestQueuedBusyOverHTTP(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		px, c := proxiedRedis(t, b, &redis.Options{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
 		const wait = 500 * time.Millisecond // what the first order may take to be sent, on a busy machine
-		shop := newShops(t, b, 1, order.Options{LockWait: wait, Queue: queue.New(c)})[0]
+		shop := newShops(t, b, 1, order.Options{LockWait: wait, Queue: redisqueue.New(c)})[0]
 		p := queued(t, b, "busyhttp", 100)
 		db := b.DB.DB()
 		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,
@@ -183,7 +183,7 @@ func TestQueuedRedisDownOverHTTP(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		px, c := proxiedRedis(t, b, &redis.Options{DialTimeout: 500 * time.Millisecond,
 			ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
-		shop := newShops(t, b, 1, order.Options{LockWait: time.Second, Queue: queue.New(c)})[0]
+		shop := newShops(t, b, 1, order.Options{LockWait: time.Second, Queue: redisqueue.New(c)})[0]
 		p := queued(t, b, "downhttp", 100)
 		db := b.DB.DB()
 		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,

@@ -9,16 +9,16 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // The statuses OrderStatus reports.
 const (
-	StatusQueued  = queue.StatusQueued  // accepted, not yet written
-	StatusCreated = "created"           // written: the order exists
-	StatusRefused = queue.StatusRefused // the database refused it for good
+	StatusQueued  = redisqueue.StatusQueued  // accepted, not yet written
+	StatusCreated = "created"                // written: the order exists
+	StatusRefused = redisqueue.StatusRefused // the database refused it for good
 )
 
 // OrderStatus is where one order stands.
@@ -67,7 +67,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 			return OrderStatus{ID: id, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}, nil
 		}
 		// Unknown to Redis, or Redis down: the database may know.
-		if !errors.Is(err, queue.ErrUnknownOrder) {
+		if !errors.Is(err, redisqueue.ErrUnknownOrder) {
 			redisErr = err
 		}
 	}
@@ -107,11 +107,11 @@ func (s *Service) consumeIfQueued(ctx context.Context, product string) {
 }
 
 // QueueBacklog returns what is left to write of product's queue
-// (redis-queue): see queue.Backlog. Errors: ErrUnavailable when Redis
+// (redis-queue): see redisqueue.Backlog. Errors: ErrUnavailable when Redis
 // cannot be reached, or this Service has no queue.
-func (s *Service) QueueBacklog(ctx context.Context, product string) (queue.Backlog, error) {
+func (s *Service) QueueBacklog(ctx context.Context, product string) (redisqueue.Backlog, error) {
 	if s.opts.Queue == nil {
-		return queue.Backlog{}, fmt.Errorf("%w: no queue", ErrUnavailable)
+		return redisqueue.Backlog{}, fmt.Errorf("%w: no queue", ErrUnavailable)
 	}
 	b, err := s.opts.Queue.Backlog(ctx, product)
 	if err != nil {

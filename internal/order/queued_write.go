@@ -10,7 +10,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -53,7 +53,7 @@ import (
 // It returns one refusal per order (nil: written, now or before) and the
 // stock left after the commit. An error means nothing was written: the
 // entries stay pending. Safe for concurrent use.
-func (s *Service) WriteQueued(ctx context.Context, product string, orders []queue.Order) ([]*queue.Refusal, int, error) {
+func (s *Service) WriteQueued(ctx context.Context, product string, orders []redisqueue.Order) ([]*redisqueue.Refusal, int, error) {
 	p, perr := s.product(ctx, product)
 	if perr == nil {
 		if err := s.work(ctx, p); err != nil {
@@ -61,10 +61,10 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		}
 		s.startSweep(p)
 	} // (a product the database no longer has is refused below)
-	var refusals []*queue.Refusal
+	var refusals []*redisqueue.Refusal
 	left := 0
 	err := s.writer.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
-		refusals, left = make([]*queue.Refusal, len(orders)), 0 // again after a deadlock
+		refusals, left = make([]*redisqueue.Refusal, len(orders)), 0 // again after a deadlock
 		// 1. Take the product's row.
 		if err := orderdb.TakeRow(tx, product); err != nil {
 			return err
@@ -84,7 +84,7 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		sh, err := s.look(ctx, tx, product, users)
 		if errors.Is(err, stock.ErrNotFound) {
 			for i := range refusals {
-				refusals[i] = &queue.Refusal{Code: Outcome(err), Reason: fmt.Sprintf("product %q no longer exists", product)}
+				refusals[i] = &redisqueue.Refusal{Code: Outcome(err), Reason: fmt.Sprintf("product %q no longer exists", product)}
 			}
 			return nil
 		}
@@ -140,13 +140,13 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 // queuedRefusal is the refusal of a queued order that allocate refused
 // with err, when the database had left units: the buyer has another
 // order, or too few units are left.
-func queuedRefusal(err error, left, quantity int) *queue.Refusal {
+func queuedRefusal(err error, left, quantity int) *redisqueue.Refusal {
 	reason := fmt.Sprintf("the database has %d units left, the order asked for %d", left, quantity)
 	var dup *DuplicateOrderError
 	if errors.As(err, &dup) {
 		reason = fmt.Sprintf("the buyer already has order %s", dup.OrderID)
 	}
-	return &queue.Refusal{Code: Outcome(err), Reason: reason}
+	return &redisqueue.Refusal{Code: Outcome(err), Reason: reason}
 }
 
 // writtenAmong returns which of orders of p the database has already,
@@ -155,7 +155,7 @@ func queuedRefusal(err error, left, quantity int) *queue.Refusal {
 // entry of it must not be written again. Without a pay window every
 // order is live, and the buyers' read finds them: nil. Errors: the
 // database's.
-func writtenAmong(tx *gorm.DB, p stock.Product, orders []queue.Order) (map[string]bool, error) {
+func writtenAmong(tx *gorm.DB, p stock.Product, orders []redisqueue.Order) (map[string]bool, error) {
 	if p.PayWithin <= 0 {
 		return nil, nil
 	}

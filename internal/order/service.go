@@ -17,7 +17,7 @@ import (
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -53,10 +53,10 @@ type Options struct {
 	// products. With it, the Service runs a consumer for each redis-queue
 	// product it is asked about (Place, OrderStatus, AddProduct), which
 	// writes that product's queued orders (WriteQueued) until Close.
-	Queue *queue.Queue
-	// QueueOptions tune the consumers (queue.ConsumerOptions); their
+	Queue *redisqueue.Queue
+	// QueueOptions tune the consumers (redisqueue.ConsumerOptions); their
 	// Observe is the Service's own.
-	QueueOptions queue.ConsumerOptions
+	QueueOptions redisqueue.ConsumerOptions
 	// Observer hears how every order goes (metrics); nil means nobody
 	// does. It must be safe for concurrent use.
 	Observer Observer
@@ -101,8 +101,8 @@ type Service struct {
 	redisDecr *redisdecr.Seller // nil without Options.RedisDecr
 	buckets   *buckets.Seller   // sql-atomic's bucketed products
 
-	consumers  *queue.Consumers   // nil without Options.Queue
-	queueLoads singleflight.Group // redis-queue product id; see loadQueued
+	consumers  *redisqueue.Consumers // nil without Options.Queue
+	queueLoads singleflight.Group    // redis-queue product id; see loadQueued
 
 	sweeping atomic.Bool    // the sweep of unpaid orders runs (sweep.go)
 	sweeps   sync.WaitGroup // its goroutine, and sweepIfPending's
@@ -163,7 +163,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 			co.Logger = opts.Logger
 		}
 		co.Observe = s.observeQueue
-		s.consumers = queue.NewConsumers(opts.Queue, s, co)
+		s.consumers = redisqueue.NewConsumers(opts.Queue, s, co)
 	}
 	if db != nil {
 		s.sweeps.Add(1)

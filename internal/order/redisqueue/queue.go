@@ -1,4 +1,4 @@
-// Package queue is the Redis side of strategy redis-queue: peak shaving,
+// Package redisqueue is the Redis side of strategy redis-queue: peak shaving,
 // the way production flash sales answer a crowd at Redis speed. One Lua
 // script per click (Accept) checks the buyer, takes the units and appends
 // the order to the product's stream, atomically; the buyer is answered
@@ -29,7 +29,7 @@
 // What Redis keeps is what a queued order is worth: a Redis that restarts
 // without its data loses the orders accepted and not yet written. With
 // appendonly yes and appendfsync everysec, at most about the last second.
-package queue
+package redisqueue
 
 import (
 	"context"
