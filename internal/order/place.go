@@ -52,8 +52,8 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 		s.redisDecr.KeepSweeping(p)
 	}
 	// 2c. A redis-queue product asked for has its consumer in this shop.
-	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
-		s.consumers.KeepConsuming(p.ID)
+	if p.Strategy == strategy.RedisQueue && s.redisQueue != nil {
+		s.redisQueue.KeepConsuming(p.ID)
 	}
 	// 2d. A product with a pay window has its unpaid orders swept.
 	s.startSweep(p)

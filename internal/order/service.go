@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
@@ -101,8 +100,7 @@ type Service struct {
 	redisDecr *redisdecr.Seller // nil without Options.RedisDecr
 	buckets   *buckets.Seller   // sql-atomic's bucketed products
 
-	consumers  *redisqueue.Consumers // nil without Options.Queue
-	queueLoads singleflight.Group    // redis-queue product id; see loadQueued
+	redisQueue *redisqueue.Seller // nil without Options.Queue
 
 	sweeping atomic.Bool    // the sweep of unpaid orders runs (sweep.go)
 	sweeps   sync.WaitGroup // its goroutine, and sweepIfPending's
@@ -158,12 +156,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 			Grouped:   func(n int) { s.opts.Observer.Batched(strategy.RedisDecr, n) }})
 	}
 	if opts.Queue != nil {
-		co := opts.QueueOptions
-		if co.Logger == nil {
-			co.Logger = opts.Logger
-		}
-		co.Observe = s.observeQueue
-		s.consumers = redisqueue.NewConsumers(opts.Queue, s, co)
+		s.redisQueue = s.newQueueSeller() // queued.go
 	}
 	if db != nil {
 		s.sweeps.Add(1)
@@ -196,10 +189,9 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 		}
 	}
 	if created.Strategy == strategy.RedisQueue {
-		if err := s.opts.Queue.Load(ctx, created.ID, created.Stock); err != nil {
+		if err := s.redisQueue.Load(ctx, created.ID, created.Stock); err != nil { // and start its consumer
 			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
 		}
-		s.consumers.KeepConsuming(created.ID)
 	}
 	return created, nil
 }
@@ -215,8 +207,8 @@ func (s *Service) Close() error {
 		s.redisDecr.Close()
 	}
 	s.stop()
-	if s.consumers != nil {
-		s.consumers.Close()
+	if s.redisQueue != nil {
+		s.redisQueue.Close()
 	}
 	s.leaders.Wait()
 	s.sweeps.Wait()
