@@ -22,7 +22,7 @@
 //     database's once a second (package redisdecr);
 //   - redis-queue takes the units and queues the order in Redis with one
 //     script, answers at once, and the consumers of every shop write the
-//     queued orders in batches (queued.go, queued_write.go).
+//     queued orders in batches (package redisqueue).
 //
 // It also owns the audit that tells, from the database, whether a sale
 // oversold or took duplicate orders, and the late-commit fault that shows

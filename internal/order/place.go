@@ -22,7 +22,7 @@ import (
 // for an unknown product, and ctx.Err() when ctx ends first. Nothing is
 // written on any error but ErrInDoubt (the COMMIT's answer was lost: the
 // order may exist). A redis-queue order comes back with Queued set:
-// accepted into its queue and written later (WriteQueued, OrderStatus).
+// accepted into its queue and written later (package redisqueue, OrderStatus).
 func (s *Service) Place(ctx context.Context, req Request) (Order, error) {
 	start := time.Now()
 	o, sn, err := s.place(ctx, req)

@@ -51,7 +51,7 @@ type Options struct {
 	// orders. Nil means this Service cannot sell or add redis-queue
 	// products. With it, the Service runs a consumer for each redis-queue
 	// product it is asked about (Place, OrderStatus, AddProduct), which
-	// writes that product's queued orders (WriteQueued) until Close.
+	// writes that product's queued orders (redisqueue.Seller) until Close.
 	Queue *redisqueue.Queue
 	// QueueOptions tune the consumers (redisqueue.ConsumerOptions); their
 	// Observe is the Service's own.

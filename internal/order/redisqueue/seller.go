@@ -12,12 +12,6 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// The order side of redis-queue, in the order an order meets it:
-// place.go (accept in Redis, the 202), the consumers of every shop
-// (consumer.go), write.go (a batch of queued orders written to the
-// database), and Status (where a queued order stands). Package order's
-// Service sells its redis-queue products through a Seller.
-
 // SellerOptions are what a Seller needs of the shop (package order's
 // Service) it sells for. Queue, Writer and the funcs are required. The
 // funcs are called concurrently and must be safe for it.
