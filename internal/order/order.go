@@ -13,7 +13,7 @@
 //     version, work, and write only if the version has not moved, else
 //     read and work again, a few times (version.go);
 //   - sql-atomic takes no lock: a conditional UPDATE and a unique key, in
-//     one transaction (atomic.go);
+//     one transaction (package sqlatomic);
 //   - sql-one-trip is sql-atomic's transaction as one stored procedure,
 //     sent in one round trip (onetrip.go; on SQLite, sql-atomic's);
 //   - redis-decr reserves the units in Redis with one script, then writes

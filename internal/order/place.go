@@ -82,6 +82,20 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 	return o, p.Strategy, err
 }
 
+// placeAtomic is strategy sql-atomic: package sqlatomic sells it, after
+// the business work, which needs no lock here: it runs before the
+// transaction, beside the other buyers' instead of queued behind them.
+func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	if err := s.work(ctx, p); err != nil {
+		return Order{}, fmt.Errorf("order: %w", err)
+	}
+	o := s.newOrder(p, req)
+	if err := s.sqlAtomic.Place(ctx, p, o); err != nil {
+		return Order{}, err
+	}
+	return o, nil
+}
+
 // placeDecr is strategy redis-decr: package redisdecr sells it.
 func (s *Service) placeDecr(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	if s.redisDecr == nil {

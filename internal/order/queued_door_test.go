@@ -30,9 +30,9 @@ import (
 // TestQueuedNotLoadedLoadsOnce: Redis lost a redis-queue product's stock
 // (a restart without persistence, a failover to a replica that had not
 // got the key). A buyer whose accept meets "not loaded" has the stock
-// read from the database and loaded (placeQueued, step 1b). These buyers
+// read from the database and loaded (redisqueue.Seller.Place, step 1b). These buyers
 // are past the door, so one of them at a time per shop does it and the
-// others wait for it (loadQueued): without that, the whole crowd that met
+// others wait for it (redisqueue.Seller.load): without that, the whole crowd that met
 // "not loaded" before the first load landed read the database at once
 // (up to 298 of 300 on the real servers). The orders go through a shop's
 // router, with the default door, and all are accepted.

@@ -12,11 +12,11 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/order/redisqueue"
+	"github.com/flashsale/flashsale/internal/order/sqlatomic"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -98,7 +98,7 @@ type Service struct {
 	stop     context.CancelFunc
 
 	redisDecr *redisdecr.Seller // nil without Options.RedisDecr
-	buckets   *buckets.Seller   // sql-atomic's bucketed products
+	sqlAtomic *sqlatomic.Seller // sql-atomic's, and sql-one-trip's on SQLite
 
 	redisQueue *redisqueue.Seller // nil without Options.Queue
 
@@ -146,7 +146,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	}
 	s := &Service{db: db, products: products, lockers: m, opts: opts, owedKeep: defaultOwedKeep}
 	s.writer = orderdb.NewWriter(db, s.withLateCommits)
-	s.buckets = buckets.New(s.writer, s.markSoldOut, s.rowHeld)
+	s.sqlAtomic = sqlatomic.New(s.writer, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if opts.RedisDecr != nil {
 		s.redisDecr = redisdecr.New(redisdecr.Options{Stock: opts.RedisDecr, Writer: s.writer, Work: s.work,
