@@ -18,7 +18,7 @@ import (
 	"github.com/flashsale/flashsale/internal/netsim"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/zklock"
 )
@@ -143,7 +143,7 @@ func NewShop(ctx context.Context, cfg Config, b *Backends) (*Shop, error) {
 	s.orders = order.NewService(b.DB, products, s.lockers, order.Options{
 		LockWait: cfg.LockWait, Logger: log, NaiveExpiry: cfg.NaiveExpiry, Now: clock(cfg.ClockAhead),
 		RedisDecr: redisstock.New(single), // redis-decr's stock, on the Redis lua uses
-		Queue:     queue.New(single),      // redis-queue's stock and streams, on the same Redis
+		Queue:     redisqueue.New(single), // redis-queue's stock and streams, on the same Redis
 		Observer:  m,
 	})
 	m.Audits(s.orders)

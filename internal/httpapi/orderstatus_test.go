@@ -15,7 +15,7 @@ import (
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -34,7 +34,7 @@ func TestOrderStatusRoute(t *testing.T) {
 		db := env.DB.DB()
 		products := stock.NewStore(db)
 		orders := order.NewService(db, products, lockers, order.Options{LockWait: 5 * time.Second,
-			RedisDecr: redisstock.New(clients[0]), Queue: queue.New(clients[0]), Logger: slog.New(slog.DiscardHandler)})
+			RedisDecr: redisstock.New(clients[0]), Queue: redisqueue.New(clients[0]), Logger: slog.New(slog.DiscardHandler)})
 		t.Cleanup(func() { orders.Close() })
 		h := httpapi.NewRouter(httpapi.Deps{Products: products, Orders: orders, Statuses: orders, DB: db, Redis: clients,
 			AdminToken: testToken, Logger: slog.New(slog.DiscardHandler)})

@@ -15,7 +15,7 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -111,7 +111,7 @@ type fakeShop struct {
 	products []stock.Product
 	audits   map[string]order.Audit
 	failing  map[string]bool // backlogs that fail
-	backlogs map[string]queue.Backlog
+	backlogs map[string]redisqueue.Backlog
 }
 
 func (f fakeShop) Recent(n int) []stock.Product { return f.products[:min(n, len(f.products))] }
@@ -124,9 +124,9 @@ func (f fakeShop) Audit(_ context.Context, id string) (order.Audit, error) {
 	return a, nil
 }
 
-func (f fakeShop) QueueBacklog(_ context.Context, id string) (queue.Backlog, error) {
+func (f fakeShop) QueueBacklog(_ context.Context, id string) (redisqueue.Backlog, error) {
 	if f.failing[id] {
-		return queue.Backlog{}, errors.New("redis did not answer")
+		return redisqueue.Backlog{}, errors.New("redis did not answer")
 	}
 	return f.backlogs[id], nil
 }
@@ -145,7 +145,7 @@ func TestScrapeTimeGauges(t *testing.T) {
 			"phone": {Stock: 0, Sold: 103, Oversold: 3, DuplicateOrders: 1},
 			"tv":    {Stock: 40, Sold: 60},
 		},
-		backlogs: map[string]queue.Backlog{"tv": {Length: 12, Pending: 5}},
+		backlogs: map[string]redisqueue.Backlog{"tv": {Length: 12, Pending: 5}},
 	}
 	m := New()
 	m.Audits(shop)

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -15,7 +15,7 @@ type Backlogs interface {
 	// Recent returns the products under test, newest first, at most n.
 	Recent(n int) []stock.Product
 	// QueueBacklog reads a redis-queue product's backlog from Redis.
-	QueueBacklog(ctx context.Context, product string) (queue.Backlog, error)
+	QueueBacklog(ctx context.Context, product string) (redisqueue.Backlog, error)
 }
 
 // Queues adds gauges read from Redis at every scrape, for the redis-queue

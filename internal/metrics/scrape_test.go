@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -62,7 +62,7 @@ func TestScrapeIsBounded(t *testing.T) {
 	shop := recent{fakeShop: fakeShop{
 		products: []stock.Product{{ID: "q", Strategy: strategy.RedisQueue}},
 		audits:   map[string]order.Audit{"q": {Stock: 1}},
-		backlogs: map[string]queue.Backlog{},
+		backlogs: map[string]redisqueue.Backlog{},
 		failing:  map[string]bool{"q": true},
 	}, asked: &asked, deadline: &deadline}
 	m := New()

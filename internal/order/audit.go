@@ -131,10 +131,10 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 		// the stock read after it has nothing in flight.
 		if b, err := s.opts.Queue.Backlog(ctx, productID); err == nil {
 			a.QueueLength, a.QueuePending = b.Length, b.Pending
-			if b.Length > 0 && s.consumers != nil {
+			if b.Length > 0 && s.redisQueue != nil {
 				// A backlog no consumer of this shop may be writing
 				// (its shops died or restarted): this one takes part.
-				s.consumers.KeepConsuming(productID)
+				s.redisQueue.KeepConsuming(productID)
 			}
 		} else {
 			a.RedisErr = err.Error()

@@ -12,7 +12,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -43,7 +43,7 @@ func benchDrain(b *testing.B, env *testenv.Env, shops []benchShop, fillers int) 
 	for range fillers {
 		wg.Go(func() {
 			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
-				o := queue.Order{ID: randomID(), UserID: "u" + strconv.FormatInt(users.Add(1), 10),
+				o := redisqueue.Order{ID: randomID(), UserID: "u" + strconv.FormatInt(users.Add(1), 10),
 					ProductID: p.ID, Quantity: 1, CreatedAt: time.Now().UTC()}
 				if _, err := q.Accept(ctx, o); err != nil {
 					b.Error(err)

@@ -12,7 +12,7 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
@@ -25,7 +25,7 @@ import (
 type benchShop struct {
 	shop  *order.Service
 	db    *gorm.DB
-	queue *queue.Queue          // on the shop's Redis client
+	queue *redisqueue.Queue     // on the shop's Redis client
 	redis redis.UniversalClient // that client
 }
 
@@ -46,10 +46,10 @@ func newBenchShop(b *testing.B, env *testenv.Env) benchShop {
 	lockers[etcdlock.Mode] = etcdlock.New(env.Etcd.Client())
 	shop := order.NewService(db, stock.NewStore(db), lockers, order.Options{
 		LockWait: 10 * time.Second, Logger: slog.New(slog.DiscardHandler),
-		RedisDecr: redisstock.New(clients[0]), Queue: queue.New(clients[0]),
+		RedisDecr: redisstock.New(clients[0]), Queue: redisqueue.New(clients[0]),
 	})
 	b.Cleanup(func() { shop.Close() })
-	return benchShop{shop: shop, db: db, queue: queue.New(clients[0]), redis: clients[0]}
+	return benchShop{shop: shop, db: db, queue: redisqueue.New(clients[0]), redis: clients[0]}
 }
 
 // benchDB opens the benchmark's database: on the real server without the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -20,7 +20,7 @@ func homedAt(home, k, n int) []string {
 	var users []string
 	for i := 0; len(users) < n; i++ {
 		u := "h" + strconv.Itoa(i)
-		if buckets.Home(u, k) == home {
+		if orderdb.HomeBucket(u, k) == home {
 			users = append(users, u)
 		}
 	}

@@ -3,7 +3,16 @@ package order
 import (
 	"context"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 )
+
+// WriteQueued writes a batch of queued orders of product as s's
+// consumers would (redisqueue.Seller.WriteQueued), for tests that write
+// one by hand.
+func (s *Service) WriteQueued(ctx context.Context, product string, orders []redisqueue.Order) ([]*redisqueue.Refusal, int, error) {
+	return s.redisQueue.WriteQueued(ctx, product, orders)
+}
 
 // Queued returns how many buyers of product wait in s's batch queue
 // (batch_waiters.go) and have not given up, for tests that wait until a

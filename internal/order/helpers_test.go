@@ -20,7 +20,7 @@ import (
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -75,7 +75,7 @@ func shopWith(t *testing.T, b *testenv.Env, db *gorm.DB, opts order.Options, ext
 	maps.Copy(lockers, extra)
 	opts.RedisDecr = redisstock.New(single)
 	if opts.Queue == nil {
-		opts.Queue = queue.New(single)
+		opts.Queue = redisqueue.New(single)
 	}
 	shop := order.NewService(db, stock.NewStore(db), lockers, opts)
 	t.Cleanup(func() { shop.Close() })
@@ -93,7 +93,7 @@ func newProduct(t *testing.T, b *testenv.Env, name string, p stock.Product) stoc
 	t.Helper()
 	p.ID = b.Redis.Key(name + "-" + strconv.FormatInt(products.Add(1), 10))
 	single := b.Single(b.Redis.Clients())
-	opts := order.Options{RedisDecr: redisstock.New(single), Queue: queue.New(single),
+	opts := order.Options{RedisDecr: redisstock.New(single), Queue: redisqueue.New(single),
 		Logger: slog.New(slog.DiscardHandler)}
 	svc := order.NewService(b.DB.DB(), stock.NewStore(b.DB.DB()), nil, opts)
 	got, err := svc.AddProduct(context.Background(), p)

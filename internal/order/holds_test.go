@@ -20,7 +20,7 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -276,7 +276,7 @@ func countedShop(t *testing.T, b *testenv.Env, log *tripLog) *order.Service {
 	t.Cleanup(func() { ec.Close() })
 	lockers[etcdlock.Mode] = etcdlock.New(ec)
 	shop := order.NewService(db, stock.NewStore(db), lockers, order.Options{
-		RedisDecr: redisstock.New(clients[0]), Queue: queue.New(clients[0]),
+		RedisDecr: redisstock.New(clients[0]), Queue: redisqueue.New(clients[0]),
 		Observer: lockEvents{log}, Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { shop.Close() })
 	return shop

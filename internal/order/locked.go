@@ -63,7 +63,7 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 // commit already on its way when the lease runs out (commit_late.go):
 // only a fence checked by the database can, which is why a fenced sale reads
 // inside its transaction, after registering (locked_fence.go). The lock-free
-// strategies need no lock for the stock: see atomic.go and package
+// strategies need no lock for the stock: see packages sqlatomic and
 // redisdecr.
 func (s *Service) buy(ctx context.Context, lock *dlock.Lock, p stock.Product, req Request) (Order, error) {
 	reqs := []Request{req}

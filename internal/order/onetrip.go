@@ -32,7 +32,7 @@ func (s *Service) placeOneTrip(ctx context.Context, p stock.Product, req Request
 	// 2. No network, no procedure: sql-atomic's transaction (its late
 	// commit included).
 	if s.db.Dialector.Name() != "mysql" {
-		if err := s.sellAtomic(ctx, p, o); err != nil {
+		if err := s.sqlAtomic.Sell(ctx, p, o); err != nil {
 			return Order{}, err
 		}
 		return o, nil

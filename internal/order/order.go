@@ -13,7 +13,7 @@
 //     version, work, and write only if the version has not moved, else
 //     read and work again, a few times (version.go);
 //   - sql-atomic takes no lock: a conditional UPDATE and a unique key, in
-//     one transaction (atomic.go);
+//     one transaction (package sqlatomic);
 //   - sql-one-trip is sql-atomic's transaction as one stored procedure,
 //     sent in one round trip (onetrip.go; on SQLite, sql-atomic's);
 //   - redis-decr reserves the units in Redis with one script, then writes
@@ -22,7 +22,7 @@
 //     database's once a second (package redisdecr);
 //   - redis-queue takes the units and queues the order in Redis with one
 //     script, answers at once, and the consumers of every shop write the
-//     queued orders in batches (queued.go, queued_write.go).
+//     queued orders in batches (package redisqueue).
 //
 // It also owns the audit that tells, from the database, whether a sale
 // oversold or took duplicate orders, and the late-commit fault that shows

@@ -12,7 +12,7 @@ import (
 	"github.com/flashsale/flashsale/internal/order"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -28,7 +28,7 @@ import (
 func redisReturn(ctx context.Context, t *testing.T, c redis.UniversalClient, p stock.Product, o order.Order) (bool, error) {
 	t.Helper()
 	if p.Strategy == strategy.RedisQueue {
-		return queue.New(c).Return(ctx, p.ID, o.UserID, o.ID, o.Quantity)
+		return redisqueue.New(c).Return(ctx, p.ID, o.UserID, o.ID, o.Quantity)
 	}
 	name := stockName(p, o.UserID)
 	return redisstock.New(c).Return(ctx, name, redisstock.BuyersKey(name), o.UserID, o.ID, o.Quantity)

@@ -22,7 +22,7 @@ import (
 // for an unknown product, and ctx.Err() when ctx ends first. Nothing is
 // written on any error but ErrInDoubt (the COMMIT's answer was lost: the
 // order may exist). A redis-queue order comes back with Queued set:
-// accepted into its queue and written later (WriteQueued, OrderStatus).
+// accepted into its queue and written later (package redisqueue, OrderStatus).
 func (s *Service) Place(ctx context.Context, req Request) (Order, error) {
 	start := time.Now()
 	o, sn, err := s.place(ctx, req)
@@ -52,8 +52,8 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 		s.redisDecr.KeepSweeping(p)
 	}
 	// 2c. A redis-queue product asked for has its consumer in this shop.
-	if p.Strategy == strategy.RedisQueue && s.consumers != nil {
-		s.consumers.KeepConsuming(p.ID)
+	if p.Strategy == strategy.RedisQueue && s.redisQueue != nil {
+		s.redisQueue.KeepConsuming(p.ID)
 	}
 	// 2d. A product with a pay window has its unpaid orders swept.
 	s.startSweep(p)
@@ -80,6 +80,20 @@ func (s *Service) place(ctx context.Context, req Request) (Order, strategy.Name,
 		o, err = s.placeLocked(ctx, p, req)
 	}
 	return o, p.Strategy, err
+}
+
+// placeAtomic is strategy sql-atomic: package sqlatomic sells it, after
+// the business work, which needs no lock here: it runs before the
+// transaction, beside the other buyers' instead of queued behind them.
+func (s *Service) placeAtomic(ctx context.Context, p stock.Product, req Request) (Order, error) {
+	if err := s.work(ctx, p); err != nil {
+		return Order{}, fmt.Errorf("order: %w", err)
+	}
+	o := s.newOrder(p, req)
+	if err := s.sqlAtomic.Place(ctx, p, o); err != nil {
+		return Order{}, err
+	}
+	return o, nil
 }
 
 // placeDecr is strategy redis-decr: package redisdecr sells it.

@@ -23,16 +23,16 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/httpapi"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // TestQueuedNotLoadedLoadsOnce: Redis lost a redis-queue product's stock
 // (a restart without persistence, a failover to a replica that had not
 // got the key). A buyer whose accept meets "not loaded" has the stock
-// read from the database and loaded (placeQueued, step 1b). These buyers
+// read from the database and loaded (redisqueue.Seller.Place, step 1b). These buyers
 // are past the door, so one of them at a time per shop does it and the
-// others wait for it (loadQueued): without that, the whole crowd that met
+// others wait for it (redisqueue.Seller.load): without that, the whole crowd that met
 // "not loaded" before the first load landed read the database at once
 // (up to 298 of 300 on the real servers). The orders go through a shop's
 // router, with the default door, and all are accepted.
@@ -133,7 +133,7 @@ func TestQueuedBusyOverHTTP(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		px, c := proxiedRedis(t, b, &redis.Options{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second})
 		const wait = 500 * time.Millisecond // what the first order may take to be sent, on a busy machine
-		shop := newShops(t, b, 1, order.Options{LockWait: wait, Queue: queue.New(c)})[0]
+		shop := newShops(t, b, 1, order.Options{LockWait: wait, Queue: redisqueue.New(c)})[0]
 		p := queued(t, b, "busyhttp", 100)
 		db := b.DB.DB()
 		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,
@@ -183,7 +183,7 @@ func TestQueuedRedisDownOverHTTP(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
 		px, c := proxiedRedis(t, b, &redis.Options{DialTimeout: 500 * time.Millisecond,
 			ReadTimeout: 500 * time.Millisecond, WriteTimeout: 500 * time.Millisecond})
-		shop := newShops(t, b, 1, order.Options{LockWait: time.Second, Queue: queue.New(c)})[0]
+		shop := newShops(t, b, 1, order.Options{LockWait: time.Second, Queue: redisqueue.New(c)})[0]
 		p := queued(t, b, "downhttp", 100)
 		db := b.DB.DB()
 		h := httpapi.NewRouter(httpapi.Deps{Products: stock.NewStore(db), Orders: shop,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -25,12 +25,12 @@ func TestQueuedAuditDrainsAnUnwatchedBacklog(t *testing.T) {
 		c := b.Redis.Clients()[0]
 		acceptAll(t, b, p.ID, "a", "b", "c")
 		// the shop that accepted them read them and died before its commit
-		if _, err := c.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: queue.Group, Consumer: "dead",
-			Streams: []string{queue.StreamKey(p.ID), ">"}, Count: 10, Block: -1}).Result(); err != nil {
+		if _, err := c.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: redisqueue.Group, Consumer: "dead",
+			Streams: []string{redisqueue.StreamKey(p.ID), ">"}, Count: 10, Block: -1}).Result(); err != nil {
 			t.Fatal(err)
 		}
 		acceptAll(t, b, p.ID, "d") // and one more, never read
-		shop := newShops(t, b, 1, order.Options{QueueOptions: queue.ConsumerOptions{ClaimIdle: 200 * time.Millisecond}})[0]
+		shop := newShops(t, b, 1, order.Options{QueueOptions: redisqueue.ConsumerOptions{ClaimIdle: 200 * time.Millisecond}})[0]
 		deadline := time.Now().Add(6 * time.Second)
 		for time.Now().Before(deadline) {
 			a := audit(t, shop, p.ID) // what waitDrain polls
@@ -53,7 +53,7 @@ func TestQueuedStatusRedisDown(t *testing.T) {
 		dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond,
 			MaxRetries: -1, ContextTimeoutEnabled: true})
 		t.Cleanup(func() { dead.Close() })
-		shop := newShops(t, b, 1, order.Options{Queue: queue.New(dead)})[0]
+		shop := newShops(t, b, 1, order.Options{Queue: redisqueue.New(dead)})[0]
 		_, err := shop.OrderStatus(context.Background(), ids[0])
 		if !errors.Is(err, order.ErrUnavailable) {
 			t.Errorf("GET of a queued (202) order with Redis unreachable: %v; want ErrUnavailable (503), not 404", err)
@@ -68,13 +68,13 @@ func TestQueuedPartialBatch(t *testing.T) {
 		shop := newShops(t, b, 1, order.Options{})[0]
 		p := newProduct(t, b, "partial", stock.Product{Name: "partial", Stock: 3, Strategy: strategy.SQLAtomic})
 		now := time.Now().UTC().Truncate(time.Microsecond)
-		x := queue.Order{ID: randomID(), UserID: "x", ProductID: p.ID, Quantity: 2, CreatedAt: now}
-		y := queue.Order{ID: randomID(), UserID: "y", ProductID: p.ID, Quantity: 1, CreatedAt: now}
-		z := queue.Order{ID: randomID(), UserID: "z", ProductID: p.ID, Quantity: 1, CreatedAt: now}
-		if r, left, err := shop.WriteQueued(context.Background(), p.ID, []queue.Order{x}); err != nil || r[0] != nil || left != 1 {
+		x := redisqueue.Order{ID: randomID(), UserID: "x", ProductID: p.ID, Quantity: 2, CreatedAt: now}
+		y := redisqueue.Order{ID: randomID(), UserID: "y", ProductID: p.ID, Quantity: 1, CreatedAt: now}
+		z := redisqueue.Order{ID: randomID(), UserID: "z", ProductID: p.ID, Quantity: 1, CreatedAt: now}
+		if r, left, err := shop.WriteQueued(context.Background(), p.ID, []redisqueue.Order{x}); err != nil || r[0] != nil || left != 1 {
 			t.Fatalf("first: %v %d %v", r, left, err)
 		}
-		r, left, err := shop.WriteQueued(context.Background(), p.ID, []queue.Order{y, x, z})
+		r, left, err := shop.WriteQueued(context.Background(), p.ID, []redisqueue.Order{y, x, z})
 		if err != nil || r[0] != nil || r[1] != nil || r[2] == nil || r[2].Code != "sold_out" || left != 0 {
 			t.Fatalf("second: %+v %d %v; want y written, x skipped, z sold out, 0 left", r, left, err)
 		}
@@ -92,15 +92,15 @@ func TestQueuedDiedAfterCommit(t *testing.T) {
 		p := queued(t, b, "aftercommit", 5)
 		c := b.Redis.Clients()[0]
 		ids := acceptAll(t, b, p.ID, "a", "b", "c")
-		got, err := c.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: queue.Group, Consumer: "dead",
-			Streams: []string{queue.StreamKey(p.ID), ">"}, Count: 10, Block: -1}).Result()
+		got, err := c.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: redisqueue.Group, Consumer: "dead",
+			Streams: []string{redisqueue.StreamKey(p.ID), ">"}, Count: 10, Block: -1}).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var batch []queue.Order
+		var batch []redisqueue.Order
 		for i, m := range got[0].Messages {
 			qty, _ := strconv.Atoi(m.Values["qty"].(string))
-			batch = append(batch, queue.Order{ID: m.Values["id"].(string), UserID: m.Values["user"].(string), ProductID: p.ID,
+			batch = append(batch, redisqueue.Order{ID: m.Values["id"].(string), UserID: m.Values["user"].(string), ProductID: p.ID,
 				Quantity: qty, CreatedAt: time.Now().UTC().Truncate(time.Microsecond)})
 			_ = i
 		}
@@ -108,7 +108,7 @@ func TestQueuedDiedAfterCommit(t *testing.T) {
 		if _, _, err := writer.WriteQueued(context.Background(), p.ID, batch[:2]); err != nil { // committed, never acked
 			t.Fatal(err)
 		}
-		shop := newShops(t, b, 1, order.Options{QueueOptions: queue.ConsumerOptions{ClaimIdle: 200 * time.Millisecond}})[0]
+		shop := newShops(t, b, 1, order.Options{QueueOptions: redisqueue.ConsumerOptions{ClaimIdle: 200 * time.Millisecond}})[0]
 		status(t, shop, ids[0])
 		drained(t, shop, p.ID)
 		for _, id := range ids {
@@ -128,7 +128,7 @@ func TestQueuedDiedAfterCommit(t *testing.T) {
 // written.
 func TestQueuedDatabaseDown(t *testing.T) {
 	testenv.Backends(t, func(t *testing.T, b *testenv.Env) {
-		shop := newShops(t, b, 1, order.Options{QueueOptions: queue.ConsumerOptions{ClaimIdle: 300 * time.Millisecond}})[0]
+		shop := newShops(t, b, 1, order.Options{QueueOptions: redisqueue.ConsumerOptions{ClaimIdle: 300 * time.Millisecond}})[0]
 		p := queued(t, b, "dbdown", 5)
 		if _, err := shop.Place(context.Background(), order.Request{UserID: "warm", ProductID: p.ID, Quantity: 1}); err != nil {
 			t.Fatalf("Place: %v", err)

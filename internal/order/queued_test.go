@@ -12,7 +12,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -122,7 +122,7 @@ func TestQueuedWriteIdempotent(t *testing.T) {
 		shops := newShops(t, b, 2, order.Options{})
 		p := newProduct(t, b, "idem", stock.Product{Name: "idem", Stock: 10, Strategy: strategy.SQLAtomic})
 		now := time.Now().UTC().Truncate(time.Microsecond)
-		batch := []queue.Order{
+		batch := []redisqueue.Order{
 			{ID: randomID(), UserID: "a", ProductID: p.ID, Quantity: 2, CreatedAt: now},
 			{ID: randomID(), UserID: "b", ProductID: p.ID, Quantity: 1, CreatedAt: now},
 		}
@@ -158,12 +158,12 @@ func TestQueuedClaim(t *testing.T) {
 		c := b.Redis.Clients()[0]
 		want := acceptAll(t, b, p.ID, "a", "b", "c")
 		// A consumer reads them, and dies without acknowledging.
-		got, err := c.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: queue.Group, Consumer: "dead",
-			Streams: []string{queue.StreamKey(p.ID), ">"}, Count: 10, Block: -1}).Result()
+		got, err := c.XReadGroup(context.Background(), &redis.XReadGroupArgs{Group: redisqueue.Group, Consumer: "dead",
+			Streams: []string{redisqueue.StreamKey(p.ID), ">"}, Count: 10, Block: -1}).Result()
 		if err != nil || len(got) != 1 || len(got[0].Messages) != 3 {
 			t.Fatalf("XREADGROUP as the dead consumer: %v, %v", got, err)
 		}
-		shop := newShops(t, b, 1, order.Options{QueueOptions: queue.ConsumerOptions{ClaimIdle: 300 * time.Millisecond}})[0]
+		shop := newShops(t, b, 1, order.Options{QueueOptions: redisqueue.ConsumerOptions{ClaimIdle: 300 * time.Millisecond}})[0]
 		if st := status(t, shop, want[0]); st.Status != order.StatusQueued { // and starts the consumer
 			t.Errorf("status: %q, want queued", st.Status)
 		}
@@ -249,10 +249,10 @@ func TestQueuedDeadLetter(t *testing.T) {
 // and returns the orders' ids.
 func acceptAll(t *testing.T, b *testenv.Env, product string, users ...string) []string {
 	t.Helper()
-	q := queue.New(b.Redis.Clients()[0])
+	q := redisqueue.New(b.Redis.Clients()[0])
 	var ids []string
 	for _, u := range users {
-		o := queue.Order{ID: randomID(), UserID: u, ProductID: product, Quantity: 1, CreatedAt: time.Now().UTC()}
+		o := redisqueue.Order{ID: randomID(), UserID: u, ProductID: product, Quantity: 1, CreatedAt: time.Now().UTC()}
 		if _, err := q.Accept(context.Background(), o); err != nil {
 			t.Fatalf("Accept: %v", err)
 		}

@@ -113,9 +113,9 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 }
 
 // allocate is the one step that sells units, for the locked flow, the
-// batch (sell), the queue's writer (WriteQueued) and the database's own
-// locks (forupdate.go, version.go): it gives o to its
-// buyer from left units, unless refuse refuses it, and returns the units
+// batch (sell), redis-queue's writer (redisqueue.Seller.WriteQueued, as
+// its SellerOptions.Allocate) and the database's own locks (forupdate.go,
+// version.go): it gives o to its buyer from left units, unless refuse refuses it, and returns the units
 // left after it. Each caller then writes the result with its own SQL:
 // sell's writeStock, forupdate's and version's UPDATEs write the count
 // left; the queue writer's TakeUnits takes the batch's total units with

@@ -9,15 +9,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sync/singleflight"
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
+	"github.com/flashsale/flashsale/internal/order/sqlatomic"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
@@ -52,11 +51,11 @@ type Options struct {
 	// orders. Nil means this Service cannot sell or add redis-queue
 	// products. With it, the Service runs a consumer for each redis-queue
 	// product it is asked about (Place, OrderStatus, AddProduct), which
-	// writes that product's queued orders (WriteQueued) until Close.
-	Queue *queue.Queue
-	// QueueOptions tune the consumers (queue.ConsumerOptions); their
+	// writes that product's queued orders (redisqueue.Seller) until Close.
+	Queue *redisqueue.Queue
+	// QueueOptions tune the consumers (redisqueue.ConsumerOptions); their
 	// Observe is the Service's own.
-	QueueOptions queue.ConsumerOptions
+	QueueOptions redisqueue.ConsumerOptions
 	// Observer hears how every order goes (metrics); nil means nobody
 	// does. It must be safe for concurrent use.
 	Observer Observer
@@ -99,10 +98,9 @@ type Service struct {
 	stop     context.CancelFunc
 
 	redisDecr *redisdecr.Seller // nil without Options.RedisDecr
-	buckets   *buckets.Seller   // sql-atomic's bucketed products
+	sqlAtomic *sqlatomic.Seller // sql-atomic's, and sql-one-trip's on SQLite
 
-	consumers  *queue.Consumers   // nil without Options.Queue
-	queueLoads singleflight.Group // redis-queue product id; see loadQueued
+	redisQueue *redisqueue.Seller // nil without Options.Queue
 
 	sweeping atomic.Bool    // the sweep of unpaid orders runs (sweep.go)
 	sweeps   sync.WaitGroup // its goroutine, and sweepIfPending's
@@ -148,7 +146,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	}
 	s := &Service{db: db, products: products, lockers: m, opts: opts, owedKeep: defaultOwedKeep}
 	s.writer = orderdb.NewWriter(db, s.withLateCommits)
-	s.buckets = buckets.New(s.writer, s.markSoldOut, s.rowHeld)
+	s.sqlAtomic = sqlatomic.New(s.writer, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())
 	if opts.RedisDecr != nil {
 		s.redisDecr = redisdecr.New(redisdecr.Options{Stock: opts.RedisDecr, Writer: s.writer, Work: s.work,
@@ -158,12 +156,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 			Grouped:   func(n int) { s.opts.Observer.Batched(strategy.RedisDecr, n) }})
 	}
 	if opts.Queue != nil {
-		co := opts.QueueOptions
-		if co.Logger == nil {
-			co.Logger = opts.Logger
-		}
-		co.Observe = s.observeQueue
-		s.consumers = queue.NewConsumers(opts.Queue, s, co)
+		s.redisQueue = s.newQueueSeller() // queued.go
 	}
 	if db != nil {
 		s.sweeps.Add(1)
@@ -196,10 +189,9 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 		}
 	}
 	if created.Strategy == strategy.RedisQueue {
-		if err := s.opts.Queue.Load(ctx, created.ID, created.Stock); err != nil {
+		if err := s.redisQueue.Load(ctx, created.ID, created.Stock); err != nil { // and start its consumer
 			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
 		}
-		s.consumers.KeepConsuming(created.ID)
 	}
 	return created, nil
 }
@@ -215,8 +207,8 @@ func (s *Service) Close() error {
 		s.redisDecr.Close()
 	}
 	s.stop()
-	if s.consumers != nil {
-		s.consumers.Close()
+	if s.redisQueue != nil {
+		s.redisQueue.Close()
 	}
 	s.leaders.Wait()
 	s.sweeps.Wait()

@@ -9,7 +9,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order"
-	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -24,7 +24,7 @@ func stockName(p stock.Product, user string) string {
 	if p.Buckets < 2 {
 		return p.ID
 	}
-	return redisstock.Bucket(p.ID, buckets.Home(user, p.Buckets), p.Buckets)
+	return redisstock.Bucket(p.ID, orderdb.HomeBucket(user, p.Buckets), p.Buckets)
 }
 
 // sameHome returns a buyer other than user whose first order of p is

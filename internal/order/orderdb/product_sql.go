@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/fnv"
 
 	"gorm.io/gorm"
 
@@ -27,6 +28,16 @@ const takeBucket = "UPDATE stock_buckets SET stock = stock - ? WHERE product_id 
 
 // NoBucket, as Take's bucket, takes from the product's own row.
 const NoBucket = -1
+
+// HomeBucket is the bucket of k that buyer user tries first, for the
+// strategies that split a stock over buckets (sql-atomic's rows,
+// redis-decr's keys): FNV-1a of the id, modulo k. It spreads buyers
+// evenly, and a buyer's repeated clicks go to the same bucket first.
+func HomeBucket(user string, k int) int {
+	h := fnv.New32a()
+	h.Write([]byte(user))
+	return int(h.Sum32() % uint32(k))
+}
 
 // Take takes q units of product in tx with the conditional UPDATE: from
 // the product's row (bucket NoBucket), or from bucket 0..K-1 of its

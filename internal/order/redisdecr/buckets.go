@@ -7,7 +7,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
@@ -24,7 +23,7 @@ import (
 // bucket's stock in the database is its share of the initial stock
 // (stock.Split) less its orders' units (bucketsLeft).
 //
-// A buyer tries their home bucket first (buckets.Home: FNV-1a of the id,
+// A buyer tries their home bucket first (orderdb.HomeBucket: FNV-1a of the id,
 // modulo K, the choice sql-atomic's buckets make), then home+1, home+2, ...
 // mod K, while each answers sold out. Each try is the one take script on
 // that bucket's keys: it checks the buyer against the bucket's buyers,
@@ -111,7 +110,7 @@ func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o orderdb.Orde
 	if p.Buckets < 2 {
 		return o, s.reserve(ctx, p, o)
 	}
-	home := buckets.Home(o.UserID, p.Buckets)
+	home := orderdb.HomeBucket(o.UserID, p.Buckets)
 	for i := range p.Buckets {
 		b := (home + i) % p.Buckets
 		o.Bucket = &b

@@ -12,7 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
-	"github.com/flashsale/flashsale/internal/order/buckets"
+	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -110,7 +110,7 @@ func (e bucketEnv) checkBuckets(ctx context.Context, t *testing.T, p stock.Produ
 func homed(prefix string, k, home, n int) []string {
 	var out []string
 	for i := 0; len(out) < n; i++ {
-		if u := prefix + strconv.Itoa(i); buckets.Home(u, k) == home {
+		if u := prefix + strconv.Itoa(i); orderdb.HomeBucket(u, k) == home {
 			out = append(out, u)
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
-	"github.com/flashsale/flashsale/internal/order/buckets"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -206,7 +205,7 @@ func sameStockUsers(p stock.Product, n int) []string {
 	var out []string
 	for i := 0; len(out) < n; i++ {
 		u := "u" + strconv.Itoa(i)
-		if p.Buckets < 2 || buckets.Home(u, p.Buckets) == buckets.Home("u0", p.Buckets) {
+		if p.Buckets < 2 || orderdb.HomeBucket(u, p.Buckets) == orderdb.HomeBucket("u0", p.Buckets) {
 			out = append(out, u)
 		}
 	}

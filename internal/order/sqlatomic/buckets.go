@@ -1,15 +1,17 @@
-// Package buckets is strategy sql-atomic over K stock buckets
-// (stock.Product.Buckets >= 2): a hot product's stock split over K rows
-// of stock_buckets, so that K buyers can take a unit at once, each
-// holding one row's lock, where one row would queue them all behind its
-// lock. Package order's Service sells its bucketed products through a
-// Seller; a product without buckets never comes here.
+package sqlatomic
+
+// sql-atomic over K stock buckets (stock.Product.Buckets >= 2): a hot
+// product's stock split over K rows of stock_buckets, so that K buyers can
+// take a unit at once, each holding one row's lock, where one row would
+// queue them all behind its lock. A product without buckets never comes
+// here (atomic.go).
 //
-// A buyer goes first to the bucket a hash of their id names (Home), and
-// to the others in turn (home+1, home+2, ... mod K) when it is empty.
-// Each try is one transaction, the same as sql-atomic's without buckets
-// (orderdb.InsertAndTake): the buyer's order row with its unique key, then
-// the one conditional UPDATE, on that bucket's row.
+// A buyer goes first to the bucket a hash of their id names
+// (orderdb.HomeBucket), and to the others in turn (home+1, home+2, ...
+// mod K) when it is empty. Each try is one transaction, the same as
+// sql-atomic's without buckets (orderdb.InsertAndTake): the buyer's order
+// row with its unique key, then the one conditional UPDATE, on that
+// bucket's row.
 //
 // Why it is exact:
 //   - No oversell: every unit is taken by the conditional UPDATE on its
@@ -31,14 +33,11 @@
 //
 // Quantities are taken from one bucket: a buyer asking for 2 when two
 // buckets hold 1 each is told sold out.
-package buckets
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"sync"
 
 	"gorm.io/gorm"
 
@@ -46,51 +45,17 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Seller sells bucketed products. It is safe for concurrent use; one
-// Seller stands for one shop process, and any number of them may share a
-// database.
-type Seller struct {
-	w       *orderdb.Writer
-	soldOut func(product string)
-	held    func(p stock.Product, h *orderdb.RowHold)
-	known   sync.Map // product id -> *known
-}
-
-// New returns a Seller that writes with w. soldOut, if not nil, hears of
-// a product every one of whose buckets was found empty (package order
-// then answers its buyers at once); held, if not nil, hears of each
-// try's hold of its bucket's row once its transaction ended. Both must
-// be safe for concurrent use.
-func New(w *orderdb.Writer, soldOut func(product string), held func(p stock.Product, h *orderdb.RowHold)) *Seller {
-	if soldOut == nil {
-		soldOut = func(string) {}
-	}
-	if held == nil {
-		held = func(stock.Product, *orderdb.RowHold) {}
-	}
-	return &Seller{w: w, soldOut: soldOut, held: held}
-}
-
-// Home is the bucket of k that buyer user tries first: FNV-1a of the id,
-// modulo k. It spreads buyers evenly, and a buyer's repeated clicks go
-// to the same bucket first.
-func Home(user string, k int) int {
-	h := fnv.New32a()
-	h.Write([]byte(user))
-	return int(h.Sum32() % uint32(k))
-}
-
-// Place writes o, an order of p (p.Buckets >= 2), taking its units from
-// the buyer's home bucket, or from the next that holds enough.
+// placeBuckets writes o, an order of p (p.Buckets >= 2), taking its
+// units from the buyer's home bucket, or from the next that holds enough.
 //
 // Errors, and then nothing was written: orderdb.ErrSoldOut when no bucket
 // holds o.Quantity; a *orderdb.DuplicateOrderError when the buyer has an
 // order for p; otherwise what orderdb.FromWrite makes of the database's
 // error (orderdb.ErrUnavailable, orderdb.ErrInDoubt, ctx's error).
-func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
+func (s *Seller) placeBuckets(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	k := p.Buckets
 	kn := s.knownOf(p.ID, k)
-	home := Home(o.UserID, k)
+	home := orderdb.HomeBucket(o.UserID, k)
 	for i := range k {
 		b := (home + i) % k
 		if p.PayWithin == 0 && kn.short(b, o.Quantity) {

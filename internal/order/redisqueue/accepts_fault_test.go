@@ -1,4 +1,4 @@
-package queue
+package redisqueue
 
 // Faults against the shared accept trips (accepts.go): cut connections,
 // flushed scripts, lost replies, callers that give up. Bursts are in

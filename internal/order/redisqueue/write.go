@@ -1,4 +1,4 @@
-package order
+package redisqueue
 
 import (
 	"context"
@@ -10,13 +10,12 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
-	"github.com/flashsale/flashsale/internal/queue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // WriteQueued writes a batch of queued orders of product (strategy
-// redis-queue) to the database, for the queue's consumers. First the
+// redis-queue) to the database, for the consumers (it is their Writer). First the
 // business work (the product's work_ms, and its stall), once per batch
 // and outside the transaction, as a batched strategy does it once per
 // batch; then the batch's one transaction:
@@ -33,7 +32,7 @@ import (
 //     skipped; a buyer with another order is refused (duplicate_order);
 //
 //  3. allocate the rest in stream order, while the stock lasts, with the
-//     sell step of the locked flow and the batch (allocate); an order the
+//     sell step of the locked flow and the batch (SellerOptions.Allocate); an order the
 //     stock cannot cover is refused (sold_out: the database has fewer
 //     units than Redis thought);
 //
@@ -53,27 +52,27 @@ import (
 // It returns one refusal per order (nil: written, now or before) and the
 // stock left after the commit. An error means nothing was written: the
 // entries stay pending. Safe for concurrent use.
-func (s *Service) WriteQueued(ctx context.Context, product string, orders []queue.Order) ([]*queue.Refusal, int, error) {
-	p, perr := s.product(ctx, product)
+func (s *Seller) WriteQueued(ctx context.Context, product string, orders []Order) ([]*Refusal, int, error) {
+	p, perr := s.opts.Product(ctx, product)
 	if perr == nil {
-		if err := s.work(ctx, p); err != nil {
+		if err := s.opts.Work(ctx, p); err != nil {
 			return nil, 0, fmt.Errorf("order: %w", err)
 		}
-		s.startSweep(p)
+		s.opts.Asked(p)
 	} // (a product the database no longer has is refused below)
-	var refusals []*queue.Refusal
+	var refusals []*Refusal
 	left := 0
-	err := s.writer.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
-		refusals, left = make([]*queue.Refusal, len(orders)), 0 // again after a deadlock
+	err := s.w.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
+		refusals, left = make([]*Refusal, len(orders)), 0 // again after a deadlock
 		// 1. Take the product's row.
 		if err := orderdb.TakeRow(tx, product); err != nil {
 			return err
 		}
 		// 1-2. Read its stock, and which of the batch's buyers have an order.
-		sales := make([]Order, len(orders))
+		sales := make([]orderdb.Order, len(orders))
 		users := make([]string, len(orders))
 		for i, o := range orders {
-			sales[i] = Order{ID: o.ID, UserID: o.UserID, ProductID: product,
+			sales[i] = orderdb.Order{ID: o.ID, UserID: o.UserID, ProductID: product,
 				Quantity: o.Quantity, Strategy: strategy.RedisQueue, CreatedAt: o.CreatedAt, PayWithin: p.PayWithin}
 			users[i] = o.UserID
 		}
@@ -81,10 +80,10 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		if err != nil {
 			return err
 		}
-		sh, err := s.look(ctx, tx, product, users)
+		onShelf, bought, err := s.opts.Look(ctx, tx, product, users)
 		if errors.Is(err, stock.ErrNotFound) {
 			for i := range refusals {
-				refusals[i] = &queue.Refusal{Code: Outcome(err), Reason: fmt.Sprintf("product %q no longer exists", product)}
+				refusals[i] = &Refusal{Code: s.opts.Code(err), Reason: fmt.Sprintf("product %q no longer exists", product)}
 			}
 			return nil
 		}
@@ -93,20 +92,20 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		}
 		// 3. Allocate in stream order.
 		var rows []orderdb.Row
-		left = sh.left
+		left = onShelf
 		for i, o := range sales {
-			if id, has := sh.bought[o.UserID]; (has && id == o.ID) || written[o.ID] {
+			if id, has := bought[o.UserID]; (has && id == o.ID) || written[o.ID] {
 				continue // written before (and since ended, for written)
 			}
-			n, err := allocate(o, left, sh.bought)
+			n, err := s.opts.Allocate(o, left, bought)
 			if err != nil {
-				refusals[i] = queuedRefusal(err, left, o.Quantity)
+				refusals[i] = s.refusal(err, left, o.Quantity)
 				continue
 			}
 			left = n
 			rows = append(rows, orderdb.UniqueRowOf(o))
 		}
-		total := sh.left - left
+		total := onShelf - left
 		if len(rows) == 0 {
 			return nil
 		}
@@ -132,21 +131,21 @@ func (s *Service) WriteQueued(ctx context.Context, product string, orders []queu
 		return nil, 0, orderdb.FromWrite(ctx, err)
 	}
 	if left == 0 {
-		s.markSoldOut(product)
+		s.opts.SoldOut(product)
 	}
 	return refusals, left, nil
 }
 
-// queuedRefusal is the refusal of a queued order that allocate refused
+// refusal is the refusal of a queued order that allocate refused
 // with err, when the database had left units: the buyer has another
 // order, or too few units are left.
-func queuedRefusal(err error, left, quantity int) *queue.Refusal {
+func (s *Seller) refusal(err error, left, quantity int) *Refusal {
 	reason := fmt.Sprintf("the database has %d units left, the order asked for %d", left, quantity)
-	var dup *DuplicateOrderError
+	var dup *orderdb.DuplicateOrderError
 	if errors.As(err, &dup) {
 		reason = fmt.Sprintf("the buyer already has order %s", dup.OrderID)
 	}
-	return &queue.Refusal{Code: Outcome(err), Reason: reason}
+	return &Refusal{Code: s.opts.Code(err), Reason: reason}
 }
 
 // writtenAmong returns which of orders of p the database has already,
@@ -155,7 +154,7 @@ func queuedRefusal(err error, left, quantity int) *queue.Refusal {
 // entry of it must not be written again. Without a pay window every
 // order is live, and the buyers' read finds them: nil. Errors: the
 // database's.
-func writtenAmong(tx *gorm.DB, p stock.Product, orders []queue.Order) (map[string]bool, error) {
+func writtenAmong(tx *gorm.DB, p stock.Product, orders []Order) (map[string]bool, error) {
 	if p.PayWithin <= 0 {
 		return nil, nil
 	}

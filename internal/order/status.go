@@ -9,16 +9,16 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
 // The statuses OrderStatus reports.
 const (
-	StatusQueued  = queue.StatusQueued  // accepted, not yet written
-	StatusCreated = "created"           // written: the order exists
-	StatusRefused = queue.StatusRefused // the database refused it for good
+	StatusQueued  = redisqueue.StatusQueued  // accepted, not yet written
+	StatusCreated = "created"                // written: the order exists
+	StatusRefused = redisqueue.StatusRefused // the database refused it for good
 )
 
 // OrderStatus is where one order stands.
@@ -58,16 +58,13 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 	}
 	// 1. Redis, while the order is queued or refused.
 	var redisErr error
-	if s.opts.Queue != nil {
-		st, err := s.opts.Queue.Status(ctx, id)
-		if st.ProductID != "" && s.consumers != nil {
-			s.consumeIfQueued(ctx, st.ProductID)
-		}
+	if s.redisQueue != nil {
+		st, err := s.redisQueue.Status(ctx, id)
 		if err == nil {
 			return OrderStatus{ID: id, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}, nil
 		}
 		// Unknown to Redis, or Redis down: the database may know.
-		if !errors.Is(err, queue.ErrUnknownOrder) {
+		if !errors.Is(err, redisqueue.ErrUnknownOrder) {
 			redisErr = err
 		}
 	}
@@ -93,48 +90,4 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 		st.Deadline = time.UnixMilli(*deadline).UTC()
 	}
 	return st, nil
-}
-
-// consumeIfQueued starts product's consumer in this shop if product is a
-// redis-queue product of this shop's database (asked once, then cached):
-// a product of another database on the same Redis is not this shop's to
-// write.
-func (s *Service) consumeIfQueued(ctx context.Context, product string) {
-	p, err := s.product(ctx, product)
-	if err == nil && p.Strategy == strategy.RedisQueue {
-		s.consumers.KeepConsuming(p.ID)
-	}
-}
-
-// QueueBacklog returns what is left to write of product's queue
-// (redis-queue): see queue.Backlog. Errors: ErrUnavailable when Redis
-// cannot be reached, or this Service has no queue.
-func (s *Service) QueueBacklog(ctx context.Context, product string) (queue.Backlog, error) {
-	if s.opts.Queue == nil {
-		return queue.Backlog{}, fmt.Errorf("%w: no queue", ErrUnavailable)
-	}
-	b, err := s.opts.Queue.Backlog(ctx, product)
-	if err != nil {
-		return b, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return b, nil
-}
-
-// QueueProblem says why this shop's consumers cannot write queued orders
-// ("" if they can, or it runs none), for the readiness probe.
-func (s *Service) QueueProblem() string {
-	if s.consumers == nil {
-		return ""
-	}
-	return s.consumers.Problem()
-}
-
-// observeQueue counts a batch the consumers settled.
-func (s *Service) observeQueue(product string, written, refused int) {
-	for range written {
-		s.happened(product, strategy.RedisQueue, EventWritten)
-	}
-	for range refused {
-		s.happened(product, strategy.RedisQueue, EventRefused)
-	}
 }

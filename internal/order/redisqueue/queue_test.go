@@ -1,4 +1,4 @@
-package queue_test
+package redisqueue_test
 
 import (
 	"context"
@@ -13,12 +13,12 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 )
 
 // order is one unit of product for user, with a fresh id.
-func order(product, user string, qty int) queue.Order {
-	return queue.Order{ID: uuid.NewString(), UserID: user, ProductID: product, Quantity: qty, CreatedAt: time.Now().UTC()}
+func order(product, user string, qty int) redisqueue.Order {
+	return redisqueue.Order{ID: uuid.NewString(), UserID: user, ProductID: product, Quantity: qty, CreatedAt: time.Now().UTC()}
 }
 
 // stockOf reads product's stock from c.
@@ -39,9 +39,9 @@ func TestAccept(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
 		c := r.Clients()[0]
-		q := queue.New(c)
+		q := redisqueue.New(c)
 		p := r.Key("accept")
-		if _, err := q.Accept(ctx, order(p, "early", 1)); !errors.Is(err, queue.ErrNotLoaded) {
+		if _, err := q.Accept(ctx, order(p, "early", 1)); !errors.Is(err, redisqueue.ErrNotLoaded) {
 			t.Fatalf("before Load: got %v, want ErrNotLoaded", err)
 		}
 		if err := q.Load(ctx, p, 10); err != nil {
@@ -58,9 +58,9 @@ func TestAccept(t *testing.T) {
 						switch {
 						case err == nil:
 							accepted.Add(1)
-						case errors.Is(err, queue.ErrSoldOut):
+						case errors.Is(err, redisqueue.ErrSoldOut):
 							soldOut.Add(1)
-						case errors.Is(err, queue.ErrDuplicate):
+						case errors.Is(err, redisqueue.ErrDuplicate):
 							dup.Add(1)
 						default:
 							t.Errorf("Accept: %v", err)
@@ -91,7 +91,7 @@ func TestAccept(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := q.Accept(ctx, order(p, "alice", 1))
-			var dup *queue.DuplicateError
+			var dup *redisqueue.DuplicateError
 			if !errors.As(err, &dup) || dup.Order != first.ID {
 				t.Fatalf("second click: got %v, want a DuplicateError naming %s", err, first.ID)
 			}
@@ -99,7 +99,7 @@ func TestAccept(t *testing.T) {
 				t.Errorf("stock %d, want 4: a refused click takes nothing", left)
 			}
 			st, err := q.Status(ctx, first.ID)
-			if err != nil || st.Status != queue.StatusQueued || st.ProductID != p {
+			if err != nil || st.Status != redisqueue.StatusQueued || st.ProductID != p {
 				t.Errorf("status: %+v, %v; want queued for %s", st, err, p)
 			}
 		})
@@ -109,7 +109,7 @@ func TestAccept(t *testing.T) {
 			if err := q.Load(ctx, p, 2); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := q.Accept(ctx, order(p, "bob", 3)); !errors.Is(err, queue.ErrSoldOut) {
+			if _, err := q.Accept(ctx, order(p, "bob", 3)); !errors.Is(err, redisqueue.ErrSoldOut) {
 				t.Fatalf("3 of 2: got %v, want ErrSoldOut", err)
 			}
 			if left := stockOf(t, c, p); left != 2 {
@@ -123,7 +123,7 @@ func TestAccept(t *testing.T) {
 			}
 		})
 
-		if _, err := q.Status(ctx, uuid.NewString()); !errors.Is(err, queue.ErrUnknownOrder) {
+		if _, err := q.Status(ctx, uuid.NewString()); !errors.Is(err, redisqueue.ErrUnknownOrder) {
 			t.Errorf("unknown order: got %v, want ErrUnknownOrder", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package queue_test
+package redisqueue_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/harness/testenv"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 )
 
 // An accepted order's key ("flashsale:queue:order:{<order id>}") lives in
@@ -39,25 +39,25 @@ func TestAcceptWithoutItsOrderKeyIsInDoubt(t *testing.T) {
 			other = m
 		}
 	}
-	q := queue.New(cl)
+	q := redisqueue.New(cl)
 	if err := q.Load(ctx, product, 10); err != nil {
 		t.Fatal(err)
 	}
 	if err := other.Client.Do(ctx, "CLIENT", "PAUSE", 3000, "WRITE").Err(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := q.Accept(ctx, queue.Order{ID: id, UserID: "u1", ProductID: product, Quantity: 1, CreatedAt: time.Now()})
+	_, err := q.Accept(ctx, redisqueue.Order{ID: id, UserID: "u1", ProductID: product, Quantity: 1, CreatedAt: time.Now()})
 	if uerr := other.Client.Do(ctx, "CLIENT", "UNPAUSE").Err(); uerr != nil {
 		t.Fatal(uerr)
 	}
-	if !errors.Is(err, queue.ErrUnavailable) {
+	if !errors.Is(err, redisqueue.ErrUnavailable) {
 		t.Fatalf("Accept while its order key's master held writes = %v, want ErrUnavailable (in doubt), not accepted", err)
 	}
 	if b, err := q.Backlog(ctx, product); err != nil || b.Length != 1 {
 		t.Fatalf("backlog %+v, %v: want the order queued all the same", b, err)
 	}
-	_, err = q.Accept(ctx, queue.Order{ID: id + "-again", UserID: "u1", ProductID: product, Quantity: 1, CreatedAt: time.Now()})
-	var dup *queue.DuplicateError
+	_, err = q.Accept(ctx, redisqueue.Order{ID: id + "-again", UserID: "u1", ProductID: product, Quantity: 1, CreatedAt: time.Now()})
+	var dup *redisqueue.DuplicateError
 	if !errors.As(err, &dup) || dup.Order != id {
 		t.Errorf("the buyer's retry = %v, want a duplicate naming %s", err, id)
 	}

@@ -1,4 +1,4 @@
-package queue
+package redisqueue
 
 import (
 	"context"
@@ -30,7 +30,7 @@ import (
 // database and only acknowledges them. So nothing accepted is lost while
 // Redis keeps its data, and nothing is written twice.
 
-// Writer writes queued orders to the database: package order's Service.
+// Writer writes queued orders to the database: the Seller (write.go).
 // It must be safe for concurrent use.
 type Writer interface {
 	// WriteQueued writes orders of product in one transaction, skipping

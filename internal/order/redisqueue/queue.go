@@ -1,5 +1,5 @@
-// Package queue is the Redis side of strategy redis-queue: peak shaving,
-// the way production flash sales answer a crowd at Redis speed. One Lua
+// Package redisqueue is strategy redis-queue: peak shaving, the way
+// production flash sales answer a crowd at Redis speed. One Lua
 // script per click (Accept) checks the buyer, takes the units and appends
 // the order to the product's stream, atomically; the buyer is answered
 // 202 Accepted at once. Behind it, a consumer in every shop (consumer.go)
@@ -7,7 +7,23 @@
 // database in batches, acknowledging each entry only after its batch
 // committed. An entry whose consumer died is claimed by a live one
 // (XAUTOCLAIM); an entry the database refuses for good is dead-lettered:
-// its units go back and its status says why (Refuse).
+// its units go back and its status says why (Refuse). Package order's
+// Service sells its redis-queue products through a Seller.
+//
+// The files, in the order an order meets them:
+//   - place.go: the accept, answered 202 (Seller.Place), and a stock Redis
+//     lost loaded again from the database;
+//   - queue.go and scripts/accept.lua: the keys, and the one script that
+//     checks the buyer, takes the units and queues the order;
+//   - accepts.go: a shop's accepts, sent together in shared round trips;
+//   - consumers.go, consumer.go and bell.go: the consumers of every shop,
+//     and how one learns of new entries;
+//   - write.go: a batch written to the database (Seller.WriteQueued);
+//   - ack.go, scripts/written.lua and scripts/refused.lua: the entries
+//     acknowledged, or dead-lettered with their units given back;
+//   - status.go and seller.go: where an order stands (Status), the
+//     backlog, and the Seller's wiring;
+//   - return.go: an unpaid order's units back to Redis.
 //
 // A product's keys carry its id as a hash tag, so that they share one
 // Redis Cluster slot and one script may touch them all:
@@ -29,7 +45,7 @@
 // What Redis keeps is what a queued order is worth: a Redis that restarts
 // without its data loses the orders accepted and not yet written. With
 // appendonly yes and appendfsync everysec, at most about the last second.
-package queue
+package redisqueue
 
 import (
 	"context"

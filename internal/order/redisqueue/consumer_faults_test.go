@@ -1,4 +1,4 @@
-package queue_test
+package redisqueue_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
-	"github.com/flashsale/flashsale/internal/queue"
+	"github.com/flashsale/flashsale/internal/order/redisqueue"
 )
 
 type countingWriter struct {
@@ -24,7 +24,7 @@ type countingWriter struct {
 	running atomic.Int64
 }
 
-func (w *countingWriter) WriteQueued(ctx context.Context, _ string, orders []queue.Order) ([]*queue.Refusal, int, error) {
+func (w *countingWriter) WriteQueued(ctx context.Context, _ string, orders []redisqueue.Order) ([]*redisqueue.Refusal, int, error) {
 	w.running.Add(1)
 	defer w.running.Add(-1)
 	if w.closed.Load() {
@@ -32,17 +32,17 @@ func (w *countingWriter) WriteQueued(ctx context.Context, _ string, orders []que
 	}
 	w.calls.Add(1)
 	time.Sleep(200 * time.Millisecond)
-	return make([]*queue.Refusal, len(orders)), 100, nil
+	return make([]*redisqueue.Refusal, len(orders)), 100, nil
 }
 
 // Close stops every consumer, no write runs or starts after it.
 func TestConsumersCloseNoLeak(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		q := queue.New(r.Clients()[0])
+		q := redisqueue.New(r.Clients()[0])
 		before := runtime.NumGoroutine()
 		w := &countingWriter{}
-		cs := queue.NewConsumers(q, w, queue.ConsumerOptions{ClaimIdle: 50 * time.Millisecond, BatchMax: 2})
+		cs := redisqueue.NewConsumers(q, w, redisqueue.ConsumerOptions{ClaimIdle: 50 * time.Millisecond, BatchMax: 2})
 		var ps []string
 		for i := range 5 {
 			p := r.Key("close" + strconv.Itoa(i))
@@ -84,7 +84,7 @@ func TestConsumersCloseNoLeak(t *testing.T) {
 			if strings.Contains(string(buf[:n]), "internal/queue.") {
 				t.Errorf("queue goroutines after Close:\n%s", buf[:n])
 			} else {
-				t.Logf("goroutines %d before, %d after Close; none in package queue", before, after)
+				t.Logf("goroutines %d before, %d after Close; none in package redisqueue", before, after)
 			}
 		}
 		t.Logf("calls %d", w.calls.Load())
@@ -93,16 +93,16 @@ func TestConsumersCloseNoLeak(t *testing.T) {
 
 type failWriter struct{ calls atomic.Int64 }
 
-func (w *failWriter) WriteQueued(ctx context.Context, _ string, orders []queue.Order) ([]*queue.Refusal, int, error) {
+func (w *failWriter) WriteQueued(ctx context.Context, _ string, orders []redisqueue.Order) ([]*redisqueue.Refusal, int, error) {
 	w.calls.Add(1)
 	return nil, 0, errors.New("dial tcp: connection refused")
 }
 
 type okWriter struct{}
 
-func (okWriter) WriteQueued(ctx context.Context, _ string, orders []queue.Order) ([]*queue.Refusal, int, error) {
+func (okWriter) WriteQueued(ctx context.Context, _ string, orders []redisqueue.Order) ([]*redisqueue.Refusal, int, error) {
 	time.Sleep(5 * time.Millisecond)
-	return make([]*queue.Refusal, len(orders)), 100000, nil
+	return make([]*redisqueue.Refusal, len(orders)), 100000, nil
 }
 
 // A shop cut off from the database must not keep the entries it read: it
@@ -113,7 +113,7 @@ func (okWriter) WriteQueued(ctx context.Context, _ string, orders []queue.Order)
 func TestConsumersCutOffShopDoesNotStarveOthers(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx := context.Background()
-		q := queue.New(r.Clients()[0])
+		q := redisqueue.New(r.Clients()[0])
 		p := r.Key("starve")
 		if err := q.Load(ctx, p, 100); err != nil {
 			t.Fatal(err)
@@ -124,13 +124,13 @@ func TestConsumersCutOffShopDoesNotStarveOthers(t *testing.T) {
 			}
 		}
 		fw := &failWriter{}
-		bad := queue.NewConsumers(q, fw, queue.ConsumerOptions{Name: "bad"})
+		bad := redisqueue.NewConsumers(q, fw, redisqueue.ConsumerOptions{Name: "bad"})
 		defer bad.Close()
 		bad.KeepConsuming(p)
 		for fw.calls.Load() == 0 {
 			time.Sleep(10 * time.Millisecond)
 		}
-		good := queue.NewConsumers(q, okWriter{}, queue.ConsumerOptions{Name: "good"})
+		good := redisqueue.NewConsumers(q, okWriter{}, redisqueue.ConsumerOptions{Name: "good"})
 		defer good.Close()
 		good.KeepConsuming(p)
 		start := time.Now()
@@ -141,7 +141,7 @@ func TestConsumersCutOffShopDoesNotStarveOthers(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		pend, _ := r.Clients()[0].XPendingExt(ctx, &redis.XPendingExtArgs{Stream: queue.StreamKey(p), Group: queue.Group,
+		pend, _ := r.Clients()[0].XPendingExt(ctx, &redis.XPendingExtArgs{Stream: redisqueue.StreamKey(p), Group: redisqueue.Group,
 			Start: "-", End: "+", Count: 10}).Result()
 		var owners []string
 		for _, e := range pend {

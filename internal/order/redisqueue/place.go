@@ -1,0 +1,121 @@
+package redisqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/order/orderdb"
+	"github.com/flashsale/flashsale/internal/stock"
+)
+
+// Place is strategy redis-queue: peak shaving. One Redis script
+// (Queue.AcceptBy) checks the buyer, takes the units and appends order o
+// of p to the product's stream, at once; the buyer is told "accepted"
+// (202) with the order's id, and the consumers of every shop write the
+// queued orders to the database in batches behind it (WriteQueued). The
+// crowd meets Redis only; the database sees one transaction per batch, at
+// the pace the consumers set.
+//
+// The script checks the buyer before it takes a unit, never after (as
+// redis-decr's script does too). The database keeps its own guards (the conditional
+// UPDATE, one order per buyer): an order Redis accepted that the database
+// cannot take is refused for good: the consumer dead-letters it, and
+// refused.lua gives its units back to the Redis stock and sets its
+// status (ack.go), which polling it reports.
+//
+// It returns nil once o is queued. Errors: ErrBusy (unwrapped: package
+// order says what it means to the buyer) when o waited its whole turn to
+// be sent; orderdb.ErrSoldOut; a *orderdb.DuplicateOrderError naming the
+// buyer's order; what load returns; one wrapping ctx.Err(); and
+// orderdb.ErrInDoubt when Redis did not answer after the script was sent.
+func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
+	// 1. Take the units and queue the order, in one script. The business
+	// work is the consumer's, once per batch (WriteQueued): the buyer
+	// waits for Redis only, and for its turn to be sent at most the lock
+	// wait, whatever step 1b costs.
+	sendBy := time.Now().Add(s.opts.LockWait)
+	_, err := s.accept(ctx, o, sendBy)
+	if errors.Is(err, ErrNotLoaded) {
+		// 1b. Redis has no stock for p: load the database's, once.
+		if lerr := s.load(ctx, p.ID); lerr != nil {
+			return lerr // nothing was sent
+		}
+		_, err = s.accept(ctx, o, sendBy)
+	}
+	var dup *DuplicateError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrBusy):
+		return err
+	case errors.Is(err, ErrSoldOut):
+		return fmt.Errorf("%w: %w", orderdb.ErrSoldOut, err)
+	case errors.As(err, &dup):
+		return &orderdb.DuplicateOrderError{OrderID: dup.Order, UserID: o.UserID, ProductID: p.ID}
+	case ctx.Err() != nil:
+		return fmt.Errorf("order: queue: %w: %w", ctx.Err(), err)
+	}
+	// Redis did not answer after the script was sent: it may have run,
+	// and the order be queued. The buyer's retry finds out (a duplicate
+	// naming this order, or a new one).
+	return fmt.Errorf("%w: queue: %w", orderdb.ErrInDoubt, err)
+}
+
+// accept is one AcceptBy of o, sent by sendBy or not at all (ErrBusy):
+// redis-queue's orders go past the shop's door (package order's
+// HasOwnQueue), and this is what bounds their queue.
+func (s *Seller) accept(ctx context.Context, o orderdb.Order, sendBy time.Time) (int, error) {
+	return s.q.AcceptBy(ctx, Order{
+		ID: o.ID, UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity, CreatedAt: o.CreatedAt,
+	}, sendBy)
+}
+
+// Load sets product's stock in Redis to units and starts its consumer in
+// this shop, for a product just created. Errors: Queue.Load's.
+func (s *Seller) Load(ctx context.Context, product string, units int) error {
+	defer s.consumers.KeepConsuming(product)
+	return s.q.Load(ctx, product, units)
+}
+
+// load sets product's stock in Redis to the database's if Redis has
+// none (it restarted empty, or failed over to a replica that had not got
+// the key), with the returns that stock counts and Redis is owed
+// (orderdb.OwedIDs, in the same snapshot), so that none is paid twice. The buyers that find it missing are past the shop's door, so
+// one of them at a time per product reads the database and loads; the
+// others wait for that load (or for their ctx) and then accept again. The
+// load runs on a context of its own, bounded by the lock wait, since
+// buyers besides the one who started it wait for it. Errors: the
+// database's (as a write's), orderdb.ErrUnavailable for Redis's, or one
+// wrapping ctx.Err().
+func (s *Seller) load(ctx context.Context, product string) error {
+	loaded := s.loads.DoChan(product, func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.LockWait)
+		defer cancel()
+		var left int
+		var owed []string
+		err := orderdb.Snapshot(lctx, s.w.DB(), func(tx *gorm.DB) (err error) {
+			if left, err = orderdb.ReadStock(lctx, tx, product); err != nil {
+				return err
+			}
+			owed, err = orderdb.OwedIDs(tx, product, nil)
+			return err
+		})
+		if err != nil {
+			return nil, orderdb.FromWrite(lctx, err)
+		}
+		if _, err := s.q.LoadIfMissing(lctx, product, left, owed...); err != nil {
+			return nil, fmt.Errorf("%w: %w", orderdb.ErrUnavailable, err)
+		}
+		return nil, nil
+	})
+	select {
+	case r := <-loaded:
+		return r.Err
+	case <-ctx.Done():
+		return fmt.Errorf("order: loading the stock of %q into redis: %w", product, ctx.Err())
+	}
+}
