@@ -38,7 +38,7 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	o := s.newOrder(p, req)
 	sendBy := time.Now().Add(s.opts.LockWait)
 	_, err := s.accept(ctx, o, sendBy)
-	if errors.Is(err, queue.ErrNotLoaded) {
+	if errors.Is(err, stock.ErrNotLoaded) {
 		// 1b. Redis has no stock for p: load the database's, once.
 		if lerr := s.loadQueued(ctx, p.ID); lerr != nil {
 			return Order{}, lerr // nothing was sent
@@ -50,10 +50,8 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 	case err == nil:
 		o.Queued = true
 		return o, nil
-	case errors.Is(err, queue.ErrBusy):
-		return Order{}, fmt.Errorf("%w: %w", ErrBusy, err)
-	case errors.Is(err, queue.ErrSoldOut):
-		return Order{}, fmt.Errorf("%w: %w", ErrSoldOut, err)
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrSoldOut):
+		return Order{}, err
 	case errors.As(err, &dup):
 		return Order{}, &DuplicateOrderError{OrderID: dup.Order, UserID: o.UserID, ProductID: p.ID}
 	case ctx.Err() != nil:

@@ -83,10 +83,10 @@ func Home(user string, k int) int {
 // Place writes o, an order of p (p.Buckets >= 2), taking its units from
 // the buyer's home bucket, or from the next that holds enough.
 //
-// Errors, and then nothing was written: orderdb.ErrSoldOut when no bucket
+// Errors, and then nothing was written: stock.ErrSoldOut when no bucket
 // holds o.Quantity; a *orderdb.DuplicateOrderError when the buyer has an
 // order for p; otherwise what orderdb.FromWrite makes of the database's
-// error (orderdb.ErrUnavailable, orderdb.ErrInDoubt, ctx's error).
+// error (stock.ErrUnavailable, orderdb.ErrInDoubt, ctx's error).
 func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	k := p.Buckets
 	kn := s.knownOf(p.ID, k)
@@ -127,7 +127,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) er
 	if kn.empty() {
 		s.soldOut(p.ID)
 	}
-	return fmt.Errorf("%w: %q has no bucket with %d left", orderdb.ErrSoldOut, p.ID, o.Quantity)
+	return fmt.Errorf("%w: %q has no bucket with %d left", stock.ErrSoldOut, p.ID, o.Quantity)
 }
 
 // knownOf returns what this Seller knows of product's k buckets.

@@ -86,7 +86,7 @@ func TestLowerAfterALoadThatCountedAReturn(t *testing.T) {
 					}
 				}
 				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, redisstock.ErrReturned) &&
-					!errors.Is(err, redisstock.ErrNotLoaded) {
+					!errors.Is(err, stock.ErrNotLoaded) {
 					t.Fatalf("lowerToDatabase: %v", err)
 				}
 				if !done {
@@ -188,7 +188,7 @@ func TestLowerAfterALoadAndAReturnSinceTheRead(t *testing.T) {
 					}
 				}
 				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, redisstock.ErrReturned) &&
-					!errors.Is(err, redisstock.ErrNotLoaded) {
+					!errors.Is(err, stock.ErrNotLoaded) {
 					t.Fatalf("lowerToDatabase: %v", err)
 				}
 				if !done {
