@@ -37,10 +37,12 @@ var (
 	// (redis-queue). The error is the keeper's DuplicateError, which names
 	// it; the order flow tells an order from a click still in flight.
 	ErrDuplicate = errors.New("stock: buyer already holds units")
-	// ErrBusy means the order could not be served in time and was not
-	// sent: no round trip to Redis took a redis-queue accept within its
-	// wait, or more buyers were queued for a batched product than its
-	// batches serve in time. Nothing was written; the buyer may retry.
+	// ErrBusy means the shop could not serve the order in time: a
+	// redis-queue accept waited the whole lock wait for its turn on a
+	// shared round trip to Redis and was withdrawn unsent, or a buyer of a
+	// batched product found more buyers queued than the batches serve
+	// within half the lock wait, and was turned away at once. Nothing was
+	// written; the buyer may retry.
 	ErrBusy = errors.New("stock: busy, nothing sent")
 	// ErrUnavailable means a backend could not be reached or could not
 	// serve: the database, Redis (for redlock, a majority of its nodes),
