@@ -28,13 +28,6 @@ var (
 	// token: a newer holder had registered one (strategies fenced, etcd).
 	// Nothing was written; the buyer may retry.
 	ErrFencedOut = errors.New("order: fencing token refused")
-	// ErrBusy means the shop could not serve the order in time: it waited
-	// the whole lock wait for its turn to be sent to Redis (redis-queue's
-	// shared round trips) and was withdrawn unsent, or it found more
-	// buyers queued for a batched product's batches than they serve
-	// within half the lock wait, and was turned away at once. Nothing was
-	// written; the buyer may retry.
-	ErrBusy = errors.New("order: shop busy")
 	// ErrVersionConflict means every try of a sql-version order found,
 	// when it came to write, that another buyer's write had changed the
 	// product since it read it (version.go): the crowd on the product
@@ -42,14 +35,16 @@ var (
 	ErrVersionConflict = errors.New("order: outrun by other buyers' writes on every try")
 )
 
-// The errors every strategy may return are package orderdb's, which the
-// strategy packages below this one share; see there for when each comes
-// back.
+// The errors every strategy may return: package stock's, the words of
+// every keeper of the stock, and package orderdb's, about the order's row.
+// See there for when each comes back.
 var (
-	ErrSoldOut          = orderdb.ErrSoldOut          // too few units left
+	ErrSoldOut          = stock.ErrSoldOut            // too few units left
+	ErrBusy             = stock.ErrBusy               // not served in time, nothing sent; retry
+	ErrUnavailable      = stock.ErrUnavailable        // a backend could not be reached; nothing written
+	ErrUnknownOrder     = stock.ErrUnknownOrder       // no order has the id; wraps stock.ErrNotFound
 	ErrDuplicateOrder   = orderdb.ErrDuplicateOrder   // the buyer has an order: a *DuplicateOrderError
 	ErrDuplicateRequest = orderdb.ErrDuplicateRequest // the buyer's other click is in flight
-	ErrUnavailable      = orderdb.ErrUnavailable      // a backend could not be reached; nothing written
 	ErrInDoubt          = orderdb.ErrInDoubt          // the COMMIT's answer was lost: the order may exist
 )
 
@@ -98,7 +93,6 @@ var vocabulary = []struct {
 	{ErrLockLost, "lock_lost"},
 	{ErrInDoubt, "in_doubt"},
 	{ErrUnavailable, "unavailable"},
-	{stock.ErrUnavailable, "unavailable"},
 	{context.Canceled, "canceled"},
 	{context.DeadlineExceeded, "canceled"},
 }

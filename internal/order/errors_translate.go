@@ -9,16 +9,6 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// fromStock translates an error from the product store: an unreachable
-// database becomes ErrUnavailable; stock.ErrNotFound and context errors pass
-// through.
-func fromStock(err error) error {
-	if errors.Is(err, stock.ErrUnavailable) {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	return err
-}
-
 // fromLock translates an error from taking a lock: which one, for the
 // message.
 func fromLock(err error, which string) error {

@@ -21,7 +21,7 @@ func (s *Service) product(ctx context.Context, id string) (stock.Product, error)
 	}
 	p, err := s.products.Get(ctx, id)
 	if err != nil {
-		return stock.Product{}, fromStock(err)
+		return stock.Product{}, err // stock.ErrNotFound, stock.ErrUnavailable, ctx's
 	}
 	s.cache.Store(id, p)
 	return p, nil

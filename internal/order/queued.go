@@ -2,7 +2,6 @@ package order
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"gorm.io/gorm"
@@ -36,11 +35,7 @@ func (s *Service) placeQueued(ctx context.Context, p stock.Product, req Request)
 		return Order{}, fmt.Errorf("order: strategy %s needs Options.Queue", p.Strategy)
 	}
 	o := s.newOrder(p, req)
-	err := s.redisQueue.Place(ctx, p, o)
-	if errors.Is(err, redisqueue.ErrBusy) {
-		return Order{}, fmt.Errorf("%w: %w", ErrBusy, err)
-	}
-	if err != nil {
+	if err := s.redisQueue.Place(ctx, p, o); err != nil {
 		return Order{}, err
 	}
 	o.Queued = true

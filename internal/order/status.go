@@ -39,10 +39,6 @@ type OrderStatus struct {
 	Code, Reason string
 }
 
-// ErrUnknownOrder means no order has that id: never accepted, or
-// accepted so long ago that only a written order would still be known.
-var ErrUnknownOrder = fmt.Errorf("%w: order", stock.ErrNotFound)
-
 // OrderStatus returns where order id stands: queued or refused, as Redis
 // says while it knows the order (redis-queue), or created once the
 // database has it, whatever its strategy. Any shop answers for any
@@ -64,7 +60,7 @@ func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, erro
 			return OrderStatus{ID: id, ProductID: st.ProductID, Status: st.Status, Code: st.Code, Reason: st.Reason}, nil
 		}
 		// Unknown to Redis, or Redis down: the database may know.
-		if !errors.Is(err, redisqueue.ErrUnknownOrder) {
+		if !errors.Is(err, stock.ErrUnknownOrder) {
 			redisErr = err
 		}
 	}

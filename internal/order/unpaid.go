@@ -150,9 +150,7 @@ func (s *Service) ended(p stock.Product, o life.Order, e Event) {
 // its behalf, for the caller waiting on ctx.
 func (s *Service) fromLife(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, life.ErrNotFound):
-		return fmt.Errorf("%w: %w", ErrUnknownOrder, err)
-	case errors.Is(err, ErrExpired), errors.Is(err, ErrAlreadyPaid), errors.Is(err, ErrCancelled),
+	case errors.Is(err, ErrUnknownOrder), errors.Is(err, ErrExpired), errors.Is(err, ErrAlreadyPaid), errors.Is(err, ErrCancelled),
 		errors.Is(err, ErrLockTimeout), errors.Is(err, ErrLockLost), errors.Is(err, ErrFencedOut):
 		return err
 	}

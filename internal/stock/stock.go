@@ -4,29 +4,19 @@
 // section, and the faults to inject). It validates products before they reach the database and turns
 // the drivers' errors into this package's sentinels at the boundary.
 //
+// Its sentinels (errors.go) are the order flow's one vocabulary: every keeper
+// of the stock (this package, the Redis stock of redis-decr and redis-queue,
+// the orders' rows) answers with them, and package order returns them as
+// they are.
+//
 // Deducting stock is the order flow's job (package order): how it is made
 // safe is the product's strategy, and the strategies live there.
 package stock
 
 import (
-	"errors"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/strategy"
-)
-
-// Errors returned by Store. Compare them with errors.Is; the returned errors
-// wrap them with the product id or the offending field.
-var (
-	// ErrNotFound means no product has the given id.
-	ErrNotFound = errors.New("stock: not found")
-	// ErrAlreadyExists means a product with the given id exists already.
-	ErrAlreadyExists = errors.New("stock: already exists")
-	// ErrInvalid means a product or an id failed validation; the message
-	// names the field and says why.
-	ErrInvalid = errors.New("stock: invalid")
-	// ErrUnavailable means the database could not be reached.
-	ErrUnavailable = errors.New("stock: database unavailable")
 )
 
 // Product is one product on sale and the settings of its sale. It is a plain

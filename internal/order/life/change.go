@@ -7,13 +7,15 @@ import (
 	"fmt"
 
 	"gorm.io/gorm"
+
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // columns are what Get, End and Due read of an order.
 const columns = "id, user_id, product_id, quantity, bucket, state, deadline_ms"
 
 // Get reads order id through q (the database, or a transaction).
-// Errors: ErrNotFound, or the database's.
+// Errors: stock.ErrUnknownOrder, or the database's.
 func Get(ctx context.Context, q *gorm.DB, id string) (Order, error) {
 	return get(q.WithContext(ctx), id, "")
 }
@@ -27,7 +29,7 @@ func get(q *gorm.DB, id, suffix string) (Order, error) {
 	err := q.Raw("SELECT "+columns+" FROM orders WHERE id = ?"+suffix, id).Row().
 		Scan(&o.ID, &o.UserID, &o.ProductID, &o.Quantity, &o.Bucket, &state, &ms)
 	if errors.Is(err, sql.ErrNoRows) {
-		return Order{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+		return Order{}, fmt.Errorf("%w: %q", stock.ErrUnknownOrder, id)
 	}
 	o.State, o.Deadline = State(state), deadline(ms)
 	return o, err
@@ -41,7 +43,7 @@ func get(q *gorm.DB, id, suffix string) (Order, error) {
 // It returns the order as it stands, and whether this call paid it.
 // Errors: ErrExpired when the deadline
 // passed (the sweep gives the units back, if it has not yet: they are
-// not taken twice); ErrCancelled; ErrNotFound; or the database's. Safe
+// not taken twice); ErrCancelled; stock.ErrUnknownOrder; or the database's. Safe
 // for concurrent use.
 func Pay(ctx context.Context, db *gorm.DB, id string) (o Order, paid bool, err error) {
 	stmt := fmt.Sprintf(`UPDATE orders SET state = 'paid'
@@ -80,7 +82,7 @@ func Pay(ctx context.Context, db *gorm.DB, id string) (o Order, paid bool, err e
 // cancel sent twice, or a sweep that lost to another), and for an order
 // not due yet (Expired before the deadline). Errors: ErrAlreadyPaid,
 // ErrExpired (cancelling an expired order), ErrCancelled (expiring a
-// cancelled one is not an error: ended false), ErrNotFound, or the
+// cancelled one is not an error: ended false), stock.ErrUnknownOrder, or the
 // database's.
 func End(tx *gorm.DB, id string, to State) (o Order, ended bool, err error) {
 	suffix := ""

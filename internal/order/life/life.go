@@ -43,11 +43,10 @@ func (s State) Live() bool { return s == Pending || s == Paid }
 // query's WHERE: who has bought, the audit's units sold.
 const LiveSQL = "state IN ('pending', 'paid')"
 
-// Errors of the changes of state. Compare them with errors.Is; the
-// returned errors wrap them with the order's id.
+// Errors of the changes of state, beside stock.ErrUnknownOrder for an id
+// no order has. Compare them with errors.Is; the returned errors wrap them
+// with the order's id.
 var (
-	// ErrNotFound means no order has that id.
-	ErrNotFound = errors.New("order: no such order")
 	// ErrExpired means the order's deadline has passed: it cannot be paid
 	// any more (its units go, or went, back on sale).
 	ErrExpired = errors.New("order: expired")

@@ -12,6 +12,7 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // write inserts a pending order of product with a pay window of within,
@@ -89,7 +90,7 @@ func TestStateMachine(t *testing.T) {
 			write(t, db, "p2", "u1", time.Minute) // its buyer buys again: the unique key let go
 		})
 		t.Run("unknown", func(t *testing.T) {
-			if _, err := end(db, uuid.NewString(), life.Cancelled); !errors.Is(err, life.ErrNotFound) {
+			if _, err := end(db, uuid.NewString(), life.Cancelled); !errors.Is(err, stock.ErrUnknownOrder) {
 				t.Errorf("cancel: %v, want ErrNotFound", err)
 			}
 		})

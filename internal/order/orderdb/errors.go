@@ -8,14 +8,13 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// The errors a sale ends with that every strategy may return; package
-// order returns them as its own (order.ErrSoldOut is ErrSoldOut), beside
-// those only its locking flow and its door return. Compare them with
-// errors.Is; the returned errors wrap them with details and, where there
-// is one, the cause.
+// The errors about an order's row that every strategy may return, beside
+// package stock's (stock.ErrSoldOut, stock.ErrUnavailable, ...); package
+// order returns them as its own (order.ErrInDoubt is ErrInDoubt), beside
+// those only its locking flow returns. Compare them with errors.Is; the
+// returned errors wrap them with details and, where there is one, the
+// cause.
 var (
-	// ErrSoldOut means the stock left is less than the quantity asked for.
-	ErrSoldOut = errors.New("order: sold out")
 	// ErrDuplicateOrder means the buyer already has an order for the
 	// product; the error is a *DuplicateOrderError that names it.
 	ErrDuplicateOrder = errors.New("order: duplicate order")
@@ -23,10 +22,6 @@ var (
 	// product is in flight (a repeated click): its dedupe lock is held, or
 	// its reservation in Redis is on its way to the database.
 	ErrDuplicateRequest = errors.New("order: duplicate request in flight")
-	// ErrUnavailable means Redis (for redlock, a majority of its nodes),
-	// etcd or the database could not be reached before anything was
-	// committed. Nothing was written; the buyer may retry.
-	ErrUnavailable = errors.New("order: backend unavailable")
 	// ErrInDoubt means the order's COMMIT was sent and its answer lost,
 	// and the database could not tell in time whether it landed: the
 	// order may exist, its COMMIT perhaps still on its way. A retry by the
@@ -60,7 +55,7 @@ func (e *DuplicateOrderError) Unwrap() error { return ErrDuplicateOrder }
 // or a read on its behalf, for the buyer waiting on ctx.
 func FromWrite(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, ErrSoldOut), errors.Is(err, ErrInDoubt):
+	case errors.Is(err, ErrDuplicateOrder), errors.Is(err, stock.ErrSoldOut), errors.Is(err, ErrInDoubt):
 		return err
 	case ctx.Err() != nil:
 		// The driver, or database/sql's rollback on cancel, may say only
@@ -68,7 +63,7 @@ func FromWrite(ctx context.Context, err error) error {
 		// passed (see transact): the caller's reason comes first.
 		return fmt.Errorf("order: %w: %w", ctx.Err(), err)
 	case stock.IsConnError(err), stock.IsConflict(err):
-		return fmt.Errorf("%w: database: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: database: %w", stock.ErrUnavailable, err)
 	}
 	return fmt.Errorf("order: %w", err)
 }

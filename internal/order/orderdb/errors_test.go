@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // TestFromWrite: what a lock-free write's error means for the buyer. The
 // sale's own answers pass as they are; the buyer's ended context comes
-// before what the driver said about it; an outage is ErrUnavailable (503,
+// before what the driver said about it; an outage is stock.ErrUnavailable (503,
 // retry); anything else stays a plain error (500).
 func TestFromWrite(t *testing.T) {
 	live := context.Background()
@@ -28,14 +30,14 @@ func TestFromWrite(t *testing.T) {
 		same    bool // the error itself comes back
 	}{
 		{name: "duplicate order", ctx: gone, err: dup, same: true},
-		{name: "sold out", ctx: live, err: ErrSoldOut, same: true},
+		{name: "sold out", ctx: live, err: stock.ErrSoldOut, same: true},
 		{name: "in doubt", ctx: gone, err: doubt, same: true},
 		{name: "buyer gone", ctx: gone, err: driver.ErrBadConn,
-			want: []error{context.Canceled, driver.ErrBadConn}, notWant: []error{ErrUnavailable}},
+			want: []error{context.Canceled, driver.ErrBadConn}, notWant: []error{stock.ErrUnavailable}},
 		{name: "database down", ctx: live, err: driver.ErrBadConn,
-			want: []error{ErrUnavailable, driver.ErrBadConn}},
+			want: []error{stock.ErrUnavailable, driver.ErrBadConn}},
 		{name: "anything else", ctx: live, err: other,
-			want: []error{other}, notWant: []error{ErrUnavailable, ErrInDoubt}},
+			want: []error{other}, notWant: []error{stock.ErrUnavailable, ErrInDoubt}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := FromWrite(tc.ctx, tc.err)

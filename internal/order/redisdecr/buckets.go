@@ -103,7 +103,7 @@ func (s *Seller) namesOf(product string) []string {
 // reserveAny reserves o's units: in p's stock, or in one of p's buckets,
 // the buyer's home first, then the others in turn while each is sold
 // out. It returns o with its bucket set. Its errors are reserve's; it is
-// orderdb.ErrSoldOut only when every bucket was found short. Any other
+// stock.ErrSoldOut only when every bucket was found short. Any other
 // error ends the search: a take that failed may have run (reserve gives
 // it back, to its bucket), and a duplicate is a duplicate in any bucket.
 func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o orderdb.Order) (orderdb.Order, error) {
@@ -115,12 +115,12 @@ func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o orderdb.Orde
 		b := (home + i) % p.Buckets
 		o.Bucket = &b
 		err := s.reserve(ctx, p, o)
-		if !errors.Is(err, orderdb.ErrSoldOut) {
+		if !errors.Is(err, stock.ErrSoldOut) {
 			return o, err
 		}
 	}
 	o.Bucket = nil
-	return o, fmt.Errorf("%w: %q has no bucket with %d left", orderdb.ErrSoldOut, p.ID, o.Quantity)
+	return o, fmt.Errorf("%w: %q has no bucket with %d left", stock.ErrSoldOut, p.ID, o.Quantity)
 }
 
 // databaseStock reads the stock the database has for o's units, its
@@ -200,7 +200,7 @@ func (s *Seller) Load(ctx context.Context, p stock.Product) error {
 // bucket that sold past its share, after Redis lost its key, leaves
 // phantom units in the others), and a product whose database stock is 0
 // is sold out. Errors: the database's read, or the first Lower's other
-// than redisstock.ErrNotLoaded (a bucket Redis does not have: nothing to
+// than stock.ErrNotLoaded (a bucket Redis does not have: nothing to
 // lower); the other buckets are lowered all the same.
 func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error {
 	names := s.bucketNames(product)
@@ -228,7 +228,7 @@ func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error 
 	var first error
 	for b, n := range left {
 		if _, err := s.res.Lower(ctx, names[b], max(min(n, total), 0), returns[b]); err != nil &&
-			!errors.Is(err, redisstock.ErrNotLoaded) && !errors.Is(err, redisstock.ErrReturned) && first == nil {
+			!errors.Is(err, stock.ErrNotLoaded) && !errors.Is(err, redisstock.ErrReturned) && first == nil {
 			first = err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // The cold review's tests of redis-decr over buckets: the corners the
@@ -94,7 +95,7 @@ func TestBucketsRefillWhileEmptied(t *testing.T) {
 				t.Errorf("buyer %d: %v", i, err)
 			}
 		}
-		if err := other.place(ctx, p, zero[4]); !errors.Is(err, orderdb.ErrSoldOut) {
+		if err := other.place(ctx, p, zero[4]); !errors.Is(err, stock.ErrSoldOut) {
 			t.Errorf("a fifth buyer: %v, want sold out", err)
 		}
 		e.checkBuckets(ctx, t, p, []int{0, 0, 0})
@@ -126,7 +127,7 @@ func TestBucketsSoldOutOnlyFarBucket(t *testing.T) {
 		if err := s.place(ctx, p, late[0]); err != nil {
 			t.Errorf("a buyer whose last bucket holds the last unit: %v, want it sold", err)
 		}
-		if err := s.place(ctx, p, late[1]); !errors.Is(err, orderdb.ErrSoldOut) {
+		if err := s.place(ctx, p, late[1]); !errors.Is(err, stock.ErrSoldOut) {
 			t.Errorf("the next: %v, want sold out", err)
 		}
 		e.checkBuckets(ctx, t, p, []int{0, 0, 0, 0})
@@ -183,7 +184,7 @@ func TestBucketsSoldOutOver256(t *testing.T) {
 		}
 		for _, u := range []string{"x", "y"} {
 			start := time.Now()
-			if err := s.place(ctx, p, u); !errors.Is(err, orderdb.ErrSoldOut) {
+			if err := s.place(ctx, p, u); !errors.Is(err, stock.ErrSoldOut) {
 				t.Fatalf("got %v", err)
 			}
 			t.Logf("a sold-out answer over 256 buckets (%s): %v", u, time.Since(start))

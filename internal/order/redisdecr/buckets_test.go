@@ -10,6 +10,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // Tests of redis-decr over stock buckets (buckets.go), each on one Redis
@@ -40,7 +41,7 @@ func TestBucketsSellExactly(t *testing.T) {
 					switch {
 					case err == nil:
 						sold.Add(1)
-					case errors.Is(err, orderdb.ErrSoldOut):
+					case errors.Is(err, stock.ErrSoldOut):
 						soldOut.Add(1)
 					case errors.As(err, &d), errors.Is(err, orderdb.ErrDuplicateRequest):
 						dup.Add(1)
@@ -83,8 +84,8 @@ func TestBucketsFallBack(t *testing.T) {
 		for _, u := range buyers[:3] {
 			s.mustPlace(ctx, t, p, u)
 		}
-		if err := s.place(ctx, p, buyers[3]); !errors.Is(err, orderdb.ErrSoldOut) {
-			t.Errorf("a fourth buyer: got %v, want %v", err, orderdb.ErrSoldOut)
+		if err := s.place(ctx, p, buyers[3]); !errors.Is(err, stock.ErrSoldOut) {
+			t.Errorf("a fourth buyer: got %v, want %v", err, stock.ErrSoldOut)
 		}
 		e.checkBuckets(ctx, t, p, []int{0, 0, 0})
 	})
@@ -155,8 +156,8 @@ func TestBucketsReclaimToItsBucket(t *testing.T) {
 		}
 
 		restarted := e.shop(t, Options{})
-		if err := restarted.place(ctx, p, zero[2]); !errors.Is(err, orderdb.ErrSoldOut) {
-			t.Fatalf("a buyer while the dead shop holds the unit: got %v, want %v", err, orderdb.ErrSoldOut)
+		if err := restarted.place(ctx, p, zero[2]); !errors.Is(err, stock.ErrSoldOut) {
+			t.Fatalf("a buyer while the dead shop holds the unit: got %v, want %v", err, stock.ErrSoldOut)
 		}
 		testenv.WaitFor(t, 3*sweepEvery, "the sweep to give the unit back to bucket 1", func() bool {
 			return restarted.reclaimed.Load() == 1

@@ -13,6 +13,7 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // The cold review's tests of a bucketed order's write: failing after the
@@ -148,9 +149,9 @@ func sweepDuringSlowWrite(t *testing.T, e bucketEnv, sweepFirst bool) {
 	switch {
 	case err == nil && (n != 1 || left[1] != 0):
 		t.Errorf("sold: %d orders, buckets %v; want 1, [0 0]", n, left)
-	case errors.Is(err, orderdb.ErrUnavailable) && (n != 0 || left[1] != 1):
+	case errors.Is(err, stock.ErrUnavailable) && (n != 0 || left[1] != 1):
 		t.Errorf("reclaimed: %d orders, buckets %v; want 0, [0 1]", n, left)
-	case err != nil && !errors.Is(err, orderdb.ErrUnavailable):
+	case err != nil && !errors.Is(err, stock.ErrUnavailable):
 		t.Errorf("the slow write: %v", err)
 	}
 	t.Logf("the slow write: %v; buckets %v", err, left)

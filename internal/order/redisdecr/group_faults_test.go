@@ -132,8 +132,8 @@ func TestGroupCommitSweptBetweenInsertAndUpdate(t *testing.T) {
 		for range 3 {
 			r := <-out
 			switch {
-			case r.user == v.UserID && !errors.Is(r.err, orderdb.ErrUnavailable):
-				t.Errorf("%s, reclaimed: got %v, want orderdb.ErrUnavailable", r.user, r.err)
+			case r.user == v.UserID && !errors.Is(r.err, stock.ErrUnavailable):
+				t.Errorf("%s, reclaimed: got %v, want stock.ErrUnavailable", r.user, r.err)
 			case r.user != v.UserID && r.err != nil:
 				t.Errorf("%s: %v", r.user, r.err)
 			}

@@ -85,7 +85,7 @@ func TestLowerAfterALoadThatCountedAReturn(t *testing.T) {
 					}
 				}
 				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, redisstock.ErrReturned) &&
-					!errors.Is(err, redisstock.ErrNotLoaded) {
+					!errors.Is(err, stock.ErrNotLoaded) {
 					t.Fatalf("lowerToDatabase: %v", err)
 				}
 				if !done {
@@ -187,7 +187,7 @@ func TestLowerAfterALoadAndAReturnSinceTheRead(t *testing.T) {
 					}
 				}
 				if err := s.lowerToDatabase(ctx, p.ID); err != nil && !errors.Is(err, redisstock.ErrReturned) &&
-					!errors.Is(err, redisstock.ErrNotLoaded) {
+					!errors.Is(err, stock.ErrNotLoaded) {
 					t.Fatalf("lowerToDatabase: %v", err)
 				}
 				if !done {

@@ -25,12 +25,12 @@ import (
 // the sweep does, once the reservation's hold has run out with no order
 // written (reclaim.go), and the database refuses the order of a
 // reservation given back that way, should its shop come back with it
-// (writeReserved): the buyer is told orderdb.ErrUnavailable, never 201.
+// (writeReserved): the buyer is told stock.ErrUnavailable, never 201.
 //
-// Errors, and o is not written in any of these cases: orderdb.ErrSoldOut;
+// Errors, and o is not written in any of these cases: stock.ErrSoldOut;
 // a *orderdb.DuplicateOrderError naming the buyer's order;
 // orderdb.ErrDuplicateRequest while the buyer's other click is on its way
-// (or being given back); orderdb.ErrUnavailable when Redis or the database
+// (or being given back); stock.ErrUnavailable when Redis or the database
 // could not be reached, or the sweep gave the reservation back first; an
 // error wrapping ctx.Err() when ctx ends first. And orderdb.ErrInDoubt when
 // the COMMIT was sent and the database could not tell whether it landed:
@@ -77,7 +77,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) er
 		// again is a no-op, or finishes a sweep that died after its
 		// commit.
 		s.giveBack(ctx, o)
-		return fmt.Errorf("%w: %w", orderdb.ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 	case errors.Is(err, orderdb.ErrDuplicateKey):
 		// The database has an order of this buyer that Redis forgot.
 		s.giveBack(ctx, o)
@@ -92,7 +92,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) er
 			s.opts.Logger.WarnContext(ctx, "lower the redis stock to the database's; the next sweep will", "product", p.ID, "err", err)
 		}
 		cancel()
-		return fmt.Errorf("%w: %q: the database has fewer units than Redis had", orderdb.ErrSoldOut, p.ID)
+		return fmt.Errorf("%w: %q: the database has fewer units than Redis had", stock.ErrSoldOut, p.ID)
 	}
 	// 4. The write failed, and its COMMIT may have landed (its answer may
 	// be what was lost): the units are given back only once the database
@@ -112,7 +112,7 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o orderdb.Order) 
 	res, name := s.res, s.nameOf(o)
 	hold := s.hold(p)
 	_, err := res.Take(ctx, name, o.UserID, o.ID, o.Quantity, hold)
-	if errors.Is(err, redisstock.ErrNotLoaded) {
+	if errors.Is(err, stock.ErrNotLoaded) {
 		left, owed, rerr := s.databaseStock(ctx, o)
 		if rerr != nil {
 			return orderdb.FromWrite(ctx, rerr)
@@ -127,11 +127,9 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o orderdb.Order) 
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, redisstock.ErrSoldOut):
-		return fmt.Errorf("%w: %w", orderdb.ErrSoldOut, err)
-	case errors.Is(err, redisstock.ErrFull):
+	case errors.Is(err, stock.ErrSoldOut), errors.Is(err, redisstock.ErrFull):
 		// Redis answered: nothing was reserved, nothing to give back.
-		return fmt.Errorf("%w: %w", orderdb.ErrUnavailable, err)
+		return err
 	case errors.As(err, &dup):
 		// An order, or a click still on its way (or being settled): the
 		// database tells which.
@@ -146,7 +144,7 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o orderdb.Order) 
 	if ctx.Err() != nil {
 		return fmt.Errorf("order: reserve: %w", err)
 	}
-	return fmt.Errorf("%w: %w", orderdb.ErrUnavailable, err)
+	return fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 }
 
 // lowerToDatabase brings the Redis stock of product down to the
@@ -156,7 +154,7 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o orderdb.Order) 
 // the database refused a unit Redis offered, and the sweep (reconcile.go)
 // take. The returns counter is read before the database: a return in
 // between leaves Redis as it is, for the next sweep. Errors: Redis's or
-// the database's read, or Lower's (redisstock.ErrNotLoaded when Redis has
+// the database's read, or Lower's (stock.ErrNotLoaded when Redis has
 // no stock for product: nothing to lower; redisstock.ErrReturned).
 func (s *Seller) lowerToDatabase(ctx context.Context, product string) error {
 	if k := s.bucketsOf(product); k >= 2 {

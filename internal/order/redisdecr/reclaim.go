@@ -40,7 +40,7 @@ import (
 // before its reservation was made, and looks in reclaimed when they moved
 // (write.go). Whichever takes the row first wins: the order is written and
 // the sweep finds it, or the reservation is reclaimed and the order refused
-// (the buyer is told orderdb.ErrUnavailable, and may buy again). A unit is
+// (the buyer is told stock.ErrUnavailable, and may buy again). A unit is
 // never both sold and given back, however late the commit.
 //
 // Every shop sweeps, and any of them may finish what another began: a

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
-	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 	"gorm.io/gorm"
@@ -70,8 +69,8 @@ func TestReclaimAfterRestart(t *testing.T) {
 		dieAfterTake(ctx, t, b, 0, p, "x") // its reservation is due at once
 
 		restarted := newShop(t, b, db, Options{})
-		if err := restarted.place(ctx, p, "y"); !errors.Is(err, orderdb.ErrSoldOut) {
-			t.Fatalf("y, while the dead shop's reservation holds the unit: got %v, want %v", err, orderdb.ErrSoldOut)
+		if err := restarted.place(ctx, p, "y"); !errors.Is(err, stock.ErrSoldOut) {
+			t.Fatalf("y, while the dead shop's reservation holds the unit: got %v, want %v", err, stock.ErrSoldOut)
 		}
 		testenv.WaitFor(t, 3*sweepEvery, "the restarted shop's sweep to give the unit back", func() bool {
 			return restarted.reclaimed.Load() == 1
@@ -140,8 +139,8 @@ func TestReclaimRefusesSlowShop(t *testing.T) {
 			return survivor.reclaimed.Load()+slow.reclaimed.Load() == 1
 		})
 		close(resume)
-		if err := <-answer; !errors.Is(err, orderdb.ErrUnavailable) {
-			t.Errorf("the slow shop's order: got %v, want %v", err, orderdb.ErrUnavailable)
+		if err := <-answer; !errors.Is(err, stock.ErrUnavailable) {
+			t.Errorf("the slow shop's order: got %v, want %v", err, stock.ErrUnavailable)
 		}
 		if n := ordersOf(ctx, t, db, p.ID, "x"); n != 0 {
 			t.Errorf("x has %d orders after the refusal, want 0", n)

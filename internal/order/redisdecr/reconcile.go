@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -133,7 +132,7 @@ func (s *Seller) reconcile(ctx context.Context, product string) (pending bool) {
 	ctx, cancel := context.WithTimeout(ctx, sweepEvery)
 	defer cancel()
 	// 1. Lower Redis's stock to the database's.
-	if err := s.lowerToDatabase(ctx, product); err != nil && !errors.Is(err, redisstock.ErrNotLoaded) {
+	if err := s.lowerToDatabase(ctx, product); err != nil && !errors.Is(err, stock.ErrNotLoaded) {
 		s.opts.Logger.DebugContext(ctx, "reconcile: lower the redis stock to the database's", "product", product, "err", err)
 	}
 	// 2. Give back the reservations nobody will finish, ledger by ledger.

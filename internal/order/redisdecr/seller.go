@@ -152,7 +152,7 @@ func (s *Seller) Close() {
 // (expired or cancelled) and the database has its units back already.
 // Its buyer may reserve again. It reports whether this call returned
 // them; false for a return that ran before, from any shop. Errors:
-// redisstock.ErrUnavailable (the return may have run: call again).
+// stock.ErrUnavailable (the return may have run: call again).
 func (s *Seller) Return(ctx context.Context, p stock.Product, o orderdb.Order) (bool, error) {
 	s.know(p)
 	name := s.nameOf(o)

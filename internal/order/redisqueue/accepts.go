@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // One round trip, many buyers. An accept is one script and one SET (the
@@ -74,7 +76,7 @@ type acceptQueue struct {
 // the script's reply. If ctx ends first, it returns ctx's error at once:
 // o is withdrawn, unsent, if its trip has not left; otherwise the script
 // may have run (the trip goes on without it). If sendBy (not zero) passes
-// before o's trip leaves, o is withdrawn and ErrBusy returned.
+// before o's trip leaves, o is withdrawn and stock.ErrBusy returned.
 func (q *Queue) acceptShared(ctx context.Context, o Order, sendBy time.Time) ([]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -83,7 +85,7 @@ func (q *Queue) acceptShared(ctx context.Context, o Order, sendBy time.Time) ([]
 	if !sendBy.IsZero() {
 		wait := time.Until(sendBy)
 		if wait <= 0 {
-			return nil, ErrBusy
+			return nil, stock.ErrBusy
 		}
 		t := time.NewTimer(wait)
 		defer t.Stop()
@@ -106,7 +108,7 @@ func (q *Queue) acceptShared(ctx context.Context, o Order, sendBy time.Time) ([]
 		return nil, ctx.Err()
 	case <-waited:
 		if a.withdraw(c) {
-			return nil, ErrBusy
+			return nil, stock.ErrBusy
 		}
 	}
 	// Its trip has left: it is answered as any sent accept.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -24,8 +25,8 @@ import (
 // may be either), and the units add up.
 func TestFaultBurstInvariants(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		const stock, n = 750, 1000 // more buyers than units, and some of them click twice
-		ctx, c, q, p := loadedQueue(t, r, "burst", stock)
+		const units, n = 750, 1000 // more buyers than units, and some of them click twice
+		ctx, c, q, p := loadedQueue(t, r, "burst", units)
 		before := runtime.NumGoroutine()
 		type answer struct {
 			o   Order
@@ -88,7 +89,7 @@ func TestFaultBurstInvariants(t *testing.T) {
 				if in[a.o.ID] {
 					t.Errorf("order %s refused (%v) but in the stream", a.o.ID, a.err)
 				}
-			case errors.Is(a.err, context.DeadlineExceeded) || errors.Is(a.err, ErrUnavailable):
+			case errors.Is(a.err, context.DeadlineExceeded) || errors.Is(a.err, stock.ErrUnavailable):
 				// Gave up, or Redis did not answer: withdrawn if its trip
 				// had not left, else in doubt.
 				counts["in doubt"]++
@@ -100,8 +101,8 @@ func TestFaultBurstInvariants(t *testing.T) {
 				t.Errorf("order %s: unexpected %v", a.o.ID, a.err)
 			}
 		}
-		if err != nil || left+len(in) != stock {
-			t.Errorf("stock %d (%v) + %d queued != %d", left, err, len(in), stock)
+		if err != nil || left+len(in) != units {
+			t.Errorf("stock %d (%v) + %d queued != %d", left, err, len(in), units)
 		}
 		t.Logf("answers %v, stream %d, stock left %d, most waiting at once %d", counts, len(in), left, maxWaiting.Load())
 		waitFor(t, "goroutines to settle", func() bool { return runtime.NumGoroutine() <= before+2 })
@@ -115,8 +116,8 @@ func TestFaultBurstInvariants(t *testing.T) {
 // add up.
 func TestFaultCutMidBurst(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		const stock = 5000
-		ctx, c, q, p := loadedQueue(t, r, "cutburst", stock)
+		const units = 5000
+		ctx, c, q, p := loadedQueue(t, r, "cutburst", units)
 		r.SetDelay(0, 20*time.Millisecond)
 		var mu sync.Mutex
 		var accepted, refused, doubt []Order
@@ -132,7 +133,7 @@ func TestFaultCutMidBurst(t *testing.T) {
 					accepted = append(accepted, o)
 				case definite(err):
 					refused = append(refused, o)
-				case errors.Is(err, ErrUnavailable):
+				case errors.Is(err, stock.ErrUnavailable):
 					doubt = append(doubt, o)
 				default:
 					t.Errorf("unexpected %v", err)
@@ -169,8 +170,8 @@ func TestFaultCutMidBurst(t *testing.T) {
 			}
 		}
 		left, _ := c.Get(ctx, stockKeyOf(p)).Int()
-		if left+len(in) != stock {
-			t.Errorf("stock %d + %d queued != %d", left, len(in), stock)
+		if left+len(in) != units {
+			t.Errorf("stock %d + %d queued != %d", left, len(in), units)
 		}
 		t.Logf("accepted %d, refused %d, in doubt %d (of which ran %d); stream %d", len(accepted), len(refused), len(doubt), ranInDoubt, len(in))
 	})

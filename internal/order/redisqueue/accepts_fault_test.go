@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 func rvOrder(p, user string) Order {
@@ -42,7 +43,7 @@ func rvTripOut(t *testing.T, q *Queue) {
 
 // definite reports whether err is one of Accept's "changing nothing" answers.
 func definite(err error) bool {
-	return errors.Is(err, ErrSoldOut) || errors.Is(err, ErrDuplicate) || errors.Is(err, ErrNotLoaded)
+	return errors.Is(err, stock.ErrSoldOut) || errors.Is(err, stock.ErrDuplicate) || errors.Is(err, stock.ErrNotLoaded)
 }
 
 // rvSnapshot reads p's stream and stock at one moment: the order ids in
@@ -90,7 +91,7 @@ func rvStream(t *testing.T, c *redis.Client, p string) map[string]bool {
 
 // TestFaultCtxEndsAfterTripLeftThenConnectionCut: the caller gives up
 // after its trip left, and then the trip fails. Accept's contract:
-// ErrUnavailable, or an error wrapping ctx.Err().
+// stock.ErrUnavailable, or an error wrapping ctx.Err().
 func TestFaultCtxEndsAfterTripLeftThenConnectionCut(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
 		ctx, _, q, p := loadedQueue(t, r, "cut", 10)
@@ -108,8 +109,8 @@ func TestFaultCtxEndsAfterTripLeftThenConnectionCut(t *testing.T) {
 		r.Start(0)
 		r.SetDelay(0, 0)
 		t.Logf("Accept: %v", err)
-		if !errors.Is(err, ErrUnavailable) && !errors.Is(err, context.Canceled) {
-			t.Errorf("Accept: got %v; want ErrUnavailable or context.Canceled", err)
+		if !errors.Is(err, stock.ErrUnavailable) && !errors.Is(err, context.Canceled) {
+			t.Errorf("Accept: got %v; want stock.ErrUnavailable or context.Canceled", err)
 		}
 	})
 }
@@ -219,8 +220,8 @@ func TestFaultInDoubtAcceptKeepsItsRecord(t *testing.T) {
 		px.HoldAt(func([]byte) int { return 0 }) // no reply comes back
 		_, err = q.Accept(ctx, o)
 		px.Release()
-		if !errors.Is(err, ErrUnavailable) {
-			t.Fatalf("accept with its replies held: got %v, want ErrUnavailable", err)
+		if !errors.Is(err, stock.ErrUnavailable) {
+			t.Fatalf("accept with its replies held: got %v, want stock.ErrUnavailable", err)
 		}
 		rvIdle(t, q)
 		if !rvStream(t, direct, p)[o.ID] {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // TestAcceptGivesUpWithItsContext: a buyer whose context ends while its
@@ -113,19 +114,19 @@ func TestAcceptRecordsItsOrderInTheSameTrip(t *testing.T) {
 			t.Fatalf("status right after the accept: %+v, %v; want queued", st, err)
 		}
 		again, other := rvOrder(p, "buyer"), rvOrder(p, "late")
-		if _, err := q.Accept(ctx, again); !errors.Is(err, ErrDuplicate) {
-			t.Fatalf("repeated click: got %v, want ErrDuplicate", err)
+		if _, err := q.Accept(ctx, again); !errors.Is(err, stock.ErrDuplicate) {
+			t.Fatalf("repeated click: got %v, want stock.ErrDuplicate", err)
 		}
-		if _, err := q.Accept(ctx, other); !errors.Is(err, ErrSoldOut) {
-			t.Fatalf("second buyer of one unit: got %v, want ErrSoldOut", err)
+		if _, err := q.Accept(ctx, other); !errors.Is(err, stock.ErrSoldOut) {
+			t.Fatalf("second buyer of one unit: got %v, want stock.ErrSoldOut", err)
 		}
 		waitFor(t, "the refused accepts' keys to be deleted", func() bool {
 			n, err := c.Exists(ctx, orderKey(again.ID), orderKey(other.ID)).Result()
 			return err == nil && n == 0
 		})
 		for _, o := range []Order{again, other} {
-			if _, err := q.Status(ctx, o.ID); !errors.Is(err, ErrUnknownOrder) {
-				t.Errorf("status of refused order %s: got %v, want ErrUnknownOrder", o.UserID, err)
+			if _, err := q.Status(ctx, o.ID); !errors.Is(err, stock.ErrUnknownOrder) {
+				t.Errorf("status of refused order %s: got %v, want stock.ErrUnknownOrder", o.UserID, err)
 			}
 		}
 		if st, err := q.Status(ctx, first.ID); err != nil || st.Status != StatusQueued {

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // heldQueue is a queue whose replies from Redis px can hold back, with a
@@ -39,7 +40,7 @@ func heldQueue(t *testing.T, r *testenv.RedisNodes, name string) (*Queue, *teste
 }
 
 // TestAcceptByWithdrawsUnsent: an accept queued behind a trip that
-// does not come back is withdrawn at its wait, told ErrBusy, and never
+// does not come back is withdrawn at its wait, told stock.ErrBusy, and never
 // sent: its order is nowhere, its units are not taken, and the buyer may
 // buy when it retries.
 func TestAcceptByWithdrawsUnsent(t *testing.T) {
@@ -56,8 +57,8 @@ func TestAcceptByWithdrawsUnsent(t *testing.T) {
 
 		late := rvOrder(p, "late")
 		_, err := q.AcceptBy(ctx, late, time.Now().Add(50*time.Millisecond))
-		if !errors.Is(err, ErrBusy) {
-			t.Fatalf("accept queued behind a held trip: got %v, want ErrBusy", err)
+		if !errors.Is(err, stock.ErrBusy) {
+			t.Fatalf("accept queued behind a held trip: got %v, want stock.ErrBusy", err)
 		}
 		px.Release()
 		if err := <-first; err != nil {
@@ -69,8 +70,8 @@ func TestAcceptByWithdrawsUnsent(t *testing.T) {
 		if rvStream(t, direct, p)[late.ID] {
 			t.Error("the withdrawn accept is in the stream")
 		}
-		if st, err := q.Status(ctx, late.ID); !errors.Is(err, ErrUnknownOrder) {
-			t.Errorf("status of the withdrawn order: %+v, %v; want ErrUnknownOrder", st, err)
+		if st, err := q.Status(ctx, late.ID); !errors.Is(err, stock.ErrUnknownOrder) {
+			t.Errorf("status of the withdrawn order: %+v, %v; want stock.ErrUnknownOrder", st, err)
 		}
 		if left, err := direct.Get(ctx, stockKeyOf(p)).Int(); err != nil || left != 9 {
 			t.Errorf("stock left: %d, %v; want 9 (the first accept's unit only)", left, err)
@@ -117,12 +118,12 @@ func TestAcceptByWaitsForItsTrip(t *testing.T) {
 // pass just as a trip takes their call), some with contexts that end too,
 // some buyers twice. Afterwards: nothing waits and the send goroutine is
 // gone; every accepted order is in the stream once and can be looked up;
-// nothing answered ErrBusy is in the stream or has a key; every definite
+// nothing answered stock.ErrBusy is in the stream or has a key; every definite
 // refusal left nothing; the units add up.
 func TestAcceptByBurstInvariants(t *testing.T) {
 	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
-		const stock, n = 400, 1200
-		ctx, c, q, p := loadedQueue(t, r, "wburst", stock)
+		const units, n = 400, 1200
+		ctx, c, q, p := loadedQueue(t, r, "wburst", units)
 		r.SetDelay(0, 3*time.Millisecond)
 		defer r.SetDelay(0, 0)
 		before := runtime.NumGoroutine()
@@ -173,7 +174,7 @@ func TestAcceptByBurstInvariants(t *testing.T) {
 				if st, err := q.Status(ctx, a.o.ID); err != nil || st.Status != StatusQueued {
 					t.Errorf("accepted %s: status %+v, %v", a.o.ID, st, err)
 				}
-			case errors.Is(a.err, ErrBusy):
+			case errors.Is(a.err, stock.ErrBusy):
 				counts["busy"]++
 				if in[a.o.ID] {
 					t.Errorf("order %s answered busy but in the stream", a.o.ID)
@@ -186,7 +187,7 @@ func TestAcceptByBurstInvariants(t *testing.T) {
 				if in[a.o.ID] {
 					t.Errorf("order %s refused (%v) but in the stream", a.o.ID, a.err)
 				}
-			case errors.Is(a.err, context.DeadlineExceeded) || errors.Is(a.err, ErrUnavailable):
+			case errors.Is(a.err, context.DeadlineExceeded) || errors.Is(a.err, stock.ErrUnavailable):
 				counts["in doubt"]++
 				if in[a.o.ID] {
 					counts["in doubt, ran"]++
@@ -196,8 +197,8 @@ func TestAcceptByBurstInvariants(t *testing.T) {
 				t.Errorf("order %s: unexpected %v", a.o.ID, a.err)
 			}
 		}
-		if err != nil || left+len(in) != stock {
-			t.Errorf("stock %d (%v) + %d queued != %d", left, err, len(in), stock)
+		if err != nil || left+len(in) != units {
+			t.Errorf("stock %d (%v) + %d queued != %d", left, err, len(in), units)
 		}
 		t.Logf("answers %v, stream %d, stock left %d", counts, len(in), left)
 		if counts["busy"] == 0 {
@@ -244,7 +245,7 @@ func TestAcceptByNoscriptRerun(t *testing.T) {
 			t.Error("the first accept is not in the stream")
 		}
 		for i, o := range late {
-			if errors.Is(lateErr[i], ErrBusy) && in[o.ID] {
+			if errors.Is(lateErr[i], stock.ErrBusy) && in[o.ID] {
 				t.Errorf("late%d told busy but in the stream", i)
 			}
 			if lateErr[i] == nil && !in[o.ID] {

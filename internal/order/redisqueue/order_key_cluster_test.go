@@ -14,6 +14,7 @@ import (
 	"github.com/flashsale/flashsale/internal/harness/redisproc"
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisqueue"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // An accepted order's key ("flashsale:queue:order:{<order id>}") lives in
@@ -50,8 +51,8 @@ func TestAcceptWithoutItsOrderKeyIsInDoubt(t *testing.T) {
 	if uerr := other.Client.Do(ctx, "CLIENT", "UNPAUSE").Err(); uerr != nil {
 		t.Fatal(uerr)
 	}
-	if !errors.Is(err, redisqueue.ErrUnavailable) {
-		t.Fatalf("Accept while its order key's master held writes = %v, want ErrUnavailable (in doubt), not accepted", err)
+	if !errors.Is(err, stock.ErrUnavailable) {
+		t.Fatalf("Accept while its order key's master held writes = %v, want stock.ErrUnavailable (in doubt), not accepted", err)
 	}
 	if b, err := q.Backlog(ctx, product); err != nil || b.Length != 1 {
 		t.Fatalf("backlog %+v, %v: want the order queued all the same", b, err)

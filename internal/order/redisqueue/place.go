@@ -27,9 +27,8 @@ import (
 // refused.lua gives its units back to the Redis stock and sets its
 // status (ack.go), which polling it reports.
 //
-// It returns nil once o is queued. Errors: ErrBusy (unwrapped: package
-// order says what it means to the buyer) when o waited its whole turn to
-// be sent; orderdb.ErrSoldOut; a *orderdb.DuplicateOrderError naming the
+// It returns nil once o is queued. Errors: stock.ErrBusy when o waited
+// its whole turn to be sent; stock.ErrSoldOut; a *orderdb.DuplicateOrderError naming the
 // buyer's order; what load returns; one wrapping ctx.Err(); and
 // orderdb.ErrInDoubt when Redis did not answer after the script was sent.
 func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
@@ -39,7 +38,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) er
 	// wait, whatever step 1b costs.
 	sendBy := time.Now().Add(s.opts.LockWait)
 	_, err := s.accept(ctx, o, sendBy)
-	if errors.Is(err, ErrNotLoaded) {
+	if errors.Is(err, stock.ErrNotLoaded) {
 		// 1b. Redis has no stock for p: load the database's, once.
 		if lerr := s.load(ctx, p.ID); lerr != nil {
 			return lerr // nothing was sent
@@ -50,10 +49,8 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) er
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrBusy):
+	case errors.Is(err, stock.ErrBusy), errors.Is(err, stock.ErrSoldOut):
 		return err
-	case errors.Is(err, ErrSoldOut):
-		return fmt.Errorf("%w: %w", orderdb.ErrSoldOut, err)
 	case errors.As(err, &dup):
 		return &orderdb.DuplicateOrderError{OrderID: dup.Order, UserID: o.UserID, ProductID: p.ID}
 	case ctx.Err() != nil:
@@ -65,7 +62,7 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) er
 	return fmt.Errorf("%w: queue: %w", orderdb.ErrInDoubt, err)
 }
 
-// accept is one AcceptBy of o, sent by sendBy or not at all (ErrBusy):
+// accept is one AcceptBy of o, sent by sendBy or not at all (stock.ErrBusy):
 // redis-queue's orders go past the shop's door (package order's
 // HasOwnQueue), and this is what bounds their queue.
 func (s *Seller) accept(ctx context.Context, o orderdb.Order, sendBy time.Time) (int, error) {
@@ -89,7 +86,7 @@ func (s *Seller) Load(ctx context.Context, product string, units int) error {
 // others wait for that load (or for their ctx) and then accept again. The
 // load runs on a context of its own, bounded by the lock wait, since
 // buyers besides the one who started it wait for it. Errors: the
-// database's (as a write's), orderdb.ErrUnavailable for Redis's, or one
+// database's (as a write's), stock.ErrUnavailable for Redis's, or one
 // wrapping ctx.Err().
 func (s *Seller) load(ctx context.Context, product string) error {
 	loaded := s.loads.DoChan(product, func() (any, error) {
@@ -108,7 +105,7 @@ func (s *Seller) load(ctx context.Context, product string) error {
 			return nil, orderdb.FromWrite(lctx, err)
 		}
 		if _, err := s.q.LoadIfMissing(lctx, product, left, owed...); err != nil {
-			return nil, fmt.Errorf("%w: %w", orderdb.ErrUnavailable, err)
+			return nil, fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 		}
 		return nil, nil
 	})

@@ -58,25 +58,13 @@ import (
 
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
 	"github.com/flashsale/flashsale/internal/rediserr"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Errors returned by Queue. Compare them with errors.Is.
-var (
-	// ErrSoldOut means fewer units are left than the buyer asked for.
-	ErrSoldOut = errors.New("queue: sold out")
-	// ErrDuplicate means the buyer already has an order for the product.
-	ErrDuplicate = errors.New("queue: buyer already has one")
-	// ErrNotLoaded means the product's stock is not in Redis.
-	ErrNotLoaded = errors.New("queue: stock not loaded")
-	// ErrUnavailable means Redis could not be reached.
-	ErrUnavailable = errors.New("queue: redis unavailable")
-	// ErrBusy means an accept waited its whole wait for a round trip to
-	// Redis and was withdrawn unsent (AcceptBy): nothing changed.
-	ErrBusy = errors.New("queue: no round trip to redis took the accept within its wait")
-	// ErrUnknownOrder means Redis knows no queued or refused order of
-	// that id (it may be written already: the database knows).
-	ErrUnknownOrder = errors.New("queue: unknown order")
-)
+// Queue's errors are package stock's, the order flow's one vocabulary:
+// stock.ErrSoldOut, stock.ErrDuplicate (a *DuplicateError),
+// stock.ErrNotLoaded, stock.ErrBusy, stock.ErrUnknownOrder and
+// stock.ErrUnavailable. Each method's doc says which come back when.
 
 // Group is the one consumer group of every product's stream: every shop's
 // consumer is a member, and each entry goes to one of them.
@@ -130,7 +118,7 @@ func (q *Queue) Client() redis.UniversalClient { return q.c }
 // created.
 func (q *Queue) Load(ctx context.Context, product string, units int) error {
 	if err := q.stock.Load(ctx, product, units); err != nil {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 	}
 	if err := q.c.Del(ctx, buyersKey(product)).Err(); err != nil {
 		return redisErr(ctx, err, "load", product)
@@ -144,7 +132,7 @@ func (q *Queue) Load(ctx context.Context, product string, units int) error {
 func (q *Queue) LoadIfMissing(ctx context.Context, product string, units int, returned ...string) (bool, error) {
 	ok, err := q.stock.LoadIfMissing(ctx, product, units, returned...)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", ErrUnavailable, err)
+		return false, fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 	}
 	return ok, nil
 }
@@ -173,7 +161,7 @@ type Order struct {
 }
 
 // DuplicateError is Accept's error when the buyer already has an order for
-// the product; it wraps ErrDuplicate.
+// the product; it wraps stock.ErrDuplicate.
 type DuplicateError struct {
 	Product, Buyer string
 	// Order is the id of the buyer's order.
@@ -181,14 +169,14 @@ type DuplicateError struct {
 }
 
 func (e *DuplicateError) Error() string {
-	return fmt.Sprintf("%v: %q has order %s of %q", ErrDuplicate, e.Buyer, e.Order, e.Product)
+	return fmt.Sprintf("%v: %q has order %s of %q", stock.ErrDuplicate, e.Buyer, e.Order, e.Product)
 }
 
-func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+func (e *DuplicateError) Unwrap() error { return stock.ErrDuplicate }
 
 // Accept takes o's units and appends o to its product's stream, in one
 // script, and returns the units left. Errors, changing nothing: a
-// *DuplicateError, ErrSoldOut, ErrNotLoaded. ErrUnavailable, or an error
+// *DuplicateError, stock.ErrSoldOut, stock.ErrNotLoaded. stock.ErrUnavailable, or an error
 // wrapping ctx.Err(), when Redis did not answer: then the script may or
 // may not have run, and a retry by the same buyer says which (it is
 // refused as a duplicate naming o.ID if it ran).
@@ -202,14 +190,14 @@ func (q *Queue) Accept(ctx context.Context, o Order) (int, error) {
 // AcceptBy is Accept, but o waits for its round trip to Redis (accepts.go)
 // only until sendBy, no bound but ctx if sendBy is zero. An accept not
 // sent by then is withdrawn unsent (or not queued at all, if sendBy has
-// passed) and gets an error wrapping ErrBusy: nothing changed, and the
+// passed) and gets an error wrapping stock.ErrBusy: nothing changed, and the
 // buyer may retry. It bounds a shop's queue when its buyers come faster
 // than Redis answers them; an accept whose trip has left waits for it (or
 // for ctx), as any sent accept does.
 func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, error) {
 	res, err := q.acceptShared(ctx, o, sendBy)
-	if errors.Is(err, ErrBusy) {
-		return 0, fmt.Errorf("%w: %q, by %v", ErrBusy, o.ProductID, sendBy.Format(time.StampMilli))
+	if errors.Is(err, stock.ErrBusy) {
+		return 0, fmt.Errorf("%w: %q, by %v", stock.ErrBusy, o.ProductID, sendBy.Format(time.StampMilli))
 	}
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
@@ -230,9 +218,9 @@ func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, e
 		held, _ := res[1].(string)
 		return 0, &DuplicateError{Product: o.ProductID, Buyer: o.UserID, Order: held}
 	case -2:
-		return 0, fmt.Errorf("%w: %q, asked for %d", ErrSoldOut, o.ProductID, o.Quantity)
+		return 0, fmt.Errorf("%w: %q, asked for %d", stock.ErrSoldOut, o.ProductID, o.Quantity)
 	case -3:
-		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, o.ProductID)
+		return 0, fmt.Errorf("%w: %q", stock.ErrNotLoaded, o.ProductID)
 	}
 	return 0, fmt.Errorf("queue: accept %q: unexpected reply %v", o.ProductID, res)
 }
@@ -244,15 +232,15 @@ func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, e
 // the stock as it is.
 func (q *Queue) Lower(ctx context.Context, product string, units int, returns int64) error {
 	_, err := q.stock.Lower(ctx, product, units, returns)
-	if err != nil && !errors.Is(err, redisstock.ErrNotLoaded) && !errors.Is(err, redisstock.ErrReturned) {
-		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	if err != nil && !errors.Is(err, stock.ErrNotLoaded) && !errors.Is(err, redisstock.ErrReturned) {
+		return fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 	}
 	return nil
 }
 
 // redisErr translates a failed call (package rediserr's rule).
 func redisErr(ctx context.Context, err error, op, product string) error {
-	return rediserr.Wrap(ctx, err, ErrUnavailable, "queue", op, product)
+	return rediserr.Wrap(ctx, err, stock.ErrUnavailable, "queue", op, product)
 }
 
 // stockKeyOf is product's stock key, package redisstock's: the one the audit

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisqueue"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // order is one unit of product for user, with a fresh id.
@@ -41,8 +42,8 @@ func TestAccept(t *testing.T) {
 		c := r.Clients()[0]
 		q := redisqueue.New(c)
 		p := r.Key("accept")
-		if _, err := q.Accept(ctx, order(p, "early", 1)); !errors.Is(err, redisqueue.ErrNotLoaded) {
-			t.Fatalf("before Load: got %v, want ErrNotLoaded", err)
+		if _, err := q.Accept(ctx, order(p, "early", 1)); !errors.Is(err, stock.ErrNotLoaded) {
+			t.Fatalf("before Load: got %v, want stock.ErrNotLoaded", err)
 		}
 		if err := q.Load(ctx, p, 10); err != nil {
 			t.Fatal(err)
@@ -58,9 +59,9 @@ func TestAccept(t *testing.T) {
 						switch {
 						case err == nil:
 							accepted.Add(1)
-						case errors.Is(err, redisqueue.ErrSoldOut):
+						case errors.Is(err, stock.ErrSoldOut):
 							soldOut.Add(1)
-						case errors.Is(err, redisqueue.ErrDuplicate):
+						case errors.Is(err, stock.ErrDuplicate):
 							dup.Add(1)
 						default:
 							t.Errorf("Accept: %v", err)
@@ -109,8 +110,8 @@ func TestAccept(t *testing.T) {
 			if err := q.Load(ctx, p, 2); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := q.Accept(ctx, order(p, "bob", 3)); !errors.Is(err, redisqueue.ErrSoldOut) {
-				t.Fatalf("3 of 2: got %v, want ErrSoldOut", err)
+			if _, err := q.Accept(ctx, order(p, "bob", 3)); !errors.Is(err, stock.ErrSoldOut) {
+				t.Fatalf("3 of 2: got %v, want stock.ErrSoldOut", err)
 			}
 			if left := stockOf(t, c, p); left != 2 {
 				t.Errorf("stock %d, want 2", left)
@@ -123,8 +124,8 @@ func TestAccept(t *testing.T) {
 			}
 		})
 
-		if _, err := q.Status(ctx, uuid.NewString()); !errors.Is(err, redisqueue.ErrUnknownOrder) {
-			t.Errorf("unknown order: got %v, want ErrUnknownOrder", err)
+		if _, err := q.Status(ctx, uuid.NewString()); !errors.Is(err, stock.ErrUnknownOrder) {
+			t.Errorf("unknown order: got %v, want stock.ErrUnknownOrder", err)
 		}
 	})
 }

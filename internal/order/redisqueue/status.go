@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // The statuses of an order Redis still knows.
@@ -29,21 +31,21 @@ type State struct {
 }
 
 // Status returns what Redis knows of the order id: queued or refused.
-// Errors: ErrUnknownOrder when Redis knows no such order (never accepted,
+// Errors: stock.ErrUnknownOrder when Redis knows no such order (never accepted,
 // accepted more than a day ago, or written: the database answers for
-// those); ErrUnavailable when Redis could not be reached. Safe for
+// those); stock.ErrUnavailable when Redis could not be reached. Safe for
 // concurrent use; it only reads.
 func (q *Queue) Status(ctx context.Context, id string) (State, error) {
 	product, err := q.c.Get(ctx, orderKey(id)).Result()
 	if errors.Is(err, redis.Nil) {
-		return State{}, ErrUnknownOrder
+		return State{}, stock.ErrUnknownOrder
 	}
 	if err != nil {
 		return State{}, redisErr(ctx, err, "status", id)
 	}
 	v, err := q.c.HGet(ctx, statusKey(product), id).Result()
 	if errors.Is(err, redis.Nil) {
-		return State{ProductID: product}, ErrUnknownOrder
+		return State{ProductID: product}, stock.ErrUnknownOrder
 	}
 	if err != nil {
 		return State{}, redisErr(ctx, err, "status", id)
@@ -77,7 +79,7 @@ func (b Backlog) Lag() int64 { return max(0, b.Length-b.Pending) }
 func (b Backlog) Drained() bool { return b.Length == 0 && b.Pending == 0 }
 
 // Backlog reads product's backlog in one round trip. A product never
-// queued has none. Errors: ErrUnavailable.
+// queued has none. Errors: stock.ErrUnavailable.
 func (q *Queue) Backlog(ctx context.Context, product string) (Backlog, error) {
 	var xlen *redis.IntCmd
 	var pend *redis.XPendingCmd

@@ -53,10 +53,10 @@ func New(w *orderdb.Writer, soldOut func(product string), held func(p stock.Prod
 // or, for a product whose stock is split over buckets, from the buyer's
 // home bucket or the next that holds enough (placeBuckets).
 //
-// Errors, and then nothing was written: orderdb.ErrSoldOut; a
+// Errors, and then nothing was written: stock.ErrSoldOut; a
 // *orderdb.DuplicateOrderError when the buyer has an order for p;
 // otherwise what orderdb.FromWrite makes of the database's error
-// (orderdb.ErrUnavailable, orderdb.ErrInDoubt, ctx's error).
+// (stock.ErrUnavailable, orderdb.ErrInDoubt, ctx's error).
 func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	if p.Buckets > 1 {
 		return s.placeBuckets(ctx, p, o)
@@ -80,7 +80,7 @@ func (s *Seller) Sell(ctx context.Context, p stock.Product, o orderdb.Order) err
 	switch {
 	case errors.Is(err, orderdb.ErrNoUnits):
 		s.learnSoldOut(ctx, p.ID)
-		return fmt.Errorf("%w: %q has fewer than %d left", orderdb.ErrSoldOut, p.ID, o.Quantity)
+		return fmt.Errorf("%w: %q has fewer than %d left", stock.ErrSoldOut, p.ID, o.Quantity)
 	case errors.Is(err, orderdb.ErrDuplicateKey):
 		return s.w.Duplicate(ctx, p.ID, o.UserID)
 	case err != nil:

@@ -48,10 +48,10 @@ import (
 // placeBuckets writes o, an order of p (p.Buckets >= 2), taking its
 // units from the buyer's home bucket, or from the next that holds enough.
 //
-// Errors, and then nothing was written: orderdb.ErrSoldOut when no bucket
+// Errors, and then nothing was written: stock.ErrSoldOut when no bucket
 // holds o.Quantity; a *orderdb.DuplicateOrderError when the buyer has an
 // order for p; otherwise what orderdb.FromWrite makes of the database's
-// error (orderdb.ErrUnavailable, orderdb.ErrInDoubt, ctx's error).
+// error (stock.ErrUnavailable, orderdb.ErrInDoubt, ctx's error).
 func (s *Seller) placeBuckets(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	k := p.Buckets
 	kn := s.knownOf(p.ID, k)
@@ -92,7 +92,7 @@ func (s *Seller) placeBuckets(ctx context.Context, p stock.Product, o orderdb.Or
 	if kn.empty() {
 		s.soldOut(p.ID)
 	}
-	return fmt.Errorf("%w: %q has no bucket with %d left", orderdb.ErrSoldOut, p.ID, o.Quantity)
+	return fmt.Errorf("%w: %q has no bucket with %d left", stock.ErrSoldOut, p.ID, o.Quantity)
 }
 
 // knownOf returns what this Seller knows of product's k buckets.

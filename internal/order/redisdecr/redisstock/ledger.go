@@ -49,7 +49,7 @@ func parseMember(product, m string) (Reservation, error) {
 // passed by Redis's clock, oldest first, and how many reservations the
 // ledger holds in all, due or not (0: there is nothing left to settle).
 // It changes nothing; any number of callers may ask at once. Errors:
-// ErrUnavailable or ctx's, or a malformed entry.
+// stock.ErrUnavailable or ctx's, or a malformed entry.
 func (s *Stock) Due(ctx context.Context, product string, limit int) ([]Reservation, int, error) {
 	res, err := dueScript.Run(ctx, s.c, []string{ledgerKey(product)}, limit).Slice()
 	if err != nil {
@@ -74,7 +74,7 @@ func (s *Stock) Due(ctx context.Context, product string, limit int) ([]Reservati
 // Forget removes sold reservations from product's ledger: their orders
 // are in the database, so they are settled, and the buyers keep their
 // entries (a sold buyer is a duplicate for good). Forgetting one that is
-// not there does nothing. Errors: ErrUnavailable or ctx's.
+// not there does nothing. Errors: stock.ErrUnavailable or ctx's.
 func (s *Stock) Forget(ctx context.Context, product string, sold []Reservation) error {
 	if len(sold) == 0 {
 		return nil

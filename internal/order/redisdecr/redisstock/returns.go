@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // Returns: an order that ended unpaid (expired or cancelled) gives its
@@ -25,10 +27,10 @@ func BuyersKey(product string) string { return buyersKey(product) }
 // nothing and reports false. buyers is the hash that holds the buyer's
 // order id (BuyersKey, or the queue's own); the buyer leaves it if it
 // still names id, and may buy again. Call it only once the database has
-// the order ended and its units back. Errors: ErrNotLoaded, changing
+// the order ended and its units back. Errors: stock.ErrNotLoaded, changing
 // nothing, when Redis has no stock for product (it lost it): send the
 // return again once a load (LoadIfMissing, which marks the returns the
-// database counts) has set it; ErrUnavailable, or an error wrapping
+// database counts) has set it; stock.ErrUnavailable, or an error wrapping
 // ctx.Err(): then the script may have run, and calling again is how to
 // be sure.
 func (s *Stock) Return(ctx context.Context, product, buyers, buyer, id string, qty int) (bool, error) {
@@ -38,13 +40,13 @@ func (s *Stock) Return(ctx context.Context, product, buyers, buyer, id string, q
 	case err != nil:
 		return false, redisErr(ctx, err, "return", product)
 	case n == -2:
-		return false, fmt.Errorf("%w: return %s to %q", ErrNotLoaded, id, product)
+		return false, fmt.Errorf("%w: return %s to %q", stock.ErrNotLoaded, id, product)
 	}
 	return n != -1, nil
 }
 
 // Returns reads product's returns counter, for Lower: read it before the
-// database's stock. Errors: ErrUnavailable.
+// database's stock. Errors: stock.ErrUnavailable.
 func (s *Stock) Returns(ctx context.Context, product string) (int64, error) {
 	n, err := s.c.Get(ctx, returnsKey(product)).Int64()
 	if errors.Is(err, redis.Nil) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 // TestReturnOnce: an ended order's units come back once, however often
@@ -75,8 +76,8 @@ func TestReturnToLostStock(t *testing.T) {
 		ctx := context.Background()
 		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
-		if _, err := s.Return(ctx, p, redisstock.BuyersKey(p), "alice", "o1", 1); !errors.Is(err, redisstock.ErrNotLoaded) {
-			t.Fatalf("Return to a lost stock: %v, want ErrNotLoaded", err)
+		if _, err := s.Return(ctx, p, redisstock.BuyersKey(p), "alice", "o1", 1); !errors.Is(err, stock.ErrNotLoaded) {
+			t.Fatalf("Return to a lost stock: %v, want stock.ErrNotLoaded", err)
 		}
 		if ok, err := s.LoadIfMissing(ctx, p, 5, "o1", "o2"); err != nil || !ok {
 			t.Fatalf("LoadIfMissing = %v, %v; want true", ok, err)

@@ -32,23 +32,17 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/rediserr"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Errors returned by Stock. Compare them with errors.Is.
+// Errors returned by Stock, beside package stock's (stock.ErrSoldOut,
+// stock.ErrDuplicate, stock.ErrNotLoaded, stock.ErrUnavailable), which it
+// returns as they are. Compare them with errors.Is.
 var (
-	// ErrSoldOut means fewer units are left than the buyer asked for.
-	ErrSoldOut = errors.New("redisstock: sold out")
-	// ErrDuplicate means the buyer already holds a reservation or an order.
-	ErrDuplicate = errors.New("redisstock: buyer already has one")
-	// ErrNotLoaded means the product's stock is not in Redis: it was never
-	// loaded, or Redis lost it (a restart without persistence).
-	ErrNotLoaded = errors.New("redisstock: stock not loaded")
-	// ErrUnavailable means Redis could not be reached.
-	ErrUnavailable = errors.New("redisstock: redis unavailable")
 	// ErrFull means Redis is at its maxmemory and refused the take at its
 	// first write: nothing was reserved, and there is nothing to give back.
-	// It wraps ErrUnavailable.
-	ErrFull = fmt.Errorf("%w: at its maxmemory, nothing reserved", ErrUnavailable)
+	// It wraps stock.ErrUnavailable.
+	ErrFull = fmt.Errorf("%w: redis at its maxmemory, nothing reserved", stock.ErrUnavailable)
 	// ErrGivenBack means the reservation was given back before its take
 	// arrived: nothing was reserved.
 	ErrGivenBack = errors.New("redisstock: reservation already given back")
@@ -132,7 +126,7 @@ func (s *Stock) Load(ctx context.Context, product string, units int) error {
 }
 
 // LoadIfMissing sets product's stock to units only if Redis has none, and
-// reports whether it did. The order flow calls it after ErrNotLoaded with
+// reports whether it did. The order flow calls it after stock.ErrNotLoaded with
 // the database's stock: right when the stock was never loaded, and an
 // overcount when Redis lost it while reservations were on their way to the
 // database (the database's own conditional update still stops an
@@ -152,7 +146,7 @@ func (s *Stock) LoadIfMissing(ctx context.Context, product string, units int, re
 }
 
 // DuplicateError is Take's error when the buyer already holds a
-// reservation; it wraps ErrDuplicate.
+// reservation; it wraps stock.ErrDuplicate.
 type DuplicateError struct {
 	Product, Buyer string
 	// Reservation is the id of the buyer's reservation (its order's id).
@@ -160,17 +154,17 @@ type DuplicateError struct {
 }
 
 func (e *DuplicateError) Error() string {
-	return fmt.Sprintf("%v: %q holds reservation %s of %q", ErrDuplicate, e.Buyer, e.Reservation, e.Product)
+	return fmt.Sprintf("%v: %q holds reservation %s of %q", stock.ErrDuplicate, e.Buyer, e.Reservation, e.Product)
 }
 
-func (e *DuplicateError) Unwrap() error { return ErrDuplicate }
+func (e *DuplicateError) Unwrap() error { return stock.ErrDuplicate }
 
 // Take reserves qty units of product for buyer, under the reservation id
 // id (the order's, used once; it must not contain '|'), and returns the
 // units left. The reservation is written to the ledger too, due hold from
 // now by Redis's clock (Due). Errors: a *DuplicateError (wrapping
-// ErrDuplicate), ErrSoldOut, ErrNotLoaded and ErrGivenBack, changing
-// nothing; ErrUnavailable when Redis cannot be reached, or an error
+// stock.ErrDuplicate), stock.ErrSoldOut, stock.ErrNotLoaded and ErrGivenBack, changing
+// nothing; stock.ErrUnavailable when Redis cannot be reached, or an error
 // wrapping ctx.Err(): then the script may or may not have run, or may
 // still run, and giving id back is how to be sure.
 func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, hold time.Duration) (int, error) {
@@ -197,9 +191,9 @@ func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, ho
 		held, _ := res[1].(string)
 		return 0, &DuplicateError{Product: product, Buyer: buyer, Reservation: held}
 	case -2:
-		return 0, fmt.Errorf("%w: %q, asked for %d", ErrSoldOut, product, qty)
+		return 0, fmt.Errorf("%w: %q, asked for %d", stock.ErrSoldOut, product, qty)
 	case -3:
-		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
+		return 0, fmt.Errorf("%w: %q", stock.ErrNotLoaded, product)
 	case -4:
 		return 0, fmt.Errorf("%w: %s of %q", ErrGivenBack, id, product)
 	}
@@ -210,7 +204,7 @@ func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, ho
 // returns what is left. returns is product's returns counter (Returns),
 // read before units were read from the database: a return since then
 // may have raised the stock past units, and Lower changes nothing
-// (ErrReturned; the caller reads again later). ErrNotLoaded if Redis has
+// (ErrReturned; the caller reads again later). stock.ErrNotLoaded if Redis has
 // no stock for product.
 func (s *Stock) Lower(ctx context.Context, product string, units int, returns int64) (int, error) {
 	n, err := lowerScript.Run(ctx, s.c, []string{stockKey(product), returnsKey(product)}, units, returns).Int()
@@ -219,7 +213,7 @@ func (s *Stock) Lower(ctx context.Context, product string, units int, returns in
 	}
 	switch n {
 	case -1:
-		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
+		return 0, fmt.Errorf("%w: %q", stock.ErrNotLoaded, product)
 	case -2:
 		return 0, fmt.Errorf("%w: %q", ErrReturned, product)
 	}
@@ -244,11 +238,11 @@ func (s *Stock) GiveBack(ctx context.Context, product, buyer, id string, qty int
 	return n >= 0, nil
 }
 
-// Left returns product's stock as Redis has it; ErrNotLoaded if it has none.
+// Left returns product's stock as Redis has it; stock.ErrNotLoaded if it has none.
 func (s *Stock) Left(ctx context.Context, product string) (int, error) {
 	v, err := s.c.Get(ctx, stockKey(product)).Result()
 	if errors.Is(err, redis.Nil) {
-		return 0, fmt.Errorf("%w: %q", ErrNotLoaded, product)
+		return 0, fmt.Errorf("%w: %q", stock.ErrNotLoaded, product)
 	}
 	if err != nil {
 		return 0, redisErr(ctx, err, "read", product)
@@ -258,5 +252,5 @@ func (s *Stock) Left(ctx context.Context, product string) (int, error) {
 
 // redisErr translates a failed call (package rediserr's rule).
 func redisErr(ctx context.Context, err error, op, product string) error {
-	return rediserr.Wrap(ctx, err, ErrUnavailable, "redisstock", op, product)
+	return rediserr.Wrap(ctx, err, stock.ErrUnavailable, "redisstock", op, product)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 	"github.com/flashsale/flashsale/internal/order/redisdecr/redisstock"
+	"github.com/flashsale/flashsale/internal/stock"
 )
 
 func TestTakeAndGiveBack(t *testing.T) {
@@ -16,8 +17,8 @@ func TestTakeAndGiveBack(t *testing.T) {
 		s := redisstock.New(r.Clients()[0])
 		p := r.Key("p")
 
-		if _, err := s.Take(ctx, p, "alice", "r1", 1, time.Hour); !errors.Is(err, redisstock.ErrNotLoaded) {
-			t.Fatalf("Take before Load: got %v, want %v", err, redisstock.ErrNotLoaded)
+		if _, err := s.Take(ctx, p, "alice", "r1", 1, time.Hour); !errors.Is(err, stock.ErrNotLoaded) {
+			t.Fatalf("Take before Load: got %v, want %v", err, stock.ErrNotLoaded)
 		}
 		if err := s.Load(ctx, p, 3); err != nil {
 			t.Fatal(err)
@@ -27,11 +28,11 @@ func TestTakeAndGiveBack(t *testing.T) {
 		}
 		// The buyer is checked before the stock: a repeated click takes
 		// nothing, whatever is left.
-		if _, err := s.Take(ctx, p, "alice", "r2", 1, time.Hour); !errors.Is(err, redisstock.ErrDuplicate) {
-			t.Errorf("alice again: got %v, want %v", err, redisstock.ErrDuplicate)
+		if _, err := s.Take(ctx, p, "alice", "r2", 1, time.Hour); !errors.Is(err, stock.ErrDuplicate) {
+			t.Errorf("alice again: got %v, want %v", err, stock.ErrDuplicate)
 		}
-		if _, err := s.Take(ctx, p, "bob", "r3", 2, time.Hour); !errors.Is(err, redisstock.ErrSoldOut) {
-			t.Errorf("bob takes 2 of 1: got %v, want %v", err, redisstock.ErrSoldOut)
+		if _, err := s.Take(ctx, p, "bob", "r3", 2, time.Hour); !errors.Is(err, stock.ErrSoldOut) {
+			t.Errorf("bob takes 2 of 1: got %v, want %v", err, stock.ErrSoldOut)
 		}
 		checkLeft(t, s, p, 1)
 

@@ -40,7 +40,7 @@ var (
 // caller's: it is until d has passed, and nobody else's. A caller out of
 // turn should settle all the same if stuck: whoever takes the turns is
 // not settling. Safe for concurrent use, in any number of processes.
-// Errors: ErrUnavailable or ctx's; then mine is false, and the caller
+// Errors: stock.ErrUnavailable or ctx's; then mine is false, and the caller
 // should sweep all the same.
 func (s *Stock) Turn(ctx context.Context, product string, d, stuckAfter time.Duration) (mine bool, held int, stuck bool, err error) {
 	res, err := turnScript.Run(ctx, s.c, []string{turnKey(product), ledgerKey(product)},
