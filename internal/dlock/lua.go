@@ -125,7 +125,7 @@ func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by waitroo
 	}
 	l := newLock(ctx, key, token, ttl, start.Add(ttl), m, true)
 	if m.fenced {
-		l.fence = got // set before anyone but this goroutine has l
+		l.fence = got // acquire.lua's INCR of key:fence; set before anyone but this goroutine has l
 	}
 	return l, waitroom.Retry{}, nil
 }

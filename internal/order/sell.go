@@ -112,7 +112,7 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	return answers, nil
 }
 
-// allocate is the one step that sells units, for the locked flow, the
+// allocate is the one step that decides who gets units, for the locked flow, the
 // batch (sell), redis-queue's writer (redisqueue.Seller.WriteQueued, as
 // its SellerOptions.Allocate) and the database's own locks (forupdate.go,
 // version.go): it gives o to its buyer from left units, unless refuse refuses it, and returns the units
@@ -131,7 +131,11 @@ func allocate(o Order, left int, bought map[string]string) (int, error) {
 
 // refuse is the one rule of who may buy: a buyer who has an order for the
 // product (in bought) is a duplicate, and one who asks for more than left
-// is told sold out. Ids are compared as bytes, here as in the database
+// is told sold out. The flows that never call it keep the same rule where
+// they decide: sql-atomic and sql-one-trip in the database (the unique key
+// orders_unique_buyer and the conditional UPDATE, orderdb.InsertAndTake),
+// redis-decr and redis-queue in their Redis scripts (take.lua, accept.lua).
+// Ids are compared as bytes, here as in the database
 // (migrations make every id column bytewise) and in Redis.
 func refuse(req Request, left int, bought map[string]string) error {
 	if id, ok := bought[req.UserID]; ok {

@@ -65,7 +65,7 @@ type StrategyResult struct {
 	// Results are Vegeta's raw results, in the order they were answered.
 	Results vegeta.Results
 	// Runs are every run of this row under Settings.Count, this one among
-	// them (count.go); nil when the row ran once.
+	// them (package report's count.go); nil when the row ran once.
 	Runs []*StrategyResult
 }
 

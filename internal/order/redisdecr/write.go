@@ -16,7 +16,8 @@ import (
 // those orders: the database must refuse it, or the unit is sold and on
 // sale again. The two meet at the product's row. The sweep takes the row
 // before it looks for the orders, writes its rows to reclaimed, and adds 1
-// to the row's reclaims, all in one transaction.
+// to the row's reclaims, all in one transaction, and only after that
+// commit gives the units back to Redis.
 //
 // The write, like sql-atomic's, inserts the order first and takes the units
 // last, with the conditional UPDATE, so that it holds the hot row for one

@@ -6,7 +6,7 @@
 -- the time it falls due by Redis's own clock (TIME, so the shops' clocks
 -- never matter): now plus ARGV[4]. Past that, a sweep may give it back if
 -- its order was never written (the shop that made it died, or is too
--- slow); the database decides which (internal/order/reclaim.go).
+-- slow); the database decides which (internal/order/redisdecr/reclaim.go).
 --
 -- KEYS[1]  the stock key: the units left, an integer
 -- KEYS[2]  the buyers key: a hash from each buyer holding a reservation
