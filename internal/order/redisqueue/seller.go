@@ -36,8 +36,8 @@ type SellerOptions struct {
 	// Look reads product's stock in tx and which of users have a live
 	// order (each with its id), and Allocate is the shop's one decision of
 	// who gets units (package order's allocate): it gives o to its buyer
-	// from left units, or refuses it, and returns the units left. Code names a refusal's error (package order's
-	// Outcome).
+	// from left units, or refuses it, and returns the units left. Code
+	// names a refusal's error (package order's Outcome).
 	Look     func(ctx context.Context, tx *gorm.DB, product string, users []string) (left int, bought map[string]string, err error)
 	Allocate func(o orderdb.Order, left int, bought map[string]string) (int, error)
 	Code     func(err error) string
