@@ -132,8 +132,9 @@ func allocate(o Order, left int, bought map[string]string) (int, error) {
 // refuse is the one rule of who may buy: a buyer who has an order for the
 // product (in bought) is a duplicate, and one who asks for more than left
 // is told sold out. The flows that never call it keep the same rule where
-// they decide: sql-atomic and sql-one-trip in the database (the unique key
+// they decide: sql-atomic in the database (the unique key
 // orders_unique_buyer and the conditional UPDATE, orderdb.InsertAndTake),
+// sql-one-trip in its stored procedure (the same two, in one call),
 // redis-decr and redis-queue in their Redis scripts (take.lua, accept.lua).
 // Ids are compared as bytes, here as in the database
 // (migrations make every id column bytewise) and in Redis.
