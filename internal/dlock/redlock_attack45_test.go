@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/harness/testenv"
@@ -50,6 +53,101 @@ func TestAttack45RedlockLostGrantRepliesAreCleanedUp(t *testing.T) {
 				}
 				if _, err := newLocker(t, r, dlock.ModeRedlock).TryLock(ctx, key, time.Second); err != nil {
 					t.Errorf("another TryLock afterwards = %v, want a grant", err)
+				}
+			})
+		}
+	})
+}
+
+// countHits counts the commands match picks that have answered.
+type countHits struct {
+	match func(redis.Cmder) bool
+	hits  atomic.Int64
+}
+
+func (h *countHits) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *countHits) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if h.match(cmd) {
+			h.hits.Add(1)
+		}
+		return err
+	}
+}
+
+func (h *countHits) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A Redlock holder that got the key by waiting releases it quietly (the
+// fairness rule, in the middle of its run) while one node of five is slow.
+// A majority releases at once, so the lock is free; but the quiet release
+// is announced only after the whole release round, slow node included,
+// and then by publishing on the nodes one after the other within one
+// second, the slow node first: the other process's waiter hears nothing,
+// and gets the key only at its fallback, a second later, instead of at
+// once. (A release that is not quiet is announced by each node's script
+// and wakes it at once.)
+func TestAttack45RedlockQuietReleaseWithASlowNodeIsHeard(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, quiet := range []bool{false, true} {
+			t.Run(fmt.Sprintf("quiet=%v", quiet), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key(fmt.Sprintf("slow-node-release-%v", quiet))
+				const ttl = 30 * time.Second
+				a := newLocker(t, r, dlock.ModeRedlock)
+				tries := &countHits{match: isAcquire}
+				cs := clients(t, r)
+				cs[1].AddHook(tries)
+				b := dlock.NewRedlock(cs)
+				defer func() { _ = b.Close() }()
+
+				var held *dlock.Lock
+				if quiet {
+					// A waits for B's key, so that A listens to it; then A
+					// holds it, got by waiting, the first of its run: its
+					// release is quiet.
+					first, err := b.TryLock(ctx, key, ttl)
+					if err != nil {
+						t.Fatal(err)
+					}
+					gotA := lockLater(ctx, a, key, ttl, 10*time.Second)
+					waitHears(t, a, key)
+					if err := first.Release(ctx); err != nil {
+						t.Fatal(err)
+					}
+					wa := <-gotA
+					if wa.err != nil {
+						t.Fatalf("A: Lock: %v", wa.err)
+					}
+					held = wa.l
+				} else {
+					var err error
+					if held, err = a.TryLock(ctx, key, ttl); err != nil { // a TryLock's release is always announced
+						t.Fatal(err)
+					}
+				}
+				// B waits for it, hears its releases, and has just been
+				// refused (its fallback is a second away).
+				gotB := lockLater(ctx, b, key, ttl, 20*time.Second)
+				waitHears(t, b, key)
+				n := tries.hits.Load()
+				testenv.WaitFor(t, 3*time.Second, "B's head to try again", func() bool { return tries.hits.Load() > n })
+
+				r.SetDelay(0, 1500*time.Millisecond)
+				released := time.Now()
+				go func() { _ = held.Release(ctx) }()
+				wb := <-gotB
+				r.SetDelay(0, 0)
+				if wb.err != nil {
+					t.Fatalf("B: Lock: %v", wb.err)
+				}
+				defer func() { _ = wb.l.Release(ctx) }()
+				if took := wb.at.Sub(released); took > 400*time.Millisecond {
+					t.Errorf("B got the key %v after A's release began (a majority released it at once), want well under 400ms: "+
+						"the release (quiet %v) with node 0 slow was not announced", took.Round(time.Millisecond), quiet)
 				}
 			})
 		}
