@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // A lua or fenced acquire that Redis ran but whose reply was lost (a read
@@ -209,6 +212,53 @@ func TestAttack45FencesIncreaseInGrantOrder(t *testing.T) {
 		for i := 1; i < len(seen); i++ {
 			if seen[i] <= seen[i-1] {
 				t.Errorf("entry %d into the lock carried fence %d after fence %d: fences out of grant order", i, seen[i], seen[i-1])
+			}
+		}
+	})
+}
+
+// A lua or fenced TryLock (or Lock) whose context ends while Redis hangs
+// returns when its context ends, not a TTL later: the undo of an acquire
+// that may have landed (lua.go's undo) runs on a context of its own,
+// bounded by the TTL, and the caller waits for it. Redis answers here
+// after 2s each way, a 4s round trip, within the 10s TTL: the caller whose
+// deadline was 300ms waits 4.3s.
+func TestAttack45LuaCallReturnsAtItsDeadlineWhileRedisHangs(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
+			for _, how := range []string{"TryLock", "Lock"} {
+				t.Run(string(mode)+"/"+how, func(t *testing.T) {
+					key := r.Key("hang-" + string(mode) + how)
+					c := redis.NewClient(redisopt.Client(r.Addrs()[0], redisopt.Settings{DialTimeout: time.Second, ContextTimeout: true}))
+					defer func() { _ = c.Close() }()
+					if err := c.Ping(context.Background()).Err(); err != nil {
+						t.Fatal(err)
+					}
+					l, err := dlock.NewSingle(mode, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer func() { _ = l.Close() }()
+					r.SetDelay(0, 2*time.Second)
+					defer r.SetDelay(0, 0)
+					ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+					defer cancel()
+					start := time.Now()
+					var lk *dlock.Lock
+					if how == "TryLock" {
+						lk, err = l.TryLock(ctx, key, 10*time.Second)
+					} else {
+						lk, err = l.Lock(ctx, key, 10*time.Second, 5*time.Second)
+					}
+					took := time.Since(start)
+					if err == nil {
+						_ = lk.Release(context.Background())
+						t.Fatalf("%s with Redis hung = a handle", how)
+					}
+					if took > time.Second {
+						t.Errorf("%s with a 300ms deadline and Redis hung returned after %v (%v), want at about 300ms", how, took.Round(time.Millisecond), err)
+					}
+				})
 			}
 		}
 	})
