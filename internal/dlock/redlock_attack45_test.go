@@ -153,3 +153,48 @@ func TestAttack45RedlockQuietReleaseWithASlowNodeIsHeard(t *testing.T) {
 		}
 	})
 }
+
+// One Redlock node of five hangs (answers 3s late). A majority releases a
+// lock at once, so anybody may take it; but Release waits for the hung
+// node too, up to the rest of the validity, and only then tells the
+// waiting room: the next waiter of the same process sleeps on behind a
+// holder that is gone, for the whole release round. With the shop's
+// ReleaseTimeout (2s), every grant in a process then costs 2s.
+func TestAttack45RedlockHungMinorityNodeStallsLocalHandOff(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("hung-minority")
+		const ttl = 30 * time.Second
+		x := newLocker(t, r, dlock.ModeRedlock)
+		b := newLocker(t, r, dlock.ModeRedlock)
+		first, err := x.TryLock(ctx, key, ttl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g1 := lockLater(ctx, b, key, ttl, 10*time.Second)
+		waitQueued(t, b, key, 1)
+		g2 := lockLater(ctx, b, key, ttl, 20*time.Second)
+		waitQueued(t, b, key, 2)
+		if err := first.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		w1 := <-g1
+		if w1.err != nil {
+			t.Fatalf("first waiter: %v", w1.err)
+		}
+		r.SetDelay(0, 1500*time.Millisecond)
+		defer r.SetDelay(0, 0)
+		released := time.Now()
+		go func() { _ = w1.l.Release(ctx) }()
+		w2 := <-g2
+		r.SetDelay(0, 0)
+		if w2.err != nil {
+			t.Fatalf("second waiter: %v", w2.err)
+		}
+		defer func() { _ = w2.l.Release(ctx) }()
+		if took := w2.at.Sub(released); took > 500*time.Millisecond {
+			t.Errorf("the second waiter of the process got the key %v after the first began its release (a majority released it at once), "+
+				"want well under 500ms: the room waits for the hung node's answer", took.Round(time.Millisecond))
+		}
+	})
+}
