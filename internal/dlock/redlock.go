@@ -312,10 +312,13 @@ func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (
 }
 
 // release deletes the lock on every node where it is still this handle's,
-// and each of them announces it unless quiet. It is a success if a
-// majority released it. It waits for slow nodes longer than an acquire
-// does, up to the rest of the validity: a release cut short leaves the
-// lock blocked until it expires.
+// and each of them announces it unless quiet. It is a success if its
+// token is off a majority, and returns as soon as it is: the lock is free,
+// and the waiting room may hand it on. The other nodes' releases go on
+// without it, and without the caller's ctx, which may end as soon as this
+// returns; until then, ctx ends them all. A release waits for slow nodes
+// longer than an acquire does, up to the rest of the validity: a release
+// cut short leaves the lock blocked until it expires.
 func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
 	r := h.r
 	h.released.Store(true)
@@ -324,7 +327,16 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 	if quiet {
 		channel = ""
 	}
-	got := r.round(ctx, timeout,
+	// While the lock is valid, a node without its token never had it (it
+	// refused the acquire): the token is off that node as surely as off
+	// one that deleted it, and the lock is free once it is off a majority.
+	// After the validity only deletions count: the token may have expired
+	// where it was, and another holder taken those nodes.
+	valid := l.Validity() > 0
+	nodes, cut := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cut)
+	defer stop()
+	got := r.round(nodes, timeout,
 		func(ctx context.Context, i int) nodeReply {
 			select {
 			case <-h.answered[i]: // the node's SET is not on its way any more
@@ -332,9 +344,9 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 				return nodeReply{err: ctx.Err()}
 			}
 			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, channel)
-			return nodeReply{ok: ok, err: err}
+			return nodeReply{ok: err == nil && (ok || valid), err: err}
 		},
-		func(int) bool { return false }, nil)
+		r.settled, nil)
 	released, answered, failedNodes := r.tally(got)
 	if released >= r.quorum {
 		return !quiet, nil
