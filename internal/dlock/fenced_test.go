@@ -3,6 +3,7 @@ package dlock_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +124,48 @@ func TestFence(t *testing.T) {
 				_ = l.Release(ctx)
 			}
 		})
+	})
+}
+
+// Fences are handed out in grant order: with several processes and
+// goroutines contending, and leases running out under the holders now and
+// then (some holders stall), the fences seen inside the lock, in the order
+// the holders entered it, only increase.
+func TestFencesIncreaseInGrantOrder(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("fence-order")
+		var lockers []dlock.Locker
+		for range 3 {
+			lockers = append(lockers, newLocker(t, r, dlock.ModeFenced))
+		}
+		var mu sync.Mutex
+		var seen []int64
+		var wg sync.WaitGroup
+		for g := range 9 {
+			wg.Go(func() {
+				for i := range 15 {
+					l, err := lockers[g%3].Lock(ctx, key, 100*time.Millisecond, 10*time.Second)
+					if err != nil {
+						t.Errorf("Lock: %v", err)
+						return
+					}
+					mu.Lock() // inside the lock: entries in grant order
+					seen = append(seen, l.Fence())
+					mu.Unlock()
+					if i%5 == 4 { // this holder stalls: its lease runs out under it
+						l.HoldRenewals(time.Minute)
+						<-l.Context().Done()
+					}
+					_ = l.Release(ctx)
+				}
+			})
+		}
+		wg.Wait()
+		for i := 1; i < len(seen); i++ {
+			if seen[i] <= seen[i-1] {
+				t.Errorf("entry %d into the lock carried fence %d after fence %d: fences out of grant order", i, seen[i], seen[i-1])
+			}
+		}
 	})
 }

@@ -2,13 +2,16 @@ package dlock_test
 
 // Faults are injected by wrapping the real thing: go-redis hooks that hold
 // up (delayHook) or refuse (failSET) chosen commands on chosen nodes'
-// clients, and matchers that pick a mode's commands out.
+// clients, run them and drop the reply (lostReply), hold one on the wire
+// past its caller (lateLanding), count them (countHits) or act right after
+// the first (afterFirst), and matchers that pick a mode's commands out.
 
 import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -242,3 +245,118 @@ func isRefreshTo(t *testing.T, ttl time.Duration) func(redis.Cmder) bool {
 
 // isRelease picks the release script (a Release or an undo).
 func isRelease(t *testing.T) func(redis.Cmder) bool { return isScript(t, "release.lua", nil) }
+
+// lostReply runs the commands match picks and then drops their reply, as a
+// read timeout does when the answer is lost on the way back: the caller's
+// context is still live, the server has run the command, and the caller
+// gets an i/o timeout.
+type lostReply struct {
+	match func(redis.Cmder) bool
+	on    atomic.Bool
+	hits  atomic.Int64
+}
+
+// errLostReply is what go-redis returns when a read hits its ReadTimeout.
+var errLostReply error = &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+
+func (h *lostReply) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *lostReply) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !h.on.Load() || !h.match(cmd) {
+			return next(ctx, cmd)
+		}
+		if err := next(ctx, cmd); err != nil {
+			return err // NOSCRIPT, say: go-redis sends the EVAL next
+		}
+		h.hits.Add(1) // the server ran it
+		cmd.SetErr(errLostReply)
+		return errLostReply
+	}
+}
+
+func (h *lostReply) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// lateLanding holds the commands match picks until gate is closed, and
+// then sends them whatever their caller's context says by then, as a
+// request that was already on the wire (a retransmitted packet) lands
+// after requests sent later on other connections. sent is closed when the
+// first picked command is held.
+type lateLanding struct {
+	match  func(redis.Cmder) bool
+	gate   chan struct{}
+	sent   chan struct{}
+	landed chan struct{} // closed once the held command has run
+	once   atomic.Bool
+}
+
+func newLateLanding(match func(redis.Cmder) bool) *lateLanding {
+	return &lateLanding{match: match, gate: make(chan struct{}), sent: make(chan struct{}), landed: make(chan struct{})}
+}
+
+func (h *lateLanding) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *lateLanding) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !h.match(cmd) || !h.once.CompareAndSwap(false, true) {
+			return next(ctx, cmd)
+		}
+		close(h.sent)
+		<-h.gate
+		err := next(context.WithoutCancel(ctx), cmd)
+		close(h.landed)
+		return err
+	}
+}
+
+func (h *lateLanding) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// countHits counts the commands match picks that have answered.
+type countHits struct {
+	match func(redis.Cmder) bool
+	hits  atomic.Int64
+}
+
+func (h *countHits) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *countHits) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if h.match(cmd) {
+			h.hits.Add(1)
+		}
+		return err
+	}
+}
+
+func (h *countHits) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// afterFirst runs fn once, right after the first command match picks has
+// answered, before its caller sees the answer.
+type afterFirst struct {
+	match func(redis.Cmder) bool
+	fn    func()
+	once  sync.Once
+}
+
+func (h *afterFirst) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *afterFirst) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if h.match(cmd) {
+			h.once.Do(h.fn)
+		}
+		return err
+	}
+}
+
+func (h *afterFirst) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}

@@ -3,6 +3,7 @@ package dlock_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -153,4 +154,50 @@ func TestOffNeverBlocks(t *testing.T) {
 	if err := b.Release(ctx); err != nil {
 		t.Errorf("Release = %v", err)
 	}
+}
+
+// A release by a handle whose lease ran out and was granted to another
+// holder leaves the new holder's key alone, for a handle got by TryLock
+// and for one got by waiting (whose release goes through the waiting
+// room's quiet release and turns).
+func TestStaleReleaseKeepsNewHoldersKey(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range safeModes {
+			for _, waited := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/waited=%v", mode, waited), func(t *testing.T) {
+					ctx := context.Background()
+					key := r.Key(fmt.Sprintf("stale-%s-%v", mode, waited))
+					a, b := newLocker(t, r, mode), newLocker(t, r, mode)
+					const ttl = 200 * time.Millisecond
+					var old *dlock.Lock
+					var err error
+					if waited {
+						old, err = dlock.InTurns(a).Lock(ctx, key, ttl, time.Second)
+					} else {
+						old, err = a.TryLock(ctx, key, ttl)
+					}
+					if err != nil {
+						t.Fatalf("A: %v", err)
+					}
+					old.HoldRenewals(time.Minute) // A's network stalls: its lease runs out
+					<-old.Context().Done()
+					var cur *dlock.Lock
+					testenv.WaitFor(t, 5*time.Second, "B to take the key after A's lease ran out", func() bool {
+						cur, err = b.TryLock(ctx, key, 5*time.Second)
+						return err == nil
+					})
+					defer func() { _ = cur.Release(ctx) }()
+					if err := old.Release(ctx); !errors.Is(err, dlock.ErrNotHeld) {
+						t.Errorf("A's Release after B took the key = %v, want ErrNotHeld", err)
+					}
+					if n, of := tokenOn(t, r, mode, key, cur.Token()); n <= of/2 {
+						t.Errorf("after A's stale Release, B's token is on %d of %d nodes, want a majority", n, of)
+					}
+					if _, err := newLocker(t, r, mode).TryLock(ctx, key, time.Second); !errors.Is(err, dlock.ErrNotObtained) {
+						t.Errorf("a third TryLock while B holds the key = %v, want ErrNotObtained", err)
+					}
+				})
+			}
+		}
+	})
 }

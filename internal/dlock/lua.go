@@ -3,6 +3,7 @@ package dlock
 import (
 	"context"
 	_ "embed"
+	"errors"
 	"fmt"
 	"time"
 
@@ -104,7 +105,8 @@ func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by waitroo
 	start := time.Now()
 	got, turnLeft, err := turns.Acquire(ctx, m.client, m.room, keys, []any{token, ttl.Milliseconds()}, by)
 	if err != nil {
-		if ctx.Err() != nil { // the SET may have landed all the same
+		var reply redis.Error
+		if !errors.As(err, &reply) { // no reply (lost, or ctx ended): the SET may have landed all the same
 			m.undo(ctx, key, token, ttl)
 		}
 		return nil, waitroom.Retry{}, redisErr(ctx, err, "acquire", key)
@@ -131,9 +133,12 @@ func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by waitroo
 }
 
 // undo deletes key if it holds token, an acquire that is of no use, and
-// announces that: other processes' waiters may have found it held.
+// announces that: other processes' waiters may have found it held. It
+// gives Redis as long as Redlock gives a node (nodeTimeout), not the TTL:
+// the caller waits for it, and an undo that does not land costs at most
+// the TTL, for which the key expires.
 func (m *Lua) undo(ctx context.Context, key, token string, ttl time.Duration) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ttl)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nodeTimeout(ttl))
 	defer cancel()
 	_, _ = turns.Release(ctx, m.client, key, token, false)
 }

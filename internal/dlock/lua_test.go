@@ -6,8 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/harness/testenv"
+	"github.com/flashsale/flashsale/internal/redisopt"
 )
 
 // A lua acquire whose reply takes as long as the TTL has nothing left of
@@ -108,6 +111,94 @@ func TestLuaUndoOfLateAcquireWakesWaiters(t *testing.T) {
 		if d := res.at.Sub(undone); d > announcedWake {
 			t.Errorf("A's undo freed the key, but B's waiter got it only %v later (its fallback sleep), want within %v",
 				d.Round(time.Millisecond), announcedWake)
+		}
+	})
+}
+
+// A lua or fenced acquire that Redis ran but whose reply was lost (a read
+// timeout, the caller's context still live) is reported as an error, and
+// undone: nobody holds a handle to it, so the key must not stay behind
+// for a whole TTL, keeping every other buyer out.
+func TestLuaAcquireWhoseReplyIsLostIsUndone(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
+			t.Run(string(mode), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key("lost-reply-" + string(mode))
+				lost := &lostReply{match: isAcquireScript}
+				lost.on.Store(true)
+				cs := clients(t, r)
+				cs[0].AddHook(lost)
+				a, err := dlock.New(mode, cs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = a.Close() }()
+				const ttl = 10 * time.Second
+				l, err := a.TryLock(ctx, key, ttl)
+				if err == nil {
+					_ = l.Release(ctx)
+					t.Fatalf("TryLock whose reply was lost = a handle, want an error")
+				}
+				if lost.hits.Load() != 1 {
+					t.Fatalf("the acquire ran %d times, want 1", lost.hits.Load())
+				}
+				lost.on.Store(false)
+				b := newLocker(t, r, mode)
+				other, err := b.TryLock(ctx, key, time.Second)
+				if err == nil {
+					_ = other.Release(ctx)
+					return
+				}
+				pttl, _ := r.Clients()[0].PTTL(ctx, key).Result()
+				t.Errorf("after a TryLock whose reply was lost, another TryLock = %v: "+
+					"the key stays held by a token nobody has, for another %v of its %v TTL", err, pttl.Round(time.Millisecond), ttl)
+			})
+		}
+	})
+}
+
+// A lua or fenced TryLock (or Lock) whose context ends while Redis hangs
+// returns at about its deadline: the undo of the acquire that may have
+// landed is given a node timeout, not the TTL. Redis answers here after 2s
+// each way, a 4s round trip, within the 10s TTL.
+func TestLuaReturnsAtItsDeadlineWhileRedisHangs(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range []dlock.Mode{dlock.ModeLua, dlock.ModeFenced} {
+			for _, how := range []string{"TryLock", "Lock"} {
+				t.Run(string(mode)+"/"+how, func(t *testing.T) {
+					key := r.Key("hang-" + string(mode) + how)
+					c := redis.NewClient(redisopt.Client(r.Addrs()[0], redisopt.Settings{DialTimeout: time.Second, ContextTimeout: true}))
+					defer func() { _ = c.Close() }()
+					if err := c.Ping(context.Background()).Err(); err != nil {
+						t.Fatal(err)
+					}
+					l, err := dlock.NewSingle(mode, c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer func() { _ = l.Close() }()
+					r.SetDelay(0, 2*time.Second)
+					defer r.SetDelay(0, 0)
+					ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+					defer cancel()
+					start := time.Now()
+					var lk *dlock.Lock
+					if how == "TryLock" {
+						lk, err = l.TryLock(ctx, key, 10*time.Second)
+					} else {
+						lk, err = l.Lock(ctx, key, 10*time.Second, 5*time.Second)
+					}
+					took := time.Since(start)
+					if err == nil {
+						_ = lk.Release(context.Background())
+						t.Fatalf("%s with Redis hung = a handle", how)
+					}
+					if took > time.Second {
+						t.Errorf("%s with a 300ms deadline and Redis hung returned after %v (%v), want at about 300ms", how, took.Round(time.Millisecond), err)
+					}
+				})
+			}
 		}
 	})
 }

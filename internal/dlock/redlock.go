@@ -133,7 +133,7 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		return nil, voteDown, nil, err
 	}
 	token, timeout := uuid.NewString(), nodeTimeout(ttl)
-	h := &redlockHold{r: r, answered: make([]chan struct{}, len(r.nodes))}
+	h := &redlockHold{r: r, answered: make([]chan struct{}, len(r.nodes)), granted: make([]bool, len(r.nodes))}
 	for i := range h.answered {
 		h.answered[i] = make(chan struct{})
 	}
@@ -143,6 +143,7 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		func(ctx context.Context, i int) nodeReply {
 			defer close(h.answered[i])
 			ok, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl)
+			h.granted[i] = ok
 			return nodeReply{ok: ok, holder: holder, err: err}
 		},
 		r.settled,
@@ -266,12 +267,14 @@ func splitDelay() time.Duration {
 
 // redlockHold is what a Redlock handle knows beyond the generic Lock: its
 // locker and, per node, a channel closed once that node has answered the
-// acquire. The acquire returns as soon as a majority granted it, and a
-// release must not overtake a SET still on its way to a slower node, or
-// that SET would land after it and leave a key behind.
+// acquire, and whether it granted it. The acquire returns as soon as a
+// majority granted it, and a release must not overtake a SET still on its
+// way to a slower node, or that SET would land after it and leave a key
+// behind.
 type redlockHold struct {
 	r        *Redlock
 	answered []chan struct{}
+	granted  []bool      // granted[i] is written before answered[i] is closed
 	released atomic.Bool // set before releasing: a grant answered later is undone
 }
 
@@ -312,10 +315,13 @@ func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (
 }
 
 // release deletes the lock on every node where it is still this handle's,
-// and each of them announces it unless quiet. It is a success if a
-// majority released it. It waits for slow nodes longer than an acquire
-// does, up to the rest of the validity: a release cut short leaves the
-// lock blocked until it expires.
+// and each of them announces it unless quiet. It is a success once its
+// token is off a majority, and returns as soon as it is: the lock is free,
+// and the waiting room may hand it on. The other nodes' releases go on
+// without it, and without the caller's ctx, which may end as soon as this
+// returns; until then, ctx ends them all. A release waits for slow nodes
+// longer than an acquire does, up to the rest of the validity: a release
+// cut short leaves the lock blocked until it expires.
 func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
 	r := h.r
 	h.released.Store(true)
@@ -324,17 +330,24 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 	if quiet {
 		channel = ""
 	}
-	got := r.round(ctx, timeout,
+	nodes, cut := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cut)
+	defer stop()
+	got := r.round(nodes, timeout,
 		func(ctx context.Context, i int) nodeReply {
 			select {
 			case <-h.answered[i]: // the node's SET is not on its way any more
 			case <-ctx.Done(): // still on its way: undone when it answers
 				return nodeReply{err: ctx.Err()}
 			}
+			// The token is off a node that deleted it, and off one that
+			// never granted the acquire (it answered "held", or its reply
+			// was lost and the SET never landed): the lock is free once it
+			// is off a majority.
 			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, channel)
-			return nodeReply{ok: ok, err: err}
+			return nodeReply{ok: err == nil && (ok || !h.granted[i]), err: err}
 		},
-		func(int) bool { return false }, nil)
+		r.settled, nil)
 	released, answered, failedNodes := r.tally(got)
 	if released >= r.quorum {
 		return !quiet, nil

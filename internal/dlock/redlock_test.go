@@ -220,3 +220,52 @@ func failedNodes(err *dlock.RedlockError) string {
 	}
 	return strings.Join(names, ",")
 }
+
+// Redlock nodes whose SET ran but whose reply was lost hold a piece of
+// the lock nobody counted. A grant (a majority answered) must release it
+// there too; a failed acquire (a majority of replies lost) must undo it
+// there before TryLock returns, or the next buyer finds the key held.
+func TestRedlockLostGrantRepliesAreCleanedUp(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, lostOn := range [][]int{{4}, {0, 1, 2}} {
+			t.Run(fmt.Sprint(lostOn), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key(fmt.Sprintf("lost-%d", len(lostOn)))
+				lost := &lostReply{match: isAcquire}
+				lost.on.Store(true)
+				cs := clients(t, r)
+				for _, i := range lostOn {
+					cs[i].AddHook(lost)
+				}
+				a := dlock.NewRedlock(cs)
+				defer func() { _ = a.Close() }()
+				l, err := a.TryLock(ctx, key, 10*time.Second)
+				granted := len(lostOn) < 3
+				switch {
+				case granted && err != nil:
+					t.Fatalf("TryLock with %v's replies lost = %v, want a grant", lostOn, err)
+				case !granted && err == nil:
+					t.Fatalf("TryLock with %v's replies lost = a grant, want an error", lostOn)
+				case granted:
+					if err := l.Release(ctx); err != nil {
+						t.Fatalf("Release: %v", err)
+					}
+				case !errors.Is(err, dlock.ErrUnavailable):
+					t.Errorf("TryLock with %v's replies lost = %v, want ErrUnavailable", lostOn, err)
+				}
+				// A failed TryLock undoes every node before it returns; a
+				// Release returns once a majority is free, the rest follow.
+				for i, c := range r.Clients() {
+					if granted {
+						waitGone(t, c, key, 5*time.Second)
+					} else if keys := r.Keys(i, key); len(keys) != 0 {
+						t.Errorf("node %d still has %v after the failed TryLock returned", i, keys)
+					}
+				}
+				if _, err := newLocker(t, r, dlock.ModeRedlock).TryLock(ctx, key, time.Second); err != nil {
+					t.Errorf("another TryLock afterwards = %v, want a grant", err)
+				}
+			})
+		}
+	})
+}

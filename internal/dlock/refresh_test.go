@@ -243,3 +243,71 @@ func TestRefreshWithEndedContextKeepsLock(t *testing.T) {
 		}
 	})
 }
+
+// A refresh that was on the wire when its holder released, and lands after
+// another holder took the key, must not touch the new holder's key: not
+// the watchdog's renewal (Release waits for it only until its context is
+// cancelled) and not a caller's Refresh. The stale refresh asks for a
+// short TTL; the new holder's key must keep its own.
+func TestRefreshLandingAfterReleaseLeavesNextHolder(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range safeModes {
+			for _, who := range []string{"watchdog", "Refresh"} {
+				t.Run(string(mode)+"/"+who, func(t *testing.T) {
+					ctx := context.Background()
+					key := r.Key("late-refresh-" + string(mode) + who)
+					late := newLateLanding(isRefresh(t))
+					cs := clients(t, r)
+					for _, i := range allNodes(mode) {
+						cs[i].AddHook(late) // one refresh held, on one node
+					}
+					a, err := dlock.New(mode, cs)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer func() { _ = a.Close() }()
+					const ttl = 600 * time.Millisecond
+					l, err := a.TryLock(ctx, key, ttl)
+					if err != nil {
+						t.Fatal(err)
+					}
+					refreshed := make(chan error, 1)
+					if who == "Refresh" {
+						go func() { refreshed <- l.Refresh(ctx, 300*time.Millisecond) }()
+					}
+					<-late.sent // the watchdog's renewal is due at ttl/3
+					released := make(chan error, 1)
+					go func() { released <- l.Release(ctx) }()
+					select {
+					case err := <-released:
+						if err != nil {
+							t.Fatalf("Release: %v", err)
+						}
+					case <-time.After(5 * time.Second):
+						close(late.gate)
+						t.Fatalf("Release hung behind a refresh on the wire")
+					}
+					b := newLocker(t, r, mode)
+					cur, err := b.TryLock(ctx, key, 30*time.Second)
+					if err != nil {
+						close(late.gate)
+						t.Fatalf("B: TryLock after A's Release: %v", err)
+					}
+					defer func() { _ = cur.Release(ctx) }()
+					close(late.gate)
+					<-late.landed
+					for i, c := range lockNodes(r, mode) {
+						if pttl, err := c.PTTL(ctx, key).Result(); err == nil && pttl < 10*time.Second && pttl != -2 {
+							t.Errorf("node %d: B's key has a PTTL of %v after A's stale refresh landed, want B's 30s", i, pttl)
+						}
+					}
+					if who == "Refresh" && mode != dlock.ModeRedlock { // Redlock's Refresh had a majority before the Release
+						if err := <-refreshed; err == nil {
+							t.Errorf("A's Refresh that landed after B took the key = nil, want an error")
+						}
+					}
+				})
+			}
+		}
+	})
+}

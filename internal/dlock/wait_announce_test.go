@@ -191,3 +191,48 @@ func TestRedlockHandOffWakesWaiterPromptly(t *testing.T) {
 		}
 	})
 }
+
+// The holder releases right after the waiter's first try was refused and
+// before the waiter has even asked to hear the key's releases: the
+// announcement goes to nobody. The waiter must not sleep until its
+// fallback (a second, with a long TTL): the subscription's confirmation
+// wakes it, and it finds the key free.
+func TestReleaseBeforeWaiterSubscribesIsNotLost(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range safeModes {
+			t.Run(string(mode), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key("early-release-" + string(mode))
+				a := newLocker(t, r, mode)
+				held, err := a.TryLock(ctx, key, 30*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var released time.Time
+				hook := &afterFirst{match: isAcquire, fn: func() {
+					released = time.Now()
+					if err := held.Release(ctx); err != nil {
+						t.Errorf("Release: %v", err)
+					}
+				}}
+				cs := clients(t, r)
+				for _, i := range allNodes(mode) {
+					cs[i].AddHook(hook)
+				}
+				b, err := dlock.New(mode, cs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = b.Close() }()
+				l, err := b.Lock(ctx, key, 30*time.Second, 10*time.Second)
+				if err != nil {
+					t.Fatalf("Lock: %v", err)
+				}
+				defer func() { _ = l.Release(ctx) }()
+				if took := time.Since(released); took > 500*time.Millisecond {
+					t.Errorf("the waiter got the key %v after a release made before it subscribed, want well under its 1s fallback", took)
+				}
+			})
+		}
+	})
+}

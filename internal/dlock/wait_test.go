@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
@@ -218,5 +220,68 @@ func TestNoGoroutineLeftAfterClose(t *testing.T) {
 		}
 		testenv.WaitFor(t, 2*time.Second, fmt.Sprintf("at most %d dlock goroutines, as before", before),
 			func() bool { return dlockGoroutines() <= before })
+	})
+}
+
+// Waiters whose context is cancelled, the head among them in the middle of
+// its try, leave nothing behind: no goroutine still waiting, an empty
+// queue, and a locker whose next Lock gets the key as soon as the holder
+// lets go.
+func TestCancelledWaitersLeaveNothing(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, mode := range []dlock.Mode{dlock.ModeNaive, dlock.ModeLua, dlock.ModeRedlock} {
+			t.Run(string(mode), func(t *testing.T) {
+				bg := context.Background()
+				key := r.Key("cancel-" + string(mode))
+				a := newLocker(t, r, mode)
+				slow := newDelayHook(func(cmd redis.Cmder) bool { return isAcquire(cmd) || cmd.Name() == "setnx" }, true, 0)
+				b := hookedLocker(t, r, mode, slow, allNodes(mode)...)
+				held, err := a.TryLock(bg, key, 10*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(bg)
+				const waiters = 20
+				got := make(chan acquired, waiters)
+				for range waiters {
+					go func() { got <- <-lockLater(ctx, b, key, 10*time.Second, 30*time.Second) }()
+				}
+				waitQueued(t, b, key, waiters)
+				before := slow.hits.Load()
+				slow.delay.Store(int64(time.Hour)) // the head's next try hangs until cancelled
+				testenv.WaitFor(t, 5*time.Second, "the head inside its next try", func() bool { return slow.hits.Load() > before })
+				cancel()
+				for range waiters {
+					w := <-got
+					if w.err == nil {
+						_ = w.l.Release(bg)
+						t.Errorf("a cancelled waiter got the lock")
+					} else if !errors.Is(w.err, dlock.ErrTimeout) && !errors.Is(w.err, context.Canceled) {
+						t.Errorf("a cancelled waiter's Lock = %v, want ErrTimeout wrapping context.Canceled", w.err)
+					}
+				}
+				slow.delay.Store(0)
+				testenv.WaitFor(t, 3*time.Second, "no goroutine left in a Lock", func() bool {
+					return goroutinesIn("dlock.(*waiting).lock") == 0 && goroutinesIn("waitroom.(*Room).Wait") == 0
+				})
+				if n := dlock.Queued(b, key); n != 0 {
+					t.Errorf("%d waiters still queued after every Lock returned", n)
+				}
+				next := lockLater(bg, b, key, time.Second, 20*time.Second)
+				waitQueued(t, b, key, 1)
+				released := time.Now()
+				if err := held.Release(bg); err != nil {
+					t.Fatal(err)
+				}
+				w := <-next
+				if w.err != nil {
+					t.Fatalf("Lock after the cancelled waiters left = %v", w.err)
+				}
+				_ = w.l.Release(bg)
+				if took := w.at.Sub(released); took > 2*time.Second {
+					t.Errorf("Lock after the cancelled waiters left got the key %v after its release, want promptly", took)
+				}
+			})
+		}
 	})
 }

@@ -3,6 +3,7 @@ package waitroom
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -141,11 +142,17 @@ func (r *Room) gap(node int) {
 }
 
 // announce publishes the release id of key on every node, as the release
-// itself would have. It works after close too.
+// itself would have, on all of them at once and each within its own
+// second: a slow node must not hold back the quorum of the others. It
+// works after close too.
 func (r *Room) announce(key, id string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
+	var wg sync.WaitGroup
 	for _, c := range r.sub.Clients() {
-		_ = c.Publish(ctx, Channel(key), id).Err() // lost: the waiters' fallback wakes them
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = c.Publish(ctx, Channel(key), id).Err() // lost: the waiters' fallback wakes them
+		})
 	}
+	wg.Wait()
 }

@@ -1,0 +1,81 @@
+package dlock_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/flashsale/flashsale/internal/dlock"
+	"github.com/flashsale/flashsale/internal/harness/testenv"
+)
+
+// A Redlock release while one node of five is slow is heard by the other
+// process's waiter at once, well before its 1s fallback: a release that
+// is not quiet by each node's script, and a quiet one (its holder got the
+// key by waiting, in the middle of its run: the fairness rule) by the
+// waiting room, as soon as a majority released it, publishing on every
+// node at once, so that the slow node does not hold back the others.
+func TestRedlockReleaseWithASlowNodeIsHeard(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		for _, quiet := range []bool{false, true} {
+			t.Run(fmt.Sprintf("quiet=%v", quiet), func(t *testing.T) {
+				ctx := context.Background()
+				key := r.Key(fmt.Sprintf("slow-node-release-%v", quiet))
+				const ttl = 30 * time.Second
+				a := newLocker(t, r, dlock.ModeRedlock)
+				tries := &countHits{match: isAcquire}
+				cs := clients(t, r)
+				cs[1].AddHook(tries)
+				b := dlock.NewRedlock(cs)
+				defer func() { _ = b.Close() }()
+
+				var held *dlock.Lock
+				if quiet {
+					// A waits for B's key, so that A listens to it; then A
+					// holds it, got by waiting, the first of its run: its
+					// release is quiet.
+					first, err := b.TryLock(ctx, key, ttl)
+					if err != nil {
+						t.Fatal(err)
+					}
+					gotA := lockLater(ctx, a, key, ttl, 10*time.Second)
+					waitHears(t, a, key)
+					if err := first.Release(ctx); err != nil {
+						t.Fatal(err)
+					}
+					wa := <-gotA
+					if wa.err != nil {
+						t.Fatalf("A: Lock: %v", wa.err)
+					}
+					held = wa.l
+				} else {
+					var err error
+					if held, err = a.TryLock(ctx, key, ttl); err != nil { // a TryLock's release is always announced
+						t.Fatal(err)
+					}
+				}
+				// B waits for it, hears its releases, and has just been
+				// refused (its fallback is a second away).
+				gotB := lockLater(ctx, b, key, ttl, 20*time.Second)
+				waitHears(t, b, key)
+				n := tries.hits.Load()
+				testenv.WaitFor(t, 3*time.Second, "B's head to try again", func() bool { return tries.hits.Load() > n })
+
+				r.SetDelay(0, 1500*time.Millisecond)
+				released := time.Now()
+				go func() { _ = held.Release(ctx) }()
+				wb := <-gotB
+				r.SetDelay(0, 0)
+				if wb.err != nil {
+					t.Fatalf("B: Lock: %v", wb.err)
+				}
+				defer func() { _ = wb.l.Release(ctx) }()
+				if took := wb.at.Sub(released); took > 400*time.Millisecond {
+					t.Errorf("B got the key %v after A's release began (a majority released it at once), want well under 400ms: "+
+						"the release (quiet %v) with node 0 slow was not heard", took.Round(time.Millisecond), quiet)
+				}
+			})
+		}
+	})
+}
