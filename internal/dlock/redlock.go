@@ -133,7 +133,8 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		return nil, voteDown, nil, err
 	}
 	token, timeout := uuid.NewString(), nodeTimeout(ttl)
-	h := &redlockHold{r: r, answered: make([]chan struct{}, len(r.nodes)), granted: make([]bool, len(r.nodes))}
+	h := &redlockHold{r: r, answered: make([]chan struct{}, len(r.nodes)),
+		granted: make([]bool, len(r.nodes)), refused: make([]bool, len(r.nodes))}
 	for i := range h.answered {
 		h.answered[i] = make(chan struct{})
 	}
@@ -143,7 +144,7 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		func(ctx context.Context, i int) nodeReply {
 			defer close(h.answered[i])
 			ok, holder, err := obtainOn(ctx, r.nodes[i], key, token, ttl)
-			h.granted[i] = ok
+			h.granted[i], h.refused[i] = ok, err == nil && !ok
 			return nodeReply{ok: ok, holder: holder, err: err}
 		},
 		r.settled,
@@ -275,6 +276,7 @@ type redlockHold struct {
 	r        *Redlock
 	answered []chan struct{}
 	granted  []bool      // granted[i] is written before answered[i] is closed
+	refused  []bool      // the node answered "held" (its SET never landed); as granted
 	released atomic.Bool // set before releasing: a grant answered later is undone
 }
 
@@ -341,11 +343,11 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 				return nodeReply{err: ctx.Err()}
 			}
 			// The token is off a node that deleted it, and off one that
-			// never granted the acquire (it answered "held", or its reply
-			// was lost and the SET never landed): the lock is free once it
-			// is off a majority.
+			// answered the acquire "held": the lock is free once it is off
+			// a majority. A node whose acquire reply was lost counts only
+			// if it deleted the token: its SET may land after this.
 			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, channel)
-			return nodeReply{ok: err == nil && (ok || !h.granted[i]), err: err}
+			return nodeReply{ok: err == nil && (ok || h.refused[i]), err: err}
 		},
 		r.settled, nil)
 	released, answered, failedNodes := r.tally(got)
