@@ -163,8 +163,11 @@ func countHold(trips []trip, lockRow bool, takes string) counted {
 			c.db++
 		case "redis":
 			// Not the dedupe lock's: a redlock dedupe lock's late sends
-			// to its slower nodes may be logged inside the product's hold.
-			if strings.Contains(tr.what, "flashsale:dedupe:") || resent(tr, sent) {
+			// to its slower nodes may be logged inside the product's hold;
+			// nor the product lock's own acquire (SET NX) reaching a slower
+			// redlock node after a majority granted it: nobody waits for it.
+			lateAcquire := strings.HasPrefix(tr.what, "[SET ") && strings.Contains(tr.what, " NX PX ")
+			if strings.Contains(tr.what, "flashsale:dedupe:") || lateAcquire || resent(tr, sent) {
 				continue
 			}
 			sent[tr.node] = append(sent[tr.node], tr.what)
