@@ -62,3 +62,9 @@ func CrashAfterReturnCommit(s *Service) { s.crashAfterCommit.Store(true) }
 // last send (owed.go), for tests that lose a return in Redis after it
 // was paid and wait for the send that repairs it.
 func KeepPaidReturns(s *Service, d time.Duration) { s.owedKeep = d }
+
+// PayOwedAfter sets how old an unpaid owed row is before s's sweep pays
+// it (owed.go's grace for the shop that wrote it), for tests that leave a
+// return owed on purpose (a crashed shop, Redis down) and would otherwise
+// wait the default out before each sweep can finish it.
+func PayOwedAfter(s *Service, d time.Duration) { s.owedGrace = d }

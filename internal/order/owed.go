@@ -27,7 +27,7 @@ import (
 // often it is sent (redisstock.Stock.Return: the units back, the buyer free
 // to buy again, the return counted); then the row is marked paid
 // (payRedis, settleOwed: each row settled in a transaction that holds it). A shop that dies between the commit and Redis leaves its
-// row owed, and any shop's sweep pays it once it is owedGrace old
+// row owed, and any shop's sweep pays it once it is defaultOwedGrace old
 // (sweepOwed). Redis first would be wrong: a crash after it leaves a unit
 // on sale in Redis that the database still counts sold, and a retry
 // cannot tell it ran.
@@ -39,9 +39,9 @@ import (
 // loaded from the database meanwhile counts every row's units already:
 // the load marks them returned (orderdb.OwedIDs), so no send adds them twice.
 const (
-	// owedGrace is how old an owed row is before the sweep pays it: the
-	// shop that wrote it pays it at once, unless it died.
-	owedGrace = 2 * time.Second
+	// defaultOwedGrace is how old an owed row is before the sweep pays it:
+	// the shop that wrote it pays it at once, unless it died.
+	defaultOwedGrace = 2 * time.Second
 	// defaultOwedKeep is how long a paid row stays before its last send:
 	// longer than a Sentinel failover (its down-after, then an election),
 	// and a Redis Cluster's.
@@ -172,7 +172,7 @@ func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error 
 }
 
 // sweepOwed settles (settleOwed) the rows of redis_owed that are due: the
-// returns that the shops which committed them left owed for owedGrace or
+// returns that the shops which committed them left owed for s.owedGrace or
 // longer (they died, or Redis did not answer), and the rows paid
 // s.owedKeep ago; up to owedBatch at a look, and up to sweepLooks looks,
 // each leaving out the products whose rows failed (their Redis is down,
@@ -214,7 +214,7 @@ func (s *Service) dueOwed(ctx context.Context, skip []string) ([]owedRow, error)
 	now := life.NowMs(s.db)
 	q := s.db.WithContext(ctx).Table("redis_owed").
 		Where("(paid_ms IS NULL AND created_ms <= "+now+" - ?) OR paid_ms <= "+now+" - ?",
-			owedGrace.Milliseconds(), s.owedKeep.Milliseconds())
+			s.owedGrace.Milliseconds(), s.owedKeep.Milliseconds())
 	if len(skip) > 0 {
 		q = q.Where("product_id NOT IN ?", skip)
 	}

@@ -102,6 +102,8 @@ func starvedOwed(t *testing.T, b *testenv.Env, n int) {
 	shops := newShops(t, b, 2, order.Options{SweepEvery: -1})
 	dying, alive := shops[0], shops[1]
 	order.CrashAfterReturnCommit(dying)
+	const grace = 100 * time.Millisecond
+	order.PayOwedAfter(alive, grace) // not the default's 2 s
 	c := b.Single(b.Redis.Clients())
 	stuck := payable(t, b, stock.Product{Strategy: strategy.RedisDecr}, n, time.Minute)
 	for _, r := range buyers(stuck.ID, n) {
@@ -120,7 +122,7 @@ func starvedOwed(t *testing.T, b *testenv.Env, n int) {
 	testenv.WaitFor(t, 10*time.Second, "the owed return to be past its grace", func() bool {
 		var due int
 		if err := db.Raw("SELECT COUNT(*) FROM redis_owed WHERE order_id = ? AND created_ms <= "+
-			life.NowMs(db)+" - 2000", o.ID).Row().Scan(&due); err != nil {
+			life.NowMs(db)+" - ?", o.ID, grace.Milliseconds()).Row().Scan(&due); err != nil {
 			t.Fatal(err)
 		}
 		return due == 1

@@ -83,6 +83,7 @@ func TestRedisReturnLossAtEachPoint(t *testing.T) {
 		dying, alive := shops[0], shops[1]
 		order.CrashAfterReturnCommit(dying)
 		order.KeepPaidReturns(alive, 300*time.Millisecond)
+		order.PayOwedAfter(alive, 0) // only settleAll sweeps, once the scene is set
 		c := b.Single(b.Redis.Clients())
 		for _, row := range redisRows {
 			t.Run(row.name, func(t *testing.T) {

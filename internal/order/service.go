@@ -111,6 +111,9 @@ type Service struct {
 	// owedKeep is how long a paid return stays owed before its last send
 	// (owed.go): defaultOwedKeep, shorter in tests (export_test.go).
 	owedKeep time.Duration
+	// owedGrace is how old an unpaid owed row is before the sweep pays it
+	// (owed.go): defaultOwedGrace, shorter in tests (export_test.go).
+	owedGrace time.Duration
 }
 
 // NewService returns a Service that writes orders to db, reads products from
@@ -144,7 +147,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	for mode, l := range lockers {
 		m[mode] = l
 	}
-	s := &Service{db: db, products: products, lockers: m, opts: opts, owedKeep: defaultOwedKeep}
+	s := &Service{db: db, products: products, lockers: m, opts: opts, owedKeep: defaultOwedKeep, owedGrace: defaultOwedGrace}
 	s.writer = orderdb.NewWriter(db, s.withLateCommits)
 	s.sqlAtomic = sqlatomic.New(s.writer, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())

@@ -95,6 +95,7 @@ func TestRedisReturnOwedAtLoad(t *testing.T) {
 		shops := newShops(t, b, 2, order.Options{SweepEvery: -1})
 		dying, alive := shops[0], shops[1]
 		order.CrashAfterReturnCommit(dying)
+		order.PayOwedAfter(alive, 0) // only sweepUntil sweeps, once the stock is loaded
 		c := b.Single(b.Redis.Clients())
 		for _, row := range redisRows {
 			t.Run(row.name, func(t *testing.T) {
