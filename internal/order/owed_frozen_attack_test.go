@@ -28,6 +28,7 @@ func TestRedisOwedSweepNotHeldByAFrozenSettle(t *testing.T) {
 		shops := newShops(t, b, 2, order.Options{SweepEvery: -1})
 		dying, alive := shops[0], shops[1]
 		order.CrashAfterReturnCommit(dying)
+		order.PayOwedAfter(alive, 0) // both rows due at once: no 2 s grace to wait out
 		frozenP := payable(t, b, stock.Product{Strategy: strategy.RedisDecr}, 4, time.Minute)
 		p := payable(t, b, stock.Product{Strategy: strategy.RedisDecr}, 4, time.Minute)
 		// Two returns owed, frozenP's the older: the sweep reads it first.
