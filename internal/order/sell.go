@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -164,24 +163,16 @@ func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []
 
 // shelfOf is the rest of look, for a stock read already (for update, or
 // with its version): it remembers a stock of 0, and reads who of users has
-// bought product through q: who has a live order (life.LiveSQL), for an
-// order that expired or was cancelled lets its buyer buy again.
+// bought product through q (orderdb.Bought).
 func (s *Service) shelfOf(ctx context.Context, q *gorm.DB, product string, left int, users []string) (shelf, error) {
 	if left == 0 {
 		s.markSoldOut(product)
 	}
-	var rows []struct{ UserID, ID string }
-	err := q.WithContext(ctx).
-		Raw("SELECT user_id, id FROM orders WHERE product_id = ? AND user_id IN ? AND "+life.LiveSQL, product, users).
-		Scan(&rows).Error
+	bought, err := orderdb.Bought(ctx, q, product, users)
 	if err != nil {
 		return shelf{}, err
 	}
-	sh := shelf{left: left, bought: make(map[string]string, len(rows))}
-	for _, r := range rows {
-		sh.bought[r.UserID] = r.ID
-	}
-	return sh, nil
+	return shelf{left: left, bought: bought}, nil
 }
 
 // usersOf returns the buyers of reqs.

@@ -104,7 +104,7 @@ func (s *Seller) load(ctx context.Context, product string) error {
 		if err != nil {
 			return nil, orderdb.FromWrite(lctx, err)
 		}
-		if _, err := s.q.LoadIfMissing(lctx, product, left, owed...); err != nil {
+		if _, err := s.q.stock.LoadIfMissing(lctx, product, left, owed...); err != nil {
 			return nil, fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 		}
 		return nil, nil

@@ -80,13 +80,17 @@ func (s *Seller) WriteQueued(ctx context.Context, product string, orders []Order
 		if err != nil {
 			return err
 		}
-		onShelf, bought, err := s.opts.Look(ctx, tx, product, users)
+		onShelf, err := orderdb.ReadStock(ctx, tx, product)
 		if errors.Is(err, stock.ErrNotFound) {
 			for i := range refusals {
 				refusals[i] = &Refusal{Code: s.opts.Code(err), Reason: fmt.Sprintf("product %q no longer exists", product)}
 			}
 			return nil
 		}
+		if err != nil {
+			return err
+		}
+		bought, err := orderdb.Bought(ctx, tx, product, users)
 		if err != nil {
 			return err
 		}
