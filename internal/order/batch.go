@@ -37,18 +37,16 @@ import (
 // dedupe lock is not needed: the product lock serialises the batches, and
 // each batch asks the database who has bought).
 
-// placeBatched queues req for product p's next batch in this process, and
-// waits for its answer. A buyer whose ctx ends before its batch has
-// allocated it (while it is queued, or while its batch waits for the
-// database or does the work) is withdrawn: nothing is written for it and it
-// gets ctx's error at once. So is a buyer that no batch has allocated
-// within the lock wait, with ErrLockTimeout, as an unbatched buyer whose
-// lock did not come. The queue is past the shop's door (package httpapi),
-// so it is bounded here too, by what its batches serve in time: a buyer
-// who finds more buyers ahead than the batches serve within half the lock
-// wait is turned away at once with ErrBusy (enqueue). Once allocated, a buyer waits for the batch's answer, which is the
-// rest of one transaction away: its order, if the commit lands, as for a
-// commit already sent.
+// placeBatched queues req for product p's next batch in this process and
+// waits for its answer. Until a batch has allocated it, the buyer may
+// leave: when ctx ends (ctx's error) or the lock wait passes
+// (ErrLockTimeout, as for an unbatched buyer whose lock did not come), it
+// is withdrawn and nothing is written for it. The queue is past the shop's
+// door (package httpapi), so it is bounded here: a buyer who finds more
+// buyers ahead than the batches serve within half the lock wait is turned
+// away at once with ErrBusy (enqueue). Once allocated, a buyer waits for
+// the batch's answer, the rest of one transaction away: its order, if the
+// commit lands.
 func (s *Service) placeBatched(ctx context.Context, p stock.Product, req Request, locker dlock.Locker) (Order, error) {
 	w := &batchWaiter{req: req, done: make(chan answer, 1)}
 	if !s.enqueue(p, locker, w, s.opts.LockWait) {

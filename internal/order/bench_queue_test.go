@@ -45,7 +45,7 @@ func benchDrain(b *testing.B, env *testenv.Env, shops []benchShop, fillers int) 
 			for n := next.Add(1); n <= int64(b.N); n = next.Add(1) {
 				o := redisqueue.Order{ID: randomID(), UserID: "u" + strconv.FormatInt(users.Add(1), 10),
 					ProductID: p.ID, Quantity: 1, CreatedAt: time.Now().UTC()}
-				if _, err := q.Accept(ctx, o); err != nil {
+				if _, err := q.AcceptBy(ctx, o, time.Time{}); err != nil {
 					b.Error(err)
 					return
 				}

@@ -14,13 +14,7 @@ import (
 
 // placeForUpdate is strategy sql-for-update: the database's own lock on
 // the product's row, and no other (no Redis, not even a dedupe lock). One
-// transaction reads, checks, works and writes:
-//
-//  1. lock the product's row and read its stock (SELECT … FOR UPDATE),
-//     waiting at most the lock wait for the buyer ahead (forupdate_row.go);
-//  2. check the buyer and the stock, the one rule (allocate);
-//  3. do the business work, holding the row;
-//  4. write the stock left and the order, and commit, which lets the row go.
+// transaction reads, checks, works and writes, its steps below.
 //
 // The read-check-write is the locking strategies' own, and here it is
 // safe for a reason no lease gives: the row stays locked until this
@@ -41,14 +35,15 @@ func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Reque
 	err := s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		row.Began() // on SQLite, BEGIN took the lock
 		got = time.Time{}
-		// 1. The row lock, and the stock under it.
+		// 1. The row lock, and the stock under it (SELECT … FOR UPDATE),
+		// waiting at most the lock wait for the buyer ahead (forupdate_row.go).
 		left, err := s.lockRow(ctx, tx, p)
 		if err != nil {
 			return err
 		}
 		row.Took()
 		got = row.Start()
-		// 2. Check the buyer and the stock.
+		// 2. Check the buyer and the stock, the one rule (allocate).
 		sh, err := s.shelfOf(ctx, tx, p.ID, left, []string{req.UserID})
 		if err != nil {
 			return err
@@ -61,7 +56,8 @@ func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Reque
 		if err := s.work(ctx, p); err != nil {
 			return err
 		}
-		// 4. The stock computed from what was read, and the order.
+		// 4. The stock computed from what was read, and the order; the
+		// commit lets the row go.
 		if err := s.writeStock(ctx, tx, p, left, fence{}); err != nil {
 			return err
 		}

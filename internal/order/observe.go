@@ -2,6 +2,7 @@ package order
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/order/orderdb"
@@ -104,31 +105,8 @@ func (s *Service) rowHeld(p stock.Product, h *orderdb.RowHold) {
 // for the observer.
 func (s *Service) happened(product string, sn strategy.Name, e Event) {
 	c := s.events(product)
-	switch e {
-	case EventLateCommit:
-		c.lateCommits.Add(1)
-	case EventFencedOut:
-		c.fencedOut.Add(1)
-	case EventLockLost:
-		c.locksLost.Add(1)
-	case EventGivenBack:
-		c.givenBack.Add(1)
-	case EventReclaimed:
-		c.reclaimed.Add(1)
-	case EventWritten:
-		c.queueWritten.Add(1)
-	case EventRefused:
-		c.queueRefused.Add(1)
-	case EventVersionMoved:
-		c.versionMoved.Add(1)
-	case EventPaid:
-		c.paid.Add(1)
-	case EventExpired:
-		c.expired.Add(1)
-	case EventCancelled:
-		c.cancelled.Add(1)
-	case EventReturned:
-		c.returned.Add(1)
+	if i := slices.Index(counted[:], e); i >= 0 {
+		c.n[i].Add(1)
 	}
 	s.opts.Observer.Happened(sn, e)
 }

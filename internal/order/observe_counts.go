@@ -1,6 +1,7 @@
 package order
 
 import (
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -48,18 +49,22 @@ type Events struct {
 	Held  time.Duration
 }
 
+// counted lists the Events that happened counts, in the order of
+// counters.n.
+var counted = [...]Event{EventLateCommit, EventFencedOut, EventLockLost, EventGivenBack, EventReclaimed,
+	EventWritten, EventRefused, EventVersionMoved, EventPaid, EventExpired, EventCancelled, EventReturned}
+
 // counters is a product's Events as they are counted, and the number of
 // its orders that reached their commit (the late-commit schedule).
 type counters struct {
-	lateCommits, fencedOut, locksLost, givenBack atomic.Int64
-	reclaimed                                    atomic.Int64
-	commits                                      atomic.Int64
-	batches, batched                             atomic.Int64
-	queueWritten, queueRefused                   atomic.Int64
-	versionMoved                                 atomic.Int64
-	paid, expired, cancelled, returned           atomic.Int64
-	holds, held                                  atomic.Int64
+	n                [len(counted)]atomic.Int64 // one per counted Event
+	commits          atomic.Int64
+	batches, batched atomic.Int64
+	holds, held      atomic.Int64
 }
+
+// of is how many times e happened.
+func (c *counters) of(e Event) int64 { return c.n[slices.Index(counted[:], e)].Load() }
 
 // events returns product's counters, creating them on first use.
 func (s *Service) events(product string) *counters {
@@ -80,20 +85,20 @@ func (s *Service) Events(product string) Events {
 	}
 	c := v.(*counters)
 	return Events{
-		LateCommits:   c.lateCommits.Load(),
-		FencedOut:     c.fencedOut.Load(),
-		LocksLost:     c.locksLost.Load(),
-		GivenBack:     c.givenBack.Load(),
-		Reclaimed:     c.reclaimed.Load(),
+		LateCommits:   c.of(EventLateCommit),
+		FencedOut:     c.of(EventFencedOut),
+		LocksLost:     c.of(EventLockLost),
+		GivenBack:     c.of(EventGivenBack),
+		Reclaimed:     c.of(EventReclaimed),
 		Batches:       c.batches.Load(),
 		BatchedBuyers: c.batched.Load(),
-		QueueWritten:  c.queueWritten.Load(),
-		QueueRefused:  c.queueRefused.Load(),
-		VersionMoved:  c.versionMoved.Load(),
-		Paid:          c.paid.Load(),
-		Expired:       c.expired.Load(),
-		Cancelled:     c.cancelled.Load(),
-		Returned:      c.returned.Load(),
+		QueueWritten:  c.of(EventWritten),
+		QueueRefused:  c.of(EventRefused),
+		VersionMoved:  c.of(EventVersionMoved),
+		Paid:          c.of(EventPaid),
+		Expired:       c.of(EventExpired),
+		Cancelled:     c.of(EventCancelled),
+		Returned:      c.of(EventReturned),
 		Holds:         c.holds.Load(),
 		Held:          time.Duration(c.held.Load()),
 	}

@@ -27,18 +27,14 @@ func (s *Service) product(ctx context.Context, id string) (stock.Product, error)
 	return p, nil
 }
 
-// HasOwnQueue reports whether the orders of product id already wait in a
-// queue of the shop's own, one the lock wait bounds: for a batch (batch.go),
-// where only the leader asks for the product lock, or for a shared round
-// trip to Redis (redis-queue, which takes no lock). A shop's door (package
-// httpapi) lets them through: it caps how many orders work at once, so
-// that a crowd neither piles its lock attempts onto Redis nor its
-// transactions onto the hot row, and these orders do neither; held at
-// the door, a batch or a round trip could never carry more buyers than the
-// door has slots (the lock wait bounds their queue instead: placeBatched,
-// accept). It asks only this process's cache, never the database: a
-// product not sold here yet, or not at all, has none, and its
-// first order goes through the door and loads it. Safe for concurrent use.
+// HasOwnQueue reports whether the orders of product id wait in a queue of
+// the shop's own that the lock wait bounds: a batch's (placeBatched), or a
+// shared round trip to Redis (redis-queue's accept). The shop's door
+// (package httpapi) lets them through: held there, a batch or a round trip
+// could never carry more buyers than the door has slots. It asks only this
+// process's cache, never the database: a product not sold here yet has
+// none, and its first order goes through the door and loads it. Safe for
+// concurrent use.
 func (s *Service) HasOwnQueue(_ context.Context, id string) bool {
 	v, ok := s.cache.Load(id)
 	if !ok {

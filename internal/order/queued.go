@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"gorm.io/gorm"
-
 	"github.com/flashsale/flashsale/internal/order/redisqueue"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -21,10 +19,6 @@ func (s *Service) newQueueSeller() *redisqueue.Seller {
 	co.Observe = s.observeQueue
 	return redisqueue.NewSeller(redisqueue.SellerOptions{Queue: s.opts.Queue, Writer: s.writer, Consumers: co,
 		LockWait: s.opts.LockWait, Product: s.product, Work: s.work, Asked: s.startSweep,
-		Look: func(ctx context.Context, tx *gorm.DB, product string, users []string) (int, map[string]string, error) {
-			sh, err := s.look(ctx, tx, product, users)
-			return sh.left, sh.bought, err
-		},
 		Allocate: allocate, Code: Outcome, SoldOut: s.markSoldOut})
 }
 

@@ -253,7 +253,7 @@ func acceptAll(t *testing.T, b *testenv.Env, product string, users ...string) []
 	var ids []string
 	for _, u := range users {
 		o := redisqueue.Order{ID: randomID(), UserID: u, ProductID: product, Quantity: 1, CreatedAt: time.Now().UTC()}
-		if _, err := q.Accept(context.Background(), o); err != nil {
+		if _, err := q.AcceptBy(context.Background(), o, time.Time{}); err != nil {
 			t.Fatalf("Accept: %v", err)
 		}
 		ids = append(ids, o.ID)

@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/dlock"
-	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
 	"github.com/flashsale/flashsale/internal/strategy"
@@ -29,17 +28,10 @@ type answer struct {
 }
 
 // sell is the transaction around allocate for the lock strategies: it
-// sells units holding p's product lock, for one buyer or a batch of them (reqs, in arrival order), in one transaction
-// on ctx, the lock's context:
-//
-//  1. register the lock's fence, if it has one, before anything is read
-//     (locked_fence.go says why first);
-//  2. read the shelf and do the business work, unless the caller did both
-//     before the transaction (read; see buy);
-//  3. allocate, in arrival order: a duplicate if the buyer has bought, sold
-//     out if too few units are left, else a new order;
-//  4. write the stock left (checking the fence again) and insert the
-//     orders, in one multi-row INSERT.
+// sells units holding p's product lock, for one buyer or a batch of them
+// (reqs, in arrival order), in one transaction on ctx, the lock's
+// context, its steps below. The caller may have read the shelf and done
+// the business work before the transaction (read; see buy).
 //
 // A buyer for whom claim(i) is false has given up before it was allocated
 // and is skipped (claim nil: nobody gives up). It returns one answer per
@@ -54,7 +46,8 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	err := s.writer.Commit(ctx, lock, p, func(tx *gorm.DB) error {
 		sold = sold[:0] // commit may run this again after a deadlock
 		row.Began()
-		// 1. Register the fence: no older holder can commit after this.
+		// 1. Register the fence, if the lock has one, before anything is
+		// read (locked_fence.go says why): no older holder can commit after this.
 		if err := s.registerFence(ctx, tx, p, f); err != nil {
 			return err
 		}
@@ -70,7 +63,8 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 			}
 			sh = &got
 		}
-		// 3. Allocate, in arrival order.
+		// 3. Allocate, in arrival order: a duplicate if the buyer has
+		// bought, sold out if too few units are left, else a new order.
 		left, bought := sh.left, maps.Clone(sh.bought)
 		for i, r := range reqs {
 			if claim != nil && !claim(i) {
@@ -89,7 +83,8 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 		if len(sold) == 0 {
 			return nil // commit all the same: a registered fence stays
 		}
-		// 4. Write the stock we computed, and the orders.
+		// 4. Write the stock we computed (checking the fence again), and
+		// the orders in one multi-row INSERT.
 		if err := s.writeStock(ctx, tx, p, left, f); err != nil {
 			return err
 		}
@@ -164,24 +159,16 @@ func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []
 
 // shelfOf is the rest of look, for a stock read already (for update, or
 // with its version): it remembers a stock of 0, and reads who of users has
-// bought product through q: who has a live order (life.LiveSQL), for an
-// order that expired or was cancelled lets its buyer buy again.
+// bought product through q (orderdb.Bought).
 func (s *Service) shelfOf(ctx context.Context, q *gorm.DB, product string, left int, users []string) (shelf, error) {
 	if left == 0 {
 		s.markSoldOut(product)
 	}
-	var rows []struct{ UserID, ID string }
-	err := q.WithContext(ctx).
-		Raw("SELECT user_id, id FROM orders WHERE product_id = ? AND user_id IN ? AND "+life.LiveSQL, product, users).
-		Scan(&rows).Error
+	bought, err := orderdb.Bought(ctx, q, product, users)
 	if err != nil {
 		return shelf{}, err
 	}
-	sh := shelf{left: left, bought: make(map[string]string, len(rows))}
-	for _, r := range rows {
-		sh.bought[r.UserID] = r.ID
-	}
-	return sh, nil
+	return shelf{left: left, bought: bought}, nil
 }
 
 // usersOf returns the buyers of reqs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -143,11 +144,7 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	m := make(map[dlock.Mode]dlock.Locker, len(lockers))
-	for mode, l := range lockers {
-		m[mode] = l
-	}
-	s := &Service{db: db, products: products, lockers: m, opts: opts, owedKeep: defaultOwedKeep, owedGrace: defaultOwedGrace}
+	s := &Service{db: db, products: products, lockers: maps.Clone(lockers), opts: opts, owedKeep: defaultOwedKeep, owedGrace: defaultOwedGrace}
 	s.writer = orderdb.NewWriter(db, s.withLateCommits)
 	s.sqlAtomic = sqlatomic.New(s.writer, s.markSoldOut, s.rowHeld)
 	s.stopping, s.stop = context.WithCancel(context.Background())
@@ -186,15 +183,14 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 		return stock.Product{}, err
 	}
 	s.startSweep(created)
-	if created.Strategy == strategy.RedisDecr {
-		if err := s.redisDecr.Load(ctx, created); err != nil { // each bucket's share, if it has buckets
-			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
-		}
+	switch created.Strategy {
+	case strategy.RedisDecr:
+		err = s.redisDecr.Load(ctx, created) // each bucket's share, if it has buckets
+	case strategy.RedisQueue:
+		err = s.redisQueue.Load(ctx, created.ID, created.Stock) // and start its consumer
 	}
-	if created.Strategy == strategy.RedisQueue {
-		if err := s.redisQueue.Load(ctx, created.ID, created.Stock); err != nil { // and start its consumer
-			s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
-		}
+	if err != nil {
+		s.opts.Logger.WarnContext(ctx, "load stock into redis; the first order will", "product", created.ID, "err", err)
 	}
 	return created, nil
 }

@@ -15,15 +15,9 @@ import (
 )
 
 // placeVersioned is strategy sql-version, the optimistic lock: nothing is
-// locked while the buyer is served. Each try
-//
-//  1. reads the stock and the row's version, and whether the buyer has an
-//     order, with plain SELECTs;
-//  2. checks the buyer and the stock, the one rule (allocate);
-//  3. does the business work;
-//  4. in one transaction inserts the order (the unique key keeps one per
-//     buyer) and writes the stock it computed, only if the version is
-//     still the one it read, adding 1 (setIfVersion).
+// locked while the buyer is served. Each try (tryVersioned) reads, checks
+// and works, then writes the stock it computed only if the version is
+// still the one it read (setIfVersion).
 //
 // Zero rows updated means another buyer wrote first: the try's read and
 // work are thrown away (counted, EventVersionMoved) and the buyer tries
@@ -94,7 +88,7 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	if err != nil {
 		return Order{}, orderdb.FromWrite(ctx, err)
 	}
-	// 2. Check the buyer and the stock.
+	// 2. Check the buyer and the stock, the one rule (allocate).
 	o := s.newOrder(p, req)
 	left, err = allocate(o, sh.left, sh.bought)
 	if err != nil {
@@ -104,7 +98,8 @@ func (s *Service) tryVersioned(ctx context.Context, p stock.Product, req Request
 	if err := s.work(ctx, p); err != nil {
 		return Order{}, fmt.Errorf("order: %w", err)
 	}
-	// 4. The order, and the stock if nobody wrote since the read.
+	// 4. The order (the unique key keeps one per buyer), and the stock if
+	// nobody wrote since the read.
 	err = s.writer.Commit(ctx, nil, p, func(tx *gorm.DB) error {
 		if err := orderdb.Insert(tx, o); err != nil {
 			return err

@@ -1,22 +1,10 @@
 // Package strategy names the ways a flash sale can keep a hot product from
 // overselling, one row of the load generator's table each. A product's
 // strategy is chosen when it is created and never changes; the order flow
-// (package order) reads it to decide how to sell.
-//
-// Four strategies guard the read-check-write of the stock with a
-// distributed lock (package dlock) and are there to show where locks fail:
-// off, naive, lua and redlock. Fenced adds what makes a lease safe, a
-// fencing token the database checks; etcd and zookeeper take the same fenced
-// lock from a consensus system instead of Redis. Two take the database's own locks
-// instead of a distributed one: sql-for-update its row lock, held from
-// the read to the commit, and sql-version the optimistic lock, a version
-// compared and set with the write. The last four take no lock for the
-// stock at all, which is what production flash sales usually do:
-// sql-atomic lets the database decrement conditionally (sql-one-trip
-// sends that transaction to MySQL in one round trip), and redis-decr
-// pre-deducts the stock in Redis and writes the order afterwards, and
-// redis-queue pre-deducts it and queues the order in a Redis stream that
-// every shop's consumer writes to the database in batches.
+// (package order) reads it to decide how to sell. The constants below run
+// from the distributed locks that are there to show where locks fail,
+// through the fenced and consensus locks and the database's own locks, to
+// the lock-free strategies production flash sales usually use.
 package strategy
 
 import (

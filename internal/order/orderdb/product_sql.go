@@ -9,6 +9,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/flashsale/flashsale/internal/order/life"
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
@@ -121,4 +122,20 @@ func ReadStock(ctx context.Context, q *gorm.DB, id string) (int, error) {
 		return 0, fmt.Errorf("%w: product %q", stock.ErrNotFound, id)
 	}
 	return left, err
+}
+
+// Bought returns which of users have a live order (life.LiveSQL) for
+// product, each with its id, read through q: an order that expired or
+// was cancelled lets its buyer buy again. The database's errors come back
+// as they are.
+func Bought(ctx context.Context, q *gorm.DB, product string, users []string) (map[string]string, error) {
+	var rows []struct{ UserID, ID string }
+	err := q.WithContext(ctx).
+		Raw("SELECT user_id, id FROM orders WHERE product_id = ? AND user_id IN ? AND "+life.LiveSQL, product, users).
+		Scan(&rows).Error
+	bought := make(map[string]string, len(rows))
+	for _, r := range rows {
+		bought[r.UserID] = r.ID
+	}
+	return bought, err
 }

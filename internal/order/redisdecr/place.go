@@ -12,14 +12,10 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Place places order o of product p (strategy redis-decr), and returns nil
-// once o is written. It reserves o's units in Redis, where one script
-// (package redisstock) answers sold out, duplicate buyer, or reserved, in
-// one round trip; only reserved buyers reach the database, where the
-// order row and the stock change are written in one transaction, with
-// those of the other buyers reserved meanwhile (a group commit,
-// group.go). If that write fails, the reservation is given back, so a
-// failed order never leaves a unit sold in Redis and never in SQL.
+// Place places order o of product p (strategy redis-decr, as the package
+// doc says), and returns nil once o is written: reserved in Redis, then
+// written with the other buyers reserved meanwhile (a group commit,
+// group.go), or the reservation given back if that write fails.
 //
 // A shop that dies between the two steps cannot give its reservation back;
 // the sweep does, once the reservation's hold has run out with no order

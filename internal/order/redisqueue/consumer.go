@@ -195,7 +195,7 @@ func (c *Consumers) handle(ctx context.Context, k *consumer, msgs []redis.XMessa
 			"orders", len(orders), "err", err)
 		// Read nothing for the backoff either (failed keeps both writers
 		// from claiming for as long).
-		c.wait(ctx, c.backoff())
+		wait(ctx, c.backoff(), nil)
 		return
 	}
 	c.failed(k, nil)

@@ -135,9 +135,6 @@ func defaultName() string {
 	return host + "-" + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b)
 }
 
-// Name is this process's consumer name.
-func (c *Consumers) Name() string { return c.opts.Name }
-
 // KeepConsuming starts product's consumer in this process, unless it runs, and
 // keeps it running for at least Linger from now. After Close it does
 // nothing.
@@ -231,24 +228,17 @@ func (c *Consumers) done(ctx context.Context, k *consumer) bool {
 }
 
 // idle waits until k's bell rings, pollEvery passes, or ctx ends.
-func (c *Consumers) idle(ctx context.Context, k *consumer) {
-	t := time.NewTimer(pollEvery)
-	defer t.Stop()
-	select {
-	case <-k.bell:
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
+func (c *Consumers) idle(ctx context.Context, k *consumer) { wait(ctx, pollEvery, k.bell) }
 
 // pause waits retryPause or until ctx ends.
-func (c *Consumers) pause(ctx context.Context) { c.wait(ctx, retryPause) }
+func (c *Consumers) pause(ctx context.Context) { wait(ctx, retryPause, nil) }
 
-// wait waits d or until ctx ends.
-func (c *Consumers) wait(ctx context.Context, d time.Duration) {
+// wait waits d, or until ctx ends or bell (unless nil) rings.
+func wait(ctx context.Context, d time.Duration, bell <-chan struct{}) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
+	case <-bell:
 	case <-t.C:
 	case <-ctx.Done():
 	}

@@ -12,20 +12,13 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Place is strategy redis-queue: peak shaving. One Redis script
-// (Queue.AcceptBy) checks the buyer, takes the units and appends order o
-// of p to the product's stream, at once; the buyer is told "accepted"
-// (202) with the order's id, and the consumers of every shop write the
-// queued orders to the database in batches behind it (WriteQueued). The
-// crowd meets Redis only; the database sees one transaction per batch, at
-// the pace the consumers set.
-//
-// The script checks the buyer before it takes a unit, never after (as
-// redis-decr's script does too). The database keeps its own guards (the conditional
-// UPDATE, one order per buyer): an order Redis accepted that the database
-// cannot take is refused for good: the consumer dead-letters it, and
-// refused.lua gives its units back to the Redis stock and sets its
-// status (ack.go), which polling it reports.
+// Place is strategy redis-queue (the package doc says how it sells): one
+// Redis script (Queue.AcceptBy) checks the buyer, takes the units and
+// queues order o of p, and the buyer is told "accepted" (202). The
+// script checks the buyer before it takes a unit, never after. The
+// database keeps its own guards (the conditional UPDATE, one order per
+// buyer): an order it cannot take is dead-lettered by the consumer, its
+// units given back and its status saying why (ack.go).
 //
 // It returns nil once o is queued. Errors: stock.ErrBusy when o waited
 // its whole turn to be sent; stock.ErrSoldOut; a *orderdb.DuplicateOrderError naming the
@@ -78,16 +71,14 @@ func (s *Seller) Load(ctx context.Context, product string, units int) error {
 	return s.q.Load(ctx, product, units)
 }
 
-// load sets product's stock in Redis to the database's if Redis has
-// none (it restarted empty, or failed over to a replica that had not got
-// the key), with the returns that stock counts and Redis is owed
-// (orderdb.OwedIDs, in the same snapshot), so that none is paid twice. The buyers that find it missing are past the shop's door, so
-// one of them at a time per product reads the database and loads; the
-// others wait for that load (or for their ctx) and then accept again. The
-// load runs on a context of its own, bounded by the lock wait, since
-// buyers besides the one who started it wait for it. Errors: the
-// database's (as a write's), stock.ErrUnavailable for Redis's, or one
-// wrapping ctx.Err().
+// load sets product's stock in Redis to the database's if Redis has none
+// (it restarted empty, or failed over to a replica without the key), with
+// the returns that stock counts and Redis is owed (orderdb.OwedIDs, in the
+// same snapshot), so that none is paid twice. One buyer at a time per
+// product loads; the others wait for that load, which runs on a context
+// of its own bounded by the lock wait, since they all wait for it.
+// Errors: the database's (as a write's), stock.ErrUnavailable for Redis's,
+// or one wrapping ctx.Err().
 func (s *Seller) load(ctx context.Context, product string) error {
 	loaded := s.loads.DoChan(product, func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.LockWait)
@@ -104,7 +95,7 @@ func (s *Seller) load(ctx context.Context, product string) error {
 		if err != nil {
 			return nil, orderdb.FromWrite(lctx, err)
 		}
-		if _, err := s.q.LoadIfMissing(lctx, product, left, owed...); err != nil {
+		if _, err := s.q.stock.LoadIfMissing(lctx, product, left, owed...); err != nil {
 			return nil, fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 		}
 		return nil, nil

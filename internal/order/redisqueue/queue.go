@@ -126,17 +126,6 @@ func (q *Queue) Load(ctx context.Context, product string, units int) error {
 	return q.ensureGroup(ctx, product)
 }
 
-// LoadIfMissing sets product's stock to units only if Redis has none (see
-// redisstock.Stock.LoadIfMissing, with the returns units counts that Redis
-// may not have), and reports whether it did.
-func (q *Queue) LoadIfMissing(ctx context.Context, product string, units int, returned ...string) (bool, error) {
-	ok, err := q.stock.LoadIfMissing(ctx, product, units, returned...)
-	if err != nil {
-		return false, fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
-	}
-	return ok, nil
-}
-
 // ensureGroup creates product's stream and its consumer group, reading
 // from the stream's start, unless the group exists.
 func (q *Queue) ensureGroup(ctx context.Context, product string) error {
@@ -148,10 +137,7 @@ func (q *Queue) ensureGroup(ctx context.Context, product string) error {
 }
 
 // isBusyGroup reports whether err is Redis saying the group exists.
-func isBusyGroup(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && len(re.Error()) >= 9 && re.Error()[:9] == "BUSYGROUP"
-}
+func isBusyGroup(err error) bool { return redis.HasErrorPrefix(err, "BUSYGROUP") }
 
 // Order is one queued order, as its stream entry has it.
 type Order struct {
@@ -174,26 +160,19 @@ func (e *DuplicateError) Error() string {
 
 func (e *DuplicateError) Unwrap() error { return stock.ErrDuplicate }
 
-// Accept takes o's units and appends o to its product's stream, in one
-// script, and returns the units left. Errors, changing nothing: a
-// *DuplicateError, stock.ErrSoldOut, stock.ErrNotLoaded. stock.ErrUnavailable, or an error
-// wrapping ctx.Err(), when Redis did not answer: then the script may or
-// may not have run, and a retry by the same buyer says which (it is
-// refused as a duplicate naming o.ID if it ran).
+// AcceptBy takes o's units and appends o to its product's stream, in one
+// script, and returns the units left. o waits for its round trip to Redis
+// (accepts.go) only until sendBy, no bound but ctx if sendBy is zero. o's
+// id is recorded for Status in the same round trip, before the script
+// runs: an accepted order can always be looked up.
 //
-// o's id is recorded for Status in the same round trip, before the
-// script runs: an accepted order can always be looked up.
-func (q *Queue) Accept(ctx context.Context, o Order) (int, error) {
-	return q.AcceptBy(ctx, o, time.Time{})
-}
-
-// AcceptBy is Accept, but o waits for its round trip to Redis (accepts.go)
-// only until sendBy, no bound but ctx if sendBy is zero. An accept not
-// sent by then is withdrawn unsent (or not queued at all, if sendBy has
-// passed) and gets an error wrapping stock.ErrBusy: nothing changed, and the
-// buyer may retry. It bounds a shop's queue when its buyers come faster
-// than Redis answers them; an accept whose trip has left waits for it (or
-// for ctx), as any sent accept does.
+// Errors, changing nothing: a *DuplicateError, stock.ErrSoldOut,
+// stock.ErrNotLoaded; stock.ErrBusy when o was not sent by sendBy (the
+// buyer may retry: it bounds a shop's queue when its buyers come faster
+// than Redis answers them). stock.ErrUnavailable, or an error wrapping
+// ctx.Err(), when Redis did not answer: then the script may or may not
+// have run, and a retry by the same buyer says which (it is refused as a
+// duplicate naming o.ID if it ran).
 func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, error) {
 	res, err := q.acceptShared(ctx, o, sendBy)
 	if errors.Is(err, stock.ErrBusy) {

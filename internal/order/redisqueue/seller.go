@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
-	"gorm.io/gorm"
 
 	"github.com/flashsale/flashsale/internal/order/orderdb"
 	"github.com/flashsale/flashsale/internal/stock"
@@ -33,12 +32,10 @@ type SellerOptions struct {
 	// Asked hears of each product a batch is written for (the shop
 	// sweeps its unpaid orders).
 	Asked func(p stock.Product)
-	// Look reads product's stock in tx and which of users have a live
-	// order (each with its id), and Allocate is the shop's one decision of
-	// who gets units (package order's allocate): it gives o to its buyer
-	// from left units, or refuses it, and returns the units left. Code
-	// names a refusal's error (package order's Outcome).
-	Look     func(ctx context.Context, tx *gorm.DB, product string, users []string) (left int, bought map[string]string, err error)
+	// Allocate is the shop's one decision of who gets units (package
+	// order's allocate): it gives o to its buyer from left units, or
+	// refuses it, and returns the units left. Code names a refusal's error
+	// (package order's Outcome).
 	Allocate func(o orderdb.Order, left int, bought map[string]string) (int, error)
 	Code     func(err error) string
 	// SoldOut hears that the database has no unit of product left.

@@ -103,7 +103,4 @@ func (q *Queue) Backlog(ctx context.Context, product string) (Backlog, error) {
 
 // isNoGroup reports whether err is Redis saying the stream or its group
 // does not exist.
-func isNoGroup(err error) bool {
-	var re redis.Error
-	return errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOGROUP")
-}
+func isNoGroup(err error) bool { return redis.HasErrorPrefix(err, "NOGROUP") }

@@ -15,39 +15,16 @@ import (
 )
 
 // WriteQueued writes a batch of queued orders of product (strategy
-// redis-queue) to the database, for the consumers (it is their Writer). First the
-// business work (the product's work_ms, and its stall), once per batch
-// and outside the transaction, as a batched strategy does it once per
-// batch; then the batch's one transaction:
-//
-//  1. take the product's row (a no-op UPDATE: MySQL's row lock and
-//     SQLite's write lock alike), so that the consumers of every shop
-//     write this product's batches one after the other, and read its
-//     stock; no row: the product was deleted, and every order is refused
-//     (not_found);
-//
-//  2. ask which of the batch's buyers have an order already: an order
-//     whose id is there was written before (a redelivered entry: a
-//     consumer died between its commit and its acknowledgement) and is
-//     skipped; a buyer with another order is refused (duplicate_order);
-//
-//  3. allocate the rest in stream order, while the stock lasts, with the
-//     sell step of the locked flow and the batch (SellerOptions.Allocate); an order the
-//     stock cannot cover is refused (sold_out: the database has fewer
-//     units than Redis thought);
-//
-//  4. one conditional UPDATE (orderdb.TakeUnits) for the total of the orders
-//     allocated, and one multi-row INSERT of them, which does nothing for an id
-//     already there (ON CONFLICT DO NOTHING, or MySQL's ON DUPLICATE KEY
-//     UPDATE id = id); the rows it inserted must be every one allocated,
-//     or the transaction rolls back and the error says so;
-//
-//  5. for a product with a pay window, the orders are pending, and the
-//     database stamps their deadlines (life.Stamp).
-//
-// Only the orders inserted count toward the stock, so a batch delivered
-// twice, even to two consumers at once, is written once: the second waits
-// for the first's row lock and then finds its orders there.
+// redis-queue) to the database, for the consumers (it is their Writer):
+// the business work first, once per batch and outside the transaction, as
+// a batched strategy does it; then one transaction, its steps below.
+// Orders are allocated in stream order by the shop's one decision
+// (SellerOptions.Allocate); one the stock cannot cover, or whose buyer has
+// another order, is refused (sold_out: the database has fewer units than
+// Redis thought; duplicate_order), and every order of a deleted product
+// (not_found). Only the orders inserted count toward the stock, so a batch
+// delivered twice, even to two consumers at once, is written once: the
+// second waits for the first's row lock and then finds its orders there.
 //
 // It returns one refusal per order (nil: written, now or before) and the
 // stock left after the commit. An error means nothing was written: the
@@ -64,11 +41,15 @@ func (s *Seller) WriteQueued(ctx context.Context, product string, orders []Order
 	left := 0
 	err := s.w.Commit(ctx, nil, stock.Product{ID: product}, func(tx *gorm.DB) error {
 		refusals, left = make([]*Refusal, len(orders)), 0 // again after a deadlock
-		// 1. Take the product's row.
+		// 1. Take the product's row (a no-op UPDATE: MySQL's row lock and
+		// SQLite's write lock alike): every shop's consumers write this
+		// product's batches one after the other.
 		if err := orderdb.TakeRow(tx, product); err != nil {
 			return err
 		}
-		// 1-2. Read its stock, and which of the batch's buyers have an order.
+		// 2. Read its stock, and which of the batch's buyers have an order:
+		// an order whose id is there was written before (a consumer died
+		// between its commit and its acknowledgement) and is skipped.
 		sales := make([]orderdb.Order, len(orders))
 		users := make([]string, len(orders))
 		for i, o := range orders {
@@ -80,13 +61,17 @@ func (s *Seller) WriteQueued(ctx context.Context, product string, orders []Order
 		if err != nil {
 			return err
 		}
-		onShelf, bought, err := s.opts.Look(ctx, tx, product, users)
+		onShelf, err := orderdb.ReadStock(ctx, tx, product)
 		if errors.Is(err, stock.ErrNotFound) {
 			for i := range refusals {
 				refusals[i] = &Refusal{Code: s.opts.Code(err), Reason: fmt.Sprintf("product %q no longer exists", product)}
 			}
 			return nil
 		}
+		if err != nil {
+			return err
+		}
+		bought, err := orderdb.Bought(ctx, tx, product, users)
 		if err != nil {
 			return err
 		}
@@ -109,7 +94,9 @@ func (s *Seller) WriteQueued(ctx context.Context, product string, orders []Order
 		if len(rows) == 0 {
 			return nil
 		}
-		// 4. One conditional update for the batch's total, one INSERT.
+		// 4. One conditional update for the batch's total, one INSERT that
+		// does nothing for an id already there; it must insert every row
+		// allocated, or the transaction rolls back.
 		res := tx.Exec(orderdb.TakeUnits, total, product, total)
 		if res.Error != nil {
 			return res.Error
