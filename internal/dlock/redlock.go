@@ -134,7 +134,8 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	}
 	token, timeout := uuid.NewString(), nodeTimeout(ttl)
 	h := &redlockHold{r: r, answered: make([]chan struct{}, len(r.nodes)),
-		granted: make([]bool, len(r.nodes)), refused: make([]bool, len(r.nodes))}
+		granted: make([]bool, len(r.nodes)), refused: make([]bool, len(r.nodes)),
+		late: make([]atomic.Int32, len(r.nodes))}
 	for i := range h.answered {
 		h.answered[i] = make(chan struct{})
 	}
@@ -149,7 +150,12 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		},
 		r.settled,
 		func(node int, rep nodeReply) { // a node that answered after the verdict
-			if (failed.Load() || h.released.Load()) && (rep.ok || rep.err != nil) {
+			if !rep.ok && rep.err == nil {
+				return // "held": nothing of ours there
+			}
+			// A failed acquire undoes its grants; a released lock leaves
+			// them to its release, unless that gave up on this node.
+			if failed.Load() || h.released.Load() && h.lastOut(node) {
 				r.undo(ctx, node, key, token, timeout)
 			}
 		})
@@ -275,10 +281,19 @@ func splitDelay() time.Duration {
 type redlockHold struct {
 	r        *Redlock
 	answered []chan struct{}
-	granted  []bool      // granted[i] is written before answered[i] is closed
-	refused  []bool      // the node answered "held" (its SET never landed); as granted
-	released atomic.Bool // set before releasing: a grant answered later is undone
+	granted  []bool         // granted[i] is written before answered[i] is closed
+	refused  []bool         // the node answered "held" (its SET never landed); as granted
+	released atomic.Bool    // set before releasing: a grant answered later is the release's
+	late     []atomic.Int32 // per node, who met a grant after the release (lastOut)
 }
+
+// lastOut is called at most once by each of the two that may meet node i's
+// grant after the lock was released: the acquire, when the node answers
+// after the verdict, and the release, when it gives up waiting for that
+// answer. It returns true to the second: the grant is nobody else's to
+// undo. (Had the acquire undone it at once, a release still waiting for
+// the node would find nothing there and count the node as held.)
+func (h *redlockHold) lastOut(i int) bool { return h.late[i].Add(1) == 2 }
 
 // refresh is Redlock's extend: compare-and-PEXPIRE on every node. It counts
 // only if a majority extended the lock, and did so while the lock was still
@@ -339,7 +354,12 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 		func(ctx context.Context, i int) nodeReply {
 			select {
 			case <-h.answered[i]: // the node's SET is not on its way any more
-			case <-ctx.Done(): // still on its way: undone when it answers
+			case <-ctx.Done():
+			}
+			if ctx.Err() != nil { // gave up: the acquire undoes a late grant, or we do if it came already
+				if h.lastOut(i) {
+					r.undo(ctx, i, l.key, l.token, nodeTimeout(l.currentTTL()))
+				}
 				return nodeReply{err: ctx.Err()}
 			}
 			// The token is off a node that deleted it, and off one that

@@ -79,3 +79,41 @@ func TestRedlockReleaseWithASlowNodeIsHeard(t *testing.T) {
 		}
 	})
 }
+
+// A Release right after TryLock, with one node hung for it, is a success
+// once the token is off the other four: the two nodes that granted the
+// acquire after its verdict (their replies come 50ms late) are the
+// release's to delete. When the acquire's late undo deleted the token
+// there first, the release found nothing, counted those nodes as still
+// held, and waited for the hung node until the validity ran out: ErrNotHeld.
+func TestRedlockReleaseRightAfterTryLockTakesTheLateGrants(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("release-late-grants")
+		const ttl = 2 * time.Second
+		cs := clients(t, r)
+		late := newDelayHook(isAcquire, false, 50*time.Millisecond)
+		cs[3].AddHook(late)
+		cs[4].AddHook(late)
+		cs[0].AddHook(newDelayHook(isRelease(t), true, time.Hour)) // hung: until the release gives up on it
+		a := dlock.NewRedlock(cs)
+		defer func() { _ = a.Close() }()
+
+		l, err := a.TryLock(ctx, key, ttl)
+		if err != nil {
+			t.Fatalf("TryLock: %v", err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatalf("Release right after TryLock, node 0 hung, nodes 3 and 4 granting late: %v, want nil (the token is off 4 of 5)", err)
+		}
+		if holding, of := tokenOn(t, r, dlock.ModeRedlock, key, l.Token()); holding > 1 {
+			t.Errorf("after Release the token holds %d of %d nodes, want at most the hung one", holding, of)
+		}
+		b := newLocker(t, r, dlock.ModeRedlock)
+		l2, err := b.TryLock(ctx, key, ttl)
+		if err != nil {
+			t.Fatalf("another TryLock after Release: %v", err)
+		}
+		_ = l2.Release(ctx)
+	})
+}

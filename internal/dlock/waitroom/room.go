@@ -28,6 +28,7 @@ type Room struct {
 
 	mu   sync.Mutex
 	keys map[string]*keyState
+	rtt  time.Duration // the smoothed round trip of its acquires in turns (turns.go)
 }
 
 // keyState is what a room knows about one key. It exists while someone
@@ -44,6 +45,7 @@ type keyState struct {
 	confirmed []bool    // per node: it confirmed the subscription since its last gap
 	echoes    echoes    // Redlock: how many nodes announced each recent release
 	idle      time.Time // when it last became idle, if listening; zero while in use
+	place     int64     // this room's place in the key's turns, 0 if none (turns.go)
 
 	fairKey // the fairness rule's state (fair.go)
 }
@@ -115,6 +117,9 @@ func (r *Room) leave(key string, ks *keyState, turn chan struct{}) {
 		ks.queue = append(ks.queue[:i], ks.queue[i+1:]...)
 		if i == 0 && len(ks.queue) > 0 {
 			close(ks.queue[0])
+		}
+		if len(ks.queue) == 0 {
+			ks.place = 0 // nobody here waits any more: the room leaves the line
 		}
 		break
 	}

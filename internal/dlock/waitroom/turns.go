@@ -13,9 +13,12 @@ import (
 // in turns with the other processes' that do. Each such room that is
 // refused joins the key's turns, in the order it first asked; every
 // release while a room waits in them, quiet or not (fair.go), hands the
-// key to the room that has waited longest, which alone may take it for
-// handOff. A turn its room does not take in time (the process died, or its
-// waiter gave up) lapses, and the key is anybody's again. Once a key has
+// key to the room that has waited longest, which alone may take it for its
+// hand-off window: handOff plus twice the room's round trip to Redis (the
+// announcement has to reach it, and its acquire come back). A turn its
+// room does not take in time (the process died, or its waiter gave up)
+// lapses, and the key is anybody's again; a room that was only late keeps
+// its place in line, for it brings that back when it asks. Once a key has
 // turns, its other waiters join them too when refused, or they would never
 // be handed it; a one-off try never joins, but respects a turn handed out.
 // The turns are kept under the lock key followed by ":turns" and ":next",
@@ -24,6 +27,7 @@ import (
 // same round trips as the acquire and the release.
 const (
 	handOff     = 20 * time.Millisecond
+	maxHandOff  = 999 * time.Millisecond // a window is kept in a score's last three digits
 	turnsLinger = 10 * time.Second
 )
 
@@ -71,17 +75,47 @@ func (t *Turns) Acquire(ctx context.Context, c redis.Scripter, r *Room, keys []s
 	case by.Head:
 		waits = "1"
 	}
+	place, window := r.inLine(keys[0])
+	start := time.Now()
 	res, err := t.acquire.Run(ctx, c, append([]string{turnsKey(keys[0]), nextKey(keys[0])}, keys...),
-		append([]any{r.id, waits, turnsLinger.Milliseconds()}, args...)...).Int64Slice()
+		append([]any{r.id, waits, turnsLinger.Milliseconds(), place, window.Milliseconds()}, args...)...).Int64Slice()
 	switch {
 	case err != nil:
 		return 0, 0, err
-	case len(res) != 2:
-		return 0, 0, fmt.Errorf("waitroom: acquire answered %v", res)
-	case res[0] == 1:
+	case len(res) == 2 && res[0] == 1:
+		r.answered(keys[0], by.Head, time.Since(start), 0) // a grant uses its place up
 		return res[1], 0, nil
+	case len(res) != 3:
+		return 0, 0, fmt.Errorf("waitroom: acquire answered %v", res)
 	}
+	r.answered(keys[0], by.Head, time.Since(start), res[2])
 	return 0, time.Duration(res[1]) * time.Millisecond, nil
+}
+
+// inLine returns what this room brings to key's turns when it asks: its
+// place in line (0 if it has none), and its hand-off window.
+func (r *Room) inLine(key string) (place int64, window time.Duration) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if ks := r.keys[key]; ks != nil {
+		place = ks.place
+	}
+	return place, min(handOff+2*r.rtt, maxHandOff)
+}
+
+// answered records an acquire's answer: the round trip it took, smoothed
+// as TCP smooths its own; and for a head, its room's place in key's turns.
+func (r *Room) answered(key string, head bool, took time.Duration, place int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rtt == 0 {
+		r.rtt = took
+	} else {
+		r.rtt += (took - r.rtt) / 8
+	}
+	if ks := r.keys[key]; ks != nil && head {
+		ks.place = place
+	}
 }
 
 // Release runs the lock's release for token, handing the key to the next
