@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/flashsale/flashsale/internal/harness/testenv/browser"
@@ -32,39 +33,44 @@ func TestLivePageShowsTheOrdersLives(t *testing.T) {
 	}()
 	url := "http://" + addr + "/"
 	waitServing(t, url, exit)
-	if err := chromedp.Run(bctx, chromedp.Navigate(url)); err != nil {
+	// Every value the card shows for paid and returned while its row runs,
+	// in order: recorded by the page itself at each change, from before its
+	// first event, so that nothing depends on how often this test looks.
+	if err := chromedp.Run(bctx,
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_, err := page.AddScriptToEvaluateOnNewDocument(recordLives).Do(ctx)
+			return err
+		}),
+		chromedp.Navigate(url)); err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
-
-	// While it runs: the paid and returned units on the card, sampled.
-	paid, returned := map[string]bool{}, map[string]bool{}
-	for done := false; !done; {
-		var p, r, state string
-		err := chromedp.Run(bctx,
-			chromedp.Evaluate(`document.querySelector('[data-l="paid"]')?.dataset.value ?? ""`, &p),
-			chromedp.Evaluate(`document.querySelector('[data-l="returned"]')?.dataset.value ?? ""`, &r),
-			chromedp.Evaluate(`document.body.dataset.done ?? ""`, &state))
-		if err != nil {
-			t.Fatalf("read the page: %v", err)
-		}
-		if done = state == "true"; !done {
-			paid[p], returned[r] = true, true
-			select {
-			case <-ctx.Done():
-				t.Fatalf("the page never said the run was done (paid seen: %v)", paid)
-			case <-time.After(100 * time.Millisecond):
+	if err := chromedp.Run(bctx, chromedp.WaitVisible(`body[data-done="true"]`, chromedp.ByQuery)); err != nil {
+		t.Fatalf("the page never said the run was done: %v", err)
+	}
+	var seen map[string][]string
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`window.lives`, &seen)); err != nil {
+		t.Fatalf("read the values the page showed: %v", err)
+	}
+	t.Logf("while the sale ran, the page showed paid %q and returned %q", seen["paid"], seen["returned"])
+	// The units are paid and returned over more than one pay window (a
+	// unit returned is sold again, and its new order ends a window later):
+	// a page that shows the sale live shows each figure at two values at
+	// least while the row runs.
+	for _, k := range []string{"paid", "returned"} {
+		distinct := map[string]bool{}
+		for _, v := range seen[k] {
+			if v != "" {
+				distinct[v] = true
 			}
 		}
-	}
-	delete(paid, "")
-	delete(returned, "")
-	if len(paid) < 2 || len(returned) < 2 {
-		t.Errorf("while the sale ran, paid took the values %v and returned %v: want each to move", paid, returned)
+		if len(distinct) < 2 {
+			t.Errorf("while the sale ran, %s showed %q: want it to move", k, seen[k])
+		}
 	}
 	shoot(t, bctx, "live-pay.png")
 
-	var page map[string]string
-	err := chromedp.Run(bctx, chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll('[data-l]')].map(e => [e.dataset.l, e.dataset.value]))`, &page))
+	var shown map[string]string
+	err := chromedp.Run(bctx, chromedp.Evaluate(`Object.fromEntries([...document.querySelectorAll('[data-l]')].map(e => [e.dataset.l, e.dataset.value]))`, &shown))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +85,22 @@ func TestLivePageShowsTheOrdersLives(t *testing.T) {
 	want := map[string]int64{"paid": int64(l.Paid), "pending": int64(l.Pending), "expired": int64(l.Expired),
 		"returned": m.Events.Returned, "resold": int64(l.Resold), "undersold": int64(l.Undersold)}
 	for k, w := range want {
-		if got, err := strconv.ParseInt(page[k], 10, 64); err != nil || got != w {
-			t.Errorf("%s: page shows %q, report.json says %d", k, page[k], w)
+		if got, err := strconv.ParseInt(shown[k], 10, 64); err != nil || got != w {
+			t.Errorf("%s: page shows %q, report.json says %d", k, shown[k], w)
 		}
 	}
 }
+
+// recordLives runs in the live page before its own script: it keeps in
+// window.lives every value the first card's paid and returned take while
+// the card's row is running, each change once.
+const recordLives = `window.lives = {paid: [], returned: []};
+new MutationObserver(() => {
+  const c = document.querySelector(".card");
+  if (!c || !c.classList.contains("running")) return;
+  for (const k of ["paid", "returned"]) {
+    const v = c.querySelector('[data-l="' + k + '"]')?.dataset.value ?? "";
+    const l = window.lives[k];
+    if (l[l.length - 1] !== v) l.push(v);
+  }
+}).observe(document, {subtree: true, childList: true, attributes: true});`

@@ -145,7 +145,9 @@ func (a *attack) run(ctx context.Context) (*StrategyResult, error) {
 		}
 	}
 	if pay != nil {
-		p := pay.wait() // the payments in flight, before the faults stop
+		// The payments in flight, before the faults stop; the live page
+		// goes on showing them land.
+		p := pay.wait(func() { watch.update(tg.Sent(), res) })
 		res.Payments = &p
 	}
 	prog.done(tg.Sent(), &res.Tally)

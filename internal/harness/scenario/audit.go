@@ -33,7 +33,7 @@ func (a *attack) audit(ctx context.Context, res *StrategyResult, faults []fault.
 	if s.Paying() {
 		// The units of unpaid orders come back: the audit waits for the
 		// sale's end, when no order is pending.
-		if _, err := a.waitSaleEnd(ctx, a.productID); err != nil {
+		if _, err := a.waitSaleEnd(ctx, a.productID, tick); err != nil {
 			return err
 		}
 	}

@@ -143,9 +143,22 @@ func (p *payer) count(code int) {
 	}
 }
 
-// wait waits for every scheduled payment's answer and returns the counts.
-func (p *payer) wait() tally.Payments {
-	p.wg.Wait()
+// wait waits for every scheduled payment's answer, calling tick every
+// 50 ms meanwhile (a live view's figures move while the payments land),
+// and returns the counts.
+func (p *payer) wait(tick func()) tally.Payments {
+	done := make(chan struct{})
+	go func() { p.wg.Wait(); close(done) }()
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for waiting := true; waiting; {
+		select {
+		case <-done:
+			waiting = false
+		case <-t.C:
+			tick()
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.counts
@@ -180,10 +193,12 @@ const saleEndWait = 10 * time.Second
 // waitSaleEnd waits until no order of product is pending any more (the
 // sale has ended: every order paid or expired, its unit back on sale),
 // or until the window and saleEndWait have passed; it returns the last
-// audit it read.
-func (a *attack) waitSaleEnd(ctx context.Context, product string) (tally.Audit, error) {
+// audit it read. tick is called at every poll: the orders that are still
+// pending end meanwhile, and a live view shows them end.
+func (a *attack) waitSaleEnd(ctx context.Context, product string, tick func()) (tally.Audit, error) {
 	deadline := time.Now().Add(a.settings.PayWithin + saleEndWait)
 	for {
+		tick()
 		au, err := a.api.Audit(ctx, product)
 		if err != nil || au.Life == nil || au.Life.Pending == 0 || time.Now().After(deadline) {
 			return au, err

@@ -80,12 +80,14 @@ func (w *watcher) poll(ctx context.Context) {
 		if err == nil {
 			w.audit.Store(&a)
 		}
-		if w.a.settings.Paying() {
-			if e, err := w.a.events(actx, w.a.productID); err == nil {
+		cancel()
+		if w.a.settings.Paying() { // a slow audit leaves the events their own time
+			ectx, cancel := context.WithTimeout(ctx, watchEvery*4)
+			if e, err := w.a.events(ectx, w.a.productID); err == nil {
 				w.events.Store(&e)
 			}
+			cancel()
 		}
-		cancel()
 		select {
 		case <-ctx.Done():
 			return
