@@ -75,6 +75,14 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 		return Audit{}, err
 	}
 	a := Audit{ProductID: productID}
+	// Only reads: on SQLite a read-only transaction (deferred: it reads one
+	// moment of the WAL, and writers go on), not a write transaction,
+	// which would hold the file's one write lock, and the writers' turn,
+	// across every query below.
+	var opts []*sql.TxOptions
+	if s.db.Dialector.Name() == "sqlite" {
+		opts = append(opts, &sql.TxOptions{ReadOnly: true})
+	}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var name string
 		var k int
@@ -109,7 +117,7 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 			return err
 		}
 		return auditLife(tx, &a)
-	})
+	}, opts...)
 	switch {
 	case errors.Is(err, stock.ErrNotFound):
 		return Audit{}, err
