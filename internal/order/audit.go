@@ -77,8 +77,8 @@ func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	a := Audit{ProductID: productID}
 	// Only reads: on SQLite a read-only transaction (deferred: it reads one
 	// moment of the WAL, and writers go on), not a write transaction,
-	// which would hold the file's one write lock, and the writers' turn,
-	// across every query below.
+	// which would hold the file's one write lock across every query below
+	// (the load generator audits every 50 ms while a sale ends).
 	var opts []*sql.TxOptions
 	if s.db.Dialector.Name() == "sqlite" {
 		opts = append(opts, &sql.TxOptions{ReadOnly: true})
