@@ -319,6 +319,7 @@ func (h *lateLanding) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 type countHits struct {
 	match func(redis.Cmder) bool
 	hits  atomic.Int64
+	last  atomic.Int64 // when the last hit answered, in Unix nanoseconds
 }
 
 func (h *countHits) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -327,6 +328,7 @@ func (h *countHits) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		if h.match(cmd) {
+			h.last.Store(time.Now().UnixNano())
 			h.hits.Add(1)
 		}
 		return err

@@ -65,13 +65,24 @@ func TestRedisSettleHoldsTheRowWhileItsReturnIsInFlight(t *testing.T) {
 			_, _ = shop.Cancel(ctx, o.ID)
 		}()
 		testenv.WaitFor(t, 10*time.Second, "the cancel's commit", func() bool { return rowsOwed(t, b, p, true) == 1 })
-		// Another shop's try at the row, until it gets it.
-		testenv.WaitFor(t, 30*time.Second, "the row free", func() bool {
+		// Another shop's try at the row (it holds the row for the try).
+		free := func() bool {
 			tx := b.DB.DB().Begin()
 			defer tx.Rollback()
 			var id string
 			return tx.Raw("SELECT order_id FROM redis_owed WHERE order_id = ? FOR UPDATE NOWAIT", o.ID).Row().Scan(&id) == nil
+		}
+		// The settle takes the row in its own transaction after the
+		// cancel's commit, and skips it if it is locked (SKIP LOCKED): the
+		// tries wait until it holds the row, seen without taking a lock.
+		testenv.WaitFor(t, 10*time.Second, "the settle holding the row", func() bool {
+			var n int
+			err := b.DB.DB().Raw("SELECT COUNT(*) FROM information_schema.INNODB_TRX t " +
+				"JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id " +
+				"WHERE p.DB = DATABASE() AND t.trx_rows_locked > 0").Row().Scan(&n)
+			return err == nil && n > 0
 		})
+		testenv.WaitFor(t, 30*time.Second, "the row free", free)
 		select {
 		case <-h.ch:
 		default:
