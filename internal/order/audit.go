@@ -60,25 +60,21 @@ type Audit struct {
 	Life *LifeAudit
 }
 
-// Audit computes the figures of productID's sale with SQL over the products
-// and orders tables, in one transaction so that they describe one moment,
-// and for a redis-decr product compares the stock with Redis's right after.
-// It keeps no counters of its own, so any process sharing the backends
-// gives the same answer. Safe for concurrent use, also while orders are
-// placed (then Drift counts the reservations in flight).
+// Audit computes the figures of productID's sale with SQL, in one
+// transaction so that they describe one moment, and compares a Redis
+// strategy's stock with Redis's right after. It keeps no counters, so any
+// process sharing the backends gives the same answer. Safe for concurrent
+// use, also during a sale (then Drift counts the reservations in flight).
 //
 // Errors: a *FieldError wrapping ErrInvalid for a malformed id;
-// stock.ErrNotFound for an unknown product; ErrUnavailable when the database
-// cannot be reached.
+// stock.ErrNotFound; ErrUnavailable when the database cannot be reached.
 func (s *Service) Audit(ctx context.Context, productID string) (Audit, error) {
 	if err := checkID("product_id", productID); err != nil {
 		return Audit{}, err
 	}
 	a := Audit{ProductID: productID}
-	// Only reads: on SQLite a read-only transaction (deferred: it reads one
-	// moment of the WAL, and writers go on), not a write transaction,
-	// which would hold the file's one write lock across every query below
-	// (the load generator audits every 50 ms while a sale ends).
+	// Only reads: on SQLite a read-only (deferred) transaction, so that the
+	// file's one write lock is not held across every query below.
 	var opts []*sql.TxOptions
 	if s.db.Dialector.Name() == "sqlite" {
 		opts = append(opts, &sql.TxOptions{ReadOnly: true})

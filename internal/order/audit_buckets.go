@@ -51,12 +51,10 @@ func auditBuckets(tx *gorm.DB, a *Audit, k int) error {
 	return nil
 }
 
-// auditOrderBuckets fills in a's per-bucket figures for a redis-decr
-// product of k buckets, in tx: its buckets are in Redis, and the database
-// keeps the product's one stock (a.Stock, as read) and each order's
-// bucket. A bucket's Stock is its share less its orders' units, so
-// Consistent says that no bucket sold more than its share; the product's
-// row says whether the total is right.
+// auditOrderBuckets fills in a's per-bucket figures for a redis-decr product
+// of k buckets, in tx: its buckets are in Redis, the database keeps one
+// stock and each order's bucket. A bucket's Stock is its share less its
+// orders' units, so Consistent says no bucket sold more than its share.
 func auditOrderBuckets(tx *gorm.DB, a *Audit, k int) error {
 	var rows []struct{ Bucket, Orders, Sold int }
 	err := tx.Raw(`SELECT bucket, COUNT(*) AS orders, SUM(quantity) AS sold FROM orders

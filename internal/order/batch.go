@@ -9,44 +9,25 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Batching: one lease, many buyers. Unbatched, every buyer of a hot
-// product pays for the lock (two Redis round trips), its reads, its write
-// and its commit, one buyer after the other, while the rest of the queue
-// waits. Batched (stock.Product.BatchMax above zero), the buyers of one
-// product queue inside their shop process, and whoever holds the product
-// lock for the process serves all of them that are queued, up to BatchMax,
-// in one transaction: one stock read, one query for which of them already
-// have an order, allocation in arrival order until the stock runs out, one
-// stock write, one multi-row INSERT, one commit. Each buyer still gets its
-// own answer. It is the idea of the database engines built for hot rows
-// (AliSQL's inventory hint, PolarDB's hot-row grouping), moved to where
-// the lock already is.
-//
-// The rules that keep it fair and quick:
+// Batching (stock.Product.BatchMax above zero): the buyers of one product
+// queue in their shop process, and whoever holds the product lock for the
+// process serves all that are queued, up to BatchMax, in one transaction;
+// each buyer still gets its own answer. The rules:
 //   - nobody waits for a batch to fill: a batch is whoever is queued when
 //     the lock comes, no timer;
-//   - one batch per lease: the lock is released after every batch, so other
-//     shops' leaders (queued on the same lock) get their turn;
-//   - one leader goroutine per product and process takes the lock; it stops
-//     once nobody is queued, and the next buyer starts a new one.
+//   - one batch per lease, so other shops' leaders get their turn;
+//   - one leader goroutine per product and process; it stops once nobody
+//     is queued, and the next buyer starts a new one.
 //
-// What it costs: a batch that fails (the database, a lost lock) fails every
-// buyer in it; the simulated business work runs once per batch; and a
-// repeated click is told duplicate_order by the batch, where unbatched it
-// is duplicate_request while the first click is in flight (the per-buyer
-// dedupe lock is not needed: the product lock serialises the batches, and
-// each batch asks the database who has bought).
+// A failed batch fails every buyer in it, and a repeated click is told
+// duplicate_order: no per-buyer dedupe lock is needed, since the product
+// lock serialises the batches (docs/batch.md).
 
 // placeBatched queues req for product p's next batch in this process and
-// waits for its answer. Until a batch has allocated it, the buyer may
-// leave: when ctx ends (ctx's error) or the lock wait passes
-// (ErrLockTimeout, as for an unbatched buyer whose lock did not come), it
-// is withdrawn and nothing is written for it. The queue is past the shop's
-// door (package httpapi), so it is bounded here: a buyer who finds more
-// buyers ahead than the batches serve within half the lock wait is turned
-// away at once with ErrBusy (enqueue). Once allocated, a buyer waits for
-// the batch's answer, the rest of one transaction away: its order, if the
-// commit lands.
+// waits for its answer. Until a batch allocates it, the buyer may leave:
+// on ctx's end (ctx's error) or after the lock wait (ErrLockTimeout) it is
+// withdrawn and nothing is written. A buyer who finds more ahead than the
+// batches serve in half the lock wait gets ErrBusy at once (enqueue).
 func (s *Service) placeBatched(ctx context.Context, p stock.Product, req Request, locker dlock.Locker) (Order, error) {
 	w := &batchWaiter{req: req, done: make(chan answer, 1)}
 	if !s.enqueue(p, locker, w, s.opts.LockWait) {

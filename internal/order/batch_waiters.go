@@ -21,11 +21,9 @@ type batchQueue struct {
 	leading bool   // a lead goroutine runs for this queue
 	seq     uint64 // the last waiter's number
 
-	// cycle is how long one batch has been taking lately, from the lock
-	// asked for to the lock given back: what a waiter waits per batch
-	// ahead of it. A lock that did not come is no batch and is not
-	// counted: its buyers have their answer, and one lock wait in the
-	// average would turn away all but the first buyer for a while.
+	// cycle is how long one batch has been taking lately, lock asked to lock
+	// given back. A lock that did not come is not counted: one lock wait in
+	// the average would turn away all but the first buyer for a while.
 	cycle ewma.Duration
 	asked time.Time // when the leader asked for the lock of the batch under way
 }
@@ -63,14 +61,10 @@ func (w *batchWaiter) claim() bool {
 }
 
 // enqueue appends w to p's queue and starts a leader if none runs, unless
-// the batches ahead of w would not reach it within half of wait: then it
-// returns false, and w is not queued. The estimate is the batches ahead
-// (BatchMax buyers each) times how long a batch has been taking, or, past
-// the first batch, the batch under way has taken so far if that is longer.
-// A buyer
-// who finds nobody waiting is always queued, so that a leader runs and
-// the estimate keeps up with how long batches take now: one that grew
-// stale on a slow spell cannot turn every buyer away.
+// the batches ahead would not reach w within half of wait (waitFor): then
+// it returns false and w is not queued. A buyer who finds nobody waiting is
+// always queued, so a leader runs and an estimate gone stale on a slow
+// spell cannot turn every buyer away.
 func (s *Service) enqueue(p stock.Product, locker dlock.Locker, w *batchWaiter, wait time.Duration) bool {
 	v, _ := s.batches.LoadOrStore(p.ID, new(batchQueue))
 	q := v.(*batchQueue)
@@ -104,17 +98,12 @@ func (q *batchQueue) ahead() int {
 	return n
 }
 
-// waitFor estimates how long the nth buyer in q waits for its batch at
-// now, with batches of batchMax (all who wait, if zero or less): the
-// batches ahead of it times how long a batch has been taking. A buyer
-// behind the first batch's worth counts each batch ahead as long as the
-// one under way has taken so far, if that is longer: the average alone is
-// too slow for a sudden stall, and there is none before the first batch,
-// when at a sale's first rush a queue would take in every click while
-// the first lock is on its way, and its tail would wait out the lock
-// wait. The first batch's worth is taken when the lock comes, which they
-// wait for anyway. A buyer with nobody ahead (n = 1) always waits zero;
-// q.mu held.
+// waitFor estimates how long the nth buyer in q waits for its batch at now,
+// with batches of batchMax (all who wait, if <= 0): the batches ahead times
+// how long a batch has been taking, or, past the first batch's worth, how
+// long the one under way has taken so far if longer (the average is too
+// slow for a sudden stall, and has nothing at a sale's first rush). n = 1
+// waits zero. q.mu held.
 func (q *batchQueue) waitFor(n, batchMax int, now time.Time) time.Duration {
 	if n <= 1 {
 		return 0

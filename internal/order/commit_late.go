@@ -12,20 +12,14 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// The late-commit fault shows why a lease is not a mutex
-// (stock.Product.LateCommit): for the orders isLate chooses, once the
-// statements have run, the shop holds back both the COMMIT and the lock's
-// renewals for the product's LateCommit, then commits regardless of the
-// lock, as a COMMIT already on the wire when the network stalled would.
-// With a 100 ms TTL and a 300 ms hold, the lease runs out under the holder
-// and the next buyer reads the stock before the old commit lands: lua and
-// redlock then oversell; fenced and etcd do not (locked_fence.go).
-//
-// The fault sits in front of the database, the way testenv's fault
-// connection sits in front of a driver's: NewService hands withLateCommits
-// to the shop's orderdb.Writer, whose Commit runs the transactions of a
-// product that switches the fault on on a database whose transactions are
-// lateTxs, and knows nothing else of it.
+// The late-commit fault (stock.Product.LateCommit) shows why a lease is not
+// a mutex: for the orders isLate chooses, the shop holds back the COMMIT
+// and the lock's renewals for LateCommit, then commits regardless, as a
+// COMMIT on the wire when the network stalled would. The lease runs out and
+// the next buyer reads before the old commit lands: lua and redlock
+// oversell, fenced and etcd do not (locked_fence.go). It sits in front of
+// the database: the shop's orderdb.Writer runs a faulted product's
+// transactions on withLateCommits's database, and knows nothing else of it.
 
 // withLateCommits returns s's database with p's late-commit fault in front
 // of it, for one commit of p under lock (nil without one).

@@ -8,21 +8,12 @@ import (
 	"github.com/flashsale/flashsale/internal/order/life"
 )
 
-// sweepNaive is the expiry the textbook warns about, switched on by
-// Options.NaiveExpiry for the workshop: it reads the pending orders due
-// by this shop's own clock, then writes each one expired and gives its
-// unit back, with no compare-and-set between the read and the write.
-// Two ways it goes wrong, each for its reason:
-//
-//   - a payment that lands between the read and the write is paid, and
-//     then overwritten: the buyer was told paid, and their unit is back
-//     on sale (sold twice once it sells); two sweeps that read the same
-//     order both give its unit back (the stock returned twice);
-//   - a shop whose clock runs ahead expires orders before their
-//     deadline, while their buyers may still pay.
-//
-// Sweep (sweep.go) is the mechanism that holds: the database's clock,
-// and life.End's compare-and-set in the transaction that gives back.
+// sweepNaive is the expiry the textbook warns about (Options.NaiveExpiry,
+// for the workshop): it reads the orders due by this shop's own clock, then
+// writes each one expired and gives its unit back, with no compare-and-set
+// in between. A payment landing in between is overwritten, two sweeps both
+// give the unit back, and a clock running ahead expires orders early.
+// Sweep (sweep.go) is the one that holds.
 func (s *Service) sweepNaive(ctx context.Context) (int, error) {
 	due, err := s.naiveDue(ctx)
 	if err != nil {

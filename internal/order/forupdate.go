@@ -12,21 +12,14 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// placeForUpdate is strategy sql-for-update: the database's own lock on
-// the product's row, and no other (no Redis, not even a dedupe lock). One
-// transaction reads, checks, works and writes, its steps below.
-//
-// The read-check-write is the locking strategies' own, and here it is
-// safe for a reason no lease gives: the row stays locked until this
-// transaction commits or rolls back, or its connection dies, however long
-// the work stalls and however late the COMMIT lands. The next buyer's
-// SELECT … FOR UPDATE waits for it and reads what it wrote.
-//
-// The price is that the row lock is held across the work: the product
-// sells at most one order per work and commit, and every buyer waiting for
-// the row holds one of the pool's connections meanwhile, which other
-// products' orders wait for too. One order per buyer is kept twice: by
-// the check under the lock, and by the unique key (orderdb.Insert).
+// placeForUpdate is strategy sql-for-update: the database's lock on the
+// product's row and no other (no Redis, no dedupe lock). One transaction
+// reads, checks, works and writes, its steps below. The read-check-write
+// is safe here for a reason no lease gives: the row stays locked until the
+// transaction ends or its connection dies, however late the COMMIT lands.
+// The price: the lock is held across the work, and every waiting buyer
+// holds a pooled connection meanwhile. The unique key (orderdb.Insert)
+// keeps one order per buyer too.
 func (s *Service) placeForUpdate(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	o := s.newOrder(p, req)
 	start := time.Now()

@@ -15,24 +15,14 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// How sql-for-update waits for the product's row, on each database.
-//
-// MariaDB says the wait in the statement: SELECT … FOR UPDATE WAIT n, in
-// whole seconds, fails with a lock wait timeout (1205) after n seconds and
-// leaves nothing behind. MySQL 8 has FOR UPDATE NOWAIT but no WAIT n, so
-// there the session's innodb_lock_wait_timeout is set to n for the
-// statement and put back after it (a transaction rolled back between the
-// two, its buyer gone, leaves its pooled connection with the shorter wait;
-// a 1205 is then retried as any lock wait timeout is).
-//
-// SQLite has no row locks and no FOR UPDATE. Its nearest equivalent is its
-// one write lock, which every transaction of this shop takes at BEGIN
-// (BEGIN IMMEDIATE: package database opens SQLite so): coarser, since it
-// locks every product, not one row, and it waits in SQLite's busy handler
-// for up to the busy timeout (database.SQLiteBusyTimeout), which no
-// context interrupts, rather than for the lock wait. The no-op UPDATE
-// (orderdb.TakeRow) says in the transaction what it relies on, and would take
-// the lock if BEGIN had not.
+// How sql-for-update waits for the product's row. MariaDB: SELECT … FOR
+// UPDATE WAIT n (whole seconds; error 1205 after n). MySQL 8 has no WAIT n:
+// the session's innodb_lock_wait_timeout is set to n around the statement
+// (a rollback between the two leaves the shorter wait on the pooled
+// connection; its 1205 is retried as any). SQLite has no row locks: its one
+// write lock, taken at BEGIN (BEGIN IMMEDIATE), locks every product and
+// waits in the busy handler (database.SQLiteBusyTimeout), which no context
+// interrupts; the no-op UPDATE (orderdb.TakeRow) says what it relies on.
 
 // Database flavours, as rowFlavor tells them apart.
 const (
@@ -43,10 +33,9 @@ const (
 )
 
 // lockRow locks product p's row in tx, waiting at most the lock wait, and
-// returns its stock, read under the lock. A wait that runs out is an error
-// wrapping ErrLockTimeout (and not the database's error, which the
-// transaction's retries would take for a conflict and wait out again); an
-// unknown product is stock.ErrNotFound.
+// returns its stock, read under the lock. A wait that runs out wraps
+// ErrLockTimeout, not the database's error (which the transaction's
+// retries would wait out again); an unknown product is stock.ErrNotFound.
 func (s *Service) lockRow(ctx context.Context, tx *gorm.DB, p stock.Product) (int, error) {
 	flavor, err := s.rowFlavor(ctx, tx)
 	if err != nil {

@@ -34,12 +34,10 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 	}
 	got := time.Now()
 	defer func() { s.releaseProduct(ctx, p, lock, got, err) }() // 7a. first
-	// 6. Critical section on the lock's context. Where the lock has a
-	// watchdog (lua, fenced, redlock, etcd, zookeeper), a lost lock ends
-	// that context: the work stops and the transaction rolls back (all but
-	// a late commit, which commit_late.go injects). Off's and naive's
-	// context never ends: a holder past its TTL goes on, which is how
-	// naive oversells.
+	// 6. Critical section on the lock's context: a watchdog (lua, fenced,
+	// redlock, etcd, zookeeper) ends it when the lock is lost, and the
+	// transaction rolls back. Off's and naive's never ends: a holder past its
+	// TTL goes on, which is how naive oversells.
 	o, err := s.buy(lock.Context(), lock, p, req)
 	if err != nil {
 		return Order{}, s.fromCritical(ctx, lock.Context(), p, err)
@@ -50,21 +48,14 @@ func (s *Service) placeLocked(ctx context.Context, p stock.Product, req Request)
 
 // buy is the critical section of one buyer: sell, to one buyer. It must
 // run holding lock, the product lock, on ctx, the lock's context (a test
-// may pass another, to play a holder that does not know its lease ran
-// out).
+// may pass another, to play a holder that does not know its lease ran out).
 //
-// Under a lock without a fence it reads the stock first, with a plain
-// SELECT outside the transaction, and does the business work before the
-// transaction: read-check-write, on purpose. Between that SELECT and the
-// UPDATE only the product lock keeps a second buyer from reading the same
-// value; without it (off, or a naive lock that expired mid-way) two buyers
-// both read n, both write n-1, and the sale oversells. If the lock is lost
-// meanwhile, ctx rolls the transaction back; what no lock can close is a
-// commit already on its way when the lease runs out (commit_late.go):
-// only a fence checked by the database can, which is why a fenced sale reads
-// inside its transaction, after registering (locked_fence.go). The lock-free
-// strategies need no lock for the stock: see packages sqlatomic and
-// redisdecr.
+// Without a fence it reads the stock with a plain SELECT outside the
+// transaction and works before it: read-check-write, on purpose. Only the
+// product lock keeps two buyers from both reading n and writing n-1. A lost
+// lock rolls the transaction back through ctx; a commit already on its way
+// (commit_late.go) only a fence stops, which is why a fenced sale reads
+// inside its transaction, after registering (locked_fence.go).
 func (s *Service) buy(ctx context.Context, lock *dlock.Lock, p stock.Product, req Request) (Order, error) {
 	reqs := []Request{req}
 	var read *shelf
@@ -88,11 +79,9 @@ func (s *Service) buy(ctx context.Context, lock *dlock.Lock, p stock.Product, re
 	return answers[0].order, answers[0].err
 }
 
-// dedupeTTL is the TTL of the dedupe lock: as long as an order may take,
-// the lock wait plus one product-lock TTL, so that the lock outlives a
-// request that queues for the product lock even where nothing renews it
-// (naive). Where a watchdog renews it (lua, redlock), a long TTL also means
-// few renewals from the buyers waiting in the queue.
+// dedupeTTL is the dedupe lock's TTL: the lock wait plus one product-lock
+// TTL, so that it outlives a request queued for the product lock even where
+// nothing renews it (naive).
 func (s *Service) dedupeTTL(p stock.Product) time.Duration {
 	return s.opts.LockWait + p.LockTTL
 }

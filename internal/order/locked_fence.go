@@ -11,40 +11,20 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Fencing: what a token promises, and why it is registered first.
+// Fencing (strategies fenced and etcd): every grant of the product lock
+// carries a token that grows with each grant (dlock.Lock.Fence, behind
+// dlock.Lock.Epoch). sell registers it as the first statement of its
+// transaction (registerFence); zero rows means a newer holder registered
+// first, and this one is refused (ErrFencedOut) before it has read anything.
 //
-// Strategies fenced and etcd hand every grant of the product lock a
-// fencing token that grows with each grant (dlock.Lock.Fence, and for
-// etcd the cluster's epoch, dlock.Lock.Epoch, before it). The database
-// keeps the highest token registered for the product, and sell registers
-// its lock's token as the first statement of its transaction:
-//
-//	UPDATE products SET fence_epoch = ?, fence = ?
-//	WHERE id = ? AND (fence_epoch < ? OR (fence_epoch = ? AND fence < ?))
-//
-// (the pair (fence_epoch, fence) below the new pair, spelled out).
-//
-// Zero rows means a newer holder registered first: the holder is refused
-// (ErrFencedOut) before it has read or written anything.
-//
-// Registering first, before the read, is what makes it safe. Say holder A
-// (token 33) has run its statements when its network stalls: its lease
-// runs out and holder B (token 34) gets the lock while A's COMMIT is still
-// on the wire. Fencing only the final write would let B read the stock,
-// then A's commit land, then B write a stock computed from what it read
-// before A's sale: a lost update, even though every write carried a fresh
-// token. Registered first, B's token goes through the same row as A's
-// writes: B's UPDATE waits for A's transaction to commit (or roll back),
-// and only then does B read, so it reads A's sale.
-//
-// What it does not promise: a stale holder is refused only if the newer
-// registration committed. One whose transaction rolled back (its buyer
-// hung up) leaves the older token behind, and the stale holder then
-// registers and sells. That loses nothing: the newer holder wrote nothing,
-// and the stale one's registration holds the row until it commits, as any
-// holder's does. A sale refused as a duplicate or sold out still commits
-// its registration, so that an older holder cannot slip in behind it; a
-// holder the fence refuses rolls back, having written nothing.
+// Why first, before the read: a newer holder's registration then waits on
+// the row a stale holder's transaction holds, and reads its sale; fencing
+// only the write would let the newer one read, the stale commit land, and
+// the newer one write a stock that lost an update. What it does not
+// promise: if the newer holder's transaction rolled back, a stale one may
+// still register and sell; nothing is lost, the newer one wrote nothing.
+// A sale refused as duplicate or sold out still commits its registration.
+// docs/fenced-etcd.md tells the story step by step.
 
 // fence is a grant's fencing token as the database orders it: by epoch,
 // then by token. The zero fence is none: the lock mints no tokens.

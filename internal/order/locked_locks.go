@@ -13,13 +13,10 @@ import (
 )
 
 // release lets go of l on a context that survives the caller's
-// cancellation, so a buyer who hung up does not leave the lock held until
-// its TTL runs out. An error is logged, not returned: by now the order is
-// committed (or refused) and that is what the buyer must hear; answering
-// "failed" for a committed order would be a lie, and a lock we could not
-// delete expires by its TTL (Release stopped its watchdog). ErrNotHeld here
-// means the lock expired inside the critical section: with a naive lock,
-// that is the oversell the demo shows.
+// cancellation, so a buyer who hung up does not leave it held. Errors are
+// logged, not returned: the order is committed or refused by now, and a
+// lock not deleted expires by its TTL. ErrNotHeld here means it expired in
+// the critical section: with naive, the oversell the demo shows.
 func (s *Service) release(ctx context.Context, l *dlock.Lock) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orderdb.ReleaseTimeout)
 	defer cancel()
@@ -52,13 +49,10 @@ func (s *Service) releaseProduct(ctx context.Context, p stock.Product, lock *dlo
 	}
 }
 
-// letGo releases l after a sale of p that ended with err; or, when the
-// sale is in doubt under a strategy without a fence, abandons it until
-// its TTL runs out (dlock.Lock.Abandon): its COMMIT may still be on its
-// way, and without a fence nothing makes the next holder wait for it, so
-// the lock keeps the next holder (or the buyer's retry, for the dedupe
-// lock) out for as long as the lease would have. That narrows the window
-// of a late commit; it does not close it (see ErrInDoubt).
+// letGo releases l after a sale of p that ended with err; a sale in doubt
+// without a fence abandons l to its TTL instead (dlock.Lock.Abandon): its
+// COMMIT may still land, and the lock keeps the next holder out meanwhile.
+// That narrows a late commit's window; it does not close it (ErrInDoubt).
 func (s *Service) letGo(ctx context.Context, p stock.Product, l *dlock.Lock, err error) {
 	if errors.Is(err, ErrInDoubt) && !p.Strategy.Fences() {
 		l.Abandon()
@@ -73,12 +67,10 @@ type lockPair struct {
 	product, dedupe dlock.Locker
 }
 
-// lockersFor returns the lockers of strategy name. The dedupe lock uses the
-// product lock's mode, except under the fencing strategies: a dedupe lock
-// needs no fencing token (it guards no write; the database's check of who
-// has bought is the guarantee), so it is a lua lock there, one Redis round
-// trip, rather than a fenced one that would leave a counter key behind for
-// every buyer, or an etcd one that would cost three consensus writes.
+// lockersFor returns the lockers of strategy name. The dedupe lock takes
+// the product lock's mode, but lua under the fencing strategies: it guards
+// no write, so a token would only cost a counter key per buyer (fenced) or
+// three consensus writes (etcd).
 func (s *Service) lockersFor(name strategy.Name) (lockPair, error) {
 	mode, ok := name.LockMode()
 	if !ok {
@@ -110,16 +102,11 @@ func (s *Service) locker(mode dlock.Mode) (dlock.Locker, error) {
 	return l, nil
 }
 
-// productKey and dedupeKey name the two locks. Every Redis (and etcd) key
-// of a product holds its id as a hash tag, "{id}": ids cannot contain
-// braces, so the tag is exactly the id, and one product's keys (its locks,
-// its fence counter, its stock and buyers in package redisstock) share one
-// Redis Cluster slot. Each kind of key has its own namespace
-// ("flashsale:lock:", "flashsale:dedupe:", …), so an id with ':' in it
-// cannot name a key of another kind. And every lock key ends in '}' (the
-// dedupe key wraps the user's id in braces too, after the tag), so it is
-// never the key dlock keeps beside another lock key: its fence counter,
-// ":fence", or its turns, ":turns" and ":next" (dlock.InTurns).
+// productKey and dedupeKey name the two locks. Every key of a product holds
+// its id as a hash tag, "{id}" (ids have no braces), so one product's keys
+// share one Redis Cluster slot; each kind has its own namespace, so an id
+// with ':' cannot name another kind's key; and every lock key ends in '}',
+// so it is never a key dlock keeps beside a lock (":fence", ":turns", ":next").
 func productKey(product string) string { return "flashsale:lock:{" + product + "}" }
 
 // ProductKey is the key of product's lock, for tools outside a shop that

@@ -23,11 +23,9 @@ type Observer interface {
 	// order, or one per batch), when it ends: outcome is "acquired" or
 	// Outcome of the error, and d how long the ask waited.
 	LockWaited(s strategy.Name, outcome string, d time.Duration)
-	// Held is called when a product lock is released, with how long it
-	// was held: the critical section, from the grant to the release. A
-	// strategy without a lock (off's takes nothing) holds its hot row
-	// instead, and Held is called when its COMMIT (or ROLLBACK) answers,
-	// with how long since the row was taken (orderdb.RowHold).
+	// Held is called when a product lock is released, with how long it was
+	// held; a strategy without a lock tells its hot row's hold instead, when
+	// its COMMIT or ROLLBACK answers (orderdb.RowHold).
 	Held(s strategy.Name, d time.Duration)
 	// Happened is called for each of the events Events counts.
 	Happened(s strategy.Name, e Event)

@@ -22,9 +22,8 @@ type Events struct {
 	// GivenBack counts redis-decr reservations given back because the
 	// order could not be written.
 	GivenBack int64
-	// Reclaimed counts redis-decr reservations this shop's sweep gave
-	// back because their hold ran out with no order written: their shop
-	// died, or was too slow (redisdecr/reclaim.go).
+	// Reclaimed counts redis-decr reservations this shop's sweep gave back
+	// because their hold ran out with no order written (redisdecr/reclaim.go).
 	Reclaimed int64
 	// Batches counts the batches served (stock.Product.BatchMax), and
 	// BatchedBuyers the buyers answered in them: their ratio is the mean
@@ -33,18 +32,15 @@ type Events struct {
 	// QueueWritten counts the queued orders (redis-queue) this process's
 	// consumer wrote, and QueueRefused those it dead-lettered.
 	QueueWritten, QueueRefused int64
-	// VersionMoved counts the sql-version tries that lost to another
-	// buyer's write and were thrown away, work and all (version.go): the
-	// tries per order are (orders + VersionMoved) / orders.
+	// VersionMoved counts the sql-version tries that lost to another buyer's
+	// write and were thrown away, work and all (version.go).
 	VersionMoved int64
 	// Paid, Expired and Cancelled count the orders this process paid,
 	// expired (its sweep) and cancelled, and Returned the units the
 	// expired and cancelled ones put back on sale (package life).
 	Paid, Expired, Cancelled, Returned int64
-	// Holds counts the holds of the product's lock, or of its hot row
-	// where its strategy takes no lock (Observer.Held), and Held is their
-	// total length: Held over the orders written is the hold per order,
-	// which sets the most orders per second one product can sell.
+	// Holds counts the holds of the product's lock (or hot row, without a
+	// lock; Observer.Held), and Held is their total length.
 	Holds int64
 	Held  time.Duration
 }

@@ -10,19 +10,12 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// placeOneTrip is strategy sql-one-trip: sql-atomic's sale, sent to the
-// database in one round trip. sql-atomic's transaction is four requests
-// (BEGIN, INSERT, UPDATE, COMMIT), and the product's row stays locked
-// from the UPDATE until the COMMIT arrives: a round trip to the shop and
-// back, for every buyer in turn. Here the three statements are one stored
+// placeOneTrip is strategy sql-one-trip: sql-atomic's sale as one stored
 // procedure (migrations/0023_place_one_trip.mysql.sql), sent as one CALL
-// (orderdb.Writer.CallOneTrip): the row is locked for the server's own time
-// only. The server, not a second trip, rolls back a sold-out or duplicate
-// sale, and its answer tells them apart.
-//
-// SQLite runs in the shop's process: there is no network to save a trip
-// on, and no stored procedure. A sql-one-trip product sells there as
-// sql-atomic does, in its transaction.
+// (orderdb.Writer.CallOneTrip), so the row stays locked for the server's
+// time only, not for a round trip to the shop before the COMMIT. The server
+// rolls back a sold-out or duplicate sale, and its answer tells which. On
+// SQLite (in process, no procedures) it sells as sql-atomic does.
 func (s *Service) placeOneTrip(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	// 1. The business work, before the sale, as sql-atomic's.
 	if err := s.work(ctx, p); err != nil {

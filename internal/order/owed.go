@@ -18,26 +18,16 @@ import (
 )
 
 // The return of a Redis strategy's order (redis-decr, redis-queue): its
-// stock lives in the database and in Redis, and an order that ends unpaid
-// gives its units back to both, once each, through any crash.
-//
-// The database first: life.End, the units back (orderdb.Give) and a row in
-// redis_owed saying what Redis is owed, in one transaction (give). Then
-// Redis, with one script keyed by the order's id that runs once however
-// often it is sent (redisstock.Stock.Return: the units back, the buyer free
-// to buy again, the return counted); then the row is marked paid
-// (payRedis, settleOwed: each row settled in a transaction that holds it). A shop that dies between the commit and Redis leaves its
-// row owed, and any shop's sweep pays it once it is defaultOwedGrace old
-// (sweepOwed). Redis first would be wrong: a crash after it leaves a unit
-// on sale in Redis that the database still counts sold, and a retry
-// cannot tell it ran.
-//
-// A paid row stays defaultOwedKeep, longer than a Redis failover takes, and the
-// sweep sends it once more before it goes: a master that took the return
-// and died before its replica had it lost it, and the second send gives
-// it to the new master (to the old one it changes nothing). A stock
-// loaded from the database meanwhile counts every row's units already:
-// the load marks them returned (orderdb.OwedIDs), so no send adds them twice.
+// units go back to the database and to Redis, once each, through any crash.
+// The database first: life.End, orderdb.Give and a redis_owed row in one
+// transaction (give); then Redis, with one script keyed by the order's id
+// that takes it once however often it is sent (payRedis, settleOwed). A
+// shop that dies in between leaves the row owed, and any shop's sweep pays
+// it (sweepOwed). Redis first would be wrong: a crash after it leaves a
+// unit on sale in Redis that the database counts sold. A paid row is sent
+// once more before it goes, for a master that died before its replica had
+// the return; a stock loaded meanwhile marks the owed rows returned
+// (orderdb.OwedIDs). docs/redis-decr.md tells it in full.
 const (
 	// defaultOwedGrace is how old an owed row is before the sweep pays it:
 	// the shop that wrote it pays it at once, unless it died.
@@ -92,11 +82,10 @@ func (s *Service) give(tx *gorm.DB, p stock.Product, o life.Order) error {
 	return tx.Exec("UPDATE redis_owed SET created_ms = "+life.NowMs(tx)+" WHERE order_id = ?", o.ID).Error
 }
 
-// payRedis gives the units of orders, ended and given back to the
-// database in a transaction that committed (give), back to Redis, and
-// marks their owed rows paid (settleOwed); on a context that outlives
-// ctx. What fails is left to the sweep (sweepOwed). Safe for concurrent
-// use, and to run again.
+// payRedis gives the units of orders, whose return to the database has
+// committed (give), back to Redis and marks their owed rows paid
+// (settleOwed), on a context that outlives ctx; what fails is left to the
+// sweep (sweepOwed). Safe for concurrent use, and to run again.
 func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.Order) {
 	if !inRedis(p) || len(orders) == 0 || s.crashAfterCommit.Load() {
 		return
@@ -110,17 +99,13 @@ func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.O
 	}
 }
 
-// settleOwed settles order id's owed row, in a transaction that holds
-// the row (FOR UPDATE SKIP LOCKED; SQLite's transactions take the write
-// lock at BEGIN), so that no two shops settle it at once and none sends a
-// row another has deleted (a load that ran after the delete did not mark
-// it): an owed row is sent to Redis and marked paid; a row paid owedKeep
-// ago is sent once more and deleted; a row paid since, gone, or being
-// settled by another shop (locked: skipped, so a shop frozen mid-settle
-// holds up nobody) is left. The send is bounded by ctx and
-// orderdb.ReleaseTimeout; the transaction outlives it (settleTxTimeout),
-// so the row stays held until the send has given up. On SQLite the one
-// write lock is held for the send's round trip. p is the row's product.
+// settleOwed settles order id's owed row (p is its product) in a
+// transaction that holds the row (FOR UPDATE SKIP LOCKED; on SQLite the
+// write lock), so that no two shops settle it at once and none sends a row
+// another has deleted: an owed row is sent and marked paid; one paid
+// owedKeep ago is sent once more and deleted; one paid since, gone, or held
+// by another shop is left. The transaction outlives the send
+// (settleTxTimeout), so the row stays held until the send has given up.
 // Errors: Redis's (the row is left as it was), or the database's.
 func (s *Service) settleOwed(ctx context.Context, p stock.Product, id string) error {
 	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTxTimeout)
@@ -171,15 +156,11 @@ func (s *Service) pay(ctx context.Context, p stock.Product, o life.Order) error 
 	return err
 }
 
-// sweepOwed settles (settleOwed) the rows of redis_owed that are due: the
-// returns that the shops which committed them left owed for s.owedGrace or
-// longer (they died, or Redis did not answer), and the rows paid
-// s.owedKeep ago; up to owedBatch at a look, and up to sweepLooks looks,
-// each leaving out the products whose rows failed (their Redis is down,
-// or lost their stock and no buyer has loaded it since), so that they
-// never fill every batch and starve the others. It returns how many rows
-// it settled. Any number of shops may run it at once. Errors: the first
-// that stopped a row (the rest are settled all the same).
+// sweepOwed settles (settleOwed) the redis_owed rows that are due: owed for
+// s.owedGrace or longer, or paid s.owedKeep ago; up to owedBatch a look and
+// sweepLooks looks, each leaving out the products whose rows failed so they
+// cannot starve the others. It returns how many it settled. Any number of
+// shops may run it at once. Errors: the first that stopped a row.
 func (s *Service) sweepOwed(ctx context.Context) (int, error) {
 	done, first := 0, error(nil)
 	var failed []string

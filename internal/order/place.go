@@ -13,16 +13,13 @@ import (
 
 // Place places one order for req, the way the product's strategy sells
 // (see the package doc). Safe for concurrent use: concurrent calls for one
-// product, in this process or any other sharing the backends, queue on
-// the product lock, the database's row lock or Redis, as the strategy
-// says.
+// product, in any process sharing the backends, queue on the product lock,
+// the row lock or Redis, as the strategy says.
 //
-// Errors wrap the sentinels of errors.go, each documented there with when
-// it comes back; a *FieldError for an invalid request, stock.ErrNotFound
-// for an unknown product, and ctx.Err() when ctx ends first. Nothing is
-// written on any error but ErrInDoubt (the COMMIT's answer was lost: the
-// order may exist). A redis-queue order comes back with Queued set:
-// accepted into its queue and written later (package redisqueue, OrderStatus).
+// Errors wrap the sentinels of errors.go; a *FieldError for an invalid
+// request, stock.ErrNotFound for an unknown product, ctx.Err() when ctx
+// ends first. Nothing is written on any error but ErrInDoubt (the order
+// may exist). A redis-queue order comes back Queued: written later.
 func (s *Service) Place(ctx context.Context, req Request) (Order, error) {
 	start := time.Now()
 	o, sn, err := s.place(ctx, req)

@@ -9,12 +9,9 @@ import (
 )
 
 // product returns the settings of product id, from the database the first
-// time and from the cache after that. A product's settings never change once
-// it is created (only its stock does, and buy reads that inside the lock), so
-// each process may keep them. Without the cache every buyer of a rush queues
-// for a database connection just to learn the lock mode, in the same pool
-// queue as the lock holder's statements, and the critical section stretches
-// with the crowd.
+// time and from the cache after: settings never change once created (only
+// the stock, read under the lock). Without the cache every buyer of a rush
+// queues for a pooled connection just to learn the lock mode.
 func (s *Service) product(ctx context.Context, id string) (stock.Product, error) {
 	if p, ok := s.cache.Load(id); ok {
 		return p.(stock.Product), nil
@@ -28,13 +25,10 @@ func (s *Service) product(ctx context.Context, id string) (stock.Product, error)
 }
 
 // HasOwnQueue reports whether the orders of product id wait in a queue of
-// the shop's own that the lock wait bounds: a batch's (placeBatched), or a
-// shared round trip to Redis (redis-queue's accept). The shop's door
-// (package httpapi) lets them through: held there, a batch or a round trip
-// could never carry more buyers than the door has slots. It asks only this
-// process's cache, never the database: a product not sold here yet has
-// none, and its first order goes through the door and loads it. Safe for
-// concurrent use.
+// the shop's own that the lock wait bounds (a batch, or redis-queue's
+// shared round trip), so that the shop's door (package httpapi) lets them
+// through. It asks only this process's cache: a product not sold here yet
+// has none. Safe for concurrent use.
 func (s *Service) HasOwnQueue(_ context.Context, id string) bool {
 	v, ok := s.cache.Load(id)
 	if !ok {
@@ -44,11 +38,9 @@ func (s *Service) HasOwnQueue(_ context.Context, id string) bool {
 	return p.BatchMax > 0 && p.Strategy.Batches() || p.Strategy.Queues()
 }
 
-// soldOut reports whether this process has seen product id's stock at 0.
-// Stock never goes up (there is no restocking), so a 0 read under the lock
-// is final, and the rest of the rush can be answered without touching Redis
-// or the database: the "sold-out marker" every flash-sale system keeps.
-// Each process learns it on its own, from its own locked read.
+// soldOut reports whether this process has seen product id's stock at 0
+// (markSoldOut): the rest of the rush is answered without touching Redis or
+// the database, the "sold-out marker" every flash-sale system keeps.
 func (s *Service) soldOut(id string) bool {
 	_, ok := s.soldOutSeen.Load(id)
 	return ok

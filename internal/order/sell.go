@@ -27,16 +27,12 @@ type answer struct {
 	err   error
 }
 
-// sell is the transaction around allocate for the lock strategies: it
-// sells units holding p's product lock, for one buyer or a batch of them
-// (reqs, in arrival order), in one transaction on ctx, the lock's
-// context, its steps below. The caller may have read the shelf and done
-// the business work before the transaction (read; see buy).
-//
-// A buyer for whom claim(i) is false has given up before it was allocated
-// and is skipped (claim nil: nobody gives up). It returns one answer per
-// buyer, or an error when the sale failed, and then nothing was written
-// unless the error says it is in doubt (orderdb.Writer.AfterFailure).
+// sell sells units holding p's product lock, to one buyer or a batch (reqs,
+// in arrival order), in one transaction on ctx, the lock's context. read is
+// the shelf if the caller read it and worked before the transaction (buy).
+// Buyers for whom claim(i) is false gave up and are skipped (claim nil:
+// none). It returns one answer per buyer, or the sale's error, and then
+// nothing was written unless it is in doubt (orderdb.Writer.AfterFailure).
 func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, reqs []Request,
 	claim func(i int) bool, read *shelf) ([]answer, error) {
 	answers := make([]answer, len(reqs))
@@ -107,14 +103,11 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	return answers, nil
 }
 
-// allocate is the one step that decides who gets units, for the locked flow, the
-// batch (sell), redis-queue's writer (redisqueue.Seller.WriteQueued, as
-// its SellerOptions.Allocate) and the database's own locks (forupdate.go,
-// version.go): it gives o to its buyer from left units, unless refuse refuses it, and returns the units
-// left after it. Each caller then writes the result with its own SQL:
-// sell's writeStock, forupdate's and version's UPDATEs write the count
-// left; the queue writer's TakeUnits takes the batch's total units with
-// one conditional UPDATE. A buyer who gets o is recorded in bought.
+// allocate is the one step that decides who gets units, for the locked
+// flow, the batch (sell), redis-queue's writer (SellerOptions.Allocate) and
+// the database's locks (forupdate.go, version.go): it gives o to its buyer
+// from left units unless refuse refuses, records the buyer in bought, and
+// returns the units left. Each caller writes the result with its own SQL.
 func allocate(o Order, left int, bought map[string]string) (int, error) {
 	req := Request{UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity}
 	if err := refuse(req, left, bought); err != nil {
@@ -124,15 +117,12 @@ func allocate(o Order, left int, bought map[string]string) (int, error) {
 	return left - o.Quantity, nil
 }
 
-// refuse is the one rule of who may buy: a buyer who has an order for the
-// product (in bought) is a duplicate, and one who asks for more than left
-// is told sold out. The flows that never call it keep the same rule where
-// they decide: sql-atomic in the database (the unique key
-// orders_unique_buyer and the conditional UPDATE, orderdb.InsertAndTake),
-// sql-one-trip in its stored procedure (the same two, in one call),
-// redis-decr and redis-queue in their Redis scripts (take.lua, accept.lua).
-// Ids are compared as bytes, here as in the database
-// (migrations make every id column bytewise) and in Redis.
+// refuse is the one rule of who may buy: a buyer already in bought is a
+// duplicate, one who asks for more than left is told sold out. The flows
+// that never call it keep the same rule where they decide: sql-atomic and
+// sql-one-trip in the database (unique key, conditional UPDATE), redis-decr
+// and redis-queue in their scripts (take.lua, accept.lua). Ids compare as
+// bytes here, in the database (bytewise columns) and in Redis.
 func refuse(req Request, left int, bought map[string]string) error {
 	if id, ok := bought[req.UserID]; ok {
 		return &DuplicateOrderError{OrderID: id, UserID: req.UserID, ProductID: req.ProductID}
@@ -143,12 +133,9 @@ func refuse(req Request, left int, bought map[string]string) error {
 	return nil
 }
 
-// look reads product's shelf for users, the buyers of a sale, through q
-// (the database, or a transaction): the stock with a plain SELECT, and
-// who of them has bought, in one query each. A stock of 0 is remembered
-// (markSoldOut): without a pay window stock never goes up, so the rest of
-// the rush can be answered at once.
-// A product the database does not have is stock.ErrNotFound.
+// look reads product's shelf for users through q (the database or a
+// transaction): the stock with a plain SELECT, then shelfOf. An unknown
+// product is stock.ErrNotFound.
 func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []string) (shelf, error) {
 	left, err := orderdb.ReadStock(ctx, q, product)
 	if err != nil {
@@ -157,9 +144,9 @@ func (s *Service) look(ctx context.Context, q *gorm.DB, product string, users []
 	return s.shelfOf(ctx, q, product, left, users)
 }
 
-// shelfOf is the rest of look, for a stock read already (for update, or
-// with its version): it remembers a stock of 0, and reads who of users has
-// bought product through q (orderdb.Bought).
+// shelfOf is the rest of look, for a stock read already: it remembers a
+// stock of 0 (markSoldOut, so the rest of the rush is answered at once) and
+// reads who of users has bought product through q (orderdb.Bought).
 func (s *Service) shelfOf(ctx context.Context, q *gorm.DB, product string, left int, users []string) (shelf, error) {
 	if left == 0 {
 		s.markSoldOut(product)

@@ -31,10 +31,8 @@ type Options struct {
 	// LockWait is the longest Place waits for the product lock before it
 	// returns ErrLockTimeout; zero means DefaultLockWait.
 	LockWait time.Duration
-	// Rand returns a number in [0, 1) and decides whether a critical section
-	// stalls (it stalls when Rand() < the product's StallRate). Nil means
-	// math/rand/v2. It must be safe for concurrent use. Tests set it to make
-	// stalls deterministic.
+	// Rand returns a number in [0, 1): a critical section stalls when Rand() <
+	// the product's StallRate. Nil means math/rand/v2. Safe for concurrent use.
 	Rand func() float64
 	// Sleep waits d or until ctx ends, returning ctx.Err() in that case; it
 	// simulates the business latency. Nil means a timer. It must be safe for
@@ -43,16 +41,12 @@ type Options struct {
 	// Logger receives warnings (a lock that expired before its release);
 	// nil means slog.Default().
 	Logger *slog.Logger
-	// RedisDecr is where strategy redis-decr keeps its stock in Redis;
-	// with it, the Service sells redis-decr products through a
-	// redisdecr.Seller. Nil means this Service cannot sell or add them:
-	// Place and AddProduct return an error for them.
+	// RedisDecr is where strategy redis-decr keeps its stock in Redis
+	// (redisdecr.Seller); nil means Place and AddProduct refuse its products.
 	RedisDecr *redisstock.Stock
 	// Queue is where strategy redis-queue takes its units and queues its
-	// orders. Nil means this Service cannot sell or add redis-queue
-	// products. With it, the Service runs a consumer for each redis-queue
-	// product it is asked about (Place, OrderStatus, AddProduct), which
-	// writes that product's queued orders (redisqueue.Seller) until Close.
+	// orders; nil means no redis-queue products. With it, each redis-queue
+	// product asked about gets a consumer (redisqueue.Seller) until Close.
 	Queue *redisqueue.Queue
 	// QueueOptions tune the consumers (redisqueue.ConsumerOptions); their
 	// Observe is the Service's own.
@@ -60,15 +54,11 @@ type Options struct {
 	// Observer hears how every order goes (metrics); nil means nobody
 	// does. It must be safe for concurrent use.
 	Observer Observer
-	// Now is this shop's own clock, which stamps an order's created_at;
-	// nil means time.Now. Nothing that decides an order's deadline reads
-	// it: the database's clock does (package life). Tests set it off by
-	// seconds to play a shop whose clock is wrong.
+	// Now is this shop's own clock, which stamps created_at; nil means
+	// time.Now. Deadlines use the database's clock (package life), never this.
 	Now func() time.Time
-	// SweepEvery is the pause between two sweeps of this shop's unpaid
-	// orders past their deadline (Sweep), which start with the first
-	// product with a pay window it is asked about; zero means
-	// DefaultSweepEvery, below zero no sweep but those the caller runs.
+	// SweepEvery is the pause between two sweeps of this shop's unpaid orders
+	// (Sweep); zero means DefaultSweepEvery, below zero no sweep of its own.
 	SweepEvery time.Duration
 	// NaiveExpiry makes this shop's sweep the textbook's broken one
 	// (expire_naive.go): a read, then a write without the compare-and-set,
@@ -77,11 +67,8 @@ type Options struct {
 }
 
 // Service places orders and audits sales. It is safe for concurrent use.
-// One Service stands for one shop process: several of them may share a
-// database and Redis, each with its own lockers. Close it when done: its
-// batch leaders, its redis-queue consumers and its redis-decr Seller
-// (which settles orders that failed in doubt and sweeps Redis's stock in
-// the background) stop.
+// One Service stands for one shop process; several may share a database
+// and Redis, each with its own lockers. Close it when done.
 type Service struct {
 	db          *gorm.DB
 	writer      *orderdb.Writer // db's, with the late-commit fault (commit_late.go)
@@ -118,10 +105,10 @@ type Service struct {
 }
 
 // NewService returns a Service that writes orders to db, reads products from
-// products, and locks with lockers, which must hold a Locker for every lock
-// mode its products' strategies use, and lua's for fenced's dedupe lock
-// (Place returns an error for a product whose strategy has none). The caller keeps ownership of db and the lockers and closes them
-// after the last call returned.
+// products, and locks with lockers: one Locker for every lock mode its
+// products' strategies use (Place refuses a strategy without one), and lua's
+// for the fencing strategies' dedupe lock. The caller keeps ownership of db
+// and the lockers, and closes them after Close.
 func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock.Locker, opts Options) *Service {
 	if opts.LockWait <= 0 {
 		opts.LockWait = DefaultLockWait
@@ -165,12 +152,10 @@ func NewService(db *gorm.DB, products *stock.Store, lockers map[dlock.Mode]dlock
 	return s
 }
 
-// AddProduct creates p in the product store (see stock.Store.Create for
-// its checks and errors) and readies its strategy: a redis-decr product's
-// stock is loaded into Redis. If that load fails the product exists all
-// the same, the failure is logged, and the first order loads the stock
-// from the database instead; so the only errors are the store's, and an
-// error for a redis-decr product when Options.RedisDecr is nil.
+// AddProduct creates p in the product store (stock.Store.Create: its checks
+// and errors) and loads a Redis strategy's stock into Redis. A failed load is
+// logged, not returned: the first order loads the stock instead. An error
+// too for a Redis strategy this Service has no Redis for.
 func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Product, error) {
 	if p.Strategy == strategy.RedisDecr && s.opts.RedisDecr == nil {
 		return stock.Product{}, fmt.Errorf("order: strategy %s needs Options.RedisDecr", p.Strategy)
@@ -195,12 +180,10 @@ func (s *Service) AddProduct(ctx context.Context, p stock.Product) (stock.Produc
 	return created, nil
 }
 
-// Close stops the redis-decr Seller (redisdecr.Seller.Close: it lets the
-// settlements under way finish first, for a few seconds), then the
-// redis-queue consumers (a batch being written finishes first), the
-// batch leaders (batch.go), which stop once nobody is queued, and the
-// sweep of unpaid orders (sweep.go), and waits for them all: call it after the last Place returned, and before closing
-// the database and Redis clients. Calling it again does nothing more.
+// Close stops, and waits for, the redis-decr Seller (settlements under way
+// finish first), the redis-queue consumers, the batch leaders and the sweep.
+// Call it after the last Place returned and before closing the database and
+// Redis clients. Calling it again does nothing more.
 func (s *Service) Close() error {
 	if s.redisDecr != nil {
 		s.redisDecr.Close()

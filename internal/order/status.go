@@ -40,14 +40,12 @@ type OrderStatus struct {
 }
 
 // OrderStatus returns where order id stands: queued or refused, as Redis
-// says while it knows the order (redis-queue), or created once the
-// database has it, whatever its strategy. Any shop answers for any
-// order. It starts the consumer of a queued order's product in this shop.
+// says while it knows the order (redis-queue), or created once the database
+// has it. Any shop answers for any order, and starts the consumer of a
+// queued order's product. Safe for concurrent use.
 //
-// Errors: a *FieldError wrapping ErrInvalid for a malformed id (nothing
-// is asked); ErrUnknownOrder (which wraps stock.ErrNotFound);
-// ErrUnavailable when the database cannot be reached. Safe for concurrent
-// use.
+// Errors: a *FieldError wrapping ErrInvalid for a malformed id;
+// ErrUnknownOrder (wraps stock.ErrNotFound); ErrUnavailable.
 func (s *Service) OrderStatus(ctx context.Context, id string) (OrderStatus, error) {
 	if err := checkID("order_id", id); err != nil {
 		return OrderStatus{}, err

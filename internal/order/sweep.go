@@ -12,26 +12,13 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// The sweep: every shop expires the pending orders past their deadline
-// and puts their units back on sale. macrozheng/mall does it with a
-// scheduled job (OrderTimeOutCancelTask, every ten minutes, calling
-// cancelTimeOutOrder to cancel the unpaid orders and release their
-// locked stock), beside a delayed message per order; here it is a timer
-// per shop, started by the first ask and stopped by Close, as
-// redis-decr's reconciler is (redisdecr/reconcile.go).
-//
-// Exactly once, with no coordinator: the database's clock says which
-// orders are due (life.Due), and each one is expired by a compare-and-set
-// in the transaction that gives its units back (life.End, then
-// orderdb.Give, inside giveBack). Any number of shops may sweep at once: of
-// two that find one order, one ends it, and the other's End finds it
-// ended and gives nothing. A shop killed mid-sweep leaves nothing half
-// done: its transaction rolls back, and the next sweep, of any shop,
-// takes the order again (a Redis row's return to Redis comes after the
-// commit, and what a dead shop left owed the sweep pays: owed.go). No
-// shop's clock decides anything: a shop whose
-// clock is off sweeps at its own pace, but expires only what the
-// database says is due.
+// The sweep: every shop expires the pending orders past their deadline and
+// puts their units back, on a timer started by the first ask and stopped by
+// Close. Exactly once with no coordinator: the database's clock says what
+// is due (life.Due), and each order is ended by a compare-and-set in the
+// transaction that gives its units back (giveBack), so of two shops that
+// find one order, one ends it and the other gives nothing; a shop killed
+// mid-sweep rolls back, and the next sweep, of any shop, takes it again.
 const (
 	// DefaultSweepEvery is the pause between two sweeps of one shop
 	// (Options.SweepEvery): an order goes back on sale within it of its
@@ -99,21 +86,18 @@ func (s *Service) sweep() {
 	}
 }
 
-// Sweep expires, once, up to sweepBatch pending orders whose deadline has
-// passed by the database's clock, and puts their units back: each
-// product's due orders in one transaction (giveBack), all or nothing. It
-// returns how many orders this call expired. The shop's own sweep calls
-// it every Options.SweepEvery; any number of calls, in any number of shops, may
-// run at once. Errors: the first product's that failed (the others are
-// swept all the same), or the database's.
+// Sweep expires, once, up to sweepBatch pending orders past their deadline
+// by the database's clock and gives their units back, each product's in one
+// transaction (giveBack). It returns how many this call expired. Any number
+// of calls, in any number of shops, may run at once. Errors: the first
+// product's that failed (the others are swept all the same), or the database's.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	if s.opts.NaiveExpiry {
 		return s.sweepNaive(ctx)
 	}
 	expired, first := 0, error(nil)
-	// A product whose returns fail now (its lock's Redis down) is left
-	// out of the next look, so that its due orders, however many, never
-	// fill every batch and starve the other products'.
+	// A product whose returns fail is left out of the next look, so that its
+	// due orders never fill every batch and starve the others'.
 	var failed []string
 	for range sweepLooks {
 		due, err := life.Due(ctx, s.db, sweepBatch, failed...)

@@ -42,19 +42,16 @@ func (s *Service) Pay(ctx context.Context, id string) (OrderStatus, error) {
 	return s.OrderStatus(ctx, id)
 }
 
-// Cancel cancels order id for its buyer, if it is pending, and puts its
-// units back where its product's strategy keeps its stock, in the
-// transaction that changes its state (giveBack): once, however many
-// cancels and sweeps race for it. Cancelling a cancelled order answers as
-// the first cancel did, and gives nothing back again. A cancel after the
-// deadline (by the database's clock) of an order not swept yet expires
-// it, as the sweep would, and answers ErrExpired.
+// Cancel cancels order id for its buyer, if it is pending, and gives its
+// units back in the transaction that ends it (giveBack): once, however many
+// cancels and sweeps race. A repeated cancel answers as the first did; a
+// cancel past the deadline (by the database's clock) expires the order and
+// answers ErrExpired.
 //
 // Errors: a *FieldError wrapping ErrInvalid for a malformed id;
 // ErrUnknownOrder; ErrAlreadyPaid; ErrExpired; ErrLockTimeout or
-// ErrLockLost (a locking strategy's product lock); ErrUnavailable; or the
-// database's error. A retry after any error is safe: the order is
-// cancelled once, and its units go back once. Safe for concurrent use.
+// ErrLockLost; ErrUnavailable; or the database's. A retry after any error
+// is safe. Safe for concurrent use.
 func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
 	if err := checkID("order_id", id); err != nil {
 		return OrderStatus{}, err
@@ -91,25 +88,15 @@ func (s *Service) Cancel(ctx context.Context, id string) (OrderStatus, error) {
 	return s.OrderStatus(ctx, id)
 }
 
-// giveBack runs change, a transaction that ends orders of p and gives
-// their units back, the way p's strategy keeps its stock safe: a return
-// is a sale the other way round, and takes what a sale takes.
-//
-//   - The locking strategies read the stock outside their transaction
-//     (or, batched, with a plain read inside it) and write it back as a
-//     number: a return between the read and the write would be
-//     overwritten. So a return holds the product lock, as a sale does, and
-//     under fenced, etcd and zookeeper registers its token first (a stale
-//     holder's late sale is refused after it).
-//   - The others write the stock relative to itself under the row's lock
-//     (sql-atomic, its buckets), or read it under that lock
-//     (sql-for-update), or check a version that orderdb.Give moves on
-//     (sql-version): the transaction alone is enough.
-//
-// A strategy whose stock lives in Redis too (redis-decr, redis-queue) is
-// one of the others here: change records what Redis is owed (give), and
-// the caller pays Redis after the commit (owed.go). Errors: the lock's (ErrLockTimeout, ErrLockLost), ErrFencedOut,
-// change's, or the database's.
+// giveBack runs change, a transaction that ends orders of p and gives their
+// units back, taking what a sale of p's strategy takes: a return is a sale
+// the other way round. The locking strategies write back a stock read
+// before, so a return holds the product lock (and registers its fence
+// first), or a sale's write would overwrite it; the others write relative
+// to the row, under its lock, or against its version, and need only the
+// transaction. Redis strategies record in it what Redis is owed (give); the
+// caller pays Redis after the commit (owed.go). Errors: ErrLockTimeout,
+// ErrLockLost, ErrFencedOut, change's, or the database's.
 func (s *Service) giveBack(ctx context.Context, p stock.Product, change func(tx *gorm.DB) error) (err error) {
 	p.LateCommit = 0 // the late-commit fault is the sales'
 	if _, locks := p.Strategy.LockMode(); !locks {

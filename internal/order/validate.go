@@ -22,13 +22,10 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 // Unwrap returns ErrInvalid.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
-// Validate is the one check of an order's fields: both ids as
-// stock.CheckID says, quantity 1..MaxQuantity. It returns
-// nil or a *FieldError naming the first bad field.
-//
-// Place calls it before anything touches Redis or the database. Anyone may
-// call it earlier to refuse bad input before spending anything on it: the
-// HTTP API does, so that only valid orders queue for an order slot.
+// Validate is the one check of an order's fields: both ids as stock.CheckID
+// says, quantity 1..MaxQuantity. It returns nil or a *FieldError naming the
+// first bad field. Place calls it before anything touches Redis or the
+// database; the HTTP API calls it earlier, so only valid orders queue.
 func (r Request) Validate() error {
 	if err := checkID("user_id", r.UserID); err != nil {
 		return err

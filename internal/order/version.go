@@ -16,17 +16,11 @@ import (
 
 // placeVersioned is strategy sql-version, the optimistic lock: nothing is
 // locked while the buyer is served. Each try (tryVersioned) reads, checks
-// and works, then writes the stock it computed only if the version is
-// still the one it read (setIfVersion).
-//
-// Zero rows updated means another buyer wrote first: the try's read and
-// work are thrown away (counted, EventVersionMoved) and the buyer tries
-// again after a jittered pause, up to versionTries times; then it is told
-// ErrVersionConflict. The version is the lock: a write that finds it
-// unchanged knows nothing was sold since the read, so the stock it
-// computed is right. Under one hot product that makes it exact and
-// wasteful: every round of tries has one winner, and the others did their
-// work for nothing.
+// and works, then writes only if the version is still the one it read
+// (setIfVersion). Zero rows means another buyer wrote first: the try is
+// thrown away (EventVersionMoved) and the buyer tries again after a
+// jittered pause, up to versionTries times, then gets ErrVersionConflict.
+// Exact, and wasteful under one hot product: each round has one winner.
 func (s *Service) placeVersioned(ctx context.Context, p stock.Product, req Request) (Order, error) {
 	for try := 1; ; try++ {
 		o, err := s.tryVersioned(ctx, p, req)
@@ -43,19 +37,14 @@ func (s *Service) placeVersioned(ctx context.Context, p stock.Product, req Reque
 	}
 }
 
-// versionTries bounds the tries of one sql-version order. Each lost try
-// has thrown its work away, and under one hot product every round of
-// tries has a single winner however many try, so more tries barely raise
-// a buyer's odds while they add to every other buyer's load. A few ride
-// out a burst; a crowd that keeps outrunning the buyer gets a retryable
-// answer (503 version_conflict) instead of an unbounded stay.
+// versionTries bounds the tries of one sql-version order: each round has a
+// single winner, so more tries barely raise a buyer's odds while adding to
+// everyone's load; past it the buyer gets a retryable 503 version_conflict.
 const versionTries = 5
 
-// versionPause is how long a buyer waits before try+1: a random share
-// (full jitter) of a window that doubles with each try and starts at
-// about one try's length, the work and a millisecond, so that the losers
-// of one round do not all meet again in the next. The window stops
-// growing at a second.
+// versionPause is the wait before try+1: full jitter over a window that
+// starts at one try's length (the work and a millisecond), doubles with
+// each try and stops at a second, so one round's losers do not meet again.
 func versionPause(p stock.Product, try int) time.Duration {
 	return rand.N(min((p.Work+time.Millisecond)<<try, time.Second))
 }
