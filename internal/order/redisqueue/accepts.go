@@ -13,33 +13,19 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// One round trip, many buyers. An accept is one script and one SET (the
-// order's product, for Status), and its round trip, a write and a read on
-// a socket at both ends, is most of what it costs. So the buyers of a
-// shop that arrive together share one: the accepts queued while a trip is
-// out go in the next, one pipeline of their SETs and scripts. Each script
-// still runs on its own, atomically, in arrival order; only the trip is
-// shared.
+// One round trip, many buyers: the accepts a shop queues while a trip is
+// out go together in the next, one pipeline of their SETs and scripts.
+// Each script still runs on its own, atomically, in arrival order; only the
+// trip is shared. Nobody waits for a pipeline to fill (no timer), and one
+// goroutine per Queue sends while anybody is queued.
 //
-// The SET goes before its script, unconditionally, so that an accepted
-// order can always be looked up, and a buyer is answered when the trip
-// comes back, not one trip later. (The SET cannot go inside the script:
-// the order's key is in its own Redis Cluster slot, not the product's.)
-// On a cluster the two can part: the product's master runs the script
-// while the master of the order's key does not answer. That order is
-// queued but cannot be looked up, so its buyer is not told 202 but in
-// doubt (flush): their retry finds it, as a duplicate naming it. The
-// price of the two slots is that a trip waits for every master its keys
-// are on, so a master that hangs slows the accepts of products on the
-// others, to the client's read timeout. A refused accept's SET is harmless, as Status finds no status for its id,
-// and the next trip deletes it, but only if that SET created the key: it
-// is an NX, and a key that was there already belongs to an earlier send of
-// the same order, which may have been accepted (a duplicate naming the
-// order's own id says it was) and must stay looked up.
-//
-// As with the batched strategies' batches: nobody waits for a pipeline to
-// fill (it is whoever is queued when the last one came back, no timer),
-// and one goroutine per Queue sends them while anybody is queued.
+// Each order's SET (its product, for Status) goes before its script, so an
+// accepted order can always be looked up; it cannot go inside the script,
+// as the order's key has its own Cluster slot. If the SET failed and the
+// script ran, the buyer is told in doubt, not 202 (flush), and a retry
+// finds the order as a duplicate. The SET is NX, and the next trip deletes
+// a refused accept's key only if this send created it: an older key is an
+// earlier send's of the same order, which may have been accepted.
 
 // tripMax bounds the accepts in one trip: a pipeline must be written and
 // read within the client's timeouts whatever its size, so a burst goes in

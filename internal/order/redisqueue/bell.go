@@ -2,19 +2,12 @@ package redisqueue
 
 import "sync"
 
-// The bell: how a shop's consumer learns that its product's stream has
-// new entries without parking a connection on Redis. A blocking
-// XREADGROUP per product would do it, but it holds a connection per
-// product and writer for as long as it waits, so a shop selling twenty
-// products would keep forty reads parked on Redis, and an embedded
-// miniredis wakes every parked read on every command it runs (each
-// re-check rescanning every key for TTLs): its cost grew with the square
-// of the products. Instead the shop that queued an order rings its own
-// consumer of the product when the accept's trip comes back, and a
-// consumer nobody rings looks at its stream every pollEvery: the orders
-// another shop queued and left (it died, or its writers are busy) wait at
-// most that long. So the reads a shop sends grow with what it sells, not
-// with the products it consumes.
+// The bell: how a shop's consumer learns of new entries without parking a
+// blocking XREADGROUP per product and writer on Redis. The shop that queued
+// an order rings its own consumer of the product when the trip comes back;
+// a consumer nobody rings reads every pollEvery, so the orders another shop
+// queued and left wait at most that long. A shop's reads grow with what it
+// sells, not with the products it consumes.
 
 // bells is the products' bells a Queue rings, one ringer per open
 // Consumers built on it. The zero value is ready; it is safe for

@@ -9,26 +9,19 @@ import (
 )
 
 // The consumers: every shop runs one per redis-queue product it knows, in
-// the product's one consumer group, under a name of its own. A consumer
-// is Writers goroutines, and each loops:
+// the product's one consumer group, under a name of its own. Each of its
+// Writers goroutines loops:
 //
-//  1. every claimEvery, it claims the entries that have waited longer than
-//     ClaimIdle for another consumer's acknowledgement (XAUTOCLAIM): that
-//     consumer died, or cannot reach the database. Its own unacknowledged
-//     entries come back to it the same way;
-//  2. otherwise it reads up to BatchMax new entries (XREADGROUP, without
-//     blocking: when there are none it waits for its bell, bell.go);
-//  3. it hands the batch to the Writer, which writes it in one transaction
-//     (idempotent by order id: a redelivered entry is written once);
-//  4. only after the commit it acknowledges the written entries, and
-//     dead-letters those the database refused for good (Refuse). If the
-//     write failed, it acknowledges nothing: the entries stay pending,
-//     and step 1 hands them out again.
+//  1. every claimEvery, claim the entries idle past ClaimIdle (XAUTOCLAIM:
+//     their consumer died or cannot write); else
+//  2. read up to BatchMax new entries (XREADGROUP, not blocking: bell.go);
+//  3. write the batch in one transaction, idempotent by order id;
+//  4. only after the commit, acknowledge the written entries and
+//     dead-letter the refused (Refuse); a failed write acknowledges
+//     nothing, and step 1 hands its entries out again.
 //
-// A shop that dies between the commit and the acknowledgement leaves
-// entries whose orders are written; whoever claims them finds them in the
-// database and only acknowledges them. So nothing accepted is lost while
-// Redis keeps its data, and nothing is written twice.
+// So nothing accepted is lost while Redis keeps its data, and nothing is
+// written twice.
 
 // Writer writes queued orders to the database: the Seller (write.go).
 // It must be safe for concurrent use.
@@ -247,8 +240,7 @@ func (c *Consumers) failed(k *consumer, err error) {
 	k.quiet = k.failed.Add(c.backoff())
 }
 
-// backoff is how long a consumer whose write failed claims nothing:
-// longer than ClaimIdle and one round of claiming, so that a consumer
-// that can write claims the failed batch first, instead of this one
-// taking it back every ClaimIdle.
+// backoff is how long a consumer whose write failed claims nothing: longer
+// than a round of claiming, so that a consumer that can write claims the
+// failed batch first.
 func (c *Consumers) backoff() time.Duration { return c.opts.ClaimIdle + 2*claimEvery }

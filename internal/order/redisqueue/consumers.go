@@ -33,11 +33,9 @@ type ConsumerOptions struct {
 	// after its product was last asked for (KeepConsuming); zero means DefaultLinger. A
 	// consumer never stops while its product's stream has entries.
 	Linger time.Duration
-	// Writers is how many batches of one product this process writes at
-	// once; zero means DefaultWriters. The batches of a product take its
-	// row one after the other, but while one holds it, another is read
-	// from the stream or acknowledged: Redis's part of a batch overlaps
-	// the database's.
+	// Writers is how many batches of one product this process writes at once;
+	// zero means DefaultWriters. While one holds the product's row, another is
+	// read or acknowledged in Redis.
 	Writers int
 	// Logger receives warnings; nil means slog.Default().
 	Logger *slog.Logger
@@ -88,10 +86,9 @@ type consumer struct {
 	wanted time.Time
 	failed time.Time
 	why    string
-	// inFlight is the entries one of its writers is writing, and quiet
-	// until when none of them claims (after a failed write); under
-	// Consumers.mu. Its writers share one consumer name, so each would
-	// otherwise claim what the other is writing, or has just failed to.
+	// inFlight is the entries one of its writers is writing, and quiet until
+	// when none claims (after a failed write); under Consumers.mu. Its writers
+	// share one consumer name, so each would otherwise claim the other's.
 	inFlight map[string]bool
 	quiet    time.Time
 	// bell is rung when this process queued an order of the product
@@ -187,10 +184,9 @@ func (c *Consumers) Close() {
 	c.wg.Wait()
 }
 
-// Problem says why this process's consumers cannot write, "" if they
-// can: a write failed within the last two rounds of claiming (a failed
-// batch is claimed again after ClaimIdle, within claimEvery) and none has
-// worked since. The entries of such a write stay pending, not lost.
+// Problem says why this process's consumers cannot write, "" if they can:
+// a write failed within the last two rounds of claiming and none has
+// worked since. Such a write's entries stay pending, not lost.
 func (c *Consumers) Problem() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

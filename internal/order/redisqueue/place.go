@@ -12,23 +12,19 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Place is strategy redis-queue (the package doc says how it sells): one
-// Redis script (Queue.AcceptBy) checks the buyer, takes the units and
-// queues order o of p, and the buyer is told "accepted" (202). The
-// script checks the buyer before it takes a unit, never after. The
-// database keeps its own guards (the conditional UPDATE, one order per
-// buyer): an order it cannot take is dead-lettered by the consumer, its
-// units given back and its status saying why (ack.go).
+// Place is strategy redis-queue: one script (Queue.AcceptBy) checks the
+// buyer before it takes a unit, takes the units and queues order o of p,
+// and the buyer is told 202. The database keeps its own guards; an order
+// it refuses is dead-lettered by the consumer (ack.go).
 //
-// It returns nil once o is queued. Errors: stock.ErrBusy when o waited
-// its whole turn to be sent; stock.ErrSoldOut; a *orderdb.DuplicateOrderError naming the
-// buyer's order; what load returns; one wrapping ctx.Err(); and
-// orderdb.ErrInDoubt when Redis did not answer after the script was sent.
+// It returns nil once o is queued. Errors: stock.ErrBusy (not sent within
+// the lock wait); stock.ErrSoldOut; a *orderdb.DuplicateOrderError; load's;
+// one wrapping ctx.Err(); orderdb.ErrInDoubt when Redis did not answer
+// after the script was sent.
 func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
-	// 1. Take the units and queue the order, in one script. The business
-	// work is the consumer's, once per batch (WriteQueued): the buyer
-	// waits for Redis only, and for its turn to be sent at most the lock
-	// wait, whatever step 1b costs.
+	// 1. Take the units and queue the order, in one script; the business work
+	// is the consumer's (WriteQueued). The buyer waits for its turn to be sent
+	// at most the lock wait, whatever step 1b costs.
 	sendBy := time.Now().Add(s.opts.LockWait)
 	_, err := s.accept(ctx, o, sendBy)
 	if errors.Is(err, stock.ErrNotLoaded) {
@@ -71,13 +67,11 @@ func (s *Seller) Load(ctx context.Context, product string, units int) error {
 	return s.q.Load(ctx, product, units)
 }
 
-// load sets product's stock in Redis to the database's if Redis has none
-// (it restarted empty, or failed over to a replica without the key), with
-// the returns that stock counts and Redis is owed (orderdb.OwedIDs, in the
-// same snapshot), so that none is paid twice. One buyer at a time per
-// product loads; the others wait for that load, which runs on a context
-// of its own bounded by the lock wait, since they all wait for it.
-// Errors: the database's (as a write's), stock.ErrUnavailable for Redis's,
+// load sets product's Redis stock to the database's if Redis has none (it
+// restarted empty, or failed over), marking the returns that stock counts
+// and Redis is owed (orderdb.OwedIDs, same snapshot) so none is paid twice.
+// One buyer per product loads, on a context of its own bounded by the lock
+// wait; the others wait for it. Errors: the database's, stock.ErrUnavailable,
 // or one wrapping ctx.Err().
 func (s *Seller) load(ctx context.Context, product string) error {
 	loaded := s.loads.DoChan(product, func() (any, error) {

@@ -1,50 +1,31 @@
-// Package redisqueue is strategy redis-queue: peak shaving, the way
-// production flash sales answer a crowd at Redis speed. One Lua
-// script per click (Accept) checks the buyer, takes the units and appends
-// the order to the product's stream, atomically; the buyer is answered
-// 202 Accepted at once. Behind it, a consumer in every shop (consumer.go)
-// reads the stream in one consumer group and writes the orders to the
-// database in batches, acknowledging each entry only after its batch
-// committed. An entry whose consumer died is claimed by a live one
-// (XAUTOCLAIM); an entry the database refuses for good is dead-lettered:
-// its units go back and its status says why (Refuse). Package order's
-// Service sells its redis-queue products through a Seller.
+// Package redisqueue is strategy redis-queue: peak shaving. One Lua script
+// per click (Accept) checks the buyer, takes the units and appends the
+// order to the product's stream, atomically, and the buyer is answered 202
+// at once. A consumer in every shop reads the stream in one consumer group
+// and writes the orders in batches, acknowledging each entry after its
+// batch committed; an entry whose consumer died is claimed by a live one
+// (XAUTOCLAIM), one the database refuses for good is dead-lettered
+// (Refuse). Package order's Service sells through a Seller.
 //
-// The files, in the order an order meets them:
-//   - place.go: the accept, answered 202 (Seller.Place), and a stock Redis
-//     lost loaded again from the database;
-//   - queue.go and scripts/accept.lua: the keys, and the one script that
-//     checks the buyer, takes the units and queues the order;
-//   - accepts.go: a shop's accepts, sent together in shared round trips;
-//   - consumers.go, consumer.go and bell.go: the consumers of every shop,
-//     and how one learns of new entries;
-//   - write.go: a batch written to the database (Seller.WriteQueued);
-//   - ack.go, scripts/written.lua and scripts/refused.lua: the entries
-//     acknowledged, or dead-lettered with their units given back;
-//   - status.go and seller.go: where an order stands (Status), the
-//     backlog, and the Seller's wiring;
-//   - return.go: an unpaid order's units back to Redis.
+// The files, in the order an order meets them: place.go (the accept);
+// queue.go and scripts/accept.lua (the keys, the script); accepts.go
+// (shared round trips); consumers.go, consumer.go and bell.go (the
+// consumers); write.go (a batch written); ack.go, scripts/written.lua and
+// scripts/refused.lua (acknowledged, or dead-lettered); status.go and
+// seller.go (Status, the backlog, the wiring); return.go (an unpaid
+// order's units back).
 //
-// A product's keys carry its id as a hash tag, so that they share one
-// Redis Cluster slot and one script may touch them all:
+// A product's keys carry its id as a hash tag, so one script may touch
+// them all; one key per order lets any shop answer Status:
 //
 //	flashsale:stock:{<id>}          the units left (package redisstock's key)
 //	flashsale:queue:buyers:{<id>}   buyer -> the id of its order
-//	flashsale:queue:orders:{<id>}   the stream of queued orders
+//	flashsale:queue:orders:{<id>}   the stream; its length is the backlog
 //	flashsale:queue:status:{<id>}   order id -> queued, or refused:<code>:<why>
-//
-// and one key per accepted order tells which product it is for, so that
-// any shop can answer GET /api/v1/orders/{id} (Status):
-//
 //	flashsale:queue:order:{<order id>}   the product's id, for a day
 //
-// An entry leaves the stream once it is written or refused, so the
-// stream's length is the backlog: the orders accepted and not yet
-// written.
-//
-// What Redis keeps is what a queued order is worth: a Redis that restarts
-// without its data loses the orders accepted and not yet written. With
-// appendonly yes and appendfsync everysec, at most about the last second.
+// A Redis that restarts without its data loses the orders accepted and not
+// yet written (with appendfsync everysec, about the last second).
 package redisqueue
 
 import (
@@ -161,18 +142,15 @@ func (e *DuplicateError) Error() string {
 func (e *DuplicateError) Unwrap() error { return stock.ErrDuplicate }
 
 // AcceptBy takes o's units and appends o to its product's stream, in one
-// script, and returns the units left. o waits for its round trip to Redis
-// (accepts.go) only until sendBy, no bound but ctx if sendBy is zero. o's
-// id is recorded for Status in the same round trip, before the script
-// runs: an accepted order can always be looked up.
+// script sent in a shared round trip (accepts.go), and returns the units
+// left. o waits for its trip until sendBy (zero: only ctx bounds it). o's
+// id is recorded for Status in the same trip, before the script runs.
 //
 // Errors, changing nothing: a *DuplicateError, stock.ErrSoldOut,
-// stock.ErrNotLoaded; stock.ErrBusy when o was not sent by sendBy (the
-// buyer may retry: it bounds a shop's queue when its buyers come faster
-// than Redis answers them). stock.ErrUnavailable, or an error wrapping
-// ctx.Err(), when Redis did not answer: then the script may or may not
-// have run, and a retry by the same buyer says which (it is refused as a
-// duplicate naming o.ID if it ran).
+// stock.ErrNotLoaded; stock.ErrBusy when o was not sent by sendBy (retry).
+// stock.ErrUnavailable, or one wrapping ctx.Err(), when Redis did not
+// answer: the script may have run, and a retry says which (a duplicate
+// naming o.ID if it did).
 func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, error) {
 	res, err := q.acceptShared(ctx, o, sendBy)
 	if errors.Is(err, stock.ErrBusy) {
@@ -204,11 +182,9 @@ func (q *Queue) AcceptBy(ctx context.Context, o Order, sendBy time.Time) (int, e
 	return 0, fmt.Errorf("queue: accept %q: unexpected reply %v", o.ProductID, res)
 }
 
-// Lower brings product's Redis stock down to at most units (package
-// redisstock's Lower): after the database refused units Redis had offered.
-// returns is the product's returns counter read before units were read
-// from the database (redisstock.Stock.Returns); a return since then leaves
-// the stock as it is.
+// Lower brings product's Redis stock down to at most units (redisstock's
+// Lower), after the database refused units Redis had offered; a return
+// since returns (redisstock.Stock.Returns, read before units) leaves it be.
 func (q *Queue) Lower(ctx context.Context, product string, units int, returns int64) error {
 	_, err := q.stock.Lower(ctx, product, units, returns)
 	if err != nil && !errors.Is(err, stock.ErrNotLoaded) && !errors.Is(err, redisstock.ErrReturned) {

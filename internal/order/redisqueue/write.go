@@ -14,21 +14,18 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// WriteQueued writes a batch of queued orders of product (strategy
-// redis-queue) to the database, for the consumers (it is their Writer):
-// the business work first, once per batch and outside the transaction, as
-// a batched strategy does it; then one transaction, its steps below.
-// Orders are allocated in stream order by the shop's one decision
-// (SellerOptions.Allocate); one the stock cannot cover, or whose buyer has
-// another order, is refused (sold_out: the database has fewer units than
-// Redis thought; duplicate_order), and every order of a deleted product
-// (not_found). Only the orders inserted count toward the stock, so a batch
-// delivered twice, even to two consumers at once, is written once: the
-// second waits for the first's row lock and then finds its orders there.
-//
-// It returns one refusal per order (nil: written, now or before) and the
-// stock left after the commit. An error means nothing was written: the
-// entries stay pending. Safe for concurrent use.
+// WriteQueued writes a batch of queued orders of product, for the
+// consumers (it is their Writer): the business work once per batch, outside
+// the transaction, then one transaction, its steps below. Orders are
+// allocated in stream order (SellerOptions.Allocate); one the stock cannot
+// cover (sold_out: the database has fewer units than Redis thought) or
+// whose buyer has another order (duplicate_order) is refused, and all of a
+// deleted product's (not_found). Only inserted orders count toward the
+// stock, so a batch delivered twice, even to two consumers at once, is
+// written once: the second waits for the first's row lock, then finds its
+// orders. It returns one refusal per order (nil: written, now or before)
+// and the stock left; an error means nothing was written. Safe for
+// concurrent use.
 func (s *Seller) WriteQueued(ctx context.Context, product string, orders []Order) ([]*Refusal, int, error) {
 	p, perr := s.opts.Product(ctx, product)
 	if perr == nil {
@@ -135,12 +132,10 @@ func (s *Seller) refusal(err error, left, quantity int) *Refusal {
 	return &Refusal{Code: s.opts.Code(err), Reason: reason}
 }
 
-// writtenAmong returns which of orders of p the database has already,
-// for a product with a pay window: an order written, then ended (expired
-// or cancelled), is no longer its buyer's live order, and a redelivered
-// entry of it must not be written again. Without a pay window every
-// order is live, and the buyers' read finds them: nil. Errors: the
-// database's.
+// writtenAmong returns which of orders of p the database has already, for
+// a product with a pay window: an order written and since ended is no
+// longer its buyer's live order, and must not be written again. Without a
+// pay window the buyers' read finds every order: nil.
 func writtenAmong(tx *gorm.DB, p stock.Product, orders []Order) (map[string]bool, error) {
 	if p.PayWithin <= 0 {
 		return nil, nil
