@@ -7,15 +7,11 @@ import (
 	"strings"
 )
 
-// The ledger of a product is what lets anyone find the reservations that
-// nobody is going to finish. A reservation is settled by its order being
-// written, or by being given back; the shop that made it does one or the
-// other, unless it died first. So Take writes every reservation to the
-// ledger, due after a hold (by Redis's clock), GiveBack removes it, and a
-// sweep asks Due for the ones past their hold: it removes the sold ones
-// (Forget) and gives the rest back. The hot path pays nothing for it: the
-// ledger is written inside the take and give-back scripts, and the sold
-// reservations are pruned by the sweep, in bulk, not by the order.
+// The ledger lets anyone find the reservations nobody will finish (their
+// shop died): Take writes each to it, due after a hold by Redis's clock,
+// GiveBack removes it, and a sweep asks Due for those past their hold,
+// forgets the sold ones (Forget) and gives the rest back. The hot path pays
+// nothing extra: it is written inside the take and give-back scripts.
 
 // Reservation is one buyer's reservation of a product's units, as the
 // ledger keeps it.

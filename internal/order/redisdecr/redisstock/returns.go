@@ -10,29 +10,22 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Returns: an order that ended unpaid (expired or cancelled) gives its
-// units back to the database first, in the transaction that ends it, and
-// then to Redis (Return). Two more keys of a product (or bucket) say what
-// Redis was given: "flashsale:returned:{<id>}", the set of the orders
-// returned, which makes a return idempotent, and "flashsale:returns:{<id>}",
-// how many returns there were, which Lower checks so that a database
-// stock read before a return cannot undo it.
+// Returns: an order that ended unpaid gives its units to the database
+// first, then to Redis (Return). "flashsale:returned:{<id>}", the orders
+// returned, makes a return idempotent; "flashsale:returns:{<id>}", their
+// count, lets Lower refuse a database stock read before a return.
 
 // BuyersKey is the key of the hash of product's buyers that Take and
 // GiveBack keep: Return's buyers for redis-decr.
 func BuyersKey(product string) string { return buyersKey(product) }
 
-// Return puts qty units of order id of buyer back in product's stock,
-// once: a second call for id, from this shop or any other, changes
-// nothing and reports false. buyers is the hash that holds the buyer's
-// order id (BuyersKey, or the queue's own); the buyer leaves it if it
-// still names id, and may buy again. Call it only once the database has
-// the order ended and its units back. Errors: stock.ErrNotLoaded, changing
-// nothing, when Redis has no stock for product (it lost it): send the
-// return again once a load (LoadIfMissing, which marks the returns the
-// database counts) has set it; stock.ErrUnavailable, or an error wrapping
-// ctx.Err(): then the script may have run, and calling again is how to
-// be sure.
+// Return puts qty units of order id of buyer back in product's stock, once:
+// a second call for id, from any shop, changes nothing and reports false.
+// The buyer leaves buyers (BuyersKey, or the queue's own) if it still names
+// id. Call it only once the database has the order ended and its units
+// back. Errors: stock.ErrNotLoaded, changing nothing (send again after a
+// load); stock.ErrUnavailable or one wrapping ctx.Err(): the script may
+// have run, call again.
 func (s *Stock) Return(ctx context.Context, product, buyers, buyer, id string, qty int) (bool, error) {
 	keys := []string{stockKey(product), buyers, returnedKey(product), returnsKey(product)}
 	n, err := returnScript.Run(ctx, s.c, keys, buyer, qty, id).Int()

@@ -1,23 +1,16 @@
 // Package redisstock keeps a product's stock in Redis for strategy
-// redis-decr (redis-queue keeps its stock here too), where most production
-// flash sales deduct it: one Lua script per order answers "sold out",
-// "you already have one" or "reserved" in one round trip, and only the
-// buyers it reserves for go on to write their order to the database. A
-// write that fails gives its reservation back with a second script, so a
-// failed order never leaves a unit lost in Redis.
+// redis-decr (and redis-queue): one Lua script per order answers sold out,
+// already has one, or reserved, in one round trip, and a second gives a
+// failed order's reservation back. A product's keys carry its id as a hash
+// tag, so they share one Cluster slot, each kind in its own namespace:
 //
-// The three keys of a product are its stock ("flashsale:stock:{<id>}", the
-// units left), its buyers ("flashsale:buyers:{<id>}", a hash from each
-// buyer holding a reservation or an order to that reservation's id) and
-// its ledger ("flashsale:reserved:{<id>}", a sorted set of the
-// reservations not yet settled, scored by when each falls due; see Due).
-// None expires: the sale owns them. A sweeper's turn
-// ("flashsale:sweep:{<id>}", see Turn) expires after a sweep. A
-// reservation given back before Redis saw its take leaves a mark
-// ("flashsale:given-back:{<id>}:<reservation>") for an hour, so that the
-// take, if it still arrives, reserves nothing (GiveBack). The id is a hash
-// tag, so a product's keys share one Redis Cluster slot (and a script may
-// touch them all), and each kind of key has its own namespace.
+//	flashsale:stock:{<id>}      the units left
+//	flashsale:buyers:{<id>}     buyer -> its reservation's id
+//	flashsale:reserved:{<id>}   the ledger, scored by due time (Due)
+//	flashsale:sweep:{<id>}      a sweeper's turn, expiring (Turn)
+//	flashsale:given-back:{<id>}:<reservation>   a mark, for an hour (GiveBack)
+//
+// Only the turn and the marks expire: the sale owns the rest.
 package redisstock
 
 import (
@@ -52,10 +45,9 @@ var (
 	ErrReturned = errors.New("redisstock: units returned since the stock was read")
 )
 
-// givenBackTTL is how long a given-back mark lasts. A take whose reply
-// timed out may still be in the sender's kernel, retransmitted until TCP
-// gives up (about 15 minutes with Linux's default tcp_retries2), and Redis
-// runs it whenever it arrives; the mark must outlive it.
+// givenBackTTL is how long a given-back mark lasts: a take whose reply
+// timed out may still be retransmitted by TCP for about 15 minutes, and
+// Redis runs it whenever it arrives.
 const givenBackTTL = time.Hour
 
 var (
@@ -112,10 +104,9 @@ func keys(product, id string) []string {
 	return []string{stockKey(product), buyersKey(product), givenBackKey(product, id), ledgerKey(product)}
 }
 
-// Load sets product's stock to units and forgets its buyers and its
-// ledger and its returns: the start of a sale, for a product just created. Loading a
-// product already on sale would undo its reservations; use LoadIfMissing
-// for that.
+// Load sets product's stock to units and forgets its buyers, ledger and
+// returns: the start of a sale. On a product already on sale it would undo
+// its reservations: use LoadIfMissing.
 func (s *Stock) Load(ctx context.Context, product string, units int) error {
 	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, stockKey(product), units, 0)
@@ -126,15 +117,11 @@ func (s *Stock) Load(ctx context.Context, product string, units int) error {
 }
 
 // LoadIfMissing sets product's stock to units only if Redis has none, and
-// reports whether it did. The order flow calls it after stock.ErrNotLoaded with
-// the database's stock: right when the stock was never loaded, and an
-// overcount when Redis lost it while reservations were on their way to the
-// database (the database's own conditional update still stops an
-// oversell, and the audit shows the drift). returned are the orders whose
-// returns units counts and Redis may not have been paid (the owed
-// returns, read in the same database snapshot as units): Return takes
-// them as already paid, so that none is counted twice. A load counts as a
-// return for Lower: a lowering to a database stock read before it refuses.
+// reports whether it did: the order flow's answer to stock.ErrNotLoaded,
+// with the database's stock (whose own guards stop an oversell if
+// reservations were in flight). returned are the owed returns that units
+// counts already, read in the same snapshot: Return takes them as paid. A
+// load counts as a return for Lower.
 func (s *Stock) LoadIfMissing(ctx context.Context, product string, units int, returned ...string) (bool, error) {
 	args := make([]any, 0, 1+len(returned))
 	args = append(args, units)
@@ -159,14 +146,12 @@ func (e *DuplicateError) Error() string {
 
 func (e *DuplicateError) Unwrap() error { return stock.ErrDuplicate }
 
-// Take reserves qty units of product for buyer, under the reservation id
-// id (the order's, used once; it must not contain '|'), and returns the
-// units left. The reservation is written to the ledger too, due hold from
-// now by Redis's clock (Due). Errors: a *DuplicateError (wrapping
-// stock.ErrDuplicate), stock.ErrSoldOut, stock.ErrNotLoaded and ErrGivenBack, changing
-// nothing; stock.ErrUnavailable when Redis cannot be reached, or an error
-// wrapping ctx.Err(): then the script may or may not have run, or may
-// still run, and giving id back is how to be sure.
+// Take reserves qty units of product for buyer under reservation id (the
+// order's; no '|'), writes it to the ledger due hold from now (Due), and
+// returns the units left. Errors changing nothing: a *DuplicateError,
+// stock.ErrSoldOut, stock.ErrNotLoaded, ErrGivenBack. stock.ErrUnavailable
+// or one wrapping ctx.Err(): the script may have run, or still run, and
+// giving id back is how to be sure.
 func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, hold time.Duration) (int, error) {
 	r := Reservation{Product: product, Buyer: buyer, ID: id, Quantity: qty}
 	res, err := takeScript.Run(ctx, s.c, keys(product, id), buyer, qty, id, hold.Milliseconds(), r.member()).Slice()
@@ -201,11 +186,9 @@ func (s *Stock) Take(ctx context.Context, product, buyer, id string, qty int, ho
 }
 
 // Lower brings product's stock down to at most units, never up, and
-// returns what is left. returns is product's returns counter (Returns),
-// read before units were read from the database: a return since then
-// may have raised the stock past units, and Lower changes nothing
-// (ErrReturned; the caller reads again later). stock.ErrNotLoaded if Redis has
-// no stock for product.
+// returns what is left. returns is Returns read before units were: if a
+// return came since, Lower changes nothing (ErrReturned). stock.ErrNotLoaded
+// if Redis has no stock for product.
 func (s *Stock) Lower(ctx context.Context, product string, units int, returns int64) (int, error) {
 	n, err := lowerScript.Run(ctx, s.c, []string{stockKey(product), returnsKey(product)}, units, returns).Int()
 	if err != nil {
@@ -221,14 +204,11 @@ func (s *Stock) Lower(ctx context.Context, product string, units int, returns in
 }
 
 // GiveBack undoes reservation id of qty units of product for buyer, and
-// reports whether it was held; either way the reservation leaves the
-// ledger. It may be called again after an error, and
-// for a reservation that may never have been made: a reservation is given
-// back at most once, and only if it is the buyer's current one. Once it
-// has run, a Take of id still on its way reserves nothing (ErrGivenBack),
-// so a Take that timed out is undone even if it reaches Redis later. If
-// Redis lost the stock meanwhile, the reservation is dropped and the stock
-// left for LoadIfMissing to reload.
+// reports whether it was held; either way it leaves the ledger. Safe to
+// repeat, and for a reservation never made: it is given back at most once,
+// only if it is the buyer's current one, and a Take of id arriving later
+// reserves nothing (ErrGivenBack). If Redis lost the stock, the reservation
+// is dropped and the stock left for LoadIfMissing.
 func (s *Stock) GiveBack(ctx context.Context, product, buyer, id string, qty int) (bool, error) {
 	r := Reservation{Product: product, Buyer: buyer, ID: id, Quantity: qty}
 	n, err := giveBackScript.Run(ctx, s.c, keys(product, id), buyer, qty, id, givenBackTTL.Milliseconds(), r.member()).Int()
