@@ -13,52 +13,26 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// redis-decr over K stock buckets (stock.Product.Buckets >= 2): a hot
-// product's stock split over K Redis stocks, each under a hash tag of its
-// own (redisstock.Bucket), so that on a Redis Cluster K masters take its
-// reservations where one master took them all. The database is not split:
-// it keeps the product's one stock, which every write takes its units
-// from as without buckets (the group commit takes that hot row once per
-// group, not per order), and each order's bucket (orders.bucket). A
-// bucket's stock in the database is its share of the initial stock
-// (stock.Split) less its orders' units (bucketsLeft).
+// redis-decr over K stock buckets (stock.Product.Buckets >= 2): the stock
+// split over K Redis stocks, each under a hash tag of its own
+// (redisstock.Bucket), so that K Cluster masters take the reservations. The
+// database keeps the product's one stock (the group commit takes that row
+// once per group) and each order's bucket; a bucket's database stock is its
+// share (stock.Split) less its orders' units (bucketsLeft). A buyer tries
+// their home bucket (orderdb.HomeBucket), then the next ones in turn while
+// each answers sold out.
 //
-// A buyer tries their home bucket first (orderdb.HomeBucket: FNV-1a of the id,
-// modulo K, the choice sql-atomic's buckets make), then home+1, home+2, ...
-// mod K, while each answers sold out. Each try is the one take script on
-// that bucket's keys: it checks the buyer against the bucket's buyers,
-// then the bucket's units, in one round trip.
-//
-// Why it is exact:
-//   - No oversell: each bucket's units are taken by its own script, and
-//     each order's by the conditional UPDATE on the product's row, which
-//     guards the total whatever Redis says.
-//   - One order per buyer, across the buckets and the fallback: the claim
-//     is the database's unique key (orders_unique_buyer), which allows one
-//     order per product and buyer whatever its bucket. A claim key in the
-//     product's own tag, taken before the bucket, would say so in Redis,
-//     but every buyer would then call on that one master, and the buckets
-//     would spread nothing. Each bucket's buyers still refuse most
-//     repeated clicks in Redis: a buyer's clicks try the buckets in the
-//     same order, so they meet in the bucket that sold them, unless a
-//     unit came back to a bucket tried before it. That click is
-//     reserved, refused by the unique key, and given back to its bucket
-//     (Place): the buyer is told duplicate, and the unit is on sale again.
-//   - Never "sold out" while a bucket holds a unit: the answer comes only
-//     after every bucket's script found it short, each reading its
-//     bucket as it is. A bucket grows only when a reservation is given
-//     back (its order failed), and a unit out on a reservation is not on
-//     sale, with buckets or without.
-//
-// Its keeping (the give-back, the sweep's lowering and reclaiming, the
-// settlement of a write in doubt) works bucket by bucket: an order knows
-// its bucket (orderdb.Order.Bucket), a bucket's ledger holds its own
-// reservations, and its stock is lowered to the database's for it.
+// Why it is exact: each bucket's script takes its units, and the
+// conditional UPDATE on the product's row guards the total; one order per
+// buyer across buckets is the database's unique key (a repeated click that
+// reserves in another bucket is refused at the INSERT and given back,
+// Place); and "sold out" comes only after every bucket was found short.
+// The give-back, the sweep and a settlement in doubt work bucket by bucket:
+// an order knows its bucket. docs/buckets.md tells it step by step.
 
 // know records p's buckets' names (redisstock.Buckets), which this Seller
-// needs to name its Redis keys after the order (nameOf) and to sweep it.
-// They are computed once per product: naming 256 buckets costs some
-// 150 ms of CPU.
+// needs to name its Redis keys after the order (nameOf) and to sweep it,
+// once per product: naming buckets searches for their slots.
 func (s *Seller) know(p stock.Product) {
 	if p.Buckets < 2 {
 		return
@@ -100,12 +74,11 @@ func (s *Seller) namesOf(product string) []string {
 	return []string{product}
 }
 
-// reserveAny reserves o's units: in p's stock, or in one of p's buckets,
-// the buyer's home first, then the others in turn while each is sold
-// out. It returns o with its bucket set. Its errors are reserve's; it is
-// stock.ErrSoldOut only when every bucket was found short. Any other
-// error ends the search: a take that failed may have run (reserve gives
-// it back, to its bucket), and a duplicate is a duplicate in any bucket.
+// reserveAny reserves o's units in p's stock or, the buyer's home first, in
+// the first of p's buckets that is not sold out, and returns o with its
+// bucket set. stock.ErrSoldOut only when every bucket was short; any other
+// error ends the search (a take that failed may have run: reserve gives it
+// back, and a duplicate is a duplicate in any bucket).
 func (s *Seller) reserveAny(ctx context.Context, p stock.Product, o orderdb.Order) (orderdb.Order, error) {
 	if p.Buckets < 2 {
 		return o, s.reserve(ctx, p, o)
@@ -146,15 +119,11 @@ func (s *Seller) databaseStock(ctx context.Context, o orderdb.Order) (left int, 
 	return left, owed, err
 }
 
-// bucketsLeft reads what the database says is left of each of product's
-// k buckets: its share of the initial stock (stock.Split, as Load loaded
-// it), less the units of the live orders written from it (an order that
-// expired or was cancelled gave its units back); and the product's
-// stock, the total left. tx is a Snapshot's, so that both reads describe
-// one moment. Each unit an order took from bucket b was reserved in
-// Redis's bucket b first, so Redis's bucket holds at most that, less the
-// reservations on their way (lowerBuckets counts on it). Errors: the
-// database's.
+// bucketsLeft reads, in tx (a Snapshot's), what the database says is left
+// of each of product's k buckets: its share (stock.Split) less the units of
+// its live orders; and the product's stock, the total. Redis's bucket holds
+// at most that, less the reservations on their way (lowerBuckets counts on
+// it). Errors: the database's.
 func bucketsLeft(tx *gorm.DB, product string, k int) (left []int, total int, err error) {
 	var initial int
 	err = tx.Raw("SELECT initial_stock, stock FROM products WHERE id = ?", product).Row().Scan(&initial, &total)
@@ -194,14 +163,11 @@ func (s *Seller) Load(ctx context.Context, p stock.Product) error {
 	return nil
 }
 
-// lowerBuckets is lowerToDatabase for a product of k buckets: each
-// bucket's Redis stock comes down to what the database says is left of it
-// (bucketsLeft; never below 0), and never above the product's stock (a
-// bucket that sold past its share, after Redis lost its key, leaves
-// phantom units in the others), and a product whose database stock is 0
-// is sold out. Errors: the database's read, or the first Lower's other
-// than stock.ErrNotLoaded (a bucket Redis does not have: nothing to
-// lower); the other buckets are lowered all the same.
+// lowerBuckets is lowerToDatabase for a product of k buckets: each bucket's
+// Redis stock comes down to the database's for it (bucketsLeft; at least 0,
+// at most the product's total, so a bucket oversold after Redis lost its key
+// leaves no phantom units in the others). Errors: the read's, or the first
+// Lower's but stock.ErrNotLoaded; the other buckets are lowered all the same.
 func (s *Seller) lowerBuckets(ctx context.Context, product string, k int) error {
 	names := s.bucketNames(product)
 	returns := make([]int64, len(names))

@@ -13,25 +13,15 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// redis-decr's group commit: the orders Redis let through are written in
-// groups, one transaction per group, so that the hot row is taken once per
-// group instead of once per order. Redis has decided who gets a unit; the
-// database only has to record it, and a group costs it one conditional
-// UPDATE and one multi-row INSERT, however many orders it holds.
-//
-// Nothing waits to fill a group. In each shop, one goroutine per product
-// (the writer) writes what is queued, and the orders that arrive while it
-// writes are the next group: one order alone when the shop is quiet, more
-// when the database is the bottleneck. Each buyer waits for its group's
-// answer, as it would for its own transaction.
-//
-// A group is all or nothing: if the database refuses any of it (a buyer
-// with an order Redis forgot, units Redis offered that the database does
-// not have, or a sweep since a reservation was made), the group rolls back
-// and each of its orders is written alone (writeReserved), which tells
-// those cases apart. If its COMMIT fails, every order of the group is in
-// doubt together, and each buyer asks the database after its own
-// (orderdb.Writer.AfterFailure).
+// redis-decr's group commit: Redis has decided who gets a unit, so the
+// database only records it, one transaction per group of orders (one
+// conditional UPDATE, one multi-row INSERT), taking the hot row once per
+// group. Nothing waits to fill a group: one writer goroutine per product
+// and shop writes what is queued, and what arrives meanwhile is the next
+// group. A group is all or nothing: if the database refuses any of it, it
+// rolls back and each order is written alone (writeReserved), which tells
+// the cases apart; a failed COMMIT leaves every order in doubt, and each
+// buyer asks after its own (orderdb.Writer.AfterFailure).
 
 // maxGroup is the most orders one group commit writes.
 const maxGroup = 64
@@ -67,13 +57,11 @@ type groupedWrite struct {
 	done  chan error // buffered: the writer never blocks on it
 }
 
-// writeGrouped writes o, reserved after seen was read, in the next group
-// commit of its product, and returns when that group's transaction has
-// ended. Its errors are writeReserved's and commit's, or errWriteAlone (the
-// caller writes o alone), or errLeftEarly when ctx ended before o joined a
-// group. Once o has joined a group, writeGrouped waits for the group's
-// answer even if ctx ends: the order may be written, unless every buyer in
-// the group has gone (groupContext). Safe for concurrent use.
+// writeGrouped writes o, reserved after seen was read, in its product's
+// next group commit, and returns when that transaction has ended. Errors:
+// writeReserved's and commit's, errWriteAlone (write o alone), or
+// errLeftEarly when ctx ended before o joined a group; once joined, it
+// waits for the answer even if ctx ends. Safe for concurrent use.
 func (s *Seller) writeGrouped(ctx context.Context, p stock.Product, o orderdb.Order, seen int64) error {
 	w := &groupedWrite{o: o, seen: seen, ctx: ctx, done: make(chan error, 1)}
 	v, _ := s.groups.LoadOrStore(p.ID, new(writeGroup))
@@ -174,11 +162,10 @@ func (s *Seller) commitGroup(p stock.Product, group []*groupedWrite) error {
 	})
 }
 
-// groupContext is the context of a group's transaction: it ends when
-// every buyer in the group has gone (their contexts ended: nobody waits
-// for the write, and it rolls back as one order's would), or at the latest
-// of their deadlines, a buyer without one counting as groupWriteTimeout
-// from now. Its values are the first buyer's.
+// groupContext is the context of a group's transaction: it ends when every
+// buyer in the group has gone (it rolls back as one order's would), or at
+// the latest of their deadlines (groupWriteTimeout for a buyer without).
+// Its values are the first buyer's.
 func groupContext(group []*groupedWrite) (context.Context, context.CancelFunc) {
 	var latest time.Time
 	for _, w := range group {

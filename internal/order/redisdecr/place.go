@@ -12,26 +12,18 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Place places order o of product p (strategy redis-decr, as the package
-// doc says), and returns nil once o is written: reserved in Redis, then
-// written with the other buyers reserved meanwhile (a group commit,
-// group.go), or the reservation given back if that write fails.
+// Place places order o of product p (strategy redis-decr) and returns nil
+// once o is written: reserved in Redis, then written in a group commit
+// (group.go), or the reservation given back if the write fails. A shop that
+// dies in between leaves its reservation to the sweep (reclaim.go), and
+// the database refuses that order should the shop come back with it.
 //
-// A shop that dies between the two steps cannot give its reservation back;
-// the sweep does, once the reservation's hold has run out with no order
-// written (reclaim.go), and the database refuses the order of a
-// reservation given back that way, should its shop come back with it
-// (writeReserved): the buyer is told stock.ErrUnavailable, never 201.
-//
-// Errors, and o is not written in any of these cases: stock.ErrSoldOut;
-// a *orderdb.DuplicateOrderError naming the buyer's order;
-// orderdb.ErrDuplicateRequest while the buyer's other click is on its way
-// (or being given back); stock.ErrUnavailable when Redis or the database
-// could not be reached, or the sweep gave the reservation back first; an
-// error wrapping ctx.Err() when ctx ends first. And orderdb.ErrInDoubt when
-// the COMMIT was sent and the database could not tell whether it landed:
-// o may exist (settle gives its units back if it does not). Safe for
-// concurrent use.
+// Errors, o not written: stock.ErrSoldOut; a *orderdb.DuplicateOrderError;
+// orderdb.ErrDuplicateRequest while the buyer's other click is on its way;
+// stock.ErrUnavailable (Redis or the database unreachable, or the sweep
+// gave the reservation back first); one wrapping ctx.Err(). And
+// orderdb.ErrInDoubt when the COMMIT's fate is unknown: o may exist (settle
+// gives its units back if it does not). Safe for concurrent use.
 func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	s.know(p)
 	// 0. What the database says of the sweep's reclaims before the
@@ -79,9 +71,8 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) er
 		s.giveBack(ctx, o)
 		return s.w.Duplicate(ctx, p.ID, o.UserID)
 	case errors.Is(err, orderdb.ErrNoUnits):
-		// Redis offered a unit the database does not have: they drifted
-		// apart (Redis lost its data and was loaded again mid-sale). The
-		// database wins: Redis comes down to it.
+		// Redis offered a unit the database does not have (Redis lost its data
+		// and was loaded again): the database wins, Redis comes down to it.
 		s.giveBack(ctx, o)
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orderdb.ReleaseTimeout)
 		if err := s.lowerToDatabase(lctx, p.ID); err != nil {
@@ -143,15 +134,12 @@ func (s *Seller) reserve(ctx context.Context, p stock.Product, o orderdb.Order) 
 	return fmt.Errorf("%w: %w", stock.ErrUnavailable, err)
 }
 
-// lowerToDatabase brings the Redis stock of product down to the
-// database's (never up: redisstock.Stock.Lower), each bucket's to its row's
-// for a bucketed product (lowerBuckets), and remembers a product the
-// database has sold out of. It is the one step both the order flow, after
-// the database refused a unit Redis offered, and the sweep (reconcile.go)
-// take. The returns counter is read before the database: a return in
-// between leaves Redis as it is, for the next sweep. Errors: Redis's or
-// the database's read, or Lower's (stock.ErrNotLoaded when Redis has
-// no stock for product: nothing to lower; redisstock.ErrReturned).
+// lowerToDatabase brings product's Redis stock down to the database's
+// (never up; per bucket: lowerBuckets) and remembers a sold-out product:
+// the one step of the order flow, after the database refused a unit Redis
+// offered, and of the sweep. The returns counter is read before the
+// database, so a return in between leaves Redis be. Errors: Redis's, the
+// read's, or Lower's (stock.ErrNotLoaded, redisstock.ErrReturned).
 func (s *Seller) lowerToDatabase(ctx context.Context, product string) error {
 	if k := s.bucketsOf(product); k >= 2 {
 		return s.lowerBuckets(ctx, product, k)

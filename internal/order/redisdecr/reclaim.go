@@ -14,54 +14,24 @@ import (
 )
 
 // Reclaiming: the sweep's second step (reconcile.go) gives back the
-// redis-decr reservations whose shop will never finish them.
+// reservations whose shop will never finish them (killed between its take
+// and its write). Every take is also written to the product's ledger in
+// Redis, due after a hold (hold); every shop's sweep settles those past it:
+// sold if their order is in the database, else given back.
 //
-// A reservation is finished by its shop: the order is written, or the
-// units are given back. A shop killed between its take and its write
-// does neither, and nobody else knew of the reservation, so its units
-// stayed out of Redis for good (sold 4 of 5: Redis 0, the database 1).
-// Now every take is also written to the product's ledger in Redis (package
-// redisstock), due after a hold: reclaimGrace, plus the product's business
-// work and its stall, the longest a healthy shop spends between its take
-// and its write. Every shop's sweep asks the ledger for the reservations
-// past their hold, and settles them: those whose order is in the
-// database are sold (they leave the ledger), the rest are given back.
-//
-// A hold that ran out does not mean the shop died. It may be alive and slow
-// (a GC pause, a stalled network) with its order's INSERT still on its way,
-// and no bound on time can tell "dead" from "late": that is the late commit
-// that breaks every lease. So the database decides, in one place, for good.
-// In one transaction the sweep takes the product's row (as
-// orderdb.Writer.Settled does, waiting for any order of it that is
-// committing), looks for the orders, writes a row to table reclaimed for
-// each that is not there, counts the reclaim on the row (reclaims), and
-// commits; only then does it give the units back in Redis. The shop's write
-// takes its units on the same row only while reclaims are what it read
-// before its reservation was made, and looks in reclaimed when they moved
-// (write.go). Whichever takes the row first wins: the order is written and
-// the sweep finds it, or the reservation is reclaimed and the order refused
-// (the buyer is told stock.ErrUnavailable, and may buy again). A unit is
-// never both sold and given back, however late the commit.
-//
-// Every shop sweeps, and any of them may finish what another began: a
-// sweep that dies after its commit leaves the reservation in the ledger,
-// and the next one finds the reclaimed row already there and gives the
-// units back. The give-back script gives a reservation back once, only if
-// it is still its buyer's current one, and leaves the given-back mark
-// otherwise; so sweeps racing each other, the owner's own give-back or
-// its settlement return the units once.
+// A hold that ran out does not mean the shop died: its INSERT may still be
+// on the wire, and no clock tells dead from late. So the database decides,
+// once (reclaimIn): on the product's row the sweep writes a reclaimed row
+// per missing order and counts reclaims, commits, and only then gives the
+// units back; the shop's write takes its units on the same row only if
+// reclaims did not move, else looks in reclaimed (write.go). Whichever
+// takes the row first wins: a unit is never both sold and given back. Any
+// shop may finish what another's sweep began; a give-back returns once.
 const (
 	// reclaimGrace is a reservation's hold beyond the product's work and
-	// stall: time for the order's transaction to get a connection and
-	// commit under load. The sweep runs every sweepEvery, in turns, so a
-	// dead shop's units are back within reclaimGrace + work + stall + two
-	// sweepEvery of its take: 7.3 s with the default products' 2 ms of
-	// work and 300 ms stalls (three, 8.3 s, when the shop taking the turns
-	// cannot settle: sweepStuck), within the 10 s that sweepFor keeps
-	// sweeping after the last ask (and a product with reservations in its
-	// ledger is swept until they are settled, asked or not). A shorter
-	// hold refuses more slow buyers (safely: their units go back on sale);
-	// a longer one leaves a dead shop's units out longer.
+	// stall: time for the order's transaction to get a connection and commit
+	// under load. Shorter refuses more slow buyers (safely: their units go
+	// back on sale); longer leaves a dead shop's units out longer.
 	reclaimGrace = 5 * time.Second
 	// reclaimBatch bounds the reservations one round of a sweep settles:
 	// one IN list, one ZREM.
@@ -79,11 +49,10 @@ func (s *Seller) hold(p stock.Product) time.Duration {
 }
 
 // reclaim settles product's reservations past their hold in the ledger
-// kept under name (product's own, or one of its buckets'), a batch at a
-// time, for as long as ctx lasts, and reports whether the ledger still
-// holds any reservation (due or not, or it could not tell): the sweep
-// keeps the product until it holds none. Safe to run in any number of
-// shops at once.
+// under name (the product's or a bucket's), a batch at a time while ctx
+// lasts, and reports whether the ledger still holds any (or could not
+// tell): the sweep keeps the product until it holds none. Any number of
+// shops may run it at once.
 func (s *Seller) reclaim(ctx context.Context, product, name string) (pending bool, err error) {
 	for {
 		due, held, err := s.res.Due(ctx, name, reclaimBatch)
@@ -147,14 +116,11 @@ func (s *Seller) settleDue(ctx context.Context, product, name string, due []redi
 	return nil
 }
 
-// reclaimIn is the sweep's transaction on tx, for reservations open of
-// product whose orders a plain read did not find. It takes the product's
-// row first (orderdb.TakeRow, as in orderdb.Writer.Settled: an order of it that
-// is committing holds the row until it lands or rolls back, and every order
-// written after this transaction takes the row after it), looks for the
-// orders again, and writes a reclaimed row for each reservation that has
-// none (one that is there already, from a sweep that died before its
-// give-back, stays). It returns the reservations to give back, and those
+// reclaimIn is the sweep's transaction on tx for open, product's
+// reservations a plain read found no order for. It takes the product's row
+// first (orderdb.TakeRow: it waits for an order committing, and orders
+// written later wait for it), looks again, and writes a reclaimed row for
+// each still missing. It returns the reservations to give back, and those
 // sold after all.
 func reclaimIn(tx *gorm.DB, product string, open []redisstock.Reservation) (reclaimed, sold []redisstock.Reservation, err error) {
 	if err := orderdb.TakeRow(tx, product); err != nil {

@@ -20,30 +20,22 @@ const (
 	// sweepEvery is the pause between two sweeps of one shop.
 	sweepEvery = time.Second
 	// sweepFor is how long after this shop was last asked for a product it
-	// keeps sweeping it: long enough for a failover still under way when
-	// the last buyer left (a promotion takes a few seconds), then a sweep.
-	// A product whose ledger still holds reservations is swept longer,
-	// until they are settled.
+	// keeps sweeping it: past a failover under way when the last buyer left.
+	// A product whose ledger holds reservations is swept until they settle.
 	sweepFor = 10 * time.Second
-	// sweepTurn is how long a shop's turn to settle a product's ledger
-	// lasts (redisstock.Stock.Turn): one sweep's worth, a little shorter than
-	// sweepEvery, so that a shop alone is never out of turn at its next
-	// sweep by a few milliseconds.
+	// sweepTurn is how long a shop's turn to settle a product's ledger lasts
+	// (redisstock.Stock.Turn): a little under sweepEvery, so a shop alone
+	// never finds itself out of turn by a few milliseconds.
 	sweepTurn = sweepEvery * 9 / 10
-	// sweepStuck is how long past its hold a reservation waits for the
-	// shop whose turn it is: the turns settle it within two sweepEvery
-	// (a turn taken just before it fell due, then the next). Past that,
-	// every shop that sweeps the product settles it, turn or not, as all
-	// did before there were turns: a shop that takes every turn and
-	// fails every time holds nobody up for longer.
+	// sweepStuck is how long past its hold a reservation waits for the shop
+	// whose turn it is; past that, every shop sweeping the product settles it,
+	// so a shop that takes every turn and fails holds nobody up for longer.
 	sweepStuck = 2 * sweepEvery
 )
 
 // KeepSweeping keeps redis-decr product p (and its buckets) swept for
-// sweepFor from now, this shop having been asked to sell it, and starts
-// the sweep if none runs. The shop calls it for every order of such a
-// product, sold out or not (package order's Service does, before it
-// answers sold out from what it has seen). Safe for concurrent use.
+// sweepFor from now and starts the sweep if none runs. The shop calls it
+// for every order of such a product, sold out or not. Safe for concurrent use.
 func (s *Seller) KeepSweeping(p stock.Product) {
 	s.know(p)
 	s.sweepUntil(p.ID, time.Now().Add(sweepFor))
@@ -117,17 +109,11 @@ func (s *Seller) toSweep() []string {
 }
 
 // reconcile repairs, within one sweepEvery, what any shop may repair of
-// product's Redis state at any time, and reports whether product's ledger
-// still holds reservations (or could not be read):
-//
-//  1. Redis's stock comes down to the database's (lowerToDatabase);
-//  2. the reservations past their hold are settled: the sold ones leave
-//     the ledger, the rest are given back (reclaim), by one shop of the
-//     fleet per sweepEvery (the one whose turn it is); a bucketed
-//     product's bucket by bucket, each with its own ledger and turn.
-//
-// A failure waits for the next sweep; Redis down or the database down is
-// what the orders themselves report.
+// product's Redis state: its stock comes down to the database's
+// (lowerToDatabase), and, in this shop's turn, the reservations past their
+// hold are settled, ledger by ledger (settleLedger). It reports whether a
+// ledger still holds reservations (or could not be read); a failure waits
+// for the next sweep.
 func (s *Seller) reconcile(ctx context.Context, product string) (pending bool) {
 	ctx, cancel := context.WithTimeout(ctx, sweepEvery)
 	defer cancel()
@@ -144,14 +130,11 @@ func (s *Seller) reconcile(ctx context.Context, product string) (pending bool) {
 	return pending
 }
 
-// settleLedger is reconcile's second step for the ledger kept under name
-// (product's, or one of its buckets'): it gives back the reservations
-// nobody will finish, in this shop's turn: every shop finds the same ones
-// due (redisstock.Stock.Turn). Out of turn, it keeps sweeping while the
-// ledger holds any, in case the shop whose turn it is dies; and it
-// settles them all the same once one is stuck, in case that shop lives
-// and cannot settle (its database is gone) yet asks first every round.
-// It reports whether the ledger still holds reservations.
+// settleLedger is reconcile's second step for the ledger under name: it
+// settles the reservations nobody will finish (reclaim) in this shop's turn
+// (redisstock.Stock.Turn), or out of turn once one is stuck, in case the
+// shop whose turn it is cannot settle. It reports whether the ledger still
+// holds reservations.
 func (s *Seller) settleLedger(ctx context.Context, product, name string) (pending bool) {
 	mine, held, stuck, err := s.res.Turn(ctx, name, sweepTurn, sweepStuck)
 	if err == nil && !mine && !stuck {

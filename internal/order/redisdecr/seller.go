@@ -2,29 +2,18 @@
 // sales sell a hot product: no lock; the stock lives in Redis as well, and
 // one script per order (package redisstock) answers sold out, duplicate
 // buyer, or reserved, in one round trip. Only reserved buyers reach the
-// database, where the order is written; if that write fails, the
-// reservation is given back. Package order's Service sells its redis-decr
-// products through a Seller.
+// database; if the write fails, the reservation is given back. The script
+// checks the buyer before it decrements, never after, so a repeated click
+// takes no unit; the database keeps its own guards (the unique key, the
+// conditional UPDATE). Package order's Service sells through a Seller.
 //
-// The script checks the buyer before it decrements, never after: a
-// repeated click must be refused without taking a unit. The database keeps
-// its own guards (the unique key, the conditional UPDATE), so a Redis that
-// lost its data cannot oversell it either.
-//
-// The files, in the order an order meets them:
-//   - place.go: reserve in Redis, write, give back if the write failed;
-//   - redisstock/: the Redis side, one Lua script per step (take.lua,
-//     give_back.lua, due.lua, …), which redis-queue's stock shares;
-//   - buckets.go: the same over a hot product's stock buckets, each
-//     under a hash tag of its own;
-//   - group.go: the write, in one transaction with the other buyers';
-//   - write.go: the write of one order, and how it meets the sweep;
-//   - settle.go: a reservation whose write failed in doubt, given back
-//     in the background once the database says the order is not there;
-//   - reconcile.go: every shop's sweep, which brings Redis's stock back
-//     to the database's;
-//   - reclaim.go: its second step, which gives back the reservations of
-//     a shop that died between its take and its write.
+// The files, in the order an order meets them: place.go (reserve, write,
+// give back); redisstock/ (the Redis side, one Lua script per step, shared
+// with redis-queue); buckets.go (over stock buckets); group.go (the write,
+// grouped with other buyers'); write.go (one order's write, and the sweep);
+// settle.go (a write in doubt, settled in the background); reconcile.go
+// (every shop's sweep back to the database's stock); reclaim.go (a dead
+// shop's reservations given back).
 package redisdecr
 
 import (
@@ -68,9 +57,7 @@ type Options struct {
 
 // Seller sells redis-decr products for one shop process; several Sellers
 // (shops) may share a database and Redis. It is safe for concurrent use.
-// Close it when done: an order that failed in doubt is settled in the
-// background (settle.go), and while it sells a product it sweeps that
-// product's Redis stock (reconcile.go).
+// Close it when done: it settles and sweeps in the background.
 type Seller struct {
 	opts Options
 	res  *redisstock.Stock
@@ -122,13 +109,11 @@ func New(opts Options) *Seller {
 // closeWait is how long Close lets the settlements under way finish.
 const closeWait = 5 * time.Second
 
-// Close lets the settlements of reservations still under way (settle)
-// finish, for at most closeWait, then stops them and waits for them to
-// return: call it after the last Place returned, and before closing the
-// database and Redis clients. A settlement cut short leaves its
-// reservation in Redis, as settleFor running out would. It also stops the
-// sweep and waits for it, and for the group writers, which stop once
-// nobody waits. Calling it again does nothing more.
+// Close lets the settlements under way (settle) finish for at most
+// closeWait (one cut short leaves its reservation in Redis), then stops
+// them, the sweep and the group writers, and waits for them: call it after
+// the last Place returned, before closing the database and Redis clients.
+// Calling it again does nothing more.
 func (s *Seller) Close() {
 	done := make(chan struct{})
 	go func() {
@@ -147,11 +132,9 @@ func (s *Seller) Close() {
 	s.writers.Wait()
 }
 
-// Return puts the units of order o of p back in Redis, in the stock they
-// were taken from (its bucket's, if it has one), once: o ended unpaid
-// (expired or cancelled) and the database has its units back already.
-// Its buyer may reserve again. It reports whether this call returned
-// them; false for a return that ran before, from any shop. Errors:
+// Return puts the units of order o of p, ended unpaid and given back to the
+// database already, back in the Redis stock they came from, once; its buyer
+// may reserve again. It reports whether this call returned them. Errors:
 // stock.ErrUnavailable (the return may have run: call again).
 func (s *Seller) Return(ctx context.Context, p stock.Product, o orderdb.Order) (bool, error) {
 	s.know(p)

@@ -17,14 +17,11 @@ const (
 	settleFor      = 2 * time.Minute
 )
 
-// settle finishes, in the background, a redis-decr reservation whose order
-// failed in doubt: once the database answers that the order is not there,
-// the units go back to Redis (once the database says it is, they stay
-// sold); until both answer, it keeps trying, for settleFor. Meanwhile the
-// buyer's next click is told duplicate_request, and the units are neither
-// sold nor offered. If settleFor runs out, the reservation stays: the error
-// is logged, and the audit's drift shows it. Close waits for the
-// settlements under way.
+// settle finishes, in the background, a reservation whose order failed in
+// doubt: once the database says the order is not there, the units go back
+// to Redis (if it is, they stay sold); it keeps trying for settleFor, then
+// logs and leaves the reservation (the audit's drift shows it). Meanwhile
+// the buyer's next click is told duplicate_request. Close waits for it.
 func (s *Seller) settle(o orderdb.Order) {
 	s.settling.Add(1)
 	go func() {

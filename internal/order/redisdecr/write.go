@@ -9,40 +9,19 @@ import (
 	"gorm.io/gorm"
 )
 
-// redis-decr's write, and how it meets the sweep.
-//
-// The sweep (reclaim.go) gives back the reservations whose hold ran out
-// with no order, and a shop that was only slow may come back with one of
-// those orders: the database must refuse it, or the unit is sold and on
-// sale again. The two meet at the product's row. The sweep takes the row
-// before it looks for the orders, writes its rows to reclaimed, and adds 1
-// to the row's reclaims, all in one transaction, and only after that
-// commit gives the units back to Redis.
-//
-// The write, like sql-atomic's, inserts the order first and takes the units
-// last, with the conditional UPDATE, so that it holds the hot row for one
-// statement and the commit, no longer. Its UPDATE also asks that reclaims
-// be what the shop read before the reservation was made (seen):
+// redis-decr's write, and how it meets the sweep (reclaim.go): a slow shop
+// may come back with an order whose reservation the sweep gave back, and
+// the database must refuse it. Like sql-atomic's, the write inserts the
+// order first and takes the units last; its UPDATE also asks that the row's
+// reclaims be what the shop read before the reservation was made (seen):
 //
 //	UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ? AND reclaims = ?
 //
-// A sweep can only reclaim a reservation that exists, so one that reclaimed
-// this order's committed after seen was read, and reclaims has moved on:
-// the UPDATE, which reads the row as it is once it holds it, matches
-// nothing. Then the write takes the row without the condition, and looks in
-// reclaimed with a plain SELECT: the transaction's first read, so its
-// snapshot is taken now, after the sweep committed and let the row go (on
-// InnoDB, REPEATABLE READ takes it at the first read, not at BEGIN; no
-// statement before it reads, the INSERT and the UPDATEs lock instead). It
-// locks nothing, so it holds up no other product's sweep. Its own id there
-// is errReclaimed, and the rollback takes the order back out. If the write
-// holds the row first, the sweep waits for its commit and finds the order.
-// Either way one of them wins, and no clock decides.
-//
-// That slow path is taken once after each sweep that reclaimed anything
-// of the product (a dead shop's reservations, rare), by each shop, which
-// then remembers the new count. seen may be older than that, never
-// wrong: any count read before the reservation was made will do.
+// A sweep that reclaimed this order moved reclaims, so it matches nothing;
+// then the write takes the row unconditionally and looks in reclaimed
+// (takeReserved). Whichever holds the row first wins, and no clock decides.
+// A shop takes that slow path once per sweep that reclaimed anything of the
+// product, then remembers the new count.
 
 // takeUnswept is orderdb.TakeUnits while the product's reclaims are still
 // what the shop saw: its arguments are TakeUnits', then seen.
@@ -70,12 +49,10 @@ func (s *Seller) rememberReclaims(product string, n int64) {
 	v.(*atomic.Int64).Store(n)
 }
 
-// writeReserved writes o and takes its units in the database, for
-// redis-decr, unless the sweep has given o's reservation back; seen is what
-// reclaimsSeen said before the reservation was made. Errors:
-// orderdb.ErrDuplicateKey, orderdb.ErrNoUnits, errReclaimed, or the database's. A
-// buyer Redis let through twice (it lost its buyers) fails on the unique
-// key before the hot row is touched.
+// writeReserved writes o and takes its units, unless the sweep has given
+// o's reservation back; seen is reclaimsSeen's before the reservation.
+// Errors: orderdb.ErrDuplicateKey (before the hot row is touched),
+// orderdb.ErrNoUnits, errReclaimed, or the database's.
 func (s *Seller) writeReserved(tx *gorm.DB, o orderdb.Order, seen int64) error {
 	if err := orderdb.Insert(tx, o); err != nil {
 		return err
@@ -99,6 +76,8 @@ func (s *Seller) takeReserved(tx *gorm.DB, o orderdb.Order, seen int64) error {
 	if res.RowsAffected == 0 {
 		return orderdb.ErrNoUnits
 	}
+	// A plain SELECT, locking nothing, and the transaction's first read: its
+	// snapshot (InnoDB takes it here, not at BEGIN) sees the sweep's commit.
 	var reclaimed, now int64
 	err := tx.Raw("SELECT (SELECT COUNT(*) FROM reclaimed WHERE id = ?), reclaims FROM products WHERE id = ?", o.ID, o.ProductID).
 		Row().Scan(&reclaimed, &now)
