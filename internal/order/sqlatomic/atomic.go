@@ -1,15 +1,10 @@
-// Package sqlatomic is strategy sql-atomic: no lock at all. The database
-// does the read-check-write in one statement, the conditional UPDATE
-// (orderdb.TakeUnits), which takes the row's lock, checks and writes at
-// once, so two buyers can never both read n: zero rows affected means sold
-// out. One order per buyer is the unique key orders_unique_buyer: a
-// repeated click's INSERT fails and its transaction rolls back, stock
-// update and all. A product whose stock is split over buckets
-// (stock.Product.Buckets) sells the same way, one bucket's row at a time
-// (buckets.go). Package order's Service sells its sql-atomic products
-// through a Seller, after the business work: it needs no lock here, so it
-// runs before the transaction, beside the other buyers' instead of queued
-// behind them.
+// Package sqlatomic is strategy sql-atomic: no lock. The conditional UPDATE
+// (orderdb.TakeUnits) takes the row's lock, checks and writes in one
+// statement, so two buyers never both read n: zero rows means sold out. The
+// unique key orders_unique_buyer keeps one order per buyer: a repeated
+// click's INSERT fails and its transaction rolls back. Bucketed products
+// sell one bucket's row at a time (buckets.go). Package order's Service
+// sells through a Seller, after the business work, which needs no lock here.
 package sqlatomic
 
 import (
@@ -34,11 +29,10 @@ type Seller struct {
 	known   sync.Map // product id -> *known, of its buckets
 }
 
-// New returns a Seller that writes with w. soldOut, if not nil, hears of
-// a product found with no unit left, in its row or in every one of its
-// buckets (package order then answers its buyers at once); held, if not
-// nil, hears of each try's hold of its row once its transaction ended.
-// Both must be safe for concurrent use.
+// New returns a Seller that writes with w. soldOut, if not nil, hears of a
+// product found with no unit left (in its row or every bucket); held, if
+// not nil, of each try's hold of its row once its transaction ended. Both
+// must be safe for concurrent use.
 func New(w *orderdb.Writer, soldOut func(product string), held func(p stock.Product, h *orderdb.RowHold)) *Seller {
 	if soldOut == nil {
 		soldOut = func(string) {}

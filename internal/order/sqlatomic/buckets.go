@@ -1,38 +1,17 @@
 package sqlatomic
 
-// sql-atomic over K stock buckets (stock.Product.Buckets >= 2): a hot
-// product's stock split over K rows of stock_buckets, so that K buyers can
-// take a unit at once, each holding one row's lock, where one row would
-// queue them all behind its lock. A product without buckets never comes
-// here (atomic.go).
+// sql-atomic over K stock buckets (stock.Product.Buckets >= 2): the stock
+// split over K rows of stock_buckets, so K buyers take a unit at once, each
+// holding one row's lock. A buyer tries their home bucket
+// (orderdb.HomeBucket), then the others in turn; each try is sql-atomic's
+// transaction (orderdb.InsertAndTake) on that bucket's row.
 //
-// A buyer goes first to the bucket a hash of their id names
-// (orderdb.HomeBucket), and to the others in turn (home+1, home+2, ...
-// mod K) when it is empty. Each try is one transaction, the same as
-// sql-atomic's without buckets (orderdb.InsertAndTake): the buyer's order
-// row with its unique key, then the one conditional UPDATE, on that
-// bucket's row.
-//
-// Why it is exact:
-//   - No oversell: every unit is taken by the conditional UPDATE on its
-//     bucket, which checks and writes under the row's lock.
-//   - One order per buyer across all buckets, the fallback included: the
-//     claim is the buyer's order row, not the bucket. orders_unique_buyer
-//     allows one row per (product, buyer) whatever the bucket, and a try
-//     whose bucket was empty rolls back, its row with it, before the next
-//     try inserts it again. Two tries of one buyer (a repeated click)
-//     meet on the unique key, not on a bucket.
-//   - Never "sold out" while a bucket holds a unit: the answer comes only
-//     after every bucket was found with fewer units than asked for, by a
-//     conditional UPDATE that read its latest committed value (in this
-//     request, or an earlier one of this process: see known). Without a
-//     pay window a bucket only goes down (a try that rolls back never
-//     took), so a bucket found empty stays empty, and when the last one
-//     is found empty they all are. With one, an order that ends unpaid
-//     gives its units back to its bucket, and nothing is remembered.
-//
-// Quantities are taken from one bucket: a buyer asking for 2 when two
-// buckets hold 1 each is told sold out.
+// Why it is exact: every unit is taken by the conditional UPDATE on its
+// bucket; one order per buyer across buckets is the order row's unique key
+// (an empty bucket's try rolls back, its row with it); and "sold out" comes
+// only after every bucket was found short by an UPDATE that read its latest
+// committed value. Without a pay window a bucket only goes down, so one
+// found empty stays empty (known). A quantity comes from one bucket.
 
 import (
 	"context"

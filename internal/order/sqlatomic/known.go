@@ -2,12 +2,10 @@ package sqlatomic
 
 import "sync"
 
-// known is what one Seller has learnt of a product's buckets: for each,
-// the smallest quantity a conditional UPDATE found it short of (0: never
-// found short). A bucket only goes down, so a bucket short of q stays
-// short of q, and a buyer asking for q or more skips it: the fallback of
-// the sale's end costs one round trip per bucket per shop, not per
-// buyer. Safe for concurrent use.
+// known is what one Seller has learnt of a product's buckets: for each, the
+// smallest quantity a conditional UPDATE found it short of (0: never). A
+// bucket short of q stays so, and is skipped: the sale's end costs one
+// round trip per bucket per shop, not per buyer. Safe for concurrent use.
 type known struct {
 	mu    sync.Mutex
 	below []int
