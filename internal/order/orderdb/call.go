@@ -13,13 +13,10 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// The one-round-trip sale (strategy sql-one-trip): the conditional
-// UPDATE, the order's INSERT and the COMMIT are one stored procedure on
-// the server (migrations/0023_place_one_trip.mysql.sql), sent as one
-// CALL. With interpolateParams (database.OpenMySQL's default) that is one
-// request and one answer: the row's lock is held for the server's time
-// only. Without it the driver prepares the statement first, a second trip
-// before the sale starts.
+// The one-round-trip sale (strategy sql-one-trip): the conditional UPDATE,
+// the INSERT and the COMMIT are one stored procedure, sent as one CALL; with
+// interpolateParams (database.OpenMySQL's default) one request and one
+// answer, so the row's lock is held for the server's time only.
 
 // callOneTrip is the one statement a one-trip sale sends. Its arguments:
 // the order's id, buyer, product, quantity, strategy and time, and how
@@ -68,16 +65,12 @@ func (w *Writer) CallOneTrip(ctx context.Context, o Order, hold time.Duration) (
 	return left, fmt.Errorf("order: place_one_trip answered %q", outcome)
 }
 
-// AfterCallFailure is AfterFailure for a failed CallOneTrip of o. A call
-// the server answered with an error (its handler rolled back), or that was
-// never sent (driver.ErrBadConn), wrote nothing: err as it is. A server
-// that went away or killed the connection may have done so after the
-// COMMIT, and is no such answer (stock.IsConnError). Any other
-// error came after the call was sent, and the call may have committed, or
-// may still be on its way to the server: unlike a transaction's COMMIT,
-// it holds no row lock before it runs, so waiting for the row (Settled)
-// is not enough. settleCall makes "not there" final instead: it voids the
-// order id on the product's row, which the call takes first.
+// AfterCallFailure is AfterFailure for a failed CallOneTrip of o. A call the
+// server answered with an error, or never sent (driver.ErrBadConn), wrote
+// nothing: err as it is. Any other error (a lost connection included) may
+// have come after its COMMIT, or the call may still be on its way, holding
+// no row lock yet: settleCall voids o's id on the product's row, which the
+// call takes first, to make "not there" final.
 func (w *Writer) AfterCallFailure(ctx context.Context, o Order, err error) error {
 	var answered *mysql.MySQLError
 	if (errors.As(err, &answered) && !stock.IsConnError(err)) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, errVoid) {

@@ -20,10 +20,8 @@ type Writer struct {
 }
 
 // NewWriter returns a Writer on db, which stays the caller's. late, if not
-// nil, is a fault a demo product switches on (stock.Product.LateCommit:
-// package order's late commit): Commit runs such a product's transactions
-// on the database late returns for it, a wrapper in front of db, the way
-// testenv's fault connection sits in front of a driver's.
+// nil, is the late-commit fault (stock.Product.LateCommit): Commit runs
+// such a product's transactions on the wrapper late returns for it.
 func NewWriter(db *gorm.DB, late func(lock *dlock.Lock, p stock.Product) *gorm.DB) *Writer {
 	return &Writer{db: db, late: late}
 }
@@ -31,22 +29,14 @@ func NewWriter(db *gorm.DB, late func(lock *dlock.Lock, p stock.Product) *gorm.D
 // DB is the database the Writer writes to, for reads.
 func (w *Writer) DB() *gorm.DB { return w.db }
 
-// Commit runs stmts in one transaction and commits it: begin, the
-// statements (for a sale, the fence check if the lock has one, then the
-// write), commit. All of it runs on ctx, for the locking strategies the
-// lock's context, so that a lost lock or a buyer who hung up rolls the
-// transaction back (and stops its wait for a connection). lock (nil for
-// the strategies without one) and p are for the late-commit fault, when p
-// switches it on (see NewWriter).
-//
-// A transaction the database chose as a deadlock's victim (or whose lock
-// wait timed out) is rolled back and run again, up to conflictTries times:
-// InnoDB deadlocks when buyers' INSERTs meet on one unique key (a repeated
-// click) and the first of them rolls back. stmts must be safe to run
-// again.
-//
-// An error from the COMMIT itself is a *commitError: the COMMIT was sent,
-// and whether it landed is not known (see AfterFailure).
+// Commit runs stmts in one transaction and commits it, all on ctx (for the
+// locking strategies the lock's context, so a lost lock or a buyer who hung
+// up rolls it back). lock (nil without one) and p are for the late-commit
+// fault (NewWriter). A deadlock's victim, or a lock wait timeout (InnoDB
+// deadlocks when a repeated click's INSERTs meet on one unique key), is run
+// again, up to conflictTries times: stmts must be safe to run again. An
+// error from the COMMIT itself is a *commitError: sent, and whether it
+// landed is not known (AfterFailure).
 func (w *Writer) Commit(ctx context.Context, lock *dlock.Lock, p stock.Product, stmts func(tx *gorm.DB) error) error {
 	db := w.db
 	if p.LateCommit > 0 && w.late != nil {
@@ -92,10 +82,8 @@ func transact(ctx context.Context, db *gorm.DB, stmts func(tx *gorm.DB) error) e
 		committing = true
 		return nil
 	})
-	// A context error from Commit means database/sql did not send it:
-	// drivers' Commit takes no context, so only its check before sending
-	// can say "canceled". sql.ErrTxDone does too: ctx ended after the
-	// check above, and database/sql's rollback on cancel came first.
+	// A context error from Commit, or sql.ErrTxDone, means database/sql never
+	// sent it (drivers' Commit takes no context): not a *commitError.
 	if err != nil && committing && !stock.IsConflict(err) && !errors.Is(err, sql.ErrTxDone) &&
 		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 		return &commitError{err: err}

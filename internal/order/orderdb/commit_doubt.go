@@ -11,21 +11,13 @@ import (
 )
 
 // AfterFailure says what the failed write of order o means for whoever
-// waits on ctx (the caller's context, or the lock's, which ends when the
-// lock is lost while the caller still waits). Only a transaction whose
-// COMMIT was sent (a *commitError) may have written anything; for it the
-// database is asked whether o is there after all, a COMMIT that landed
-// and whose answer was lost:
+// waits on ctx (the caller's, or the lock's). Only a *commitError (COMMIT
+// sent) may have written anything, and for it the database is asked:
 //   - nil: o landed, and is the buyer's, lock or no lock;
-//   - err wrapped with ErrInDoubt: the database could not tell in time, so
-//     o may exist; the buyer's retry finds it (ErrDuplicateOrder, with its
-//     id) or buys, never both (see ErrInDoubt for the strategies without a
-//     fence);
+//   - err wrapped with ErrInDoubt: the database could not tell in time, or
+//     ctx ended (not for a lost lock) and nobody waits; the buyer's retry
+//     finds o (ErrDuplicateOrder) or buys, never both;
 //   - err as it is: o is not there, or the COMMIT was never sent.
-//
-// When nobody waits for the answer any more (ctx ended, not for a lost
-// lock), the database is not asked, and the error is ErrInDoubt too,
-// wrapping ctx's error.
 func (w *Writer) AfterFailure(ctx context.Context, o Order, err error) error {
 	var ce *commitError
 	if !errors.As(err, &ce) {
@@ -66,16 +58,12 @@ func (w *Writer) Landed(ctx context.Context, id string) (bool, error) {
 }
 
 // Settled reports whether order o is in the database once no transaction
-// is still writing its product's row: a COMMIT whose answer was lost may
-// still be on its way (the server finishing a slow fsync after the client
-// gave up on the connection), and until it lands or rolls back it holds
-// that row, which every sale writes, or, for an order with a Bucket, its
-// bucket's row (a bucketed sql-atomic sale writes no other). A plain read
-// would not wait for it, and would answer "not there" about an order that
-// lands a moment later. So it asks in a transaction that first takes the
-// rows (TakeRow, TakeBucketRow), then reads, and rolls back. It waits at most settleWait, on a context that
-// survives the caller's; err says the database could not tell in that
-// time.
+// is still writing its product's row (or its bucket's): a COMMIT whose
+// answer was lost may still land, and holds that row until it does. A
+// plain read would not wait and could answer "not there" a moment too
+// early, so it takes the rows first (TakeRow, TakeBucketRow), reads, and
+// rolls back, within settleWait on a context that survives the caller's;
+// err says the database could not tell in that time.
 func (w *Writer) Settled(ctx context.Context, o Order) (found bool, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.settleWait())
 	defer cancel()
@@ -97,11 +85,9 @@ func (w *Writer) Settled(ctx context.Context, o Order) (found bool, err error) {
 	return n > 0, err
 }
 
-// settleWait bounds Settled's wait: ReleaseTimeout, except on SQLite,
-// which waits for its write lock in a busy handler that no context
-// interrupts, for up to its busy timeout: the bound there is that, and a
-// second for the read after it, lest an order that landed at the end of
-// the wait be answered in doubt.
+// settleWait bounds Settled's wait: ReleaseTimeout, but on SQLite, whose
+// busy handler no context interrupts, its busy timeout and a second for
+// the read, lest an order landing at the end be answered in doubt.
 func (w *Writer) settleWait() time.Duration {
 	if w.db.Dialector.Name() == "sqlite" {
 		return database.SQLiteBusyTimeout + time.Second

@@ -9,11 +9,8 @@ import (
 )
 
 // The errors about an order's row that every strategy may return, beside
-// package stock's (stock.ErrSoldOut, stock.ErrUnavailable, ...); package
-// order returns them as its own (order.ErrInDoubt is ErrInDoubt), beside
-// those only its locking flow returns. Compare them with errors.Is; the
-// returned errors wrap them with details and, where there is one, the
-// cause.
+// package stock's; package order returns them as its own. Compare them with
+// errors.Is; returned errors wrap them with details and the cause.
 var (
 	// ErrDuplicateOrder means the buyer already has an order for the
 	// product; the error is a *DuplicateOrderError that names it.
@@ -22,18 +19,13 @@ var (
 	// product is in flight (a repeated click): its dedupe lock is held, or
 	// its reservation in Redis is on its way to the database.
 	ErrDuplicateRequest = errors.New("order: duplicate request in flight")
-	// ErrInDoubt means the order's COMMIT was sent and its answer lost,
-	// and the database could not tell in time whether it landed: the
-	// order may exist, its COMMIT perhaps still on its way. A retry by the
-	// same buyer gets it (ErrDuplicateOrder naming it) or buys once, never
-	// both, under fenced and etcd (the registration waits for the COMMIT)
-	// and the lock-free strategies (the unique key, and the database's own
-	// stock check). Under lua, redlock and naive a COMMIT still on its way
-	// is a late commit (package order's commit_late.go), which no lease
-	// keeps out: the shop abandons the product and dedupe locks until
-	// their TTL instead of releasing them (order's letGo), so that nobody
-	// reads the stock meanwhile, but a COMMIT that lands later than that
-	// may still meet a second order, or another buyer's write.
+	// ErrInDoubt means the order's COMMIT was sent, its answer lost, and the
+	// database could not tell in time whether it landed: the order may exist.
+	// A retry by the same buyer gets it (ErrDuplicateOrder) or buys once, never
+	// both, under fenced, etcd and the lock-free strategies. Under lua, redlock
+	// and naive a COMMIT still on its way is a late commit no lease keeps out:
+	// the shop abandons its locks to their TTL (order's letGo), which narrows
+	// that window without closing it.
 	ErrInDoubt = errors.New("order: outcome unknown, the order may exist")
 )
 

@@ -2,15 +2,11 @@ package orderdb
 
 import "time"
 
-// RowHold times how long one sale of a strategy without a lock held its
-// hot row: from the answer of the statement that took the row (Took) to
-// the COMMIT's answer (Held). Both ends are answers, as a lock's hold
-// runs from its grant's answer to its release's: each answer comes half a
-// round trip after the server acted, so the time between them is the
-// server's hold. On SQLite, whose one write lock every transaction takes
-// at BEGIN, the hold starts at BEGIN's answer (Began) unless something
-// started it earlier. One RowHold per sale, used by one goroutine; the
-// zero RowHold is MySQL's.
+// RowHold times how long one sale of a strategy without a lock held its hot
+// row: from the answer of the statement that took it (Took; on SQLite,
+// whose write lock is taken at BEGIN, from Began) to the COMMIT's (Held),
+// answers at both ends, as a lock's hold. One per sale, used by one
+// goroutine; the zero RowHold is MySQL's.
 type RowHold struct {
 	wholeDB bool      // SQLite: BEGIN takes the database's one write lock
 	from    time.Time // when the hold began, zero before

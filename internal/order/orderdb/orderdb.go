@@ -1,14 +1,9 @@
-// Package orderdb is the order's database layer: what every strategy of
-// package order shares when it writes a sale to the database. It owns the
-// order and the errors a sale ends with; the one transaction that writes
-// it (Writer.Commit: begin, the statements, commit); what a COMMIT whose
-// answer was lost means (Writer.AfterFailure); the one-round-trip sale,
-// one CALL that commits on the server, and what its lost answer means
-// (call.go); and the rows and statements on the orders and products
-// tables that more than one strategy runs (row.go, product_sql.go).
-//
-// Package order imports it, and so do the strategy packages below order
-// (redisdecr); it imports none of them.
+// Package orderdb is what every strategy of package order shares when it
+// writes a sale: the order and the errors a sale ends with, the one
+// transaction (Writer.Commit), what a COMMIT whose answer was lost means
+// (Writer.AfterFailure), the one-round-trip CALL (call.go), and the rows
+// and statements more than one strategy runs (row.go, product_sql.go). It
+// imports none of the strategy packages that import it.
 package orderdb
 
 import (
@@ -29,13 +24,10 @@ type Order struct {
 	Strategy  strategy.Name
 	CreatedAt time.Time
 	// Queued is true for an order accepted into its product's queue
-	// (redis-queue) and not yet written: the buyer is told 202 Accepted,
-	// and package order's OrderStatus says when it is written.
+	// (redis-queue), answered 202 and not yet written.
 	Queued bool
-	// Bucket is the stock bucket the order's units came from, for a
-	// product whose stock is split (stock.Product.Buckets): set by the
-	// strategy that sells it, and written to orders.bucket (RowOf). Nil
-	// for the product's own stock.
+	// Bucket is the stock bucket the order's units came from, for a product
+	// whose stock is split (stock.Product.Buckets); nil for its own stock.
 	Bucket *int
 	// PayWithin is its product's pay window (stock.Product.PayWithin):
 	// above zero, the order is written pending, with a deadline the

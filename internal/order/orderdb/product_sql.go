@@ -59,13 +59,11 @@ func Take(tx *gorm.DB, q int, product string, bucket int) error {
 	return nil
 }
 
-// InsertAndTake writes o and takes its units, for sql-atomic, with or
-// without buckets (redis-decr writes with redisdecr's writeReserved,
-// which checks the sweep too): the INSERT first, so a repeated click
-// fails on the unique key before it touches the hot row; the conditional
-// UPDATE (Take, on bucket) last, so the row's lock is held from it to the
-// commit and no longer. Errors: ErrDuplicateKey, ErrNoUnits, or the
-// database's.
+// InsertAndTake writes o and takes its units (Take, on bucket), for
+// sql-atomic: the INSERT first, so a repeated click fails on the unique key
+// before it touches the hot row, and the UPDATE last, so the row's lock is
+// held from it to the commit, no longer. Errors: ErrDuplicateKey,
+// ErrNoUnits, or the database's.
 func InsertAndTake(tx *gorm.DB, o Order, bucket int) error {
 	row := UniqueRowOf(o)
 	if bucket != NoBucket {

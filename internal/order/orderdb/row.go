@@ -20,11 +20,8 @@ type Row struct {
 	Strategy  string    `gorm:"column:strategy"`
 	CreatedAt time.Time `gorm:"column:created_at"`
 	// UniqueBuyer is 1 where the database allows one order per buyer (a
-	// second INSERT fails on orders_unique_buyer): the lock-free
-	// strategies, the queue's writer and the database's own locks, whose
-	// rows orderdb.Insert writes. It is nil where the product lock must (the
-	// locked flow, RowOf), and off, which has none, duplicates (see
-	// migrations 0009 and 0010).
+	// second INSERT fails on orders_unique_buyer: Insert's rows); nil where
+	// the product lock must (RowOf), or off duplicates (migrations 0009, 0010).
 	UniqueBuyer *int `gorm:"column:unique_buyer"`
 	// Bucket is the stock bucket the order's units came from
 	// (stock.Product.Buckets), nil for the product's own row.
