@@ -35,16 +35,12 @@ func get(q *gorm.DB, id, suffix string) (Order, error) {
 	return o, err
 }
 
-// Pay pays order id, if it is pending and its deadline, by the database's
-// clock, has not passed: one compare-and-set, and no stock moves. Paying
-// a paid order answers as the first payment did, so a payment sent twice
-// (a retry after a lost answer) gets the same answer twice.
-//
-// It returns the order as it stands, and whether this call paid it.
-// Errors: ErrExpired when the deadline
-// passed (the sweep gives the units back, if it has not yet: they are
-// not taken twice); ErrCancelled; stock.ErrUnknownOrder; or the database's. Safe
-// for concurrent use.
+// Pay pays order id, if it is pending and its deadline has not passed by
+// the database's clock: one compare-and-set, and no stock moves. A payment
+// sent twice gets the same answer twice. It returns the order as it stands
+// and whether this call paid it. Errors: ErrExpired (the sweep gives the
+// units back, once); ErrCancelled; stock.ErrUnknownOrder; or the
+// database's. Safe for concurrent use.
 func Pay(ctx context.Context, db *gorm.DB, id string) (o Order, paid bool, err error) {
 	stmt := fmt.Sprintf(`UPDATE orders SET state = 'paid'
 		WHERE id = ? AND state = 'pending' AND deadline_ms > %s`, NowMs(db))
@@ -65,24 +61,17 @@ func Pay(ctx context.Context, db *gorm.DB, id string) (o Order, paid bool, err e
 }
 
 // End ends order id in tx, if it is pending: to Expired only once its
-// deadline has passed by the database's clock; to Cancelled before it
-// (its buyer gives it up), and to Expired after it, as the sweep would:
-// a buyer whose payment was refused as expired is never told cancelled. Ending an order also takes it out of the
-// unique key (unique_buyer NULL), so its buyer may buy again. It reports
-// whether this call ended it: then, and only then, the caller must give
-// its units back in tx (orderdb.Give, or the strategy's own return), and
-// commit both or neither.
+// deadline has passed by the database's clock; to Cancelled before it, and
+// to Expired after it (a buyer refused a payment as expired is never told
+// cancelled). It frees the buyer's unique key (unique_buyer NULL). It
+// reports whether this call ended it: then, and only then, the caller
+// gives its units back in tx, and commits both or neither. The row is read
+// for update first, so of two racing Ends, in any shops, one ends it and
+// the other finds it ended.
 //
-// The row is read for update first (a current read on MySQL; SQLite's
-// transactions hold its one write lock already), so of two Ends racing
-// for one order, in any number of shops, one ends it and the other waits,
-// then finds it ended.
-//
-// ended is false, with a nil error, for an order in state to already (a
-// cancel sent twice, or a sweep that lost to another), and for an order
-// not due yet (Expired before the deadline). Errors: ErrAlreadyPaid,
-// ErrExpired (cancelling an expired order), ErrCancelled (expiring a
-// cancelled one is not an error: ended false), stock.ErrUnknownOrder, or the
+// ended is false with a nil error for an order already in state to (or
+// cancelled, when expiring) or not due yet. Errors: ErrAlreadyPaid,
+// ErrExpired (cancelling an expired order), stock.ErrUnknownOrder, or the
 // database's.
 func End(tx *gorm.DB, id string, to State) (o Order, ended bool, err error) {
 	suffix := ""

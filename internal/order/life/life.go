@@ -1,22 +1,16 @@
 // Package life owns an order's life after it is written, for a product
 // with a pay window (stock.Product.PayWithin): the states, the one clock
 // that decides deadlines, and each change of state as one compare-and-set
-// on the order's row.
+// on the order's row. An order without a pay window is written Paid.
 //
 //	pending ──Pay, before the deadline──▶ paid
 //	   │──End(Expired), after the deadline──▶ expired
 //	   └──End(Cancelled), by its buyer──▶ cancelled
 //
-// An order of a product without a pay window is written Paid: final at
-// once, as every order was before there were pay windows.
-//
 // Every change is an UPDATE … WHERE id = ? AND state = 'pending' (and the
-// deadline against the database's clock, not the shop's): of two changes
-// racing for one order, the database lets exactly one through, and the
-// other finds the row changed. The caller runs it in the transaction that
-// gives the order's units back (package orderdb's Give, or the strategy's own
-// return: package order), so that a unit goes back once, with the state
-// change, or not at all. This package writes no stock and takes no lock.
+// deadline against the database's clock): of two racing changes exactly
+// one goes through. The caller runs it in the transaction that gives the
+// units back, so a unit goes back once or not at all. No stock, no lock here.
 package life
 
 import (
