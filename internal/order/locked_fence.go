@@ -23,8 +23,8 @@ import (
 // the newer one write a stock that lost an update. What it does not
 // promise: if the newer holder's transaction rolled back, a stale one may
 // still register and sell; nothing is lost, the newer one wrote nothing.
-// A sale refused as duplicate or sold out still commits its registration.
-// docs/fenced-etcd.md tells the story step by step.
+// A sale refused as duplicate or sold out still commits its registration,
+// so no older holder slips in behind it (docs/fenced-etcd.md).
 
 // fence is a grant's fencing token as the database orders it: by epoch,
 // then by token. The zero fence is none: the lock mints no tokens.

@@ -104,9 +104,10 @@ func (s *Service) payRedis(ctx context.Context, p stock.Product, orders []life.O
 // write lock), so that no two shops settle it at once and none sends a row
 // another has deleted: an owed row is sent and marked paid; one paid
 // owedKeep ago is sent once more and deleted; one paid since, gone, or held
-// by another shop is left. The transaction outlives the send
-// (settleTxTimeout), so the row stays held until the send has given up.
-// Errors: Redis's (the row is left as it was), or the database's.
+// by another shop is left (skipped: a shop frozen mid-settle holds up
+// nobody). The transaction outlives the send (settleTxTimeout), so the row
+// stays held until the send has given up. Errors: Redis's (the row is left
+// as it was), or the database's.
 func (s *Service) settleOwed(ctx context.Context, p stock.Product, id string) error {
 	txCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTxTimeout)
 	defer cancel()
