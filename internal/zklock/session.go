@@ -9,16 +9,14 @@ import (
 	"time"
 )
 
-// The session is the lease, and the client keeps its own count of it: the
-// ensemble heard from the session no earlier than the send time of the
-// latest answered request (wire.go), so the session, and its locks, last at
-// least the timeout from then. Pings every third of the timeout keep that
-// bound ahead; when it runs out (less a tenth, for a late timer) the
-// session is given up and every handle's context cancelled. That is a
-// guess: if the ensemble kept the session, it goes on as a new generation
-// (same id, live context) while the old handles stay cancelled, and their
-// nodes must still be released. A cut-off follower answering pings is the
-// gap only the fence closes (docs/zookeeper.md).
+// The session is the lease, counted by the client: the ensemble heard from
+// it no earlier than the latest answered request's send time (wire.go), so
+// it lasts at least the timeout from then. When that bound runs out (less
+// a tenth, for a late timer) the session is given up and its handles'
+// contexts cancelled. If the ensemble kept it, it goes on as a new
+// generation (same id), but the old handles stay cancelled and their nodes
+// must still be released. A cut-off follower answering pings is a gap only
+// the fence closes (docs/zookeeper.md).
 
 // marginDivisor: a session is given up a tenth of its timeout early.
 const marginDivisor = 10
