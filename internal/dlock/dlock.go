@@ -2,48 +2,24 @@
 //
 // Five modes implement one interface, Locker, and each is a lesson:
 //
-//   - off: no lock at all. Concurrent buyers read the same stock and both
-//     write it back: oversell and duplicate orders.
-//   - naive: SETNX, then EXPIRE, as two commands, with a constant value and a
-//     fixed TTL that is never renewed; release is a plain DEL. It fails the
-//     textbook ways: when the work outlasts the TTL the key expires, a second
-//     buyer gets in, and the first buyer's DEL then removes the second buyer's
-//     lock, letting a third in; and a process that dies between SETNX and
-//     EXPIRE leaves a key that never expires and blocks everyone.
+//   - off: no lock; concurrent buyers oversell.
+//   - naive: SETNX, then EXPIRE, with a constant value and a plain DEL. When
+//     the work outlasts the TTL a second buyer gets in and the first one's
+//     DEL frees the lock for a third; a crash between the two commands
+//     leaves a key that never expires.
 //   - lua: SET key token NX PX ttl with a fresh UUID token, released by a Lua
-//     compare-and-delete so that only the owner can release it, and kept
-//     alive by a watchdog that renews it with a Lua compare-and-PEXPIRE every
-//     ttl/3. If a renewal finds the lock gone, the context handed to the work
-//     is cancelled so the work can stop instead of writing unprotected.
-//   - redlock: the lua lock on N independent masters at once, counting only
-//     with a majority, inside a validity that subtracts the time spent
-//     acquiring and an allowance for clock drift. It survives a minority of
-//     nodes being down; with a majority down it fails cleanly.
-//   - fenced: the lua lock, whose every grant also mints a fencing token, a
-//     number that grows with each grant of the key (Lock.Fence). A store
-//     that refuses writes carrying an older fence than it has seen keeps out
-//     the one writer no lock can stop: a holder that lost the lock and has
-//     not noticed yet.
+//     compare-and-delete, and renewed every ttl/3 by a watchdog that cancels
+//     the handle's Context if the lock is lost.
+//   - redlock: the lua lock on N independent masters, held only with a
+//     majority and within a validity less the acquire time and clock drift.
+//   - fenced: the lua lock whose every grant also mints a growing fencing
+//     token (Lock.Fence), so a store can refuse a holder that lost the lock.
 //
-// Locks kept by consensus systems live in packages of their own and hand
-// out the same handles (NewHandle): package etcdlock on etcd, package
-// zklock on ZooKeeper. Their fences come with an epoch (Lock.Epoch) for a
-// cluster that is rebuilt.
-//
-// Every acquisition returns its own *Lock handle, which carries the token and
-// knows how to refresh and release itself; a Locker keeps no per-acquisition
-// state and is safe for concurrent use by any number of goroutines.
-//
-// Waiting for a held lock (Lock, as opposed to TryLock) is package
-// waitroom's: the goroutines of one process queue per key and only the
-// first asks Redis; every release is announced on the key's pub/sub
-// channel, which wakes the waiters at once; without an announcement a
-// waiter sleeps until the holder's key would expire; and between processes
-// one fairness rule holds. A mode gives it one attempt at a time (wait.go).
-//
-// The Redis clients stay the caller's: build them with ContextTimeoutEnabled
-// so that context deadlines also cut a hung call short, and close them after
-// the lockers.
+// Packages etcdlock and zklock hand out the same handles (NewHandle). Each
+// acquisition returns its own *Lock; a Locker is safe for concurrent use.
+// Waiting for a held lock is package waitroom's (wait.go). The Redis
+// clients stay the caller's: build them with ContextTimeoutEnabled, and
+// close them after the lockers.
 package dlock
 
 import (
@@ -56,9 +32,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Errors returned by lockers and handles. Compare them with errors.Is: the
-// returned errors wrap them with the key, the nodes and, where a context
-// ended the wait, ctx.Err().
+// Errors returned by lockers and handles, wrapped with the key (and nodes,
+// or ctx.Err()); compare them with errors.Is.
 var (
 	// ErrNotObtained means someone else holds the lock (TryLock; for
 	// redlock, enough nodes answered but too few granted it).
@@ -80,35 +55,27 @@ var (
 // Every mode but off rejects a ttl under a millisecond with an error.
 type Locker interface {
 	// TryLock makes one attempt to take key for ttl and never waits for a
-	// holder (redlock alone retries an inconclusive split vote after a few
-	// random milliseconds, as the algorithm prescribes: a split vote means
-	// nobody holds the lock). It
-	// returns ErrNotObtained if someone else holds key, ErrUnavailable if
-	// Redis cannot be reached, and an error wrapping ctx.Err() if ctx ended.
+	// holder (redlock alone retries a split vote). It returns ErrNotObtained
+	// if someone else holds key, ErrUnavailable if Redis cannot be reached,
+	// and an error wrapping ctx.Err() if ctx ended.
 	TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error)
 
-	// Lock takes key for ttl, waiting at most wait for a holder to let go
-	// and never past ctx's deadline. It returns ErrTimeout when the wait
-	// runs out (wrapping ctx.Err() when ctx ended it) and ErrUnavailable
-	// as soon as Redis cannot be reached, without waiting out the wait:
-	// when Redis goes down, the dropped release-announcement connection
-	// wakes every waiter of this locker to try again, so every wait on
-	// it ends with ErrUnavailable at once, one try each.
-	// With wait <= 0 it makes one attempt, like TryLock, but reports a
-	// held lock as ErrTimeout.
+	// Lock takes key for ttl, waiting at most wait for a holder and never
+	// past ctx's deadline. It returns ErrTimeout when the wait runs out
+	// (wrapping ctx.Err() when ctx ended it) and ErrUnavailable as soon as
+	// Redis cannot be reached. With wait <= 0 it makes one attempt and
+	// reports a held lock as ErrTimeout.
 	Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error)
 
-	// Close stops the locker's background work (its pub/sub connections)
-	// and waits for it to end. Handles already returned keep working, and
-	// so does Lock, though its waiters then only wake when the holder's TTL
-	// would run out. Close does not close the Redis clients, which stay the
+	// Close stops the locker's pub/sub connections and waits for them.
+	// Handles keep working, and so does Lock, whose waiters then wake only
+	// when the holder's TTL would run out. The Redis clients stay the
 	// caller's. Calling it again does nothing.
 	Close() error
 }
 
-// Mode names a lock's algorithm, not a strategy (package strategy): a
-// strategy takes its lock in one mode, and several may share one (fenced,
-// batched or not). The zero value is not a valid mode.
+// Mode names a lock's algorithm; several strategies (package strategy) may
+// share one. The zero value is not a valid mode.
 type Mode string
 
 // The lock modes, from no protection to Redlock, then the lua lock with
@@ -135,10 +102,8 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // New returns the Locker for mode: off needs no nodes, naive, lua and fenced
-// use nodes[0] (NewSingle), redlock uses all of them. It returns an error
-// wrapping ErrUnknownMode for a mode it does not know, and an error if the
-// mode needs nodes and has none. The clients stay the caller's to close,
-// after the locker's Close.
+// use nodes[0] (NewSingle), redlock all of them. An unknown mode wraps
+// ErrUnknownMode. The clients stay the caller's, closed after Close.
 func New(mode Mode, nodes []*redis.Client) (Locker, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, err
@@ -155,16 +120,12 @@ func New(mode Mode, nodes []*redis.Client) (Locker, error) {
 	return NewSingle(mode, nodes[0])
 }
 
-// NewSingle returns the Locker for a mode that locks on one Redis: off,
-// naive, lua or fenced, on c. That Redis may be a node, a master that
-// Sentinels manage (go-redis's failover client) or a Redis Cluster
-// (go-redis's cluster client). On a cluster, give every lock key a hash
-// tag ("lock:{product}"): lua and fenced keep the key's turns and fence
-// counter in keys named after it ("<key>:turns", "<key>:fence"), and a
-// script's keys must share one slot, or the cluster refuses it
-// (CROSSSLOT). Redlock is refused: it needs independent masters (New,
-// NewRedlock). It returns an error wrapping ErrUnknownMode for a mode it
-// does not know. c stays the caller's to close, after the locker's Close.
+// NewSingle returns the Locker for off, naive, lua or fenced on c: a node, a
+// Sentinel-managed master or a Redis Cluster. On a cluster, give every lock
+// key a hash tag ("lock:{product}"): lua and fenced keep "<key>:turns" and
+// "<key>:fence" beside it, and a script's keys must share a slot
+// (CROSSSLOT). Redlock is refused (New, NewRedlock); an unknown mode wraps
+// ErrUnknownMode. c stays the caller's, closed after the locker's Close.
 func NewSingle(mode Mode, c redis.UniversalClient) (Locker, error) {
 	if _, err := ParseMode(string(mode)); err != nil {
 		return nil, err

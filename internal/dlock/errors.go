@@ -21,11 +21,10 @@ func (e *NodeError) Error() string { return e.Node + ": " + e.Err.Error() }
 // Unwrap returns the cause, so errors.Is sees through to it.
 func (e *NodeError) Unwrap() error { return e.Err }
 
-// RedlockError is how a Redlock acquire, extend or release reports that it
-// did not reach a majority. Err is ErrNotObtained or ErrNotHeld when enough
-// nodes answered but too few agreed, and ErrUnavailable when fewer nodes
-// than the quorum answered at all; Nodes names the nodes that failed.
-// errors.Is matches both Err and every node's cause.
+// RedlockError reports a Redlock acquire, extend or release that reached no
+// majority: Err is ErrNotObtained or ErrNotHeld if enough nodes answered,
+// ErrUnavailable if fewer than the quorum did; Nodes names the failed ones.
+// errors.Is matches Err and every node's cause.
 type RedlockError struct {
 	Op     string // "acquire", "extend" or "release"
 	Key    string

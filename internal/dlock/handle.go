@@ -6,25 +6,16 @@ import (
 	"time"
 )
 
-// A lock kept by a service that another package speaks to (package
-// etcdlock, on etcd; package zklock, on ZooKeeper) hands out the same
-// handles as the modes here, so that the code taking locks takes them all
-// alike. NewHandle builds such a handle around a Holder, the part of it
-// that belongs to that package; CheckTTL and TimedOut give its errors the
-// shape of the modes' own.
+// Locks of other packages (etcdlock, zklock) hand out these same handles:
+// NewHandle wraps their Holder; CheckTTL and TimedOut shape their errors.
 
 // Holder is how a lock of another package renews and lets go of one
-// acquisition. A handle calls Refresh from Lock.Refresh (and from its
-// watchdog, if the grant asks for one), and once either
-// Release, from Lock.Release, or Abandon, from Lock.Abandon. Refresh may
-// be called from any goroutine, also during the other two.
+// acquisition. A handle calls Refresh from any goroutine, also during the
+// others, and then once Release or Abandon.
 type Holder interface {
-	// Refresh confirms that the acquisition still holds the lock and
-	// returns how long from now it is sure to go on holding it. ttl is
-	// what Lock.Refresh was given: a lock whose lease the service keeps
-	// (a ZooKeeper session) may ignore it. It returns an error wrapping
-	// ErrNotHeld if the lock is gone, ErrUnavailable if the service does
-	// not answer.
+	// Refresh confirms the lock is still held and returns how long from now
+	// it surely stays held (ttl may be ignored). It returns ErrNotHeld if the
+	// lock is gone, ErrUnavailable if the service does not answer.
 	Refresh(ctx context.Context, ttl time.Duration) (time.Duration, error)
 	// Release lets go of the lock: an error wrapping ErrNotHeld if it was
 	// gone already, ErrUnavailable if the service did not answer.
@@ -42,23 +33,19 @@ type Grant struct {
 	Token string // what proves this acquisition, as Lock.Token returns it
 	Fence int64  // the fencing token (Lock.Fence), 0 if the lock mints none
 	Epoch int64  // the epoch of the service that granted it (Lock.Epoch), or 0
-	// TTL is the lease the lock was granted for, and ValidUntil the time
-	// until which it is sure to be held, as known at the grant.
+	// TTL is the granted lease; ValidUntil is when it surely ends.
 	TTL        time.Duration
 	ValidUntil time.Time
-	// Watchdog asks the handle to renew the lock through Holder.Refresh
-	// every TTL/3, as the modes' handles do (so HoldRenewals holds those
-	// renewals back), and to cancel Context, with a cause wrapping
-	// ErrNotHeld, once a renewal finds the lock gone or the validity runs
-	// out first. Without it the lock's package keeps the lease itself.
+	// Watchdog asks the handle to renew through Holder.Refresh every TTL/3
+	// and cancel Context (cause wrapping ErrNotHeld) once the lock is lost.
+	// Without it the lock's package keeps the lease itself.
 	Watchdog bool
 }
 
-// NewHandle returns the handle of g, which h renews and releases. Its
-// Context is derived from ctx. Without g.Watchdog the lock's package
-// cancels ctx, with a cause wrapping ErrNotHeld, once it finds the lock
-// lost, and HoldRenewals does nothing. Fence and Epoch return g's.
-// Everything else behaves as for the modes here.
+// NewHandle returns the handle of g, which h renews and releases, its
+// Context derived from ctx. Without g.Watchdog the lock's package cancels
+// ctx (cause wrapping ErrNotHeld) once it finds the lock lost, and
+// HoldRenewals does nothing.
 func NewHandle(ctx context.Context, g Grant, h Holder) *Lock {
 	l := newLock(ctx, g.Key, g.Token, g.TTL, g.ValidUntil, heldElsewhere{h}, g.Watchdog)
 	l.fence, l.epoch = g.Fence, g.Epoch // before anyone but this goroutine has l

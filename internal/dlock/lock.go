@@ -7,15 +7,10 @@ import (
 	"time"
 )
 
-// Lock is one acquisition of a lock: it carries the key, the token that
-// proves ownership and the way this mode refreshes and releases, so any
-// goroutine holding the handle can refresh or release it. It is safe for
-// concurrent use.
-//
-// The caller must call Release when the work is done, also after the lock
-// was lost (a waiting room keeps track of the handles its waiters got until
-// then, see inRoom), and should do the work under Context, which ends when the lock is
-// released or found lost.
+// Lock is one acquisition of a lock: its key, the token that proves
+// ownership, and how its mode refreshes and releases it. It is safe for
+// concurrent use. The caller must call Release when the work is done, also
+// after the lock was lost, and should do the work under Context.
 type Lock struct {
 	key   string
 	token string
@@ -35,18 +30,14 @@ type Lock struct {
 	dog        watchdog
 }
 
-// holder is what each mode adds to a handle: how it renews and how it lets
-// go. Both must leave a lock that is no longer this handle's alone (naive's
-// DEL being the lesson that breaks that rule).
+// holder is what each mode adds to a handle: how it renews and lets go,
+// both leaving a lock that is no longer this handle's alone (but naive).
 type holder interface {
-	// refresh extends the lock to ttl and returns its new validity, measured
+	// refresh extends the lock to ttl and returns its validity, measured
 	// from before the call was sent; ErrNotHeld if the lock is gone.
 	refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error)
-	// release lets go of the lock; ErrNotHeld if it had already expired.
-	// It announces the release on the key's channel (waitroom.Channel)
-	// unless quiet, which the waiting room asks for (inRoom), and reports
-	// whether it announced it all the same or needs no announcement (a
-	// release that hands lua's key on in turns).
+	// release lets go of the lock (ErrNotHeld if it had expired), announcing
+	// it on waitroom.Channel unless quiet, and reports whether it announced.
 	release(ctx context.Context, l *Lock, quiet bool) (announced bool, err error)
 }
 
@@ -70,23 +61,17 @@ func newLock(ctx context.Context, key, token string, ttl time.Duration, validUnt
 // Key returns the locked key.
 func (l *Lock) Key() string { return l.key }
 
-// Token returns the value this acquisition stored under the key: a fresh
-// UUID for lua, fenced, redlock and etcd, the
-// constant "1" for naive (a token that proves nothing, which is the flaw),
-// and "" for off. It is safe for concurrent use.
+// Token returns the value stored under the key: a fresh UUID (lua,
+// fenced, redlock, etcd), the constant "1" (naive, the flaw) or "" (off).
 func (l *Lock) Token() string { return l.token }
 
-// Context returns the context to do the protected work under. It is derived
-// from the ctx given to TryLock or Lock and is cancelled by Release and, for
-// every mode with a watchdog (all but off and naive), as soon as the lock
-// is known to be lost: then context.Cause returns an error wrapping
-// ErrNotHeld, and the work must stop instead of writing unprotected.
+// Context returns the context to do the protected work under, derived from
+// TryLock's or Lock's ctx. Release cancels it, and so does a watchdog that
+// finds the lock lost, with a cause wrapping ErrNotHeld: then stop the work.
 func (l *Lock) Context() context.Context { return l.ctx }
 
-// Validity returns how much longer the lock is sure to be held, as last
-// known: the TTL less the time spent acquiring or refreshing (and, for
-// redlock, the clock drift allowance), counted down since. It is 0 once that
-// time has passed.
+// Validity returns how much longer the lock is sure to be held: the TTL less
+// the acquire or refresh time (and redlock's drift), counted down; 0 after.
 func (l *Lock) Validity() time.Duration {
 	return max(0, time.Until(l.until()))
 }
@@ -106,14 +91,10 @@ func (l *Lock) until() time.Time {
 }
 
 // Refresh extends the lock to ttl from now, if this handle still holds it
-// (etcd renews its lease for the TTL it was granted, whatever ttl says).
-// It returns ErrNotHeld (and cancels Context) if the lock expired or was
-// taken over, ErrNotHeld without a round trip after Release, and
-// ErrUnavailable if Redis (or the etcd cluster) cannot be reached. Naive
-// locks cannot be refreshed: Refresh returns an error wrapping
-// errors.ErrUnsupported. With a watchdog, later renewals use the new ttl,
-// from ttl/3 after this one on. Any goroutine may call it, also while
-// another refreshes or releases.
+// (etcd keeps its lease's TTL). It returns ErrNotHeld (and cancels Context)
+// if the lock is gone or was released, ErrUnavailable if the server cannot
+// be reached, and errors.ErrUnsupported for naive. Later watchdog renewals
+// use the new ttl. Any goroutine may call it, also during Release.
 func (l *Lock) Refresh(ctx context.Context, ttl time.Duration) error {
 	l.mu.Lock()
 	released := l.released
@@ -140,9 +121,7 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	case errors.Is(err, errors.ErrUnsupported): // naive: nothing was sent
 		return err
 	case err != nil:
-		// It may have reached Redis all the same: if it asked for a shorter
-		// TTL, the lock may now end sooner than the validity says. Count
-		// it as if it had, allowing for Redlock's clock drift.
+		// It may have landed anyway: a shorter TTL ends the validity sooner.
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		if until := start.Add(ttl - drift(ttl)); until.Before(l.validUntil) {
@@ -153,13 +132,8 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// A Refresh and a watchdog renewal can be in flight at once, with
-	// different TTLs, and answer in either order. Redis keeps the TTL of
-	// the call it ran last, which is the one sent last: so the call sent
-	// last that answered sets the TTL and the validity, counted from its
-	// own start. The reply of a call sent before it comes too late to say
-	// anything new, and must not extend the validity: at most shorten it,
-	// in case Redis ran the calls in another order than they were sent.
+	// A Refresh and a renewal may answer out of order: the one sent last
+	// sets the TTL and validity; an older reply may only shorten it.
 	if until := start.Add(validity); seq > l.applied {
 		l.applied, l.ttl = seq, ttl
 		l.setValidUntil(until)
@@ -170,14 +144,12 @@ func (l *Lock) refresh(ctx context.Context, ttl time.Duration) error {
 	return nil
 }
 
-// Release lets go of the lock and cancels Context. It works once: a second
-// call returns ErrNotHeld without a round trip. It returns ErrNotHeld if the
-// lock had already expired or been taken over (lua, fenced, redlock and
-// etcd leave the new holder's key alone; naive deletes it anyway, which is
-// the flaw), and ErrUnavailable if Redis (or the etcd cluster) cannot be
-// reached, in which case the lock expires after its TTL. Release uses ctx
-// for the round trips: when the work was cancelled, release with a live
-// context such as context.WithoutCancel(ctx). Any goroutine may call it.
+// Release lets go of the lock and cancels Context; a second call returns
+// ErrNotHeld without a round trip. It returns ErrNotHeld if the lock had
+// expired or been taken over (only naive deletes the new holder's key) and
+// ErrUnavailable if the server cannot be reached (the lock then expires).
+// After the work was cancelled, pass a live ctx (context.WithoutCancel).
+// Any goroutine may call it.
 func (l *Lock) Release(ctx context.Context) error {
 	l.mu.Lock()
 	released, mode := l.released, l.mode
@@ -196,12 +168,9 @@ func (l *Lock) Release(ctx context.Context) error {
 }
 
 // Abandon lets go of the lock without deleting it: the watchdog stops,
-// Context is cancelled, and the key stays until its TTL runs out, keeping
-// others out meanwhile (waiters wake when it would expire). It is for a
-// holder that must not be followed at once but need not hold on: the
-// shop abandons a buyer's dedupe lock this way when it cannot tell
-// whether the buyer's order was written. Like Release it works once: a
-// Release after it returns ErrNotHeld without a round trip. Any goroutine
+// Context is cancelled and the key keeps others out until its TTL runs out.
+// The shop abandons a dedupe lock this way when it cannot tell whether the
+// order was written. A Release after it returns ErrNotHeld. Any goroutine
 // may call it.
 func (l *Lock) Abandon() {
 	l.mu.Lock()

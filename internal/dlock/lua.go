@@ -12,10 +12,8 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// The lua lock's scripts, one per step, run by SHA (EVALSHA, falling back
-// to EVAL the first time a server sees them). Each file says what its KEYS
-// and ARGV are. acquire and release always run with the key's turns
-// around them (waitroom.Turns), in the same round trip.
+// The lua lock's scripts, each listing its KEYS and ARGV. acquire and
+// release run wrapped in the key's turns (waitroom.Turns), in one round trip.
 var (
 	//go:embed scripts/acquire.lua
 	acquireLua string
@@ -32,13 +30,11 @@ var (
 )
 
 // Lua is the safe single-node lock: SET key token NX PX ttl with a fresh
-// UUID token per acquisition, so that only the holder can release it (a Lua
-// compare-and-delete) or extend it (a Lua compare-and-PEXPIRE). Each handle
-// runs a watchdog that renews the lock every ttl/3, so work slower than the
-// TTL stays protected, and cancels the handle's context if the lock is lost.
-// Its Lock and Close are the waiting every mode shares (wait.go), and its
-// waiters may take a key in turns (InTurns). NewFenced returns a Lua whose
-// grants also mint fencing tokens. Lua is safe for concurrent use.
+// UUID token, released by a Lua compare-and-delete and extended by a Lua
+// compare-and-PEXPIRE, so only the holder can do either. Each handle's
+// watchdog renews it every ttl/3 and cancels the handle's context if the
+// lock is lost. NewFenced's grants also mint fencing tokens. Lock and Close
+// come from waiting (wait.go). Lua is safe for concurrent use.
 type Lua struct {
 	*waiting
 	client redis.UniversalClient
@@ -46,9 +42,8 @@ type Lua struct {
 }
 
 // NewLua returns a lua locker on c, which must not be nil and stays the
-// caller's to close. Build c with ContextTimeoutEnabled so that context
-// deadlines also cut a hung Redis call short. No other lock key may be
-// named like a key followed by ":turns" or ":next" (see InTurns).
+// caller's to close (build it with ContextTimeoutEnabled). No other lock key
+// may be named like a key followed by ":turns" or ":next" (see InTurns).
 func NewLua(c redis.UniversalClient) *Lua { return newLua(c, false) }
 
 func newLua(c redis.UniversalClient, fenced bool) *Lua {
@@ -57,15 +52,13 @@ func newLua(c redis.UniversalClient, fenced bool) *Lua {
 	return m
 }
 
-// InTurns returns a Locker whose Lock takes l's keys in turns with the
-// other processes' waiters that do, first come, first served, instead of
-// racing them at every release (package waitroom, turns.go). It is for a
-// process that has one waiter per key that comes back for the key at once,
-// such as a batch's leader: in a race, with three such processes, one can
-// lose a dozen times in a row. Its TryLock, and every method but Lock, are
-// l's own, and closing either closes both. For a locker without turns (all
-// but lua and fenced) it returns l. The turns are kept under the lock key
-// followed by ":turns" and ":next".
+// InTurns returns a Locker whose Lock takes l's keys first come, first
+// served with other processes' waiters that do, instead of racing them at
+// every release (waitroom's turns.go): for a waiter that comes back for the
+// key at once, such as a batch's leader, which a race can starve. Every
+// other method is l's, and closing either closes both. For a locker other
+// than lua or fenced it returns l. Turns live under "<key>:turns" and
+// "<key>:next".
 func InTurns(l Locker) Locker {
 	if m, ok := l.(*Lua); ok {
 		return inTurns{m}
@@ -87,12 +80,9 @@ func (m *Lua) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock
 	return l, err
 }
 
-// try is one acquire, as TryLock describes, made as by says (the seam of
-// wait.go). When the key is held, a waiter tries again when a lock taken
-// with this TTL would have expired, if no release is announced first
-// (asking the holder's would cost a round trip on every refusal); when a
-// turn was handed to another room, when that turn lapses (nothing
-// announces a lapse).
+// try is one acquire made as by says (wait.go). A refused waiter retries
+// when a lock with this TTL would expire, or when another room's turn
+// lapses, unless a release is announced first.
 func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by waitroom.Asker) (*Lock, waitroom.Retry, error) {
 	if err := CheckTTL(ttl); err != nil {
 		return nil, waitroom.Retry{}, err
@@ -118,9 +108,8 @@ func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by waitroo
 		}
 		return nil, refused, fmt.Errorf("%w: %q", ErrNotObtained, key)
 	}
-	// Valid for the TTL counted from before the SET was sent: not at all if
-	// the SET took that long. Then the key, if it is still there, is no use
-	// to anyone: undo it.
+	// Valid for the TTL from before the SET: an acquire that took the whole
+	// TTL is of no use, so undo it.
 	if took := time.Since(start); took >= ttl {
 		m.undo(ctx, key, token, ttl)
 		return nil, refused, fmt.Errorf("%w: %q: the acquire took %v, as long as the %v TTL", ErrNotObtained, key, took, ttl)
@@ -132,11 +121,8 @@ func (m *Lua) try(ctx context.Context, key string, ttl time.Duration, by waitroo
 	return l, waitroom.Retry{}, nil
 }
 
-// undo deletes key if it holds token, an acquire that is of no use, and
-// announces that: other processes' waiters may have found it held. It
-// gives Redis as long as Redlock gives a node (nodeTimeout), not the TTL:
-// the caller waits for it, and an undo that does not land costs at most
-// the TTL, for which the key expires.
+// undo deletes key if it holds token, and announces it (waiters may have
+// seen it held). It waits at most nodeTimeout: the key expires anyway.
 func (m *Lua) undo(ctx context.Context, key, token string, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nodeTimeout(ttl))
 	defer cancel()
@@ -154,9 +140,8 @@ func (m *Lua) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Dur
 	return ttl, nil
 }
 
-// release deletes the key if it still holds this handle's token, and
-// announces the release to the waiters unless quiet, in one script (which
-// announces a release that hands the key on in turns all the same).
+// release deletes the key if it holds this handle's token and, unless
+// quiet or handed on in turns, announces it, in one script.
 func (m *Lua) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
 	n, err := turns.Release(ctx, m.client, l.key, l.token, quiet)
 	switch {

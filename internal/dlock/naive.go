@@ -10,23 +10,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// naiveValue is what every naive holder stores: the same constant for all,
-// so nothing tells one holder's lock from another's.
+// naiveValue is every naive holder's value: nothing tells holders apart.
 const naiveValue = "1"
 
 // Naive is the textbook lock that looks right and is not: SETNX, then
-// EXPIRE, as two commands; a constant value instead of an owner token; a
-// fixed TTL, never renewed; release by a plain DEL. It is here to fail, the
-// two ways the textbooks warn about:
-//
-//   - the work outlasts the TTL, the key expires and a second buyer gets in
-//     while the first is still inside: two are inside at once; then the
-//     first buyer's DEL deletes the second buyer's lock and a third gets in;
-//   - a process that dies between SETNX and EXPIRE leaves a key without a
-//     TTL, and nobody gets the lock again until someone deletes it by hand.
-//
-// Its Lock and Close are the waiting every mode shares (wait.go). Naive is
-// safe for concurrent use.
+// EXPIRE, as two commands; a constant value; a fixed TTL; release by a
+// plain DEL. It fails two ways: work that outlasts the TTL lets a second
+// buyer in, whose lock the first buyer's DEL then deletes; and a process
+// that dies between SETNX and EXPIRE leaves a key that never expires.
+// Lock and Close come from waiting (wait.go). Safe for concurrent use.
 type Naive struct {
 	*waiting
 	client redis.UniversalClient
@@ -71,8 +63,7 @@ func (n *Naive) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lo
 	return newLock(ctx, key, naiveValue, ttl, start.Add(ttl), n, false), nil
 }
 
-// try is TryLock for the waiting (wait.go). Naive does not ask how long
-// the holder has left, so a waiter backs off.
+// try is TryLock for the waiting room (wait.go); a held key is retried.
 func (n *Naive) try(ctx context.Context, key string, ttl time.Duration, _ waitroom.Asker) (*Lock, waitroom.Retry, error) {
 	l, err := n.TryLock(ctx, key, ttl)
 	return l, waitroom.Retry{Held: errors.Is(err, ErrNotObtained)}, err
@@ -84,9 +75,8 @@ func (n *Naive) refresh(_ context.Context, l *Lock, _ time.Duration) (time.Durat
 	return 0, fmt.Errorf("dlock: naive lock %q cannot be refreshed: %w", l.key, errors.ErrUnsupported)
 }
 
-// release is the flaw: DEL deletes the key whoever holds it now. Unless
-// quiet, the release is announced in the same round trip, for the
-// waiters. ErrNotHeld only if the key was already gone.
+// release is the flaw: DEL deletes the key whoever holds it now, announced
+// in the same round trip unless quiet. ErrNotHeld if the key was gone.
 func (n *Naive) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
 	pipe := n.client.Pipeline()
 	del := pipe.Del(ctx, l.key)

@@ -5,16 +5,12 @@ import (
 	"errors"
 )
 
-// Observer hears what a locker does that its callers cannot see: the
-// attempts a waiting Lock makes again, and how each Redlock node voted.
-// Package metrics implements it to export these as Prometheus metrics.
-// Its methods are called from the goroutines taking locks, concurrently,
-// and must return at once.
+// Observer hears what callers cannot see: a waiting Lock's retries and each
+// Redlock node's vote (package metrics exports them). Its methods are called
+// concurrently from the goroutines taking locks and must return at once.
 type Observer interface {
-	// Retried is called each time a waiting Lock tries again: its attempt
-	// found the key held, split a Redlock vote or got no answer in time
-	// (etcd: a request to the cluster failed and is sent again, or a
-	// waiter lost its place in the queue and queues anew).
+	// Retried is called each time a waiting Lock tries again (etcd: also a
+	// request sent again, or a waiter queueing anew).
 	Retried()
 	// Voted is called after each Redlock acquire, once per node: node is
 	// its index among the nodes given to NewRedlock.
@@ -32,10 +28,8 @@ const (
 	VoteFailed   Vote = "failed"    // the call failed (connection refused, reset…)
 )
 
-// Observe makes l report to o. Call it before l's first use: it is not
-// safe concurrently with l's methods. A locker with nothing to report (off)
-// ignores it; a locker of another package reports if it has an
-// Observe(Observer) method.
+// Observe makes l report to o; call it before l's first use. Off ignores
+// it; a locker of another package reports if it has Observe(Observer).
 func Observe(l Locker, o Observer) {
 	switch l := l.(type) {
 	case interface{ observe(Observer) }:

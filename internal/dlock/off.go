@@ -5,10 +5,9 @@ import (
 	"time"
 )
 
-// Off is the mode without a lock: TryLock and Lock return at once with a
-// handle, whoever else holds "the lock". It exists so the demo can show what
-// goes wrong without one: concurrent buyers read the same stock, both write
-// it back, and the shop oversells. Off is safe for concurrent use.
+// Off is the mode without a lock: TryLock and Lock always return a handle
+// at once, so the demo shows concurrent buyers overselling. Off is safe for
+// concurrent use.
 type Off struct{}
 
 // NewOff returns the locker that does not lock.

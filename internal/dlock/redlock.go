@@ -13,15 +13,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Redlock is the lua lock on N independent Redis masters at once, as the
-// Redlock algorithm describes it: a lock counts only if a majority of the
-// nodes granted it, inside a validity that subtracts the time spent
-// acquiring and an allowance for clock drift. It keeps working with a
-// minority of nodes down or slow, and fails cleanly (ErrUnavailable, no keys
-// left behind) without a majority. Handles run the same watchdog as lua,
-// built on Redlock's extend. Its Lock and Close are the waiting every mode
-// shares (wait.go); a waiter is woken once a majority of the nodes have
-// announced a release. Redlock is safe for concurrent use.
+// Redlock is the lua lock on N independent Redis masters: a lock counts only
+// if a majority granted it, within a validity less the acquire time and a
+// clock-drift allowance. It works with a minority of nodes down or slow and
+// fails cleanly (ErrUnavailable, no keys left) without a majority. Handles
+// run lua's watchdog on Redlock's extend; a waiter wakes once a majority
+// announced a release. Lock and Close come from waiting (wait.go). Redlock
+// is safe for concurrent use.
 type Redlock struct {
 	*waiting
 	nodes  []*redis.Client
@@ -29,10 +27,9 @@ type Redlock struct {
 	quorum int
 }
 
-// NewRedlock returns a Redlock locker on nodes, which must not be empty and
-// stay the caller's to close. The nodes must be independent masters, not
-// replicas of each other. Build the clients with ContextTimeoutEnabled so
-// that a node's timeout also ends its call rather than only the waiting.
+// NewRedlock returns a Redlock locker on nodes: independent masters, not
+// replicas, not empty, built with ContextTimeoutEnabled, and the caller's
+// to close.
 func NewRedlock(nodes []*redis.Client) *Redlock {
 	r := &Redlock{nodes: slices.Clone(nodes), quorum: len(nodes)/2 + 1}
 	for i, c := range nodes {
@@ -46,23 +43,14 @@ func NewRedlock(nodes []*redis.Client) *Redlock {
 	return r
 }
 
-// TryLock makes one Redlock attempt, except that a split vote is retried
-// after a random delay, as the Redlock algorithm prescribes. Several
-// clients asking for a free key at the same instant can split the vote:
-// with five nodes, ten simultaneous attempts may end 2/2/1, so that nobody
-// has a majority and every attempt fails. Answering "held" then would be
-// wrong (nobody holds it, and one user's ten clicks would all be refused).
-// So each attempt is undone in full, and the next comes after a delay that
-// grows with each attempt, so that the contenders fall out of step and one
-// of them wins; the retries stop after splitTries attempts, after a quarter
-// of the TTL, or when ctx ends.
-//
-// It returns a *RedlockError wrapping ErrNotObtained if enough nodes
-// answered but too few granted the lock (another token holds a majority of
-// them, or the votes kept splitting), and wrapping ErrUnavailable if fewer
-// nodes than the quorum answered; if ctx ends during a retry's delay, an
-// error wrapping both ErrNotObtained and ctx.Err(). Either way every
-// attempt has been undone on every node that may hold a part of it.
+// TryLock makes one Redlock attempt, but retries a split vote (say 2/2/1
+// among simultaneous clients, where nobody holds the lock) after a random,
+// growing delay, as the algorithm prescribes, up to splitTries attempts, a
+// quarter of the TTL, or ctx's end. It returns a *RedlockError wrapping
+// ErrNotObtained if enough nodes answered but too few granted,
+// ErrUnavailable if fewer than the quorum answered, and an error wrapping
+// ErrNotObtained and ctx.Err() if ctx ends in a delay. A failed attempt is
+// undone on every node.
 func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*Lock, error) {
 	start := time.Now()
 	for try := 1; ; try++ {
@@ -82,10 +70,9 @@ func (r *Redlock) TryLock(ctx context.Context, key string, ttl time.Duration) (*
 	}
 }
 
-// try is TryLock for a one-off try, and one vote for a waiting room's
-// head (wait.go), which waits out a held lock and a split vote (woken by a
-// release's announcements), and tries again when nodes were only slow;
-// nodes that are down, leaving no majority, end the wait at once.
+// try is TryLock for a one-off try, and one vote for a waiting room's head
+// (wait.go): a held lock or split vote waits for a release, slow nodes are
+// retried, and no majority of live nodes ends the wait at once.
 func (r *Redlock) try(ctx context.Context, key string, ttl time.Duration, by waitroom.Asker) (*Lock, waitroom.Retry, error) {
 	if !by.Head {
 		l, err := r.TryLock(ctx, key, ttl)
@@ -106,13 +93,9 @@ func (r *Redlock) try(ctx context.Context, key string, ttl time.Duration, by wai
 	return l, waitroom.Retry{}, err
 }
 
-// nodeTimeout bounds how long one node may take to answer. Redlock wants it
-// well below the TTL, so that a dead or slow node costs little of the
-// validity: a tenth of the TTL, but between 100ms (less would trip over a
-// new connection or a scheduling hiccup on a loaded machine, turning a
-// healthy node into a missing vote) and 200ms, and never over half the
-// TTL. It only bounds the wait: the validity subtracts whatever the acquire
-// really took, and an acquire returns as soon as a majority granted it.
+// nodeTimeout bounds one node's answer: a tenth of the TTL, so a slow node
+// costs little validity, within 100-200ms (less turns a hiccup into a
+// missing vote) and never over half the TTL.
 func nodeTimeout(ttl time.Duration) time.Duration {
 	return min(max(ttl/10, 100*time.Millisecond), 200*time.Millisecond, ttl/2)
 }
@@ -121,9 +104,8 @@ func nodeTimeout(ttl time.Duration) time.Duration {
 // different rates (1% of the TTL) plus 2ms for their resolution.
 func drift(ttl time.Duration) time.Duration { return ttl/100 + 2*time.Millisecond }
 
-// settled reports whether a round has succeeded: a majority has agreed.
-// A failing round waits for every node (up to the timeout), so that its
-// error can tell nodes that said no from nodes that did not answer.
+// settled reports whether a round has succeeded: a majority agreed. A
+// failing round waits for every node, to tell "no" from no answer.
 func (r *Redlock) settled(agreed int) bool { return agreed >= r.quorum }
 
 // obtain makes one Redlock attempt and says how the vote came out, with
@@ -160,11 +142,8 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 			}
 		})
 
-	// The lock is ours only if a majority of the nodes granted it: two
-	// clients cannot both hold a majority. And only if that took less than
-	// the TTL: what is left of it is the validity, the time we may assume
-	// the lock is ours, less the clock drift allowance, because the nodes
-	// count the TTL down on their own clocks.
+	// Ours only with a majority (two clients cannot both have one) and with
+	// validity left: the TTL less the acquire time and the clock drift.
 	elapsed := time.Since(start)
 	validity := ttl - elapsed - drift(ttl)
 	v := r.count(got, validity)
@@ -173,13 +152,9 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 		return newLock(ctx, key, token, ttl, start.Add(ttl-drift(ttl)), h, true), v, got, nil
 	}
 
-	// Failed: undo on every node that granted, and also on those that
-	// seemed to fail or did not answer in time, since a SET may have landed
-	// even though its reply was lost. (A node that answered "held" has
-	// nothing of ours.) A majority that came too late is announced as it
-	// is undone: other waiters may have found the lock held by it. A split
-	// vote's few grants are undone quietly: nobody took them for a holder,
-	// and announcing every split would wake every waiter to no purpose.
+	// Failed: undo on every node but those that answered "held", since a SET
+	// may have landed with its reply lost. A late majority is announced (it
+	// looked held to waiters); a split vote's grants are undone quietly.
 	failed.Store(true)
 	granted, _, failedNodes := r.tally(got)
 	channel := ""
@@ -210,9 +185,8 @@ func (r *Redlock) obtain(ctx context.Context, key string, ttl time.Duration) (*L
 	return nil, v, got, rerr
 }
 
-// vote is how one Redlock acquire came out, read from the nodes' replies.
-// It alone decides what happens next: TryLock retries a split vote, and a
-// waiting Lock sleeps, retries or gives up (Redlock.attempt).
+// vote is how one Redlock acquire came out; it alone decides what happens
+// next (TryLock retries a split, a waiting Lock sleeps, retries or quits).
 type vote int
 
 const (
@@ -246,13 +220,9 @@ func (r *Redlock) count(got []nodeReply, validity time.Duration) vote {
 	}
 }
 
-// heldElsewhere tells, after an attempt that got no majority, a lock held by
-// someone from a split vote. SET NX failing on a node only says that some
-// token is there; the GET after it says which. The lock is held only if a
-// single other token is on a majority of the nodes: only then can its owner
-// have been granted the lock. Anything less (several tokens sharing the
-// nodes, or a key that expired between the SET and the GET) means nobody has
-// a majority now, and trying again may get it.
+// heldElsewhere reports whether one other token holds a majority of the
+// nodes (read by the GET after a refused SET NX): only then is the lock
+// held; anything less is a split vote, and trying again may win.
 func (r *Redlock) heldElsewhere(got []nodeReply) bool {
 	votes := make(map[string]int, len(got))
 	for _, rep := range got {
@@ -272,12 +242,10 @@ func splitDelay() time.Duration {
 	return time.Millisecond + rand.N(10*time.Millisecond)
 }
 
-// redlockHold is what a Redlock handle knows beyond the generic Lock: its
-// locker and, per node, a channel closed once that node has answered the
-// acquire, and whether it granted it. The acquire returns as soon as a
-// majority granted it, and a release must not overtake a SET still on its
-// way to a slower node, or that SET would land after it and leave a key
-// behind.
+// redlockHold is a Redlock handle's state: its locker and, per node, a
+// channel closed once the node answered the acquire and whether it
+// granted. A release must wait for a SET still on its way, or that SET
+// would land after it and leave a key behind.
 type redlockHold struct {
 	r        *Redlock
 	answered []chan struct{}
@@ -287,18 +255,14 @@ type redlockHold struct {
 	late     []atomic.Int32 // per node, who met a grant after the release (lastOut)
 }
 
-// lastOut is called at most once by each of the two that may meet node i's
-// grant after the lock was released: the acquire, when the node answers
-// after the verdict, and the release, when it gives up waiting for that
-// answer. It returns true to the second: the grant is nobody else's to
-// undo. (Had the acquire undone it at once, a release still waiting for
-// the node would find nothing there and count the node as held.)
+// lastOut is called at most once each by the acquire (a node answering
+// after the verdict) and the release (giving up on that answer); it
+// returns true to the second, which undoes the grant.
 func (h *redlockHold) lastOut(i int) bool { return h.late[i].Add(1) == 2 }
 
-// refresh is Redlock's extend: compare-and-PEXPIRE on every node. It counts
-// only if a majority extended the lock, and did so while the lock was still
-// valid: after its validity another client may have taken a majority, and
-// extending our leftovers would hand us a lock we no longer hold.
+// refresh is Redlock's extend: compare-and-PEXPIRE on every node, counted
+// only if a majority extended it while the lock was still valid (after
+// that, another client may hold a majority).
 func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (time.Duration, error) {
 	r := h.r
 	start := time.Now()
@@ -331,14 +295,11 @@ func (h *redlockHold) refresh(ctx context.Context, l *Lock, ttl time.Duration) (
 	return 0, rerr
 }
 
-// release deletes the lock on every node where it is still this handle's,
-// and each of them announces it unless quiet. It is a success once its
-// token is off a majority, and returns as soon as it is: the lock is free,
-// and the waiting room may hand it on. The other nodes' releases go on
-// without it, and without the caller's ctx, which may end as soon as this
-// returns; until then, ctx ends them all. A release waits for slow nodes
-// longer than an acquire does, up to the rest of the validity: a release
-// cut short leaves the lock blocked until it expires.
+// release deletes the lock on every node still holding this token, each
+// announcing it unless quiet, and returns once it is off a majority; after
+// that the other nodes' releases go on without ctx. It waits for slow
+// nodes up to the rest of the validity: a release cut short blocks the
+// lock until it expires.
 func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announced bool, _ error) {
 	r := h.r
 	h.released.Store(true)
@@ -362,10 +323,8 @@ func (h *redlockHold) release(ctx context.Context, l *Lock, quiet bool) (announc
 				}
 				return nodeReply{err: ctx.Err()}
 			}
-			// The token is off a node that deleted it, and off one that
-			// answered the acquire "held": the lock is free once it is off
-			// a majority. A node whose acquire reply was lost counts only
-			// if it deleted the token: its SET may land after this.
+			// Off a majority counts nodes that deleted the token or had answered
+			// "held"; a lost acquire reply counts only if deleted (its SET may land).
 			ok, err := releaseOn(ctx, r.nodes[i], l.key, l.token, channel)
 			return nodeReply{ok: err == nil && (ok || h.refused[i]), err: err}
 		},

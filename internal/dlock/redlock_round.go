@@ -22,17 +22,10 @@ type nodeReply struct {
 // nodeCall is what a round asks of node number node.
 type nodeCall func(ctx context.Context, node int) nodeReply
 
-// round asks every node at once, each with its own timeout, and gathers the
-// replies until settled says the outcome is decided (given how many nodes
-// agreed so far), or until the timeout passes: a slow node costs a round at
-// most timeout, however long it takes to answer. Nodes that had not
-// answered by then are reported with a timeout error.
-//
-// The call on a node that had not answered goes on in its goroutine until
-// the client gives up on it (at timeout if the client was built with
-// ContextTimeoutEnabled, else at its ReadTimeout); if it answers after the
-// round was over, late (if not nil) is called with the reply from that
-// goroutine, so that the caller can undo a grant nobody is counting.
+// round asks every node at once and gathers replies until settled says the
+// outcome is decided or timeout passes; silent nodes get a timeout error.
+// A call that answers after the round is over is handed to late (if not
+// nil), so the caller can undo a grant nobody counted.
 func (r *Redlock) round(ctx context.Context, timeout time.Duration, call nodeCall,
 	settled func(agreed int) bool, late func(node int, rep nodeReply)) []nodeReply {
 	type indexed struct {
@@ -80,8 +73,7 @@ func (r *Redlock) round(ctx context.Context, timeout time.Duration, call nodeCal
 		}
 	}
 	close(over)
-	// Only the nodes still silent get an error, and only now: formatting
-	// one per node up front cost every successful round five allocations.
+	// Only the silent nodes get an error, formatted only now.
 	for i := range got {
 		if !answered[i] {
 			got[i].err = fmt.Errorf("no answer within %v: %w", timeout, context.DeadlineExceeded)
@@ -107,11 +99,9 @@ func (r *Redlock) tally(got []nodeReply) (agreed, answered int, failed []*NodeEr
 	return agreed, answered, failed
 }
 
-// obtainOn makes one acquire on c: SET key token NX PX ttl. If the key is
-// held, a GET then says whose token holds it (a held lock is told from a
-// split vote by it); holder is "" if the key vanished meanwhile. (Not SET
-// ... NX GET, which would do both at once on Redis 7: its nil reply on
-// success costs go-redis more than the GET costs on a refusal.)
+// obtainOn makes one acquire on c: SET key token NX PX ttl and, if refused,
+// a GET for the holder's token ("" if the key vanished), which tells a held
+// lock from a split vote.
 func obtainOn(ctx context.Context, c *redis.Client, key, token string, ttl time.Duration) (granted bool, holder string, err error) {
 	err = c.Do(ctx, "SET", key, token, "NX", "PX", ttl.Milliseconds()).Err()
 	switch {

@@ -10,30 +10,23 @@ import (
 )
 
 // waiting gives Naive, Lua and Redlock their Lock and Close. The seam to
-// the waiting room (package waitroom) is two functions of the mode: try
-// makes one attempt and, when it fails, says in a waitroom.Retry whether
-// waiting can still help and when to try again; and the mode's release
-// (lock.go's holder) announces the release unless the room asks it to be
-// quiet (inRoom). The rest is the room's.
+// package waitroom is the mode's try, whose waitroom.Retry says whether and
+// when to try again, and its release, quiet when the room asks (inRoom).
 type waiting struct {
 	try  tryFunc
 	room *waitroom.Room
 	obs  Observer // nil: nobody listens (see Observe)
 }
 
-// tryFunc is a mode's one attempt for key, made as by says: the zero
-// Asker is a one-off try (TryLock, or Lock with no wait: for Redlock, that
-// retries a split vote as TryLock says), a room's head gets one attempt.
+// tryFunc is a mode's one attempt for key: the zero Asker is a one-off try
+// (TryLock, or Lock with no wait), a room's head gets one attempt.
 type tryFunc func(ctx context.Context, key string, ttl time.Duration, by waitroom.Asker) (*Lock, waitroom.Retry, error)
 
 func newWaiting(nodes []redis.UniversalClient, quorum int, try tryFunc) *waiting {
 	return &waiting{try: try, room: waitroom.New(nodes, quorum)}
 }
 
-// Lock takes key for ttl, waiting at most wait for a holder to let go and
-// never past ctx's deadline, as described on Locker. With wait <= 0 it
-// makes one attempt, as TryLock does, and reports a held lock as
-// ErrTimeout.
+// Lock takes key for ttl, as described on Locker.
 func (w *waiting) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*Lock, error) {
 	return w.lock(ctx, key, ttl, wait, false)
 }
@@ -70,19 +63,15 @@ func (w *waiting) lock(ctx context.Context, key string, ttl, wait time.Duration,
 	return h.(*Lock), nil
 }
 
-// Close stops listening for releases and waits for that to end. Handles
-// already returned keep working, and so does Lock, though its waiters then
-// only wake when the holder's TTL would run out. It does not close the
-// Redis clients, which stay the caller's, and always returns nil. Calling
-// it again does nothing.
+// Close stops listening for releases and waits for that to end, as
+// described on Locker. It always returns nil.
 func (w *waiting) Close() error {
 	w.room.Close()
 	return nil
 }
 
-// inRoom is the holder of a lock that a waiter got: its release asks the
-// room whether to be quiet and tells it how it went, and its abandon tells
-// the room too.
+// inRoom is the holder of a waiter's lock: its release and abandon tell the
+// room, which decides whether the release is quiet.
 type inRoom struct {
 	holder
 	room *waitroom.Room

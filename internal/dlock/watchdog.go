@@ -7,11 +7,9 @@ import (
 	"time"
 )
 
-// watchdog is a handle's renewal schedule (lua, fenced and redlock): a timer that
-// fires every ttl/3, never later than the validity runs out, and renews the
-// lock for another ttl. It costs no goroutine between renewals, so a short
-// critical section, released before the first renewal, pays for nothing
-// but a timer. Its fields are guarded by the Lock's mu.
+// watchdog is a handle's renewal schedule (lua, fenced, redlock): a timer
+// that renews the lock every ttl/3, never later than the validity runs out,
+// with no goroutine between renewals. Guarded by the Lock's mu.
 type watchdog struct {
 	timer    *time.Timer   // nil without a watchdog
 	renewing chan struct{} // while a renewal runs: closed when it ends
@@ -27,15 +25,12 @@ var errNoAnswer = errors.New("dlock: no answer before the validity ran out")
 // errHeldBack is a renewal's error while HoldRenewals holds renewals back.
 var errHeldBack = errors.New("dlock: renewal held back")
 
-// HoldRenewals is fault injection, for the lesson of the late commit: for d
-// from now, the watchdog sends no renewal, as if the holder's network had
-// stalled and dropped them (a Refresh still goes out). If the validity runs
-// out meanwhile, Context is cancelled as for any lost lock, with a cause
-// that wraps ErrNotHeld and says renewals were held back; once d has
-// passed, the watchdog renews on its schedule again, and finds the lock
-// gone if it expired. A later call may extend the hold, never shorten it.
-// With d <= 0, and on a handle without a watchdog (naive, off), it does
-// nothing. It is safe for concurrent use.
+// HoldRenewals is fault injection for the late-commit lesson: for d from
+// now the watchdog sends no renewal, as if the network had stalled (a
+// Refresh still goes out). If the validity runs out meanwhile, Context is
+// cancelled (cause wrapping ErrNotHeld). A later call may extend the hold,
+// never shorten it. It does nothing for d <= 0 or without a watchdog. It
+// is safe for concurrent use.
 func (l *Lock) HoldRenewals(d time.Duration) {
 	if d <= 0 {
 		return
@@ -47,20 +42,16 @@ func (l *Lock) HoldRenewals(d time.Duration) {
 	}
 }
 
-// startWatchdog schedules the first renewal: in ttl/3, or sooner if the
-// acquire took most of the TTL (see nextRenewal), since once the validity
-// has run out the lock is not sure to be held.
+// startWatchdog schedules the first renewal (nextRenewal).
 func (l *Lock) startWatchdog() {
 	l.mu.Lock() // the renewal may fire before the assignment is done
 	defer l.mu.Unlock()
 	l.dog.timer = time.AfterFunc(l.nextRenewal(false), l.renewal)
 }
 
-// nextRenewal returns how long until the watchdog is due: ttl/3, or ttl/10
-// after a failed renewal; but with less validity left than that, at half of
-// what is left, so that a renewal still has time to answer (under a
-// millisecond: when it runs out, and the context is cancelled unless a
-// renewal has extended the lock by then). Called with l.mu held.
+// nextRenewal returns how long until the next renewal: ttl/3 (ttl/10 after
+// a failure), but at most half the validity left, so a renewal still has
+// time to answer. Called with l.mu held.
 func (l *Lock) nextRenewal(failed bool) time.Duration {
 	next := l.ttl / 3
 	if failed {
@@ -104,11 +95,9 @@ func (l *Lock) stopWatchdog() <-chan struct{} {
 	return l.dog.renewing
 }
 
-// renewal is one tick of the watchdog. If the last known validity has run
-// out without a successful renewal, or a renewal finds the lock gone, it
-// cancels the lock's context with an error wrapping ErrNotHeld; otherwise
-// it schedules the next tick (see nextRenewal). It stops once the lock is
-// released or its context ends.
+// renewal is one tick of the watchdog: it renews the lock, or cancels its
+// context (cause wrapping ErrNotHeld) if the lock is lost or the validity
+// ran out, then schedules the next tick unless released or lost.
 func (l *Lock) renewal() {
 	l.mu.Lock()
 	if l.released || l.ctx.Err() != nil || l.dog.renewing != nil {
@@ -160,11 +149,9 @@ func validityRanOut(key string, lastErr error) error {
 	}
 }
 
-// renew refreshes the lock for the watchdog, but waits for the answer only
-// until the validity runs out, as it stands while waiting (a Refresh may
-// move it): a hung Redis must not keep the work going past the time the
-// lock is sure to be held. The call itself is given until, the validity at
-// the start, and ends when the client gives up on it.
+// renew refreshes the lock for the watchdog, waiting for the answer only
+// until the validity (as it stands, a Refresh may move it) runs out: a
+// hung Redis must not keep the work going unprotected.
 func (l *Lock) renew(ttl time.Duration, until time.Time) error {
 	ctx, cancel := context.WithDeadline(l.ctx, until)
 	defer cancel()

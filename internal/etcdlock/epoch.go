@@ -12,39 +12,20 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 )
 
-// An etcd grant's fence is the creation revision of its queue key. Within
-// one cluster revisions only go up, so a later grant carries a larger
-// fence. But a cluster rebuilt empty (new members on empty disks, an
-// embedded cluster that kept nothing, a snapshot restored without
-// --bump-revision) counts its revisions from 1 again, and a store that has
-// seen fence 302 refuses every new holder until the revisions pass it.
-//
-// So every grant also carries the cluster's epoch: the number under
-// etcdEpochKey, the unix time in milliseconds at which that cluster first
-// served a lock. The transaction that queues a key creates the epoch key
-// if it is absent and reads it, so a grant's epoch and its fence always
-// come from the same cluster. A store that orders grants by (epoch, fence)
-// then accepts the first holder on a rebuilt cluster at once, since its
-// epoch is later, and refuses a stale holder from the old cluster.
-//
-// What it does not promise: the epoch is a reading of the wall clock of
-// the process that took the cluster's first lock, so it relies on the
-// clock moving forward between the old cluster's first lock and the new
-// one's. And a cluster restored from a snapshot brings the old epoch back
-// with the old revisions: restore with etcdutl snapshot restore
-// --bump-revision N --mark-compacted, as etcd's docs advise, so that its
-// revisions pass every fence handed out after the snapshot was taken.
+// A grant's fence is its queue key's creation revision, which a cluster
+// rebuilt empty counts from 1 again; so each grant also carries the
+// cluster's epoch, the unix milliseconds of its first lock, created if
+// absent and read in the transaction that queues the key (so both come from
+// one cluster). The epoch trusts the wall clock to move forward; restore a
+// snapshot with --bump-revision (docs/fenced-etcd.md).
 
-// etcdEpochKey is the key that holds a cluster's epoch. It has no "/":
-// every queue key has one ("<key>/<lease>"), and a queue is read as the
-// range of keys that begin with "<key>/", so the epoch key is never a
-// queue key nor inside a queue. Lock keys themselves are never stored, so
-// even a lock named "dlock:epoch" leaves it alone.
+// etcdEpochKey holds a cluster's epoch. It has no "/", so it is never a
+// queue key ("<key>/<lease>") nor inside a queue's "<key>/" range; lock
+// keys themselves are never stored.
 const etcdEpochKey = "dlock:epoch"
 
 // errBadEpoch means the epoch key holds something other than a positive
-// number: it was written by something other than this package, and no grant on
-// that cluster can carry an epoch until it is fixed.
+// number, written by something else: no grant can carry an epoch until fixed.
 var errBadEpoch = errors.New("etcdlock: the epoch key does not hold an epoch")
 
 // epochOps returns the operations that, inside the transaction that queues

@@ -1,34 +1,19 @@
-// Package etcdlock owns the consensus lock: etcd's lock recipe (the one its
-// concurrency package implements) on an etcd cluster, with dlock's handles,
-// so that it plugs in wherever dlock's locks do.
+// Package etcdlock owns the consensus lock: etcd's lock recipe (as its
+// concurrency package implements it) with dlock's handles.
 //
-// Each acquisition grants its own lease, the TTL, and in one transaction
-// puts a key named after the lock key and the lease, "<key>/<lease>", on
-// it (queue.go). The lock is held by the oldest such key, by creation
-// revision; a waiter watches only the key created just before its own and
-// looks again when that one is deleted, so a release wakes one waiter, not
-// all of them, and waiters are served in the order they came. The handle's
-// watchdog keeps the lease alive (holder.go); a lease that runs out (its
-// holder paused, or cut off from a quorum of the cluster) takes the key
-// with it, and the handle's Context is cancelled, as the lua lock's is.
+// Each acquisition grants its own lease and, in one transaction, puts
+// "<key>/<lease>" on it (queue.go). The oldest such key by creation
+// revision holds the lock; a waiter watches only the key just before its
+// own, so a release wakes one waiter and waiters are served in order. The
+// handle's watchdog keeps the lease alive (holder.go); a lease that runs out
+// takes the key with it and cancels the handle's Context.
 //
-// The key's creation revision is the grant's fencing token
-// (dlock.Lock.Fence): within one cluster revisions only go up, so a later
-// grant carries a larger one. A cluster rebuilt empty counts them from 1
-// again, so every grant also carries the cluster's epoch
-// (dlock.Lock.Epoch), which the same transaction reads from the key
-// "dlock:epoch", creating it on the cluster's first lock; compare grants
-// by (Epoch, Fence). That key has no "/", so it is never one of the queue
-// keys and never inside a queue; epoch.go says why the epoch is needed and
-// what it does not promise.
-//
-// What it needs: a quorum of the cluster's members. With fewer, no grant,
-// renewal or release gets through: Lock returns dlock.ErrUnavailable when
-// the cluster does not answer within its wait.
-//
-// etcd counts lease TTLs in whole seconds, and raises a TTL to its own
-// minimum (about 1.5 election timeouts): a handle's lease is the TTL asked
-// for, rounded up to a second, or the cluster's minimum if that is longer.
+// The key's creation revision is the fence (dlock.Lock.Fence), beside the
+// cluster's epoch (dlock.Lock.Epoch, epoch.go): compare grants by (Epoch,
+// Fence). It needs a quorum of the cluster: without one, Lock returns
+// dlock.ErrUnavailable once its wait runs out. etcd counts lease TTLs in
+// whole seconds, with a minimum of its own: the lease is the TTL rounded up
+// to a second, or that minimum if longer.
 package etcdlock
 
 import (
@@ -80,8 +65,7 @@ func (m *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (*d
 	if err := dlock.CheckTTL(ttl); err != nil {
 		return nil, err
 	}
-	// One attempt, but a member that hangs costs a try (see enter): give
-	// it the time for a few, not forever.
+	// One attempt, but a hung member costs a try (see enter): allow a few.
 	tryCtx, cancel := context.WithTimeout(ctx, tryLockTimeout)
 	defer cancel()
 	e, err := m.enter(tryCtx, key, ttl)
@@ -102,10 +86,8 @@ func (m *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (*d
 // Lock takes key, waiting at most wait behind the holder and the waiters
 // queued before it, and never past ctx's deadline. It returns ErrTimeout
 // when the wait runs out (wrapping ctx.Err() when ctx ended it), and
-// ErrUnavailable when the cluster does not answer within the wait: with a
-// quorum gone, a request neither succeeds nor fails until it is given up.
-// With wait <= 0 it makes one attempt, and reports a held lock as
-// ErrTimeout.
+// ErrUnavailable when the cluster does not answer within the wait. With
+// wait <= 0 it makes one attempt, and reports a held lock as ErrTimeout.
 func (m *Locker) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*dlock.Lock, error) {
 	if wait <= 0 {
 		l, err := m.TryLock(ctx, key, ttl)
@@ -138,23 +120,19 @@ func (m *Locker) Lock(ctx context.Context, key string, ttl, wait time.Duration) 
 		case err == nil:
 			return e.lock(ctx, renewed)
 		case errors.Is(err, dlock.ErrNotHeld) && waitCtx.Err() == nil:
-			// Its keep-alives did not get through in time (a member that
-			// hangs holds a request until the connection is found dead):
-			// the place in the queue is lost, not the wait. Queue again.
+			// Its keep-alives did not get through in time: the place in the
+			// queue is lost, not the wait. Queue again.
 			m.retried()
 			continue
 		}
 		e.leave(ctx)
 		if waitCtx.Err() != nil {
-			// Queued behind holders the whole wait, or the queue moved just
-			// before the end and the last look ran out of time.
+			// Queued the whole wait, or the last look ran out of time.
 			return nil, dlock.TimedOut(ctx, key, wait, err)
 		}
 		return nil, err
 	}
 }
 
-// Close does nothing: a Locker keeps no background work of its own (each
-// handle's watchdog ends with its Release). It is there to make Locker a
-// dlock.Locker.
+// Close does nothing: each handle's watchdog ends with its Release.
 func (m *Locker) Close() error { return nil }

@@ -41,12 +41,9 @@ func (e *entry) keepAlive(ctx context.Context) error {
 	}
 }
 
-// renew sends one keep-alive for e's lease and returns the TTL it got.
-//
-// It gives the call a quarter of the lease: a member that hangs (paused,
-// cut off) holds a request until the client finds its connection dead,
-// seconds later, and the keep-alive sent after this one should go to
-// another member well before the lease runs out.
+// renew sends one keep-alive for e's lease and returns the TTL it got. It
+// gives the call a quarter of the lease, so that after a hung member the
+// next keep-alive reaches another member before the lease runs out.
 func (e *entry) renew(ctx context.Context) (time.Duration, error) {
 	tctx, cancel := context.WithTimeout(ctx, e.ttl/4)
 	defer cancel()
@@ -87,11 +84,10 @@ func (h *holder) Refresh(ctx context.Context, _ time.Duration) (time.Duration, e
 	return (*entry)(h).renew(ctx)
 }
 
-// Release revokes the lease, which deletes the key in the same step and
-// wakes the waiter watching it. Each try gets tryTimeout, as enter's
-// requests do; a lease found gone after a try that timed out was revoked by
-// that try. It tries for one lease length at most (by then the lease has
-// run out by itself) and returns ErrUnavailable if no try got through.
+// Release revokes the lease, which deletes the key and wakes the waiter
+// behind it. Each try gets tryTimeout (a lease found gone after a try that
+// timed out was revoked by it), for one lease length at most; then
+// ErrUnavailable, and the lease runs out by itself.
 func (h *holder) Release(ctx context.Context) error {
 	ctx, cancel := context.WithTimeoutCause(ctx, max(h.ttl, time.Second), errReleaseGaveUp)
 	defer cancel()

@@ -12,10 +12,8 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 )
 
-// An etcd lock's queue: how an acquisition enters it (a lease and a key on
-// it, in one transaction), waits in it (watching only the key queued just
-// before its own until it is deleted), and leaves it. Locker (etcdlock.go)
-// holds the lock once an entry is first in its queue.
+// An etcd lock's queue: enter it (a lease and a key, in one transaction),
+// wait in it (watching the key just before), leave it.
 
 // entry is one acquisition's place in a lock's queue: its lease, and the
 // key it put on it.
@@ -33,17 +31,11 @@ type entry struct {
 }
 
 // enter grants a lease for ttl and queues on key with it, in one
-// transaction that also reads the oldest key queued (if that is its own,
-// the lock is held) and the cluster's epoch.
-//
-// Each request gets tryTimeout, and a request that fails is tried again
-// until ctx ends: a member that hangs (paused, cut off) holds a request
-// sent to it until the client finds its connection dead, which gRPC's
-// keep-alive does in no less than ten seconds, and the client sends the
-// next request to another member. A transaction that failed may have been
-// applied all the same: its lease is revoked, which takes its key out of
-// the queue, and enter starts over with a new one. An epoch key that does
-// not hold an epoch is not tried again: enter returns that error at once.
+// transaction that also reads the oldest key queued (its own: the lock is
+// held) and the cluster's epoch. Each request gets tryTimeout and is tried
+// again until ctx ends, since a hung member holds a request until the
+// client finds the connection dead. A failed transaction may have applied:
+// its lease is revoked and enter starts over. A bad epoch fails at once.
 func (m *Locker) enter(ctx context.Context, key string, ttl time.Duration) (*entry, error) {
 	seconds := int64((ttl + time.Second - 1) / time.Second)
 	for {
@@ -52,9 +44,8 @@ func (m *Locker) enter(ctx context.Context, key string, ttl time.Duration) (*ent
 			return e, nil
 		}
 		if ctx.Err() != nil || errors.Is(err, errBadEpoch) {
-			// The transaction may have queued the key (before ctx ended),
-			// or did (with a bad epoch): take it out before the caller
-			// hears of the failure.
+			// The key may be queued (before ctx ended, or with a bad
+			// epoch): take it out before the caller hears of the failure.
 			if e != nil {
 				e.leave(ctx)
 			}
@@ -180,15 +171,10 @@ func (e *entry) untilFirst(ctx context.Context) error {
 	}
 }
 
-// untilDeleted watches key from after revision rev until it is deleted.
-// The watch requires a leader: a member cut off from the quorum ends it
-// rather than keep it open with no news, and untilDeleted returns nil for
-// the caller to look again (an election is not a reason to give up).
-//
-// It watches for one lease's length at most, then returns nil, for the
-// caller to look again: a watch served by a member that hangs would never
-// say anything, and the predecessor's lease has run out by then unless it
-// is kept alive.
+// untilDeleted watches key from after revision rev until it is deleted, or
+// for one lease length at most (a hung member's watch says nothing). It
+// returns nil for the caller to look again, also when the member loses its
+// leader (the watch requires one): an election is no reason to give up.
 func (e *entry) untilDeleted(ctx context.Context, key string, rev int64) error {
 	wctx, cancel := context.WithTimeout(clientv3.WithRequireLeader(ctx), e.ttl)
 	defer cancel() // ends the watch
@@ -197,10 +183,8 @@ func (e *entry) untilDeleted(ctx context.Context, key string, rev int64) error {
 			if ctx.Err() != nil {
 				return queuedErr(ctx, err, e.key)
 			}
-			// The lease's length has passed, or the member lost its leader
-			// (an election, a member stopped): look again, after a pause if
-			// the cluster is not answering, as untilFirst does for a Get.
-			// Only the wait running out gives the place in the queue up.
+			// The lease length passed or the leader was lost: look again
+			// (after a pause if the cluster does not answer).
 			if wctx.Err() == nil && !rest(ctx) {
 				return queuedErr(ctx, err, e.key)
 			}
@@ -228,15 +212,10 @@ func queuedErr(ctx context.Context, err error, key string) error {
 	return etcdErr(ctx, err, "wait", key)
 }
 
-// leave takes e out of the queue: revoking the lease deletes its key, and
-// the waiter behind it looks again. An error is not returned: a lease not
-// revoked runs out by its TTL.
-//
-// It waits for the revoke at most one request's time, and never past ctx's
-// deadline (a caller that gives up must not be held up by its clean-up);
-// a revoke that has not answered by then (no quorum) goes on in the
-// background for at most the lease's TTL, after which the lease is gone
-// anyway.
+// leave takes e out of the queue by revoking its lease, which deletes its
+// key. It waits at most tryTimeout and never past ctx's deadline; the
+// revoke goes on in the background for up to the lease's TTL, after which
+// the lease is gone anyway. Errors are dropped for the same reason.
 func (e *entry) leave(ctx context.Context) {
 	wait := tryTimeout
 	if d, ok := ctx.Deadline(); ok {

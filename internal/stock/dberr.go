@@ -28,13 +28,10 @@ func translate(err error, format string, args ...any) error {
 }
 
 // IsConnError reports whether err says the database could not be reached or
-// could not serve: a refused or reset connection, a pooled connection gone
-// bad, a server going away or shutting down, an SQLite file that is locked or
-// cannot be opened. Callers answer such errors with "try again later" (503)
-// rather than "bug" (500). Package order uses it for its own queries.
+// serve (refused, reset or bad connections, shutdowns, a locked or missing
+// SQLite file): answer it with 503, not 500. Package order uses it too.
 func IsConnError(err error) bool {
-	// A caller's context that ended is the caller's business, not an outage
-	// (context.DeadlineExceeded would otherwise pass as a net.Error).
+	// A caller's ended context is not an outage (though a net.Error).
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return false
 	}
@@ -92,23 +89,17 @@ func IsDuplicateKey(err error) bool {
 	return false
 }
 
-// IsConflict reports whether err says the database gave up on a statement
-// because of lock contention, not because anything is wrong with it: a
-// MySQL/MariaDB deadlock (1213; the transaction was rolled back, and may
-// simply run again) or lock wait timeout (1205). Package order runs such a
-// transaction again, and answers "try again later" (503) if it keeps
-// failing.
+// IsConflict reports whether the database gave up on a statement over lock
+// contention (MySQL/MariaDB deadlock 1213 or lock wait timeout 1205): package
+// order runs the transaction again, then answers 503.
 func IsConflict(err error) bool {
 	var myErr *mysql.MySQLError
 	return errors.As(err, &myErr) && (myErr.Number == 1213 || myErr.Number == 1205)
 }
 
-// IsLockWaitTimeout reports whether err says a statement waited for a lock
-// as long as the database lets it and gave up: MySQL/MariaDB's lock wait
-// timeout (1205, after innodb_lock_wait_timeout or a FOR UPDATE WAIT n),
-// or SQLite's SQLITE_BUSY (its busy timeout ran out waiting for the write
-// lock). Nothing the statement would have done was done. Package order's
-// sql-for-update answers it as a lock timeout.
+// IsLockWaitTimeout reports whether a statement waited for a lock as long
+// as the database allows (MySQL/MariaDB 1205, SQLite SQLITE_BUSY), having
+// done nothing; sql-for-update answers it as a lock timeout.
 func IsLockWaitTimeout(err error) bool {
 	var myErr *mysql.MySQLError
 	var liteErr *sqlite.Error

@@ -5,13 +5,9 @@ import (
 	"fmt"
 )
 
-// The order flow's errors about the stock, returned by Store and by every
-// other keeper of the stock (package redisstock's Redis stock, package
-// queue's accepts, package orderdb's rows) as they are: package order
-// returns them as its own (order.ErrSoldOut is ErrSoldOut), and its one
-// table names each for HTTP, metrics and logs. Compare them with
-// errors.Is; the returned errors wrap them with the product or order id
-// and, where there is one, the cause.
+// The order flow's errors about the stock, returned as they are by every
+// keeper of the stock and by package order, whose one table names them.
+// Compare with errors.Is; they come wrapped with the id and the cause.
 var (
 	// ErrNotFound means no product has the given id.
 	ErrNotFound = errors.New("stock: not found")
@@ -37,17 +33,12 @@ var (
 	// (redis-queue). The error is the keeper's DuplicateError, which names
 	// it; the order flow tells an order from a click still in flight.
 	ErrDuplicate = errors.New("stock: buyer already holds units")
-	// ErrBusy means the shop could not serve the order in time: a
-	// redis-queue accept waited the whole lock wait for its turn on a
-	// shared round trip to Redis and was withdrawn unsent, or a buyer of a
-	// batched product found more buyers queued than the batches serve
-	// within half the lock wait, and was turned away at once. Nothing was
-	// written; the buyer may retry.
+	// ErrBusy means the shop could not serve the order in time (a redis-queue
+	// accept never got its turn to Redis, or too many buyers were queued for
+	// a batched product). Nothing was written; the buyer may retry.
 	ErrBusy = errors.New("stock: busy, nothing sent")
-	// ErrUnavailable means a backend could not be reached or could not
-	// serve: the database, Redis (for redlock, a majority of its nodes),
-	// etcd or ZooKeeper. From an order, nothing was committed and the
-	// buyer may retry; a keeper's call whose answer was lost may have run
-	// (its doc says so: call again).
+	// ErrUnavailable means a backend (database, Redis, etcd, ZooKeeper) could
+	// not serve. From an order nothing was committed; a keeper's call whose
+	// answer was lost may have run (its doc says so).
 	ErrUnavailable = errors.New("stock: backend unavailable")
 )

@@ -1,16 +1,8 @@
 // Package stock owns the products table: a product, its stock, and the
-// settings that make a flash-sale run reproducible (the strategy that guards
-// it, the lock TTL, the simulated business latency inside the critical
-// section, and the faults to inject). It validates products before they reach the database and turns
-// the drivers' errors into this package's sentinels at the boundary.
-//
-// Its sentinels (errors.go) are the order flow's one vocabulary: every keeper
-// of the stock (this package, the Redis stock of redis-decr and redis-queue,
-// the orders' rows) answers with them, and package order returns them as
-// they are.
-//
-// Deducting stock is the order flow's job (package order): how it is made
-// safe is the product's strategy, and the strategies live there.
+// settings of its sale (strategy, lock TTL, simulated work and faults). It
+// validates products and turns the drivers' errors into its sentinels
+// (errors.go), which every keeper of the stock answers with and package
+// order returns as they are. Deducting stock is package order's job.
 package stock
 
 import (
@@ -46,35 +38,26 @@ type Product struct {
 	Stall time.Duration
 	// StallRate is the probability of a stall, 0..1.
 	StallRate float64
-	// LateCommit, when above zero, makes some orders commit late: after
-	// their statements ran, the shop holds back the commit and the lock's
-	// renewals this long, then commits regardless of the lock, as a commit
-	// already on the wire when the network stalled would. It is how the
-	// demo breaks a lease that has no fencing token.
+	// LateCommit, when above zero, makes some orders hold back their commit
+	// and the lock's renewals this long, then commit regardless of the lock:
+	// how the demo breaks a lease without a fencing token.
 	LateCommit time.Duration
-	// LateCommitEvery chooses the late orders: in each shop process, the
-	// first order of the product to reach its commit, then every
-	// LateCommitEvery-th after it (1: every order). Zero means
+	// LateCommitEvery picks the late orders per shop process: the first,
+	// then every LateCommitEvery-th (1: all). Zero means
 	// DefaultLateCommitEvery when LateCommit is set.
 	LateCommitEvery int
-	// BatchMax, when above zero, lets one holder of the product lock serve
-	// up to BatchMax of its shop's queued buyers in one transaction (see
-	// package order). Only strategies lua, redlock, fenced and etcd batch
-	// (strategy.Name.Batches); zero means one buyer per lock.
+	// BatchMax, when above zero, lets one lock holder serve up to BatchMax
+	// queued buyers in one transaction (strategy.Name.Batches); zero means
+	// one buyer per lock.
 	BatchMax int
-	// Buckets, when 2 or more, splits the stock over that many buckets,
-	// so that that many buyers can take a unit at once. For sql-atomic
-	// they are rows of stock_buckets (RowBuckets): Create spreads Stock
-	// over them as evenly as it goes (Split), and Get returns their sum as
-	// Stock (package order's buckets sells from them). For redis-decr they
-	// are Redis keys, each under a hash tag of its own (package
-	// redisdecr), and the database keeps the product's one stock. 0 or 1
-	// means one stock, the product's own.
+	// Buckets, when 2 or more, splits the stock so as many buyers can take
+	// a unit at once: rows of stock_buckets for sql-atomic (RowBuckets; Create
+	// splits Stock with Split, Get sums them), Redis keys for redis-decr
+	// (package redisdecr). 0 or 1 means the product's one stock.
 	Buckets int
-	// PayWithin, when above zero, is how long a buyer has to pay for an
-	// order: it is pending until paid, and its units go back on sale if
-	// it expires or its buyer cancels it (package order's life). Zero
-	// means no pay window: every order is final the moment it is written.
+	// PayWithin, when above zero, is how long a buyer has to pay: the order is
+	// pending until paid, and its units return if it expires or is cancelled.
+	// Zero means every order is final when written.
 	PayWithin time.Duration
 	// CreatedAt is set by Create.
 	CreatedAt time.Time

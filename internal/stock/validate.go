@@ -62,11 +62,9 @@ func ValidID(id string) bool {
 	return true
 }
 
-// CheckID is the one check of a product or user id, for every package
-// that takes one: nil if id is valid (ValidID), else an error that says
-// why, in the one wording every error about an id uses, written for the
-// client ("must be 1..64 characters of [A-Za-z0-9._:-], got \"a b\"").
-// Callers wrap it with the field's name and their own sentinel.
+// CheckID is the one check of a product or user id: nil if valid, else an
+// error in the one wording every package uses, for callers to wrap with the
+// field's name and their own sentinel.
 func CheckID(id string) error {
 	if !ValidID(id) {
 		return fmt.Errorf("must be 1..%d characters of [A-Za-z0-9._:-], got %q", MaxIDLen, clip(id))
@@ -84,8 +82,7 @@ func checkID(field, id string) error {
 }
 
 // validate checks p and fills in the defaults (name, TTL, late-commit
-// schedule). It returns an
-// error wrapping ErrInvalid naming the first bad field.
+// schedule); an error wrapping ErrInvalid names the first bad field.
 func validate(p *Product) error {
 	if err := checkID("id", p.ID); err != nil {
 		return err

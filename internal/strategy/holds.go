@@ -7,15 +7,11 @@ import (
 	"github.com/flashsale/flashsale/internal/netsim"
 )
 
-// Hold is what one sale of a strategy holds its hot product for: its lock,
-// or its hot row. While one buyer holds it the next waits, so a product
-// sells at most one hold's worth of orders per hold, whatever the cores:
-// that is the strategy's ceiling on a network (Ceiling).
-//
-// A hold is counted in round trips per link. A lock taken by a request and
-// let go by a later one is held for the reply of the first and the request
-// of the last: one round trip on the lock's link, plus every full round
-// trip made in between, on any link. A Hold is plain data.
+// Hold is what one sale holds its hot product for (its lock or hot row),
+// counted in round trips per link: the holding request's reply, the
+// releasing one's request, and every full round trip between. While one
+// buyer holds it the next waits, so it sets the strategy's ceiling on a
+// network (Ceiling). A Hold is plain data.
 type Hold struct {
 	// Redis, Etcd and ZooKeeper are the round trips held on the lock's link.
 	Redis, Etcd, ZooKeeper int
@@ -23,9 +19,8 @@ type Hold struct {
 	// rows (MySQL, MariaDB): inside the lock, or from the statement that
 	// takes the hot row to the COMMIT.
 	DB int
-	// Tx is the round trips of the sale's transaction after its BEGIN, to
-	// the COMMIT. SQLite has one write lock for the whole database, taken
-	// at BEGIN, so there that is what a sale holds at least.
+	// Tx is the round trips of the sale's transaction after its BEGIN: on
+	// SQLite, whose one write lock is taken at BEGIN, a sale holds at least that.
 	Tx int
 	// Work is whether the business work (work_ms) runs inside the hold.
 	Work bool

@@ -1,10 +1,7 @@
 // Package strategy names the ways a flash sale can keep a hot product from
-// overselling, one row of the load generator's table each. A product's
-// strategy is chosen when it is created and never changes; the order flow
-// (package order) reads it to decide how to sell. The constants below run
-// from the distributed locks that are there to show where locks fail,
-// through the fenced and consensus locks and the database's own locks, to
-// the lock-free strategies production flash sales usually use.
+// overselling, chosen per product at creation; package order sells by it.
+// The constants run from the locks that are there to fail, through fenced,
+// consensus and database locks, to the lock-free strategies.
 package strategy
 
 import (
@@ -98,11 +95,9 @@ func List() string {
 	return strings.Join(names, ", ")
 }
 
-// LockMode returns the algorithm (dlock.Mode) of the distributed lock that
-// guards n's read-check-write, and false for the strategies that take none: those
-// that lock in the database (sql-for-update, sql-version) and those that
-// take no lock for the stock (sql-atomic, sql-one-trip, redis-decr,
-// redis-queue).
+// LockMode returns the dlock.Mode of the lock that guards n's
+// read-check-write, and false for the strategies that lock in the database
+// or take no lock.
 func (n Name) LockMode() (dlock.Mode, bool) {
 	switch n {
 	case Off:
@@ -129,10 +124,8 @@ func (n Name) LockMode() (dlock.Mode, bool) {
 func (n Name) Safe() bool { return n != Off && n != Naive }
 
 // Batches reports whether n can serve queued buyers in batches, one lease
-// and one transaction for many (stock.Product.BatchMax): the strategies
-// whose lock guards the read-check-write and is meant to hold. Off and
-// naive sell one buyer at a time, since they are there to fail; the
-// lock-free strategies have no lease to share.
+// and one transaction for many (stock.Product.BatchMax): lua, redlock,
+// fenced and etcd, whose lock is meant to hold.
 func (n Name) Batches() bool { return n == Lua || n == Redlock || n == Fenced || n == Etcd }
 
 // SurvivesLateCommit reports whether n stays exact when a commit lands

@@ -13,12 +13,9 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 )
 
-// The client's requests take no context: each waits for its answer, or
-// until the client gives up on the connection. call runs one so that the
-// caller waits only as long as its ctx lasts; the request itself goes on
-// by itself, and nothing here may depend on what it does after that
-// unless something waits for it (a create that may still make a node is
-// swept up: see enter.go).
+// The client's requests take no context: call lets the caller stop waiting
+// when ctx ends while the request goes on, so nothing may depend on what it
+// does later unless something waits for it (enter.go's sweep).
 
 // call runs op and returns its result, or ctx's error once ctx ends.
 func call[T any](ctx context.Context, op func() (T, error)) (T, error) {
@@ -97,12 +94,9 @@ func lostAnswer(err error) bool {
 	return errors.Is(err, zk.ErrConnectionClosed)
 }
 
-// transient reports whether err is the connection's, and the same request
-// may work once the client has reconnected (or has a new session). That
-// includes the socket's own error: the client hands a request whose write
-// failed (a reset, a broken pipe, a write deadline) the error as it is,
-// not one of its own, and closes the connection. Such a request did not
-// reach the member whole, so it was not carried out either.
+// transient reports whether err is the connection's, so the same request may
+// work after a reconnect: that includes a socket error on write, which the
+// client returns as it is; such a request never reached the member whole.
 func (m *Locker) transient(err error) bool {
 	var nerr net.Error
 	switch {

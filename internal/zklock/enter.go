@@ -28,24 +28,14 @@ type created struct {
 	err  error
 }
 
-// enter creates an acquisition's node in key's queue, the protected way.
-//
-// A create whose answer is lost (the connection dropped after it was sent)
-// may or may not have made the node. The client cannot just create again:
-// if the first one did make a node, that node would sit in the queue,
-// owned by the client's live session, and hold the key for as long as the
-// session lives, with nobody to release it. So every node's name holds the
-// acquisition's own id, and after a lost answer enter looks for a node
-// with that id (find) before it creates again.
-//
-// If enter gives up (ctx ended) while a create is on its way, or after one
-// whose answer was lost, a sweep in the background waits for the create's
-// answer, then finds the node, if there is one, and deletes it.
-//
-// A request that fails with the connection's error is tried again until
-// ctx ends; a key whose directory is missing gets it (a container). It
-// returns the error translated (zkErr), and sends nothing if ctx has
-// ended already.
+// enter creates an acquisition's node in key's queue, the protected way: a
+// create whose answer was lost may have made a node that would block the
+// key for the session's life, so the name carries the acquisition's id and
+// enter looks for it (find) before creating again. If ctx ends with a
+// create unanswered, a background sweep deletes what it made. Connection
+// errors are retried until ctx ends, a missing directory is created (a
+// container); errors come back through zkErr, and nothing is sent after ctx
+// ended.
 func (m *Locker) enter(ctx context.Context, key string) (*entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, m.zkErr(ctx, err, "acquire", key)
@@ -104,12 +94,10 @@ func (e *entry) at(name string) *entry {
 	return e
 }
 
-// find looks for e's nodes by their id, and returns their names in queue
-// order: none, or one (two if a create was applied after a find that did
-// not see it). It syncs first: the member it asks catches up with the
-// leader, so a create the leader has carried out is seen; and a create
-// still on its way through the member the connection was lost to is
-// refused by the leader once the session has moved to another member.
+// find returns e's nodes by id, in queue order: none or one (two if a
+// create landed after a find missed it). It syncs first, so the member has
+// caught up with the leader and a create still in flight elsewhere is
+// refused once the session has moved.
 func (e *entry) find(ctx context.Context) ([]string, error) {
 	_, err := call(ctx, func() (string, error) { return e.m.conn.Sync(e.dir) })
 	var mine []string
@@ -128,10 +116,9 @@ func (e *entry) find(ctx context.Context) ([]string, error) {
 	return mine, err
 }
 
-// sweep deletes, in the background, a node e may have left behind: it
-// waits for the answer of the create on its way (answer, if not nil), then
-// finds e's node and deletes it. It tries for as long as the session that
-// may own the node lives (the ensemble deletes its nodes when it ends).
+// sweep deletes, in the background, a node e may have left: it waits for
+// the create's answer (if answer is not nil), then finds and deletes e's
+// node, trying while the owning session lives.
 func (m *Locker) sweep(e *entry, answer <-chan created) {
 	m.later(func() {
 		if answer != nil {

@@ -7,23 +7,18 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// The fence, and the ensemble's epoch beside it. A grant's fence is its
-// node's creation zxid, which only grows, across elections too. An ensemble
-// rebuilt empty counts its zxids from the start again, so a grant carries
-// the ensemble's epoch as well: the creation time of Root/epoch, which the
-// first lock on an ensemble creates, read in the same session as the fence.
-// Stores order grants by (epoch, fence). Why, and what it does not promise:
+// A grant's fence is its node's creation zxid; an ensemble rebuilt empty
+// counts zxids from the start again, so a grant also carries the epoch, the
+// creation time of Root/epoch, read in the fence's session. Why:
 // docs/zookeeper.md, "The fence and the epoch".
 
 // errSessionChanged means the session changed while the epoch was read:
 // the grant must look at its node again.
 var errSessionChanged = errors.New("zklock: the session changed while the epoch was read")
 
-// epochFor returns the epoch of the ensemble that granted session s: the
-// creation time of Root/epoch, which it creates if it is missing. It
-// reads it once per session. It returns errSessionChanged if s is no
-// longer the live session once the answer is in (the answer may then come
-// from another session).
+// epochFor returns the epoch of the ensemble that granted session s (the
+// creation time of Root/epoch, created if missing), read once per session;
+// errSessionChanged if s is no longer live once the answer is in.
 func (m *Locker) epochFor(ctx context.Context, s *session) (int64, error) {
 	if epoch := s.epoch.Load(); epoch != 0 {
 		return epoch, nil

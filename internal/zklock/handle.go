@@ -11,12 +11,10 @@ import (
 	"github.com/flashsale/flashsale/internal/dlock"
 )
 
-// grant returns e's handle, once e's node is first in its queue. It reads
-// the node's Stat: its creation zxid is the fence, and its owner the
-// session it lives and dies with, which must be this client's live
-// session; and the ensemble's epoch for that session. The handle's
-// Context is derived from hctx, the caller's. It returns errGone if the
-// node is gone or belongs to a session that has ended.
+// grant returns e's handle once e's node is first in its queue: the node's
+// creation zxid is the fence, its owner must be this client's live session,
+// and the epoch is that session's. The handle's Context derives from hctx.
+// It returns errGone if the node is gone or its session ended.
 func (e *entry) grant(ctx, hctx context.Context) (*dlock.Lock, error) {
 	for {
 		st, err := e.m.stat(ctx, e.path())
@@ -74,9 +72,8 @@ type holder struct {
 	stop   func() bool             // unties it from the session's context
 }
 
-// errLetGo is the cause with which a holder cancels its handle's parent
-// context once the handle is released or abandoned (the handle's own was
-// cancelled first, with dlock's cause).
+// errLetGo cancels a holder's parent context once the handle is released
+// or abandoned (the handle's own context was cancelled first).
 var errLetGo = errors.New("zklock: let go")
 
 // Refresh checks that the node is still there, in the session, and
@@ -101,15 +98,11 @@ func (h *holder) Refresh(ctx context.Context, _ time.Duration) (time.Duration, e
 	return time.Until(h.e.m.sessions.until(h.s)), nil
 }
 
-// Release deletes the node, trying again while the connection fails and
-// ctx lasts. Deleted, the lock was held until then, even if the session
-// had been given up meanwhile (the ensemble had kept it): nil. That
-// includes a delete whose answer was lost and whose retry finds the node
-// gone in the same session: only that delete could have removed it. A
-// node already gone, or a session that has ended, is dlock.ErrNotHeld. A
-// deletion that ctx cut short goes on in the background, for as long as
-// the session lives, and Release returns dlock.ErrUnavailable: the node
-// must not stay in the queue as long as the session does.
+// Release deletes the node, retrying while the connection fails and ctx
+// lasts: nil if deleted (or found gone after a delete whose answer was lost,
+// in the same session), dlock.ErrNotHeld if the node or session was gone.
+// Cut short by ctx, the delete goes on in the background while the session
+// lives, and Release returns dlock.ErrUnavailable.
 func (h *holder) Release(ctx context.Context) error {
 	defer h.cancel(errLetGo)
 	defer h.stop()

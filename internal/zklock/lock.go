@@ -14,13 +14,11 @@ import (
 // waits for an answer as long as it is let.
 const tryLockWithin = 1500 * time.Millisecond
 
-// TryLock makes one attempt: it queues on key and, unless its node is the
-// first, leaves again and returns an error wrapping dlock.ErrNotObtained
-// (someone holds key or waits for it). It returns dlock.ErrUnavailable if
-// the ensemble does not answer within 1.5 s, an error wrapping ctx.Err()
-// if ctx ends first, and ErrClosed after Close. ttl must be at least a
-// millisecond, and is otherwise unused: the session is the lease (see
-// Locker). The handle's Context is derived from ctx.
+// TryLock makes one attempt: it queues on key and, unless first, leaves
+// again and returns dlock.ErrNotObtained. It returns dlock.ErrUnavailable if
+// the ensemble does not answer within tryLockWithin, an error wrapping
+// ctx.Err() if ctx ends first, and ErrClosed after Close. ttl must be at
+// least 1ms and is otherwise unused (the session is the lease).
 func (m *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (*dlock.Lock, error) {
 	if err := m.check(ttl); err != nil {
 		return nil, err
@@ -39,14 +37,11 @@ func (m *Locker) TryLock(ctx context.Context, key string, ttl time.Duration) (*d
 	return nil, err
 }
 
-// Lock takes key, waiting at most wait behind the holder and the waiters
-// queued before it, and never past ctx's deadline. When the wait runs out
-// it deletes its node and returns an error wrapping dlock.ErrTimeout (and
-// ctx.Err() when ctx ended it), as dlock's lockers do; when the ensemble
-// does not answer within the wait (no quorum), dlock.ErrUnavailable. With
-// wait <= 0 it makes one attempt, like TryLock, and reports a held lock
-// as dlock.ErrTimeout. ttl is as for TryLock. The handle's Context is
-// derived from ctx.
+// Lock takes key, waiting at most wait behind the holder and earlier
+// waiters, and never past ctx's deadline. When the wait runs out it deletes
+// its node and returns dlock.ErrTimeout (wrapping ctx.Err() if ctx ended
+// it); dlock.ErrUnavailable if the ensemble does not answer within it. With
+// wait <= 0 it is TryLock, a held lock reported as dlock.ErrTimeout.
 func (m *Locker) Lock(ctx context.Context, key string, ttl, wait time.Duration) (*dlock.Lock, error) {
 	if wait <= 0 {
 		l, err := m.TryLock(ctx, key, ttl)
@@ -72,11 +67,9 @@ func (m *Locker) Lock(ctx context.Context, key string, ttl, wait time.Duration) 
 	return nil, err
 }
 
-// acquire queues on key and waits until its node is first (with wait
-// unset, looks once), within waitCtx, and returns the handle, whose
-// Context is derived from ctx. If the node's session ends meanwhile (its
-// node gone), it queues again in the new one. On any other error its node
-// is deleted.
+// acquire queues on key and waits, within waitCtx, until its node is first
+// (with wait unset, looks once); it queues again if its session ended, and
+// deletes its node on any other error. The handle's Context derives from ctx.
 func (m *Locker) acquire(ctx, waitCtx context.Context, key string, wait bool) (*dlock.Lock, error) {
 	for {
 		e, err := m.enter(waitCtx, key)

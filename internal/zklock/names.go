@@ -10,14 +10,11 @@ import (
 
 // Where things live, under the Locker's root:
 //
-//	root/epoch                      the ensemble's mark (epoch.go)
-//	root/locks/<key>/               a key's queue (a container node)
-//	root/locks/<key>/_c_<id>-lock-0000000042
+//	root/epoch                                the ensemble's mark (epoch.go)
+//	root/locks/<key>/_c_<id>-lock-0000000042  a queue node; <key>/ is a container
 //
-// A queue node's name is the protection prefix "_c_", the acquisition's
-// own id (a fresh UUID), "-lock-", then the ten digits the ensemble
-// appends: the sequence number that orders the queue. The prefix and the
-// id are the ones Curator's protected create uses.
+// "_c_" and <id> (a fresh UUID) are Curator's protected create; the
+// ensemble appends the ten digits that order the queue.
 
 const (
 	protected = "_c_"

@@ -22,26 +22,13 @@ var (
 	errNotFirst = errors.New("zklock: not first in the queue")
 )
 
-// await returns nil once e's node is the first in its queue: the lock is
-// e's. With wait unset it looks once, and returns errNotFirst if another
-// node is before e's.
-//
-// It lists the queue, and if a node is before e's it watches only the one
-// just before (its predecessor) until that one is deleted, then lists
-// again: the predecessor may have left without holding the lock, and then
-// e's new predecessor is the one before it. So a release wakes the one
-// waiter behind the holder, not every waiter (no herd), and each deletion
-// costs one list.
-//
-// The watch stays set across a reconnection in the same session (the
-// client sets its watches again on the new connection, and hears of a
-// deletion it missed meanwhile); if the session ends, the watch fires
-// with an error, and the list that follows finds e's node gone
-// (errGone). It returns an error wrapping errQueued if ctx ends while it
-// watches, or while it looks again once it has been behind another node
-// (a wait that runs out as a wake-up's list is on its way is a wait that
-// ran out, not an ensemble that did not answer), and zkErr's translation
-// of a request that failed otherwise.
+// await returns nil once e's node is first in its queue: the lock is e's.
+// With wait unset it looks once (errNotFirst if behind). Otherwise it
+// watches only its predecessor until deleted, then lists again (the
+// predecessor may have left without the lock): a release wakes one waiter,
+// no herd. A session that ends fires the watch and the list finds e's node
+// gone (errGone). It returns errQueued if ctx ends once e has been behind
+// another node, and zkErr's translation of any other failed request.
 func (e *entry) await(ctx context.Context, wait bool) error {
 	behind := false // a node was seen before e's: ctx ending now ends a wait
 	for {
@@ -88,10 +75,8 @@ func (e *entry) await(ctx context.Context, wait bool) error {
 	}
 }
 
-// failed returns the error of a request of await that failed with err:
-// errQueued if ctx ended it once e had been seen behind another node (the
-// wait ran out while e looked at the queue again, after a wake-up),
-// zkErr's translation otherwise.
+// failed is await's error for a failed request: errQueued if ctx ended it
+// once e had been behind another node, zkErr's translation otherwise.
 func (e *entry) failed(ctx context.Context, err error, behind bool) error {
 	if behind && ctx.Err() != nil {
 		return fmt.Errorf("%w: %q: %w", errQueued, e.key, ctx.Err())
@@ -122,11 +107,9 @@ func (e *entry) predecessor(names []string) (string, bool) {
 // deletion before it returns; the deletion goes on in the background.
 const leaveWithin = 500 * time.Millisecond
 
-// leave takes e out of its queue, deleting its node, for an acquisition
-// that gives up: the waiter behind it then watches the one before it.
-// It waits for the deletion at most leaveWithin, and never past ctx's
-// deadline; one not done by then goes on in the background, for as long
-// as the session lives.
+// leave deletes e's node for an acquisition that gives up, waiting at most
+// leaveWithin and never past ctx's deadline; the deletion goes on in the
+// background while the session lives.
 func (e *entry) leave(ctx context.Context) {
 	wait := leaveWithin
 	if d, ok := ctx.Deadline(); ok {

@@ -9,42 +9,16 @@ import (
 	"time"
 )
 
-// The session is the lease, and the client keeps its own count of it.
-//
-// The ensemble ends a session when it has not heard from it for the
-// session timeout. The client heard back from the ensemble about every
-// request the ensemble answered, so it knows a time at which the
-// ensemble last heard from it: the send time of the latest answered
-// request (wire.go). Until that time plus the timeout the session cannot
-// have ended, and its nodes, the locks, are still there. The client pings
-// every third of the timeout, so while the link is healthy that bound
-// stays more than half a timeout ahead.
-//
-// When it runs out with no newer answer (the link cut or stalled, the
-// member hung, this process paused), the session may have ended and
-// another client may hold the locks. Then the session is given up: its
-// context is cancelled, which cancels every handle's. A tenth of the
-// timeout is kept in hand for the timer that notices to fire late on a
-// busy machine.
-//
-// Giving up is this client's guess, not the ensemble's word. If the
-// ensemble did not end the session after all (the client reconnects in
-// time, or answers resume), the session goes on under a new generation,
-// a new *session with the same id, whose context is live: later grants
-// use it, while the handles of the generation given up stay cancelled.
-// The nodes of those handles were not deleted, so they must still be
-// released. And if the ensemble did end it, the client learns so when
-// it reconnects (the connect answer names no session) and starts a new
-// session; the old one's nodes are gone.
-//
-// What the bound trusts: a member answers for the ensemble. A follower cut
-// off from its leader keeps answering pings for up to syncLimit ticks
-// before it gives up, while the leader, which ends sessions, has not
-// heard from the client since the cut. The fence is what makes a holder
-// that is late by that much harmless.
+// The session is the lease, counted by the client: the ensemble heard from
+// it no earlier than the latest answered request's send time (wire.go), so
+// it lasts at least the timeout from then. When that bound runs out (less
+// a tenth, for a late timer) the session is given up and its handles'
+// contexts cancelled. If the ensemble kept it, it goes on as a new
+// generation (same id), but the old handles stay cancelled and their nodes
+// must still be released. A cut-off follower answering pings is a gap only
+// the fence closes (docs/zookeeper.md).
 
-// marginDivisor: a session is given up a tenth of its timeout before the
-// bound runs out.
+// marginDivisor: a session is given up a tenth of its timeout early.
 const marginDivisor = 10
 
 // session is one generation of a ZooKeeper session, as this client tells

@@ -7,24 +7,15 @@ import (
 	"time"
 )
 
-// The client does not say when the ensemble last heard from its session,
-// and that is what decides how long its locks are sure to be held. So
-// every connection it makes goes through a wireConn, which reads the
-// protocol's framing on the way past: the session id and timeout the
-// ensemble granted (the answer to the connect request, the first frame
-// of every connection), and, for every answered request, when it was
-// sent. A request is answered by the member it was sent to after that
-// member received it, and a member refreshes the session on every request
-// it receives, so the send time of an answered request is a time at which
-// (or after which) the ensemble heard from the session.
+// The client does not say when the ensemble last heard from its session, so
+// every connection goes through a wireConn that reads the framing on the way
+// past: the connect answer's session id and timeout, and each answered
+// request's send time, a time the ensemble heard from the session or later.
 //
-// The framing: every frame is a 4-byte big-endian length, then the body.
-// A request's body begins with its xid (4 bytes) and its opcode; a reply's
-// with the xid it answers, the zxid and an error code. Pings have xid -2
-// and are answered in order; watch events, sent unasked, have xid -1. The
-// connect answer's body begins with the protocol version (4 bytes), the
-// timeout in milliseconds (4), and the session id (8); a session id of 0
-// means the session the client asked to resume has expired.
+// Framing: a 4-byte big-endian length, then the body. A request begins with
+// its xid (4 bytes), a reply with the xid it answers; pings have xid -2 and
+// are answered in order, watch events xid -1. The connect answer begins with
+// the version (4), the timeout in ms (4) and the session id (8; 0: expired).
 
 const (
 	xidWatchEvent = -1
@@ -46,16 +37,11 @@ func (t *tracker) wrap(c net.Conn) *wireConn {
 	return &wireConn{Conn: c, t: t, pending: map[int32]time.Time{}, handshakeBy: time.Now().Add(t.handshake)}
 }
 
-// wireConn is one connection of the client, read on the way past. The
-// client writes from one goroutine and reads from another.
-//
-// It also bounds the handshake. The client gives a member ten times its
-// read timeout to answer the connect request, almost seven session
-// timeouts: a member that is hung (paused, its machine stalled) accepts
-// the connection, as its kernel does, and never answers, and the client
-// would wait that long before it tried the next member, its session
-// lost meanwhile. Like ZooKeeper's Java client, a wireConn gives the
-// handshake the session timeout divided by the number of members.
+// wireConn is one connection of the client, read on the way past; the
+// client writes from one goroutine and reads from another. It also bounds
+// the handshake to the session timeout divided by the number of members,
+// as ZooKeeper's Java client does: the Go client would wait several session
+// timeouts on a hung member before trying the next.
 type wireConn struct {
 	net.Conn
 	t           *tracker

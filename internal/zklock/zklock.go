@@ -1,39 +1,18 @@
-// Package zklock owns the ZooKeeper lock: ZooKeeper's lock recipe (the one
-// Apache Curator's InterProcessMutex implements) on an ensemble, with
-// dlock's handles, so that it plugs in wherever dlock's locks do.
+// Package zklock owns the ZooKeeper lock: ZooKeeper's lock recipe (as
+// Apache Curator's InterProcessMutex implements it) with dlock's handles.
 //
-// The recipe, per lock key:
+// Each acquisition creates an ephemeral sequential node in the key's
+// directory; the lowest number holds the lock, and a waiter watches only
+// the node just before its own (queue.go). Release deletes the node. The
+// create is protected (enter.go): the node's name carries a fresh id, so a
+// lost answer never leaves a second, orphan node blocking the key.
 //
-//   - Every acquisition creates an ephemeral sequential node in the key's
-//     directory: the ensemble appends a number that grows with every node
-//     created there, and deletes the node when the session that created it
-//     ends. The node with the lowest number holds the lock.
-//   - A waiter watches only the node just before its own, and looks again
-//     when that one is deleted (queue.go): a release wakes one waiter, not
-//     all of them, and waiters are served in the order they came.
-//   - Release deletes the node. A Lock whose wait runs out deletes its own.
-//   - The create is protected (enter.go): the node's name begins with a
-//     fresh id, so that when the connection is lost before the answer
-//     arrives the client finds the node by that id, instead of creating a
-//     second one and leaving the first, owned by its live session, to
-//     block the key for as long as the session lives.
-//
-// The session is the lease (session.go). There is no TTL to renew: the
-// client pings the ensemble, and the ensemble ends the session, and with
-// it the session's nodes, when it has not heard from it for the session
-// timeout. The client cannot see that happen while it is cut off, so it
-// counts for itself: the ensemble heard from the session no earlier than
-// the client sent the last request that was answered, and the session
-// lasts at least the timeout from then. Once that bound has nearly run
-// out, as Curator treats a suspended connection as a lock that may be
-// lost, every handle of the session has its Context cancelled, with a
-// cause wrapping dlock.ErrNotHeld, as the lua lock's watchdog does.
-//
-// A grant's fencing token (dlock.Lock.Fence) is the creation zxid of its
-// node, and its epoch (dlock.Lock.Epoch) the ensemble's (epoch.go).
-//
-// One Locker is one client and one session: every lock it holds, and
-// every waiter it has, lives and dies with that session.
+// The session is the lease (session.go): nothing is renewed per lock, and
+// once the client's own count says the session may have expired, every
+// handle's Context is cancelled (cause wrapping dlock.ErrNotHeld). The
+// fence is the node's creation zxid, beside the ensemble's epoch (epoch.go).
+// One Locker is one client and one session: its locks and waiters live and
+// die with it.
 package zklock
 
 import (
@@ -76,16 +55,13 @@ var (
 
 // Options configure a Locker. The zero value asks for the defaults.
 type Options struct {
-	// SessionTimeout is the session's timeout, the lease of every lock
-	// the Locker holds: a holder whose process stops (a crash, a pause)
-	// keeps its locks until the ensemble has not heard from it for this
-	// long. The ensemble keeps it within 2 and 20 of its ticks, and the
-	// timeout it grants is the one that counts (Locker.SessionTimeout).
-	// Zero means DefaultSessionTimeout.
+	// SessionTimeout is the lease of every lock the Locker holds: a holder
+	// that stops keeps its locks this long. The ensemble bounds it to 2..20
+	// ticks; the granted one counts (Locker.SessionTimeout). Zero means
+	// DefaultSessionTimeout.
 	SessionTimeout time.Duration
-	// Root is the znode under which the locks live: Root/locks/<key>/
-	// holds each key's queue, Root/epoch marks the ensemble. Zero means
-	// DefaultRoot; tests give each their own.
+	// Root is the znode under which the locks live (Root/locks/<key>/,
+	// Root/epoch). Zero means DefaultRoot.
 	Root string
 	// Logger hears the client's own messages (connections made and lost)
 	// at debug level. Nil discards them.
@@ -93,14 +69,10 @@ type Options struct {
 }
 
 // Locker takes locks on an ensemble, through one client and one session.
-// It implements dlock.Locker. TryLock, Lock, Ready, SessionTimeout and
-// Close are safe for concurrent use by any number of goroutines; Observe
-// must come before the first of them. Each acquisition returns its own
-// handle (dlock.Lock), which any goroutine may refresh or release. The
-// lock's TTL is the session's timeout, the same for every lock (see
-// Options.SessionTimeout): the ttl given to TryLock and Lock is checked,
-// and otherwise unused. A handle's HoldRenewals does nothing: nothing is
-// renewed per lock.
+// Locker takes locks on an ensemble, through one client and one session.
+// It implements dlock.Locker; all its methods are safe for concurrent use,
+// but Observe must come first. The lease is the session timeout for every
+// lock: ttl is checked, otherwise unused, and HoldRenewals does nothing.
 type Locker struct {
 	conn     *zk.Conn
 	root     string
@@ -120,10 +92,8 @@ type Locker struct {
 var _ dlock.Locker = (*Locker)(nil)
 
 // New connects to the ensemble at servers (host:port each) and returns once
-// it has a session, or an error wrapping dlock.ErrUnavailable if no member
-// gave it one before ctx ended (the client keeps no connection then). It
-// returns an error wrapping ErrConfig for servers or options that cannot
-// work. Close the Locker when done: that ends its session.
+// it has a session; dlock.ErrUnavailable if none came before ctx ended,
+// ErrConfig for servers or options that cannot work. Close it when done.
 func New(ctx context.Context, servers []string, opts Options) (*Locker, error) {
 	if err := checkServers(servers); err != nil {
 		return nil, err
@@ -184,10 +154,8 @@ func (m *Locker) Ready(ctx context.Context) error {
 	return nil
 }
 
-// Observe makes m report to o, as dlock.Observe does: Retried is called
-// each time a waiting Lock looks at the queue again (the node it watched
-// was deleted, or a request failed and is sent again). Call it before m's
-// first use.
+// Observe makes m report each time a waiting Lock looks at the queue again
+// (dlock.Observe). Call it before m's first use.
 func (m *Locker) Observe(o dlock.Observer) { m.obs = o }
 
 func (m *Locker) retried() {
@@ -196,11 +164,9 @@ func (m *Locker) retried() {
 	}
 }
 
-// Close ends the session, which deletes every node it owns at once: its
-// locks are free for others, and every handle's Context is cancelled with
-// ErrClosed as the cause (their Release then answers dlock.ErrNotHeld).
-// It waits for the Locker's background clean-ups, which end with the
-// session. Calling it again does nothing.
+// Close ends the session, which deletes its nodes: its locks are free, and
+// every handle's Context is cancelled with ErrClosed (Release then answers
+// dlock.ErrNotHeld). It waits for background clean-ups; again, it does nothing.
 func (m *Locker) Close() error {
 	m.closeOnce.Do(func() {
 		m.bgCancel()

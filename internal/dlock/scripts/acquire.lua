@@ -1,13 +1,8 @@
--- acquire: SET key token NX PX ttl. The key is set only if nobody holds
--- it, to this acquisition's own token, and expires after the TTL. A fenced
--- lock also mints its fencing token, the next value of a counter kept
--- beside the key, in the same script: no grant goes without a token, and
--- no refusal uses one up.
+-- acquire: SET key token NX PX ttl; a fenced lock also mints its fence in
+-- the same script, so no grant goes without one and no refusal uses one up.
 --
 -- KEYS[1]  the lock key
--- KEYS[2]  (fenced only) the fence counter, the lock key followed by
---          ":fence"; it never expires, so that each grant's fence is above
---          every earlier one's
+-- KEYS[2]  (fenced only) the fence counter, "<key>:fence"; never expires
 -- ARGV[1]  the holder's token
 -- ARGV[2]  the TTL in milliseconds
 --

@@ -1,5 +1,4 @@
--- refresh: extend the lock, but only if this token still holds it, so that
--- a late renewal never extends someone else's lock.
+-- refresh: PEXPIRE the lock only if this token still holds it.
 --
 -- KEYS[1]  the lock key
 -- ARGV[1]  the holder's token

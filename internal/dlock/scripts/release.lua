@@ -1,12 +1,10 @@
--- release: delete the lock, but only if this token still holds it, so that
--- a holder whose lock expired never deletes the next holder's lock; then
--- announce the release, so that waiters wake at once instead of polling
--- (package waitroom).
+-- release: DEL the lock only if this token still holds it (an expired
+-- holder never deletes the next one's), then announce it to the waiters.
 --
 -- KEYS[1]  the lock key
 -- ARGV[1]  the holder's token
--- ARGV[2]  the key's pub/sub channel, "dlock:released:<key>", to announce
---          the release on (the message is the token), or "" to stay quiet
+-- ARGV[2]  the key's channel, "dlock:released:<key>", to PUBLISH the token
+--          on, or "" to stay quiet
 --
 -- Returns 1 if deleted, 0 if the key is gone or holds another token.
 if redis.call("GET", KEYS[1]) ~= ARGV[1] then
