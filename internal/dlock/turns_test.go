@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/harness/testenv"
 )
@@ -148,6 +150,44 @@ func TestWaiterRefusedInATurnsLastMillisecond(t *testing.T) {
 					t.Fatalf("Lock of a free key behind a 1 ms turn took %v: it slept as if the key were held", took.Round(time.Millisecond))
 				}
 			}
+		}
+	})
+}
+
+// inTurnsOf waits until n rooms wait in key's turns on c.
+func inTurnsOf(t *testing.T, c *redis.Client, key string, n int64) {
+	t.Helper()
+	testenv.WaitFor(t, 20*time.Second, fmt.Sprintf("%d rooms in %s's turns", n, key), func() bool {
+		got, err := c.ZCard(context.Background(), key+":turns").Result()
+		return err == nil && got == n
+	})
+}
+
+// During a rolling deploy, the room of a binary older than the windows in
+// the turns' scores is scored by the microsecond it asked at (Redis TIME):
+// its last three digits are no window. A release hands such a room the
+// 20 ms turn that binary hands out, not up to 999 ms.
+func TestTurnOfARoomOfAnOlderBinary(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		ctx := context.Background()
+		key := r.Key("older-room")
+		c := r.Clients()[0]
+		held, err := newLocker(t, r, dlock.ModeLua).TryLock(ctx, key, 10*time.Second)
+		if err != nil {
+			t.Fatalf("TryLock: %v", err)
+		}
+		asked := float64(time.Now().UnixMilli()*1000 + 999) // microseconds that happen to end in 999
+		if err := c.ZAdd(ctx, key+":turns", redis.Z{Score: asked, Member: "older-room"}).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := held.Release(ctx); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		if turn := c.Get(ctx, key+":next").Val(); turn != "older-room" {
+			t.Fatalf("the release handed the key to %q, want older-room", turn)
+		}
+		if left := c.PTTL(ctx, key+":next").Val(); left > 20*time.Millisecond {
+			t.Errorf("the turn handed to an older binary's room lasts %v, want at most 20ms", left)
 		}
 	})
 }

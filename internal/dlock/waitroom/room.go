@@ -57,7 +57,7 @@ const keepIdle = 2 * time.Second
 // release frees the lock once quorum of them have announced it (1 but for
 // Redlock). Its subscriber starts with the first Wait; Close stops it.
 func New(clients []redis.UniversalClient, quorum int) *Room {
-	r := &Room{id: uuid.NewString(), keys: make(map[string]*keyState), quorum: quorum}
+	r := &Room{id: windowed + uuid.NewString(), keys: make(map[string]*keyState), quorum: quorum}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.sub = NewSubscriber(clients, r.announced, r.confirmed, r.gap)
 	return r

@@ -31,6 +31,12 @@ const (
 	turnsLinger = 10 * time.Second
 )
 
+// windowed opens a room's name in the turns, telling release.lua that its
+// score keeps its window. During a rolling deploy an older binary's rooms,
+// bare UUIDs, are scored by the microsecond they asked at: digits that are
+// no window.
+const windowed = "w:"
+
 var (
 	//go:embed scripts/acquire.lua
 	acquireInTurnsLua string

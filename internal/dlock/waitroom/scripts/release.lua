@@ -7,7 +7,8 @@
 -- back.
 --
 -- KEYS[1]  the key's turns, the lock key followed by ":turns" (each room
---          scored by its place times 1000 plus its window: acquire.lua)
+--          scored by its place times 1000 plus its window: acquire.lua;
+--          an older binary's room, not named "w:…", by its place in µs)
 -- KEYS[2]  the turn handed out, the lock key followed by ":next"
 -- KEYS[3]  the lock key
 -- ARGV[1]  the holder's token
@@ -23,7 +24,11 @@ if release({KEYS[3]}, {ARGV[1], ""}) == 0 then
 end
 local next = redis.call("ZPOPMIN", KEYS[1])
 if next[1] then
-  redis.call("SET", KEYS[2], next[1], "PX", math.max(tonumber(next[2]) % 1000, tonumber(ARGV[4])))
+  local window = tonumber(ARGV[4])
+  if string.sub(next[1], 1, 2) == "w:" then
+    window = math.max(tonumber(next[2]) % 1000, window)
+  end
+  redis.call("SET", KEYS[2], next[1], "PX", window)
   redis.call("PUBLISH", ARGV[2], ARGV[1])
   return 2
 end
