@@ -117,7 +117,9 @@ func (r *Room) answered(key string, head bool, took time.Duration, place int64) 
 	if r.rtt == 0 {
 		r.rtt = took
 	} else {
-		r.rtt += (took - r.rtt) / 8
+		// One outlier (a pause, a retransmission) counts as at most four
+		// times the estimate, or it would widen the window for dozens of turns.
+		r.rtt += (min(took, 4*r.rtt) - r.rtt) / 8
 	}
 	if ks := r.keys[key]; ks != nil && head {
 		ks.place = place
