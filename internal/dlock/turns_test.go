@@ -191,3 +191,50 @@ func TestTurnOfARoomOfAnOlderBinary(t *testing.T) {
 		}
 	})
 }
+
+// A room that joins a key's turns after Redis's clock stepped back (its
+// place in line is Redis TIME) queues behind the rooms already in line,
+// and does not jump ahead of them. A real Redis's clock cannot be moved
+// from a test; miniredis's TIME can.
+func TestTurnsAfterRedisClockSteppedBack(t *testing.T) {
+	testenv.Redis(t, func(t *testing.T, r *testenv.RedisNodes) {
+		if r.Mode() == testenv.Real {
+			t.Skip("a real Redis's clock cannot be moved from a test")
+		}
+		ctx := context.Background()
+		key := r.Key("clock-back")
+		c := r.Clients()[0]
+		held, err := newLocker(t, r, dlock.ModeLua).TryLock(ctx, key, 10*time.Second)
+		if err != nil {
+			t.Fatalf("TryLock: %v", err)
+		}
+		first := lockLater(ctx, dlock.InTurns(newLocker(t, r, dlock.ModeLua)), key, 10*time.Second, time.Minute)
+		inTurnsOf(t, c, key, 1)
+		// An hour back, and there it stays: setting it forward again would
+		// expire every key at once, and nothing below waits for a TTL.
+		r.Embedded().Node(0).SetTime(time.Now().Add(-time.Hour))
+		second := lockLater(ctx, dlock.InTurns(newLocker(t, r, dlock.ModeLua)), key, 10*time.Second, time.Minute)
+		inTurnsOf(t, c, key, 2)
+		if err := held.Release(ctx); err != nil {
+			t.Fatalf("Release: %v", err)
+		}
+		var a acquired
+		select {
+		case a = <-first:
+			if a.err == nil {
+				_ = a.l.Release(ctx)
+			}
+			a = <-second
+		case a = <-second:
+			t.Error("the room that joined after Redis's clock stepped back an hour got the key first")
+			if a.err == nil {
+				_ = a.l.Release(ctx)
+			}
+			a = <-first
+		}
+		if a.err != nil {
+			t.Fatalf("Lock: %v", a.err)
+		}
+		_ = a.l.Release(ctx)
+	})
+}

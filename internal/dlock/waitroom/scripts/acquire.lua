@@ -52,6 +52,12 @@ if ARGV[2] == "2" or (ARGV[2] == "1" and redis.call("EXISTS", KEYS[1]) == 1) the
   else
     local now = redis.call("TIME")
     place = tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000)
+    -- A newcomer queues behind the last in line, even if Redis's clock
+    -- stepped back since that one joined.
+    local last = redis.call("ZRANGE", KEYS[1], -1, -1, "WITHSCORES")
+    if last[2] then
+      place = math.max(place, math.floor(tonumber(last[2]) / 1000) + 1)
+    end
   end
   redis.call("ZADD", KEYS[1], place * 1000 + tonumber(ARGV[5]), ARGV[1])
   redis.call("PEXPIRE", KEYS[1], ARGV[3])
