@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/flashsale/flashsale/internal/dlock"
 	"github.com/flashsale/flashsale/internal/stock"
 )
@@ -77,6 +79,27 @@ func (s *Service) buy(ctx context.Context, lock *dlock.Lock, p stock.Product, re
 		return Order{}, err
 	}
 	return answers[0].order, answers[0].err
+}
+
+// writeStock writes product p's stock in tx: left, an absolute value the
+// seller computed from its read, so two sellers that read the same n with
+// no lock between them both write n-1 (how off and naive oversell). Under
+// a fence it checks that the token registered is still f: nobody can have
+// replaced it while tx holds the row, but the write should say what it
+// relies on.
+func (s *Service) writeStock(ctx context.Context, tx *gorm.DB, p stock.Product, left int, f fence) error {
+	if f.none() {
+		return tx.Exec("UPDATE products SET stock = ? WHERE id = ?", left, p.ID).Error
+	}
+	res := tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence_epoch = ? AND fence = ?",
+		left, p.ID, f.epoch, f.token)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return s.fencedOut(ctx, tx, p, f)
+	}
+	return nil
 }
 
 // dedupeTTL is the dedupe lock's TTL: the lock wait plus one product-lock

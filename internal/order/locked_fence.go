@@ -60,24 +60,6 @@ func (s *Service) registerFence(ctx context.Context, tx *gorm.DB, p stock.Produc
 	return nil
 }
 
-// writeStock writes product p's stock in tx. Under a fence it checks that
-// the token registered is still f: nobody can have replaced it while tx
-// holds the row, but the write should say what it relies on.
-func (s *Service) writeStock(ctx context.Context, tx *gorm.DB, p stock.Product, left int, f fence) error {
-	if f.none() {
-		return tx.Exec("UPDATE products SET stock = ? WHERE id = ?", left, p.ID).Error
-	}
-	res := tx.Exec("UPDATE products SET stock = ? WHERE id = ? AND fence_epoch = ? AND fence = ?",
-		left, p.ID, f.epoch, f.token)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected == 0 {
-		return s.fencedOut(ctx, tx, p, f)
-	}
-	return nil
-}
-
 // fencedOut counts a refused holder and returns its error, naming the
 // token the database holds.
 func (s *Service) fencedOut(ctx context.Context, tx *gorm.DB, p stock.Product, f fence) error {

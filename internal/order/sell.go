@@ -79,8 +79,8 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 		if len(sold) == 0 {
 			return nil // commit all the same: a registered fence stays
 		}
-		// 4. Write the stock we computed (checking the fence again), and
-		// the orders in one multi-row INSERT.
+		// 4. Write the stock we computed (writeStock, locked.go: it checks
+		// the fence again), and the orders in one multi-row INSERT.
 		if err := s.writeStock(ctx, tx, p, left, f); err != nil {
 			return err
 		}
