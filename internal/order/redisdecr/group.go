@@ -150,7 +150,7 @@ func (s *Seller) commitGroup(p stock.Product, group []*groupedWrite) error {
 		}
 		// reclaims has not moved since the oldest reservation's seen was
 		// read, so no sweep has reclaimed any of the group's since it was
-		// made (write.go says why one count will do).
+		// made (reclaim.go says why one count will do).
 		res := tx.Exec(takeUnswept, total, p.ID, total, oldest)
 		if res.Error != nil {
 			return res.Error

@@ -14,9 +14,10 @@ import (
 
 // Place places order o of product p (strategy redis-decr) and returns nil
 // once o is written: reserved in Redis, then written in a group commit
-// (group.go), or the reservation given back if the write fails. A shop that
-// dies in between leaves its reservation to the sweep (reclaim.go), and
-// the database refuses that order should the shop come back with it.
+// (group.go; the SQL is in reclaim.go), or the reservation given back if
+// the write fails. A shop that dies in between leaves its reservation to
+// the sweep (reclaim.go), and the database refuses that order should the
+// shop come back with it.
 //
 // Errors, o not written: stock.ErrSoldOut; a *orderdb.DuplicateOrderError;
 // orderdb.ErrDuplicateRequest while the buyer's other click is on its way;
@@ -27,7 +28,7 @@ import (
 func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) error {
 	s.know(p)
 	// 0. What the database says of the sweep's reclaims before the
-	// reservation exists (write.go).
+	// reservation exists (reclaim.go).
 	seen, err := s.reclaimsSeen(ctx, p.ID)
 	if err != nil {
 		return orderdb.FromWrite(ctx, err)
@@ -44,9 +45,9 @@ func (s *Seller) Place(ctx context.Context, p stock.Product, o orderdb.Order) er
 		return fmt.Errorf("order: %w", err)
 	}
 	// 3. Write the order and take the units in the database, unless the
-	// sweep gave the reservation back first: with the orders of other
-	// buyers in one transaction (group.go), or alone if the
-	// database refused that group.
+	// sweep gave the reservation back first (writeReserved, reclaim.go):
+	// with the orders of other buyers in one transaction (group.go), or
+	// alone if the database refused that group.
 	err = s.writeGrouped(ctx, p, o, seen)
 	if errors.Is(err, errWriteAlone) {
 		err = s.w.Commit(ctx, nil, p, func(tx *gorm.DB) error {

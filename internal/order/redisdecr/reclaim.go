@@ -3,6 +3,8 @@ package redisdecr
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
@@ -13,20 +15,107 @@ import (
 	"github.com/flashsale/flashsale/internal/stock"
 )
 
-// Reclaiming: the sweep's second step (reconcile.go) gives back the
-// reservations whose shop will never finish them (killed between its take
-// and its write). Every take is also written to the product's ledger in
-// Redis, due after a hold (hold); every shop's sweep settles those past it:
-// sold if their order is in the database, else given back.
+// The two sides of one race on the product's row: the shop's write of a
+// reserved order, and the sweep that gives back a reservation whose shop
+// will never write it (killed between its take and its write). The flow
+// starts in Place (place.go): take.lua (redisstock/scripts) reserves the
+// units and writes the reservation to the product's ledger in Redis, due
+// after a hold (hold); the shop writes the order (writeReserved, below;
+// grouped: group.go); every shop's sweep (reconcile.go) settles the
+// reservations past their hold (reclaim, below): sold if their order is
+// in the database, else given back.
 //
 // A hold that ran out does not mean the shop died: its INSERT may still be
 // on the wire, and no clock tells dead from late. So the database decides,
 // once (reclaimIn): on the product's row the sweep writes a reclaimed row
 // per missing order and counts reclaims, commits, and only then gives the
-// units back; the shop's write takes its units on the same row only if
-// reclaims did not move, else looks in reclaimed (write.go). Whichever
-// takes the row first wins: a unit is never both sold and given back. Any
+// units back. Like sql-atomic's, the write inserts the order first and
+// takes the units last; its UPDATE also asks that the row's reclaims be
+// what the shop read before the reservation was made (seen):
+//
+//	UPDATE products SET stock = stock - ? WHERE id = ? AND stock >= ? AND reclaims = ?
+//
+// A sweep that reclaimed this order moved reclaims, so it matches nothing;
+// then the write takes the row unconditionally and looks in reclaimed
+// (takeReserved). Whichever holds the row first wins: a unit is never both
+// sold and given back. A shop takes that slow path once per sweep that
+// reclaimed anything of the product, then remembers the new count. Any
 // shop may finish what another's sweep began; a give-back returns once.
+
+// takeUnswept is orderdb.TakeUnits while the product's reclaims are still
+// what the shop saw: its arguments are TakeUnits', then seen.
+const takeUnswept = orderdb.TakeUnits + " AND reclaims = ?"
+
+// errReclaimed is writeReserved's error for an order whose reservation the
+// sweep gave back first.
+var errReclaimed = errors.New("order: the reservation's hold ran out and it was given back before the order was written")
+
+// reclaimsSeen returns the product's reclaims as this shop last read them,
+// reading them first if it never has. Call it before the reservation is
+// made. Errors: the database's.
+func (s *Seller) reclaimsSeen(ctx context.Context, product string) (int64, error) {
+	if v, ok := s.reclaims.Load(product); ok {
+		return v.(*atomic.Int64).Load(), nil
+	}
+	var n int64
+	if err := s.db.WithContext(ctx).Raw("SELECT reclaims FROM products WHERE id = ?", product).Row().Scan(&n); err != nil {
+		return 0, err
+	}
+	s.rememberReclaims(product, n)
+	return n, nil
+}
+
+// rememberReclaims stores n as the product's reclaims, for the
+// reservations made from now on.
+func (s *Seller) rememberReclaims(product string, n int64) {
+	v, _ := s.reclaims.LoadOrStore(product, new(atomic.Int64))
+	v.(*atomic.Int64).Store(n)
+}
+
+// writeReserved writes o and takes its units, unless the sweep has given
+// o's reservation back; seen is reclaimsSeen's before the reservation.
+// Errors: orderdb.ErrDuplicateKey (before the hot row is touched),
+// orderdb.ErrNoUnits, errReclaimed, or the database's.
+func (s *Seller) writeReserved(tx *gorm.DB, o orderdb.Order, seen int64) error {
+	if err := orderdb.Insert(tx, o); err != nil {
+		return err
+	}
+	return s.takeReserved(tx, o, seen)
+}
+
+// takeReserved is writeReserved's second step, after the order's INSERT:
+// it takes o's units, unless the sweep reclaimed o's reservation. Errors:
+// orderdb.ErrNoUnits, errReclaimed, or the database's.
+func (s *Seller) takeReserved(tx *gorm.DB, o orderdb.Order, seen int64) error {
+	res := tx.Exec(takeUnswept, o.Quantity, o.ProductID, o.Quantity, seen)
+	if res.Error != nil || res.RowsAffected == 1 {
+		return res.Error
+	}
+	// No units, or a sweep reclaimed since seen: take the row, then look.
+	res = tx.Exec(orderdb.TakeUnits, o.Quantity, o.ProductID, o.Quantity)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return orderdb.ErrNoUnits
+	}
+	// A plain SELECT, locking nothing, and the transaction's first read: its
+	// snapshot (InnoDB takes it here, not at BEGIN) sees the sweep's commit.
+	var reclaimed, now int64
+	err := tx.Raw("SELECT (SELECT COUNT(*) FROM reclaimed WHERE id = ?), reclaims FROM products WHERE id = ?", o.ID, o.ProductID).
+		Row().Scan(&reclaimed, &now)
+	if err != nil {
+		return err
+	}
+	s.rememberReclaims(o.ProductID, now)
+	if reclaimed > 0 {
+		return fmt.Errorf("%w: order %s", errReclaimed, o.ID)
+	}
+	return nil
+}
+
+// The sweep's side, run by reconcile.go's sweep.
+
 const (
 	// reclaimGrace is a reservation's hold beyond the product's work and
 	// stall: time for the order's transaction to get a connection and commit
@@ -37,10 +126,6 @@ const (
 	// one IN list, one ZREM.
 	reclaimBatch = 500
 )
-
-// errReclaimed is writeReserved's error for an order whose reservation the
-// sweep gave back first.
-var errReclaimed = errors.New("order: the reservation's hold ran out and it was given back before the order was written")
 
 // hold is how long a reservation of p stays in the ledger before the
 // sweep may reclaim it.
@@ -135,7 +220,7 @@ func reclaimIn(tx *gorm.DB, product string, open []redisstock.Reservation) (recl
 	}
 	// Every write of an order whose reservation was made before this
 	// commit now looks in reclaimed before it takes its units
-	// (write.go).
+	// (takeReserved).
 	if err := tx.Exec("UPDATE products SET reclaims = reclaims + 1 WHERE id = ?", product).Error; err != nil {
 		return nil, nil, err
 	}

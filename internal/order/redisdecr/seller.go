@@ -10,10 +10,10 @@
 // The files, in the order an order meets them: place.go (reserve, write,
 // give back); redisstock/ (the Redis side, one Lua script per step, shared
 // with redis-queue); buckets.go (over stock buckets); group.go (the write,
-// grouped with other buyers'); write.go (one order's write, and the sweep);
-// settle.go (a write in doubt, settled in the background); reconcile.go
-// (every shop's sweep back to the database's stock); reclaim.go (a dead
-// shop's reservations given back).
+// grouped with other buyers'); reclaim.go (one order's write, and the sweep
+// that gives a dead shop's reservations back); settle.go (a write in doubt,
+// settled in the background); reconcile.go (every shop's sweep back to the
+// database's stock).
 package redisdecr
 
 import (

@@ -25,7 +25,7 @@ import (
 // another product, which holds that product's row, would wait for it in
 // its INSERT INTO reclaimed, and that product's orders behind the sweep.
 // The write reads reclaimed only on its slow path, with a plain SELECT,
-// which locks nothing (write.go). Here an order of product B
+// which locks nothing (reclaim.go). Here an order of product B
 // stays open between its statements and its COMMIT (a late commit, a
 // slow fsync) while product A is swept and then sold: both must finish
 // while B is still open.

@@ -18,7 +18,7 @@ import (
 
 // TestWriteAfterAReclaim: redis-decr's write takes its units only while
 // the product's reclaims are what it saw before its reservation was made
-// (write.go). A sweep that reclaims in between moves them on, and
+// (reclaim.go). A sweep that reclaims in between moves them on, and
 // the write looks in reclaimed: its own reservation there refuses it,
 // another's does not, and the shop remembers the new count.
 func TestWriteAfterAReclaim(t *testing.T) {
