@@ -23,7 +23,7 @@ import (
 // So nothing accepted is lost while Redis keeps its data, and nothing is
 // written twice.
 
-// Writer writes queued orders to the database: the Seller (write.go).
+// Writer writes queued orders to the database: the Seller (place.go).
 // It must be safe for concurrent use.
 type Writer interface {
 	// WriteQueued writes orders of product in one transaction, skipping

@@ -7,10 +7,10 @@
 // (XAUTOCLAIM), one the database refuses for good is dead-lettered
 // (Refuse). Package order's Service sells through a Seller.
 //
-// The files, in the order an order meets them: place.go (the accept);
-// queue.go and scripts/accept.lua (the keys, the script); accepts.go
-// (shared round trips); consumers.go, consumer.go and bell.go (the
-// consumers); write.go (a batch written); ack.go, scripts/written.lua and
+// The files, in the order an order meets them: place.go (the accept, and
+// at the end the batch's write); queue.go and scripts/accept.lua (the keys,
+// the script); accepts.go (shared round trips); consumers.go, consumer.go
+// and bell.go (the consumers); ack.go, scripts/written.lua and
 // scripts/refused.lua (acknowledged, or dead-lettered); status.go and
 // seller.go (Status, the backlog, the wiring); return.go (an unpaid
 // order's units back).
