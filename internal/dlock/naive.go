@@ -14,10 +14,10 @@ import (
 const naiveValue = "1"
 
 // Naive is the textbook lock that looks right and is not: SETNX, then
-// EXPIRE, as two commands; a constant value; a fixed TTL; release by a
+// PEXPIRE, as two commands; a constant value; a fixed TTL; release by a
 // plain DEL. It fails two ways: work that outlasts the TTL lets a second
 // buyer in, whose lock the first buyer's DEL then deletes; and a process
-// that dies between SETNX and EXPIRE leaves a key that never expires.
+// that dies between SETNX and PEXPIRE leaves a key that never expires.
 // Lock and Close come from waiting (wait.go). Safe for concurrent use.
 type Naive struct {
 	*waiting

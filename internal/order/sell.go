@@ -103,11 +103,13 @@ func (s *Service) sell(ctx context.Context, lock *dlock.Lock, p stock.Product, r
 	return answers, nil
 }
 
-// allocate is the one step that decides who gets units, for the locked
-// flow, the batch (sell), redis-queue's writer (SellerOptions.Allocate) and
-// the database's locks (forupdate.go, version.go): it gives o to its buyer
-// from left units unless refuse refuses, records the buyer in bought, and
-// returns the units left. Each caller writes the result with its own SQL.
+// allocate decides who gets units in the flows that decide in Go: the
+// locked flow and the batch (sell), redis-queue's writer
+// (SellerOptions.Allocate) and the database's locks (forupdate.go,
+// version.go). sql-atomic, sql-one-trip and redis-decr never call it; they
+// apply refuse's rule in SQL or Lua. It gives o to its buyer from left
+// units unless refuse refuses, records the buyer in bought, and returns
+// the units left. Each caller writes the result with its own SQL.
 func allocate(o Order, left int, bought map[string]string) (int, error) {
 	req := Request{UserID: o.UserID, ProductID: o.ProductID, Quantity: o.Quantity}
 	if err := refuse(req, left, bought); err != nil {
@@ -117,12 +119,13 @@ func allocate(o Order, left int, bought map[string]string) (int, error) {
 	return left - o.Quantity, nil
 }
 
-// refuse is the one rule of who may buy: a buyer already in bought is a
-// duplicate, one who asks for more than left is told sold out. The flows
-// that never call it keep the same rule where they decide: sql-atomic and
-// sql-one-trip in the database (unique key, conditional UPDATE), redis-decr
-// and redis-queue in their scripts (take.lua, accept.lua). Ids compare as
-// bytes here, in the database (bytewise columns) and in Redis.
+// refuse is the rule of who may buy, in Go (allocate, and buy's check
+// before the work): a buyer already in bought is a duplicate, one who asks
+// for more than left is told sold out. The flows that never call it keep
+// the same rule where they decide: sql-atomic and sql-one-trip in the
+// database (unique key, conditional UPDATE), redis-decr and redis-queue in
+// their scripts (take.lua, accept.lua). Ids compare as bytes here, in the
+// database (bytewise columns) and in Redis.
 func refuse(req Request, left int, bought map[string]string) error {
 	if id, ok := bought[req.UserID]; ok {
 		return &DuplicateOrderError{OrderID: id, UserID: req.UserID, ProductID: req.ProductID}

@@ -1,5 +1,7 @@
 -- release: DEL the lock only if this token still holds it (an expired
--- holder never deletes the next one's), then announce it to the waiters.
+-- holder never deletes the next one's), then announce it on ARGV[2] unless
+-- that is "". Only redlock, on each node, passes a channel: lua and fenced
+-- run this inside waitroom's scripts/release.lua with "", which announces.
 --
 -- KEYS[1]  the lock key
 -- ARGV[1]  the holder's token
