@@ -5,7 +5,7 @@
 //   - the goroutines of one process queue per key, and only the first, the
 //     head, asks Redis (room.go);
 //   - a release is announced on the key's pub/sub channel (Channel), and a
-//     Subscriber wakes the head when it hears one (listen.go,
+//     Subscriber wakes the head when it hears one (wait.go, listen.go,
 //     subscriber.go); without one the head sleeps until a key taken with
 //     its own TTL would have expired;
 //   - between processes one fairness rule decides which releases are

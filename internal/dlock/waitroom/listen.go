@@ -7,24 +7,12 @@ import (
 	"time"
 )
 
-// The room's side of the release announcements: which keys it listens to,
-// what it does when a release is announced or announcements may have been
-// lost, and how it announces a release itself. (Which releases are
-// announced at once is the fairness rule's to say: fair.go.)
-
-// listen makes sure key's announcements are heard: called when a head
-// first fails to get the key. Announcements sent before the subscription
-// is confirmed are missed; the confirmation wakes the head to try again.
-// It subscribes under r.mu, as the sweeper unsubscribes, so that the two
-// reach the subscriber in the order the key's state saw them.
-func (r *Room) listen(key string, ks *keyState) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if !ks.listening && r.keys[key] == ks {
-		ks.listening = true
-		r.sub.Listen(key)
-	}
-}
+// The room's side of the release announcements, beyond listen and
+// announced (wait.go): whether a key's are heard from enough nodes, how a
+// Redlock release's are counted, what it does when a subscription is
+// confirmed or announcements may have been lost, and how it announces a
+// release itself. (Which releases are announced at once is the fairness
+// rule's to say: fair.go.)
 
 // heard reports whether the key's announcements reach this room from
 // enough nodes to tell that a release freed the lock: from a quorum of
@@ -38,26 +26,6 @@ func (r *Room) heard(ks *keyState) bool {
 		}
 	}
 	return n >= r.quorum
-}
-
-// announced handles one node's announcement of a release of key, id being
-// the release's token. A single-node lock is free at once; a Redlock lock
-// only once a majority of its nodes have run the release, so the head is
-// woken by the quorum-th announcement of a release, the first that can find
-// the lock free (earlier ones would send it to find the old token still on
-// a majority, and then to sleep until the holder's TTL).
-func (r *Room) announced(key, id string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ks := r.keys[key]
-	if ks == nil {
-		return // nobody here waits for it
-	}
-	if r.quorum > 1 && !ks.echoes.add(id, r.quorum) {
-		return
-	}
-	kick(ks.wake)
-	r.ownHeard(key, ks)
 }
 
 // echoes counts, per release token, how many nodes have announced that

@@ -14,7 +14,7 @@ import (
 // them, the head, talks to Redis; the others wait for their turn without a
 // single round trip. So however many goroutines a process has waiting,
 // Redis sees one contender per process, and the head is woken by the
-// release announcements that the subscriber delivers (listen.go). A Room
+// release announcements that the subscriber delivers (wait.go). A Room
 // is safe for concurrent use.
 type Room struct {
 	id     string // this room's name in a key's turns (see turns.go)

@@ -44,10 +44,11 @@ const maxSleep = time.Second
 // Wait queues for key and, once at the head of this process's queue, calls
 // try until it gets the lock, for at most wait and never past ctx's
 // deadline. The head is woken by the announcements of the key's releases
-// and otherwise sleeps as try's Retry says. It returns what try got; try's
-// error as soon as a Retry says waiting cannot help (Redis is down); and a
-// *TimeoutError when the wait ran out or ctx ended. try gets ctx, not the
-// wait's deadline: an attempt sent is never cut short by the wait.
+// (announced, below) and otherwise sleeps as try's Retry says. It returns
+// what try got; try's error as soon as a Retry says waiting cannot help
+// (Redis is down); and a *TimeoutError when the wait ran out or ctx ended.
+// try gets ctx, not the wait's deadline: an attempt sent is never cut
+// short by the wait.
 func (r *Room) Wait(ctx context.Context, key string, wait time.Duration, inTurn bool, try Try) (Held, error) {
 	r.start()
 	wctx, cancel := context.WithTimeout(ctx, wait)
@@ -108,6 +109,43 @@ func (r *Room) Wait(ctx context.Context, key string, wait time.Duration, inTurn 
 			return nil, &TimeoutError{Last: last}
 		}
 	}
+}
+
+// listen makes sure key's announcements are heard: called when a head
+// first fails to get the key. Announcements sent before the subscription
+// is confirmed are missed; the confirmation wakes the head to try again.
+// It subscribes under r.mu, as the sweeper unsubscribes, so that the two
+// reach the subscriber in the order the key's state saw them.
+func (r *Room) listen(key string, ks *keyState) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !ks.listening && r.keys[key] == ks {
+		ks.listening = true
+		r.sub.Listen(key)
+	}
+}
+
+// announced handles one node's announcement of a release of key, id being
+// the release's token: the Subscriber calls it (New passes it as
+// onMessage) for each message on Channel(key), which the release script
+// PUBLISHes (scripts/release.lua), and its kick ends the head's sleep on
+// ks.wake. A single-node lock is free at once; a Redlock lock only once a
+// majority of its nodes have run the release, so the head is woken by the
+// quorum-th announcement of a release, the first that can find the lock
+// free (earlier ones would send it to find the old token still on a
+// majority, and then to sleep until the holder's TTL).
+func (r *Room) announced(key, id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ks := r.keys[key]
+	if ks == nil {
+		return // nobody here waits for it
+	}
+	if r.quorum > 1 && !ks.echoes.add(id, r.quorum) {
+		return
+	}
+	kick(ks.wake)
+	r.ownHeard(key, ks) // if it was this process's own release (fair.go)
 }
 
 // sleep waits for d, for wake, or for ctx to end, and reports whether wake
