@@ -13,9 +13,11 @@ import (
 
 // Fencing (strategies fenced and etcd): every grant of the product lock
 // carries a token that grows with each grant (dlock.Lock.Fence, behind
-// dlock.Lock.Epoch). sell registers it as the first statement of its
-// transaction (registerFence); zero rows means a newer holder registered
-// first, and this one is refused (ErrFencedOut) before it has read anything.
+// dlock.Lock.Epoch; fenced's is the INCR of "<key>:fence" that dlock's
+// scripts/acquire.lua runs with the SET NX). sell registers it as the
+// first statement of its transaction (registerFence); zero rows means a
+// newer holder registered first, and this one is refused (ErrFencedOut)
+// before it has read anything.
 //
 // Why first, before the read: a newer holder's registration then waits on
 // the row a stale holder's transaction holds, and reads its sale; fencing

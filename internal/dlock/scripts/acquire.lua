@@ -6,7 +6,9 @@
 -- ARGV[1]  the holder's token
 -- ARGV[2]  the TTL in milliseconds
 --
--- Returns 0 if the key is held; if it was taken, the fence (fenced), or 1.
+-- Returns 0 if the key is held; if it was taken, the fence (fenced: Lua.try
+-- keeps it as Lock.Fence, which order's registerFence has the database
+-- check), or 1.
 if not redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
   return 0
 end
