@@ -16,7 +16,7 @@ fast=sql-atomic,sql-one-trip,sql-atomic+k4,sql-atomic+k16,redis-decr,fenced+batc
 hot=sql-atomic,sql-one-trip,sql-atomic+k4,sql-atomic+k16
 results_begin network "A sale over a network: each row's ceiling at 2 ms, what lifts it, and the hot row on loopback"
 results_run --strategies "$held" --sweep 25,50,100,200,400,800,1600 --rtt 2ms
-results_run --strategies "$fast" --sweep 400,800,1600,3200,6400,9600 --rtt 2ms --count 3
+results_run --strategies "$fast" --sweep 400,800,1600,3200,6400 --rtt 2ms --count 3
 results_run --strategies sql-atomic+k16 --sweep 1600,3200,6400 --rtt 2ms --max-in-flight 32
 results_run --strategies "$hot" --sweep 400,800,1600,3200,6400 --rtt 0
 results_end

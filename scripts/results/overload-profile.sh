@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Writes docs/results/overload-profile.md: where the CPU goes when a shop is
-# offered four times its knee, and the database's and Redis's share of it.
-# One sql-atomic sweep point at RATE (default 8000 clicks/s) on real
+# offered far past its knee, and the database's and Redis's share of it.
+# One sql-atomic sweep point at RATE (default 4000 clicks/s) on real
 # backends with the whole load generator's process profiled (three shops
 # and the attacker share it), the database server's and the Redis server's
 # CPU read from /proc before and after.
@@ -15,7 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 : "${LOADGEN_MYSQL_DSN:?set LOADGEN_MYSQL_DSN to a MySQL/MariaDB database}"
 : "${LOADGEN_REDIS:?set LOADGEN_REDIS to five Redis nodes, host:port,...}"
 export LOADGEN_MYSQL_DSN LOADGEN_REDIS
-rate=${RATE:-8000}
+rate=${RATE:-4000}
 mode=${MODE:-sql-atomic}
 mysqld=${MYSQLD_PID:-$(pgrep -o -x mariadbd || pgrep -o -x mysqld)}
 first_redis=${LOADGEN_REDIS%%,*}
