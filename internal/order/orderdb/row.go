@@ -126,3 +126,17 @@ func (w *Writer) Duplicate(ctx context.Context, product, user string) error {
 		Row().Scan(&id)
 	return &DuplicateOrderError{OrderID: id, UserID: user, ProductID: product}
 }
+
+// Written returns which of ids have an order row, as db (a transaction or
+// not) reads them: the set of those found.
+func Written(db *gorm.DB, ids []string) (map[string]bool, error) {
+	var found []string
+	if err := db.Raw("SELECT id FROM orders WHERE id IN ?", ids).Scan(&found).Error; err != nil {
+		return nil, err
+	}
+	written := make(map[string]bool, len(found))
+	for _, id := range found {
+		written[id] = true
+	}
+	return written, nil
+}

@@ -251,13 +251,9 @@ func ordersAmong(db *gorm.DB, rs []redisstock.Reservation) ([]redisstock.Reserva
 	for i, r := range rs {
 		ids[i] = r.ID
 	}
-	var found []string
-	if err := db.Raw("SELECT id FROM orders WHERE id IN ?", ids).Scan(&found).Error; err != nil {
+	in, err := orderdb.Written(db, ids)
+	if err != nil {
 		return nil, err
-	}
-	in := make(map[string]bool, len(found))
-	for _, id := range found {
-		in[id] = true
 	}
 	var sold []redisstock.Reservation
 	for _, r := range rs {

@@ -242,15 +242,7 @@ func writtenAmong(tx *gorm.DB, p stock.Product, orders []Order) (map[string]bool
 	for i, o := range orders {
 		ids[i] = o.ID
 	}
-	var found []string
-	if err := tx.Raw("SELECT id FROM orders WHERE id IN ?", ids).Scan(&found).Error; err != nil {
-		return nil, err
-	}
-	written := make(map[string]bool, len(found))
-	for _, id := range found {
-		written[id] = true
-	}
-	return written, nil
+	return orderdb.Written(tx, ids)
 }
 
 // stampPending has the database stamp the deadlines of rows, just
