@@ -1,18 +1,15 @@
 package testenv
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flashsale/flashsale/internal/harness/sigstop"
 )
 
 // memberProcs are the processes of a real cluster's members, named by an
@@ -76,57 +73,20 @@ func (p *memberProcs) signal(i int, sig syscall.Signal) {
 		p.tb.Errorf("testenv: stopping a member of the real %s needs Reserve first: other test processes use it", p.what)
 		return
 	}
-	if err := syscall.Kill(p.pids[i], sig); err != nil {
-		p.tb.Errorf("testenv: signal %v to member %d of the %s (pid %d): %v", sig, i+1, p.what, p.pids[i], err)
-		return
+	var err error
+	if sig == syscall.SIGSTOP {
+		err = sigstop.Pause(p.pids[i], 5*time.Second)
+	} else {
+		err = sigstop.Resume(p.pids[i])
 	}
-	if sig == syscall.SIGSTOP && !stopped(p.pids[i], 5*time.Second) {
-		p.tb.Errorf("testenv: member %d of the %s (pid %d) did not stop within 5s of SIGSTOP", i+1, p.what, p.pids[i])
+	if err != nil {
+		p.tb.Errorf("testenv: member %d of the %s: %v", i+1, p.what, err)
+		return
 	}
 	if p.paused == nil {
 		p.paused = map[int]bool{}
 	}
 	p.paused[i] = sig == syscall.SIGSTOP
-}
-
-// stopped waits until every thread of pid is stopped, as Linux's
-// /proc/pid/task/*/stat says, for at most d. kill(2) returns before a
-// thread running on another core has stopped: until it has, the member
-// may still answer a request sent after Stop returned. Where there is no
-// /proc it cannot tell, and reports true at once.
-func stopped(pid int, d time.Duration) bool {
-	dir := fmt.Sprintf("/proc/%d/task", pid)
-	for deadline := time.Now().Add(d); ; {
-		tasks, err := os.ReadDir(dir)
-		if err != nil {
-			return errors.Is(err, fs.ErrNotExist) && !procMounted()
-		}
-		all := true
-		for _, t := range tasks {
-			stat, err := os.ReadFile(filepath.Join(dir, t.Name(), "stat"))
-			if err != nil {
-				continue // the thread has ended
-			}
-			// The state follows the command's closing parenthesis.
-			if j := bytes.LastIndexByte(stat, ')'); j < 0 || j+2 >= len(stat) || (stat[j+2] != 'T' && stat[j+2] != 't') {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// procMounted reports whether /proc is Linux's process file system.
-func procMounted() bool {
-	_, err := os.Stat("/proc/self/task")
-	return err == nil
 }
 
 // close resumes the members the test paused, for good.

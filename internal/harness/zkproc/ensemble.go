@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/flashsale/flashsale/internal/porthold"
+
+	"github.com/flashsale/flashsale/internal/harness/sigstop"
 )
 
 // Config says where an ensemble lives.
@@ -165,11 +166,14 @@ func (e *Ensemble) Restart(ctx context.Context, i int) error {
 }
 
 // Pause stops member i with SIGSTOP, as if it hung: its connections stay
-// open and say nothing. Resume sends SIGCONT.
-func (e *Ensemble) Pause(i int) { _ = e.snapshot()[i].cmd.Process.Signal(syscall.SIGSTOP) }
+// open and say nothing. It returns once every thread of the member has
+// stopped, or an error if it has not within five seconds.
+func (e *Ensemble) Pause(i int) error {
+	return sigstop.Pause(e.snapshot()[i].cmd.Process.Pid, 5*time.Second)
+}
 
 // Resume lets member i run again after Pause.
-func (e *Ensemble) Resume(i int) { _ = e.snapshot()[i].cmd.Process.Signal(syscall.SIGCONT) }
+func (e *Ensemble) Resume(i int) { _ = sigstop.Resume(e.snapshot()[i].cmd.Process.Pid) }
 
 // Stop stops every member (SIGTERM, then SIGKILL after five seconds) and
 // returns once they have exited. It leaves their files.

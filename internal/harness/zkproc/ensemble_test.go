@@ -27,7 +27,9 @@ func TestEnsemble(t *testing.T) {
 	leader := awaitLeader(t, e)
 
 	follower := (leader + 1) % zkproc.Members
-	e.Pause(follower)
+	if err := e.Pause(follower); err != nil {
+		t.Fatal(err)
+	}
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	if mode, err := zkproc.Mode(short, e.Servers()[follower]); err == nil {

@@ -142,7 +142,9 @@ func TestEnsembleSignals(t *testing.T) {
 				t.Errorf("Leader = %d, %v; want 0", i, err)
 			}
 
-			e.Pause(1)
+			if err := e.Pause(1); err != nil {
+				t.Fatal(err)
+			}
 			testenv.WaitFor(t, 5*time.Second, "member 2 stopped", func() bool { return procState(pids[1]) == 'T' })
 			e.Resume(1)
 			testenv.WaitFor(t, 5*time.Second, "member 2 running", func() bool { return procState(pids[1]) != 'T' })
@@ -168,7 +170,9 @@ func TestEnsembleSignals(t *testing.T) {
 				t.Errorf("after Restart member 3 is pid %d (was %d): want a new, running one", got, pids[2])
 			}
 
-			e.Pause(0)
+			if err := e.Pause(0); err != nil {
+				t.Fatal(err)
+			}
 			start := time.Now()
 			e.Stop()
 			if took := time.Since(start); took >= stopWithin {
