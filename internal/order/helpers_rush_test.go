@@ -27,16 +27,16 @@ type outcomes struct {
 // outlasts Redlock's per-node timeout.
 const doorSize = 4
 
-// maxTries bounds how often a buyer who was told ErrUnavailable (or, under
-// sql-version, ErrVersionConflict) tries again, as a client honouring
-// Retry-After would. Nothing is written when Place says either, so a retry
-// cannot double an order; the retries are counted and logged.
+// maxTries bounds how often a buyer told to retry (retryable) tries again,
+// as a client honouring Retry-After would. Nothing is written when Place
+// says so, so a retry cannot double an order; the retries are counted and
+// logged.
 const maxTries = 20
 
 // rush starts one goroutine per request, all at once, spread over shops
 // round-robin, at most doorSize per shop inside Place at a time, and waits
-// for them. A buyer told ErrUnavailable or ErrVersionConflict retries after
-// a short random pause.
+// for them. A buyer told to retry (retryable) does so after a short random
+// pause.
 // Other errors than the sold-out and duplicate answers are failures,
 // reported on the test's goroutine.
 func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes {
@@ -63,8 +63,7 @@ func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes 
 				door <- struct{}{}
 				_, err = shop.Place(ctx, req)
 				<-door
-				retry := errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrVersionConflict)
-				if !retry || try == maxTries {
+				if !retryable(err) || try == maxTries {
 					break
 				}
 				if retries.Add(1) <= 3 {
@@ -100,7 +99,17 @@ func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes 
 		t.Errorf("... and %d more unexpected errors", n-5)
 	}
 	if r := retries.Load(); r > 0 {
-		t.Logf("%d retries after ErrUnavailable or ErrVersionConflict", r)
+		t.Logf("%d retries after an answer that says retry", r)
 	}
 	return &out
+}
+
+// retryable reports whether err is an answer after which nothing was
+// written and the buyer may retry: the backend was unavailable, the
+// crowd outran a sql-version buyer, or the product lock was lost or
+// fenced out before the order was written (on a loaded machine a
+// renewal can come later than a short lock TTL).
+func retryable(err error) bool {
+	return errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrVersionConflict) ||
+		errors.Is(err, order.ErrLockLost) || errors.Is(err, order.ErrFencedOut)
 }

@@ -74,8 +74,15 @@ func TestRedisSettleHoldsTheRowWhileItsReturnIsInFlight(t *testing.T) {
 		}
 		// The settle takes the row in its own transaction after the
 		// cancel's commit, and skips it if it is locked (SKIP LOCKED): the
-		// tries wait until it holds the row, seen without taking a lock.
-		testenv.WaitFor(t, 10*time.Second, "the settle holding the row", func() bool {
+		// tries wait until it holds the row, seen without taking a lock,
+		// or until its send has given up (on a loaded machine the hold,
+		// orderdb.ReleaseTimeout at most, can end between two looks).
+		testenv.WaitFor(t, 10*time.Second, "the settle holding the row, or its send given up", func() bool {
+			select {
+			case <-h.ch:
+				return true
+			default:
+			}
 			var n int
 			err := b.DB.DB().Raw("SELECT COUNT(*) FROM information_schema.INNODB_TRX t " +
 				"JOIN information_schema.PROCESSLIST p ON p.ID = t.trx_mysql_thread_id " +
