@@ -22,7 +22,7 @@ import (
 func TestLateCommit(t *testing.T) {
 	// Half the sale under -short: every commit is late, so each unit costs
 	// the exact strategies a late commit's wait in turn.
-	buyerCount, units := testenv.Short(15, 30), testenv.Short(4, 8)
+	buyerCount, units := testenv.Short(15, 20), testenv.Short(4, 5)
 	cases := []struct {
 		name  strategy.Name
 		exact bool

@@ -35,8 +35,8 @@ const maxTries = 20
 
 // rush starts one goroutine per request, all at once, spread over shops
 // round-robin, at most doorSize per shop inside Place at a time, and waits
-// for them. A buyer told to retry (retryable) does so after a short random
-// pause.
+// for them. A buyer told to retry (retryable) does so after a growing
+// random pause (backoff).
 // Other errors than the sold-out and duplicate answers are failures,
 // reported on the test's goroutine.
 func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes {
@@ -69,7 +69,7 @@ func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes 
 				if retries.Add(1) <= 3 {
 					t.Logf("retry after: %.300v", err.Error())
 				}
-				time.Sleep(10*time.Millisecond + rand.N(40*time.Millisecond))
+				time.Sleep(backoff(try))
 			}
 			switch {
 			case err == nil:
@@ -112,4 +112,14 @@ func rush(t *testing.T, shops []*order.Service, reqs []order.Request) *outcomes 
 func retryable(err error) bool {
 	return errors.Is(err, order.ErrUnavailable) || errors.Is(err, order.ErrVersionConflict) ||
 		errors.Is(err, order.ErrLockLost) || errors.Is(err, order.ErrFencedOut)
+}
+
+// backoff is the pause before a buyer's next try after its try-th: 10 ms
+// doubling up to half a second, plus up to as much again at random. The
+// twenty tries then span about eight seconds, longer than a busy CI
+// machine starves the embedded Redis nodes (Redlock's per-node budget is
+// a tenth of the TTL).
+func backoff(try int) time.Duration {
+	d := min(10*time.Millisecond<<min(try-1, 6), 500*time.Millisecond)
+	return d + rand.N(d)
 }

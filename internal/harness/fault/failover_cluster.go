@@ -276,8 +276,8 @@ func clusterCaughtUp(ctx context.Context, c *redisproc.Cluster, master, replica 
 }
 
 // restoreContext bounds a round's waits on the processes by
-// failoverRestoreWithin from now; it outlives ctx (Ctrl-C), so that what a
-// round took apart is put back.
+// restoreBound from now; it outlives ctx (Ctrl-C), so that what a round
+// took apart is put back.
 func restoreContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.WithoutCancel(ctx), failoverRestoreWithin)
+	return context.WithTimeout(context.WithoutCancel(ctx), restoreBound())
 }

@@ -22,7 +22,7 @@ import (
 // TestClusterRoundPromotionNeverComes: the replica of the product's
 // slot never takes over (cluster-replica-no-failover, as a replica whose
 // data is too old would refuse). The round gives up after
-// failoverRestoreWithin; the old master must run again and the cluster be
+// restoreBound; the old master must run again and the cluster be
 // healthy, not left without a master for the slot.
 func TestClusterRoundPromotionNeverComes(t *testing.T) {
 	c := ownCluster(t)
@@ -69,7 +69,7 @@ func TestClusterRoundReplicaNeverFollows(t *testing.T) {
 }
 
 // TestClusterRoundStoppedAfterALongWait: a lua round waits for the
-// master's next grant; none comes for longer than failoverRestoreWithin
+// master's next grant; none comes for longer than restoreBound
 // (the row sold out, or its buyers are elsewhere), then the attack stops.
 // The master must announce its own port again: the round's context,
 // started with the round, is spent by then.
@@ -85,7 +85,7 @@ func TestClusterRoundStoppedAfterALongWait(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(failoverRestoreWithin+time.Second, func() { close(stopped) }) // an attack that long
+	time.AfterFunc(restoreBound()+time.Second, func() { close(stopped) }) // an attack that long
 	rec, err := armed.Stop(t.Context(), nil)
 	if f, _ := rec.(*Failover); err != nil || f == nil || len(f.Rounds) != 0 || f.Err != "" {
 		t.Errorf("Stop = %+v, %v; want no round and no error", rec, err)
@@ -93,6 +93,11 @@ func TestClusterRoundStoppedAfterALongWait(t *testing.T) {
 	wantOwnPort(t, sh.Master)
 	wantHealthy(t, c, "stopped")
 }
+
+// testRestoreWithin is restoreBound in the tests of rounds that fail: a
+// third of failoverRestoreWithin, still several times what a promotion
+// and a rejoin take (ClusterFailoverNodeTimeout and a second or two).
+const testRestoreWithin = 10 * time.Second
 
 // wantOwnPort fails t unless master announces its own port (0) again.
 func wantOwnPort(t *testing.T, master *redisproc.Process) {
@@ -133,9 +138,12 @@ func oneRound(t *testing.T, c *redisproc.Cluster, a *Attack) *Failover {
 }
 
 // ownCluster starts a Redis Cluster of the test's own, with the
-// failover's node timeout.
+// failover's node timeout, and bounds the test's rounds' waits by
+// testRestoreWithin: these rounds fail, and wait the bound out.
 func ownCluster(t *testing.T) *redisproc.Cluster {
 	t.Helper()
+	restoreWithin.Store(int64(testRestoreWithin))
+	t.Cleanup(func() { restoreWithin.Store(0) })
 	if os.Getenv(testenv.EnvRequireRedisCluster) != "1" {
 		testenv.SkipShort(t, "starts six redis-server processes")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,6 +29,20 @@ const failoverMoment = 200 * time.Millisecond
 // failoverRestoreWithin bounds a round's waits on the processes: the
 // promotion, the rejoin, the Sentinels' agreement.
 const failoverRestoreWithin = 30 * time.Second
+
+// restoreWithin, when set (nanoseconds), replaces failoverRestoreWithin:
+// the package's tests of rounds that fail set it shorter, since those
+// rounds wait it out.
+var restoreWithin atomic.Int64
+
+// restoreBound is the bound on a round's waits: failoverRestoreWithin
+// unless a test set restoreWithin.
+func restoreBound() time.Duration {
+	if d := time.Duration(restoreWithin.Load()); d > 0 {
+		return d
+	}
+	return failoverRestoreWithin
+}
 
 // errReplicated says a round's grant reached the replica: it is tried
 // again, once the replica follows the link again (AwaitReady).

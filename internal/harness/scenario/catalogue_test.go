@@ -19,7 +19,7 @@ import (
 // a handful of buyers each.
 func catalogueSale() scenario.Settings {
 	s := smallSale()
-	s.Users, s.Stock, s.Rate = 300, 100, 90
+	s.Users, s.Stock, s.Rate, s.StallRate = 300, 100, 90, 0.3
 	s.Duration = 30 * time.Second
 	s.Products, s.Skew = 20, scenario.DefaultSkew
 	return s

@@ -19,19 +19,20 @@ import (
 	"github.com/flashsale/flashsale/internal/strategy"
 )
 
-// smallSale is 120 buyers for 20 units, with settings that make the race
+// smallSale is 60 buyers for 10 units, with settings that make the race
 // certain: a 50 ms critical section at 60 req/s keeps about three buyers
-// inside it at once (off oversells), and three in ten sales stall for
-// 300 ms, three times the 100 ms TTL, so a naive lock expires under its
-// holder while buyers wait (the chance that none of the 20 sales stalls is
-// 0.7^20, under 0.1%). The rate is modest so that the run stays meaningful
-// under the race detector on two cores, where everything is several times
-// slower.
+// inside it at once (off oversells), and half the sales stall for 300 ms,
+// three times the 100 ms TTL, so a naive lock expires under its holder
+// while buyers wait (the chance that none of the 10 sales stalls is 0.5^10,
+// about 0.1%). The rate is modest so that the run stays meaningful under
+// the race detector on two cores, where everything is several times
+// slower; the crowd is small so that each row's three seconds of clicks
+// keep the whole table within a minute.
 func smallSale() scenario.Settings {
 	s := scenario.DefaultSettings()
-	s.Users, s.Stock, s.Clicks = 120, 20, 3
+	s.Users, s.Stock, s.Clicks = 60, 10, 3
 	s.Rate, s.Duration = 60, 15*time.Second
-	s.LockTTL, s.Work, s.Stall, s.StallRate = 100*time.Millisecond, 50*time.Millisecond, 300*time.Millisecond, 0.3
+	s.LockTTL, s.Work, s.Stall, s.StallRate = 100*time.Millisecond, 50*time.Millisecond, 300*time.Millisecond, 0.5
 	s.Seed = 11
 	return s
 }
@@ -74,8 +75,8 @@ func (p proxyNodes) Kill(_ context.Context, nodes []int, _ time.Duration) (func(
 	}, nil
 }
 
-// smallerSale is smallSale for go test -short: 40 buyers for 10 units, a
-// third of the clicks, and six rows, one per kind of flow: off (which
+// smallerSale is smallSale for go test -short: 40 buyers for 10 units,
+// and six rows, one per kind of flow: off (which
 // still oversells without a stall), a lease, the lock-free two, the queue
 // and a batch. Naive's oversell is order's TestUnsafeModesOversell, the
 // other locks' exact sales order's TestSafeModesSellExactly and, for
