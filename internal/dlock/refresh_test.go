@@ -176,8 +176,10 @@ func TestFailedShorterRefreshEndsContextInTime(t *testing.T) {
 				}
 				// The watchdog, told the lock may end sooner, renews it in
 				// time; if another locker got in all the same, the first
-				// handle's work must have been stopped.
-				ol, at := pollTake(t, other, key, 2*time.Second)
+				// handle's work must have been stopped. Unrenewed, the key
+				// is gone after short: a second of tries, over three times
+				// that, is where another locker would get it.
+				ol, at := pollTake(t, other, key, time.Second)
 				if ol == nil {
 					return // renewed in time: still held, as Context says
 				}
