@@ -42,7 +42,7 @@ func TestLivePageInABrowser(t *testing.T) {
 
 	exit := make(chan int, 1)
 	go func() {
-		exit <- run(ctx, []string{"--strategies", "off,lua,sql-atomic", "--users", "360", "--stock", "40", "--clicks", "2",
+		exit <- run(ctx, []string{"--strategies", "off,lua,sql-atomic", "--users", "180", "--stock", "40", "--clicks", "2",
 			"--rate", "100", "--stall-rate", "0", "--live-addr", addr, "--out", out}, io.Discard, io.Discard)
 	}()
 	url := "http://" + addr + "/"
