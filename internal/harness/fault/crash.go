@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	vegeta "github.com/tsenart/vegeta/v12/lib"
@@ -23,9 +22,8 @@ import (
 //
 // A SIGKILL gives the process no last word: no deferred call, no graceful
 // shutdown, no lock released, no reservation given back. What it had in
-// flight is what the load generator had sent it and not yet got an answer
-// for (inFlight counts them per shop: a request is in flight from the
-// moment Vegeta takes it from the targeter until its result arrives).
+// flight is what the load generator had sent it before the kill and got
+// its result for after it (each result's timestamp and latency say when).
 // Those requests end with no answer (EOF, connection reset), and so does
 // every click sent to the shop until it is back (connection refused): the
 // crowd keeps clicking on the shop it was given, as a client that talks to
@@ -135,7 +133,6 @@ type Crash struct {
 // crashing is a crash armed in one attack.
 type crashing struct {
 	attack  *Attack
-	counts  *inFlight
 	out     chan *Crash
 	results vegeta.Results
 	rec     *Crash // what Stop recorded, for Settle
@@ -150,29 +147,16 @@ type CrashKill struct {
 	// At is the kill, Back the restarted shop's first 200 on /readyz,
 	// both since the attack began (Back -1 if it never came back).
 	At, Back time.Duration
-	// InFlight is what the load generator had sent the shop and not yet
-	// got an answer for at the kill.
-	InFlight int
-	// Cut counts the requests sent to the shop before the kill that got
-	// no answer; Refused those sent from the kill until it was back that
-	// got none.
-	Cut, Refused int
+	// InFlight counts the requests sent to the shop before the kill whose
+	// result came after it; Cut those of them that got no answer (so Cut
+	// never exceeds InFlight); Refused those sent from the kill until it
+	// was back that got none.
+	InFlight, Cut, Refused int
 }
 
-// inFlight counts, per shop, the requests handed to Vegeta and not yet
-// answered. It is safe for concurrent use.
-type inFlight struct {
-	shops []string
-	n     []atomic.Int64
-}
-
-func newInFlight(shops []string) *inFlight {
-	return &inFlight{shops: shops, n: make([]atomic.Int64, len(shops))}
-}
-
-// shopOf is the index of the shop url is sent to, -1 if none.
-func (f *inFlight) shopOf(url string) int {
-	for i, s := range f.shops {
+// shopOf is the index in shops of the shop url is sent to, -1 if none.
+func shopOf(shops []string, url string) int {
+	for i, s := range shops {
 		if strings.HasPrefix(url, strings.TrimRight(s, "/")+"/") {
 			return i
 		}
@@ -180,32 +164,10 @@ func (f *inFlight) shopOf(url string) int {
 	return -1
 }
 
-// targeter counts each target t hands out as in flight.
-func (f *inFlight) targeter(t vegeta.Targeter) vegeta.Targeter {
-	return func(tgt *vegeta.Target) error {
-		if err := t(tgt); err != nil {
-			return err
-		}
-		if i := f.shopOf(tgt.URL); i >= 0 {
-			f.n[i].Add(1)
-		}
-		return nil
-	}
-}
-
-// answered counts r's request as no longer in flight.
-func (f *inFlight) answered(r *vegeta.Result) {
-	if i := f.shopOf(r.URL); i >= 0 {
-		f.n[i].Add(-1)
-	}
-}
-
-// of is shop i's requests in flight now.
-func (f *inFlight) of(i int) int { return int(f.n[i].Load()) }
-
-// measure fills each kill's Cut and Refused from the attack's results.
+// measure fills each kill's InFlight, Cut and Refused from the attack's
+// results, all three by the same clock: a result's timestamp (when Vegeta
+// took the click) and its latency (when the answer or the error came).
 func (c *Crash) measure(results vegeta.Results, shops []string) {
-	f := newInFlight(shops)
 	for k := range c.Kills {
 		kill := &c.Kills[k]
 		at := c.began.Add(kill.At)
@@ -214,13 +176,16 @@ func (c *Crash) measure(results vegeta.Results, shops []string) {
 			back = c.began.Add(kill.Back)
 		}
 		for _, r := range results {
-			if r.Code != 0 || f.shopOf(r.URL) != kill.Shop {
+			if shopOf(shops, r.URL) != kill.Shop {
 				continue
 			}
 			switch {
 			case r.Timestamp.Before(at) && !r.Timestamp.Add(r.Latency).Before(at):
-				kill.Cut++
-			case !r.Timestamp.Before(at) && r.Timestamp.Before(back):
+				kill.InFlight++
+				if r.Code == 0 {
+					kill.Cut++
+				}
+			case r.Code == 0 && !r.Timestamp.Before(at) && r.Timestamp.Before(back):
 				kill.Refused++
 			}
 		}
@@ -230,8 +195,8 @@ func (c *Crash) measure(results vegeta.Results, shops []string) {
 // Arm starts the kills' clock for a. A kill whose time comes after
 // a.Stopped closed is not made.
 func (sc *ShopCrash) Arm(ctx context.Context, a *Attack) (Armed, error) {
-	c := &crashing{attack: a, out: make(chan *Crash, 1), counts: newInFlight(a.Fleet.Targets)}
-	counts, stopped, expected := c.counts, a.Stopped, a.Expected
+	c := &crashing{attack: a, out: make(chan *Crash, 1)}
+	stopped, expected := a.Stopped, a.Expected
 	began := time.Now()
 	go func() {
 		rec := &Crash{Planned: sc.Kills, began: began}
@@ -242,7 +207,7 @@ func (sc *ShopCrash) Arm(ctx context.Context, a *Attack) (Armed, error) {
 				return
 			}
 			i := (k - 1) % len(a.Fleet.Targets)
-			kill := CrashKill{Shop: i, InFlight: counts.of(i), At: time.Since(began), Back: -1}
+			kill := CrashKill{Shop: i, At: time.Since(began), Back: -1}
 			pid, err := a.Fleet.KillShop(i)
 			kill.PID = pid
 			if err == nil {
@@ -263,15 +228,6 @@ func (sc *ShopCrash) Arm(ctx context.Context, a *Attack) (Armed, error) {
 	}()
 	return c, nil
 }
-
-// Targeter counts each click t hands out as in flight to its shop, for a
-// kill to say what it cut. It is called before the first click; the
-// targeter it returns is safe for concurrent use.
-func (c *crashing) Targeter(t vegeta.Targeter) vegeta.Targeter { return c.counts.targeter(t) }
-
-// Answered counts r's request as no longer in flight. It is called from
-// the goroutine that reads the attack's results.
-func (c *crashing) Answered(r *vegeta.Result) { c.counts.answered(r) }
 
 // Stop waits until the shop being restarted, if any, is back (the audit
 // that follows reads every shop) and records the kills, with what each

@@ -43,12 +43,10 @@ func TestShopCrashKillsAndRestarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clicks := armed.(interface {
-		Targeter(vegeta.Targeter) vegeta.Targeter
-	}).Targeter(func(tgt *vegeta.Target) error { tgt.URL = fl.Targets[0] + "/api/v1/orders"; return nil })
-	var tgt vegeta.Target
-	clicks(&tgt)                             // one click to shop 1, never answered: in flight at its kill
-	rec, err := armed.Stop(t.Context(), nil) // the attack still runs: Stop waits for both kills
+	// One click to shop 1, sent now and never answered: in flight at its
+	// kill. The attack still runs: Stop waits for both kills.
+	clicks := vegeta.Results{{URL: fl.Targets[0] + "/api/v1/orders", Timestamp: time.Now(), Latency: time.Hour}}
+	rec, err := armed.Stop(t.Context(), clicks)
 	close(stopped)
 	c, _ := rec.(*Crash)
 	if err != nil || c == nil || len(c.Kills) != 2 || c.Planned != 2 || c.Err != "" {
@@ -69,8 +67,8 @@ func TestShopCrashKillsAndRestarts(t *testing.T) {
 			resp.Body.Close()
 		}
 	}
-	if in := []int{c.Kills[0].InFlight, c.Kills[1].InFlight}; !slices.Equal(in, []int{1, 0}) {
-		t.Errorf("in flight at the kills: %v, want [1 0] (the one click to shop 1)", in)
+	if in, cut := []int{c.Kills[0].InFlight, c.Kills[1].InFlight}, []int{c.Kills[0].Cut, c.Kills[1].Cut}; !slices.Equal(in, []int{1, 0}) || !slices.Equal(cut, []int{1, 0}) {
+		t.Errorf("in flight at the kills: %v, cut %v; want [1 0] for both (the one click to shop 1)", in, cut)
 	}
 	if after[2] != before[2] {
 		t.Errorf("shop 3 is pid %d, was %d: two kills must not reach the third shop", after[2], before[2])

@@ -31,9 +31,8 @@ func TestCrashMeasureShopNotBack(t *testing.T) {
 	if k := c.Kills[0]; k.Refused != 1 || k.Cut != 0 {
 		t.Errorf("refused %d, cut %d; want 1, 0", k.Refused, k.Cut)
 	}
-	f := newInFlight(shops)
 	for url, want := range map[string]int{"http://a:1/x": 0, "http://a:10/x": 1, "http://a:100/x": -1, "http://a:1": -1} {
-		if got := f.shopOf(url); got != want {
+		if got := shopOf(shops, url); got != want {
 			t.Errorf("shopOf(%s) = %d, want %d", url, got, want)
 		}
 	}

@@ -91,15 +91,7 @@ func (a *attack) run(ctx context.Context) (*StrategyResult, error) {
 	defer tr.CloseIdleConnections()
 	conns := &connSet{}
 	tr.DialContext = conns.dial(tr.DialContext)
-	targeter := tg.Targeter()
-	var counters []clickCounter
-	for _, f := range faults {
-		if c, ok := f.(clickCounter); ok {
-			counters = append(counters, c)
-			targeter = c.Targeter(targeter)
-		}
-	}
-	results := atk.Attack(targeter, newPacer(s.Part.rate(s.VegetaRate()), res.Planned), s.Duration, string(a.strategy))
+	results := atk.Attack(tg.Targeter(), newPacer(s.Part.rate(s.VegetaRate()), res.Planned), s.Duration, string(a.strategy))
 
 	prog := newProgress(a.opts.Progress, a.opts.Terminal, string(a.strategy))
 	watch := a.watch(ctx)
@@ -120,9 +112,6 @@ func (a *attack) run(ctx context.Context) (*StrategyResult, error) {
 				filesErr = err
 				atk.Stop()
 				conns.closeAll()
-			}
-			for _, c := range counters {
-				c.Answered(r)
 			}
 			res.Tally.Add(r)
 			if pay != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 
-	vegeta "github.com/tsenart/vegeta/v12/lib"
-
 	"github.com/flashsale/flashsale/internal/harness/fault"
 	"github.com/flashsale/flashsale/internal/harness/fleet"
 	"github.com/flashsale/flashsale/internal/harness/tally"
@@ -14,17 +12,8 @@ import (
 
 // An attack arms the run's faults that strike its row (fault.Fault) in
 // order before its first click and, once its last answer is in and
-// fault.Attack.Stopped has closed, stops them in the reverse order. Two
-// optional interfaces let a fault see more of the attack:
-
-// clickCounter is an armed fault that sees every click go out and its
-// answer come back (a crash counts what each kill cut off). The attack
-// wraps its targeter with Targeter after Arm, and calls Answered from the
-// goroutine that reads the results.
-type clickCounter interface {
-	Targeter(vegeta.Targeter) vegeta.Targeter
-	Answered(*vegeta.Result)
-}
+// fault.Attack.Stopped has closed, stops them in the reverse order. An
+// optional interface lets a fault do one more step:
 
 // settler is an armed fault with a last step after the audit, which it
 // may reread into au (a crash waits for redis-decr's drift); lost is how
