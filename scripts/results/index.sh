@@ -9,14 +9,13 @@ out=docs/results/index.md
 # backends FILE: "real", "none", or "embedded", the last followed by the
 # real servers beside it: "+ redis-server" (a Redis Cluster or a
 # Sentinel-managed master) and "+ ZooKeeper" (an ensemble). The head's
-# "Backends:" line (or, in the overload files, its Command line) says which
-# of the three; the servers show in that line or in a report's "Backend:"
-# clause, which loadgen writes from what it ran on.
+# "Backends:" line says which of the three; the servers show in that line or
+# in a report's "Backend:" clause, which loadgen writes from what it ran on.
 backends() {
 	local head said extra=
 	head=$(sed '/^[|#]/{1!q}' "$1")
 	said=$(grep -m1 -oE '^Backends: [a-z]+' <<<"$head" | cut -d' ' -f2 || true)
-	if [ "$said" = real ] || grep -q LOADGEN_MYSQL_DSN <<<"$head"; then
+	if [ "$said" = real ]; then
 		echo real
 		return
 	fi
