@@ -39,13 +39,14 @@ func TestShopCrashKillsAndRestarts(t *testing.T) {
 	const expected = 900 * time.Millisecond
 	stopped := make(chan struct{})
 	a := &Attack{Strategy: strategy.SQLAtomic, Fleet: fl, Expected: expected, Stopped: stopped}
+	sent := time.Now() // before the kills' clock starts: before the first kill however late this goroutine runs
 	armed, err := (&ShopCrash{Kills: 2}).Arm(t.Context(), a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One click to shop 1, sent now and never answered: in flight at its
-	// kill. The attack still runs: Stop waits for both kills.
-	clicks := vegeta.Results{{URL: fl.Targets[0] + "/api/v1/orders", Timestamp: time.Now(), Latency: time.Hour}}
+	// One click to shop 1, sent before Arm and never answered: in flight
+	// at its kill. The attack still runs: Stop waits for both kills.
+	clicks := vegeta.Results{{URL: fl.Targets[0] + "/api/v1/orders", Timestamp: sent, Latency: time.Hour}}
 	rec, err := armed.Stop(t.Context(), clicks)
 	close(stopped)
 	c, _ := rec.(*Crash)
