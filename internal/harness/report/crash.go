@@ -19,10 +19,10 @@ type CrashDoc struct {
 	Error              string  `json:"error,omitempty"`
 }
 
-// CrashKillDoc is one SIGKILL of a shop. InFlight is what the load
-// generator had sent the shop and not yet got an answer for at the kill;
-// Cut how many of the requests sent before the kill got no answer,
-// Refused how many sent from the kill until the shop was back got none.
+// CrashKillDoc is one SIGKILL of a shop (fault.CrashKill). InFlight counts
+// the requests the load generator sent the shop before the kill whose
+// result came after it, Cut those of them that got no answer, Refused
+// those sent from the kill until the shop was back that got none.
 // BackSeconds is -1 if the shop never came back.
 type CrashKillDoc struct {
 	Shop        int     `json:"shop"`
