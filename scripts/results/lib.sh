@@ -26,7 +26,11 @@ results_backends() {
 		cluster=", and a Redis Cluster at ${LOADGEN_REDIS_CLUSTER} (three masters, a replica each) for lua, naive, fenced, dedupe, redis-decr and redis-queue"
 	[ -z "${RESULTS_ALSO:-}" ] || cluster+=", and $RESULTS_ALSO"
 	if [ -n "${results_zookeeper:-}" ]; then
-		cluster+=", and ZooKeeper at ${LOADGEN_ZOOKEEPER:-a three-member ensemble the load generator started}"
+		if [ -n "${LOADGEN_ZOOKEEPER:-}" ]; then
+			cluster+=", and ZooKeeper at $LOADGEN_ZOOKEEPER"
+		else
+			cluster+=", and a three-member ZooKeeper ensemble the load generator started"
+		fi
 	fi
 	if [ -n "${RESULTS_BACKENDS:-}" ]; then
 		echo "$RESULTS_BACKENDS"
