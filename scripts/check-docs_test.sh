@@ -71,7 +71,7 @@ out=$(bash "$work/real/scripts/check-docs.sh" 2>&1) || fail "the docs as they ar
 tree profile
 # The issue's figure: four times sql-atomic's knee, a rate of a sweep.
 if n=$(pick overload-profile.md 8000 16000 6400 3000 2000); then
-	seed profile docs/overload.md "offered 4,000/s, twice its knee" "offered $n/s, four times its knee" &&
+	seed profile docs/overload.md "offered 4,000/s, a third past its knee" "offered $n/s, four times its knee" &&
 		expect_fail profile "docs/overload.md: $n is not in docs/results/overload-profile.md"
 fi
 
