@@ -62,7 +62,11 @@ func (f *Failover) Why(s Sale) string {
 		b.WriteString("; the stock counter and the stream of accepted orders are on that master")
 		b.WriteString(queueClause(f))
 	default:
-		b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
+		if _, locks := s.Strategy.LockMode(); locks {
+			b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
+		} else {
+			b.WriteString("; nothing of this row is on that master (its stock and its buyers' orders are the database's)")
+		}
 	}
 	afterCrowd := 0
 	for _, r := range f.Rounds {
