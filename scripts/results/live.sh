@@ -32,8 +32,16 @@ if [ -z "$url" ]; then
 	echo "loadgen printed no Live: address; $png left as it was" >&2
 	exit 1
 fi
-"$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1200 \
-	--virtual-time-budget=3000 --screenshot="$results_work/live.png" "$url" 2>/dev/null
+# Bounded: a browser that never takes the picture ends the script with its log.
+timeout 120 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1280,1200 \
+	--virtual-time-budget=3000 --enable-logging=stderr --screenshot="$results_work/live.png" "$url" \
+	>"$results_work/chromium.log" 2>&1 || {
+	rc=$?
+	tail -n 20 "$results_work/chromium.log" >&2
+	echo "chromium ended with $rc (124: still no picture after 120 s); $png left as it was" >&2
+	wait "$loadgen" || true
+	exit 1
+}
 wait "$loadgen" || {
 	cat "$results_work/stdout" >&2
 	exit 1
