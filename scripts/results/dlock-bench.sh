@@ -16,7 +16,8 @@ export FLASHSALE_TEST_REDIS_ADDRS=${FLASHSALE_TEST_REDIS_ADDRS:-${LOADGEN_REDIS:
 unset FLASHSALE_BENCH_REDIS_ADDRS
 command -v benchstat >/dev/null || PATH=$PATH:$(go env GOPATH)/bin
 command -v benchstat >/dev/null || { echo "needs benchstat: go install golang.org/x/perf/cmd/benchstat@latest" >&2; exit 1; }
-RESULTS_BACKENDS="real: Redis at $FLASHSALE_TEST_REDIS_ADDRS" results_begin dlock-bench "dlock's waiting beside redislock and redsync"
+RESULTS_BACKENDS="real: Redis at $FLASHSALE_TEST_REDIS_ADDRS"
+results_begin dlock-bench "dlock's waiting beside redislock and redsync"
 results_out=docs/results/dlock-bench.md
 out=/tmp/dlock-bench.txt
 results_cmd "cat /proc/loadavg"

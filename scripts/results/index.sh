@@ -6,27 +6,31 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 out=docs/results/index.md
 
-# backends FILE: "real", "none", or "embedded", the last followed by the
-# real servers beside it: "+ redis-server" (a Redis Cluster or a
-# Sentinel-managed master) and "+ ZooKeeper" (an ensemble). The head's
-# "Backends:" line says which of the three; the servers show in that line or
-# in a report's "Backend:" clause, which loadgen writes from what it ran on.
+# backends FILE: "real", "none", or "embedded", followed by the servers
+# beside them: "+ redis-server" (beside the embedded ones: a Redis Cluster
+# or a Sentinel-managed master), "+ Redis Cluster" (beside the real ones)
+# and "+ ZooKeeper" (an ensemble). The head's "Backends:" line says which of
+# the three; the servers show in that line or in a report's "Machine:" line,
+# which loadgen writes from what it ran on.
 backends() {
-	local head said extra=
-	head=$(sed '/^[|#]/{1!q}' "$1")
-	said=$(grep -m1 -oE '^Backends: [a-z]+' <<<"$head" | cut -d' ' -f2 || true)
-	if [ "$said" = real ]; then
-		echo real
-		return
-	fi
-	if [ "$said" = none ]; then
+	local said kind extra=
+	said=$(grep -m1 -oE '^Backends: [a-z]+' "$1" | cut -d' ' -f2 || true)
+	case $said in
+	none)
 		echo none
 		return
-	fi
+		;;
+	real) kind=real ;;
+	*) kind=embedded ;;
+	esac
 	said=$(grep -E '^Backends: |^Machine: ' "$1" || true)
-	! grep -qE 'Redis Cluster|Sentinel|redis-server' <<<"$said" || extra+=" + redis-server"
+	if [ "$kind" = real ]; then
+		! grep -q 'Redis Cluster' <<<"$said" || extra+=" + Redis Cluster"
+	else
+		! grep -qE 'Redis Cluster|Sentinel|redis-server' <<<"$said" || extra+=" + redis-server"
+	fi
 	! grep -q 'ZooKeeper' <<<"$said" || extra+=" + ZooKeeper"
-	echo "embedded$extra"
+	echo "$kind$extra"
 }
 
 emb=0 real=0
@@ -52,9 +56,10 @@ real=$(printf '%s\n' "$rows" | awk -F'|' '$5 ~ /real/ {s += $7} END {print s + 0
 	echo "\`scripts/results/all.sh\` runs every script, then \`scripts/results/index.sh\`, which wrote this page."
 	echo
 	echo "Backends: *embedded* is SQLite, five miniredis nodes and three etcd members in the load generator's"
-	echo "process; *+ redis-server* and *+ ZooKeeper* are real servers beside them (a Redis Cluster or a"
-	echo "Sentinel-managed master; a ZooKeeper ensemble, which needs Java); *real* is the servers named in"
-	echo "\`LOADGEN_MYSQL_DSN\` and \`LOADGEN_REDIS\`; *none* is no backend at all."
+	echo "process; *real* is the servers named in \`LOADGEN_MYSQL_DSN\`, \`LOADGEN_REDIS\` and \`LOADGEN_ETCD\` (or"
+	echo "what the file's head names); *none* is no backend at all. Beside them, real servers: *+ redis-server*"
+	echo "(a Redis Cluster or a Sentinel-managed master), *+ Redis Cluster*, *+ ZooKeeper* (an ensemble, which"
+	echo "needs Java)."
 	echo
 	echo "| file | what | script | backends | date | seconds |"
 	echo "|---|---|---|---|---|---:|"
