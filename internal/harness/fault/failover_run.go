@@ -22,8 +22,8 @@ import (
 // failoverMoment is how long the link is held before the kill in the
 // attacks whose lock and stock are not on the master (redlock, etcd,
 // sql-atomic), and in redis-decr's once its replica offers no unit: no
-// grant or sale to wait for, only the buyers' dedupe locks and
-// reservations, which a moment of clicks writes.
+// grant or sale to wait for, only etcd's buyers' dedupe locks and
+// redis-decr's reservations, which a moment of clicks writes.
 const failoverMoment = 200 * time.Millisecond
 
 // failoverRestoreWithin bounds a round's waits on the processes: the

@@ -61,12 +61,12 @@ func (f *Failover) Why(s Sale) string {
 	case s.Strategy == strategy.RedisQueue:
 		b.WriteString("; the stock counter and the stream of accepted orders are on that master")
 		b.WriteString(queueClause(f))
+	case s.Strategy.Fences():
+		// Its dedupe lock is a lua lock on the first Redis node
+		// (order.Service.lockersFor).
+		b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
 	default:
-		if _, locks := s.Strategy.LockMode(); locks {
-			b.WriteString("; this row's lock and stock are not on that master (its buyers' dedupe locks are)")
-		} else {
-			b.WriteString("; nothing of this row is on that master (its stock and its buyers' orders are the database's)")
-		}
+		b.WriteString("; nothing of this row is on that master")
 	}
 	afterCrowd := 0
 	for _, r := range f.Rounds {

@@ -43,6 +43,7 @@ func TestFailoverWhy(t *testing.T) {
 		}, Sale{Strategy: strategy.Naive, LockTTL: 2 * time.Second}, []string{"naive's lock holds a constant", "the 2s lease was no longer than the 2.5s promotion"}, []string{"granted the lock again"}},
 		{"a row whose lock is elsewhere", rounds, Sale{Strategy: strategy.Etcd}, []string{"SIGKILLed 200ms after its replica's link was held", "not on that master (its buyers' dedupe locks are)"}, []string{"granted"}},
 		{"a row with no lock", rounds, Sale{Strategy: strategy.SQLAtomic}, []string{"nothing of this row is on that master"}, []string{"granted", "dedupe"}},
+		{"a row whose locks are all on its own nodes", rounds, Sale{Strategy: strategy.Redlock}, []string{"nothing of this row is on that master"}, []string{"granted", "dedupe"}},
 		{"redis-decr's phantom units, repaired", func() *Failover {
 			f := rounds()
 			f.Rounds[1].Phantom = 2
