@@ -238,7 +238,13 @@ func TestSetServerKeepsItsWritesAcrossAKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer back.Stop()
-	if v, err := back.Client.Get(t.Context(), "accepted").Result(); v != "order-1" {
+	// A server still reading its append-only file answers LOADING.
+	v, err := back.Client.Get(t.Context(), "accepted").Result()
+	for deadline := time.Now().Add(10 * time.Second); err != nil && strings.HasPrefix(err.Error(), "LOADING") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		v, err = back.Client.Get(t.Context(), "accepted").Result()
+	}
+	if v != "order-1" {
 		t.Errorf("after the kill: accepted = %q, %v; want order-1, read back from the append-only file", v, err)
 	}
 	if args := strings.Join(s.serverArgs("127.0.0.1:7000")(7001), " "); !strings.HasSuffix(args, "--appenddirname aof-7001 --replicaof 127.0.0.1 7000") {
