@@ -187,20 +187,21 @@ func payRefused(s Settings, strategy Strategy, err error) (Skipped, bool) {
 
 // saleEndWait bounds how long an attack waits, after its last payment,
 // for the shops' sweeps to expire every unpaid order: beyond the window
-// itself, a few sweeps' worth.
-const saleEndWait = 10 * time.Second
+// itself, many sweeps' worth (a loaded machine's sweeps run late; the
+// wait ends as soon as nothing is pending).
+const saleEndWait = 30 * time.Second
 
 // waitSaleEnd waits until no order of product is pending any more (the
 // sale has ended: every order paid or expired, its unit back on sale),
-// or until the window and saleEndWait have passed; it returns the last
-// audit it read. tick is called at every poll: the orders that are still
+// or until the window and saleEndWait have passed, reading again after an
+// audit that failed; it returns the last audit it read. tick is called at every poll: the orders that are still
 // pending end meanwhile, and a live view shows them end.
 func (a *attack) waitSaleEnd(ctx context.Context, product string, tick func()) (tally.Audit, error) {
 	deadline := time.Now().Add(a.settings.PayWithin + saleEndWait)
 	for {
 		tick()
 		au, err := a.api.Audit(ctx, product)
-		if err != nil || au.Life == nil || au.Life.Pending == 0 || time.Now().After(deadline) {
+		if err == nil && (au.Life == nil || au.Life.Pending == 0) || time.Now().After(deadline) {
 			return au, err
 		}
 		select {
